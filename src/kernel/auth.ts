@@ -1,0 +1,110 @@
+import { and, eq } from 'drizzle-orm'
+import { apiTokens, memberships, spaces } from '../../db/schema'
+import type { Deps } from '../deps'
+import { parseToken, safeEqual, sha256Hex } from './crypto'
+import { forbidden, notFound, unauthorized } from './errors'
+
+export const ROLES = ['viewer', 'editor', 'admin'] as const
+export type Role = (typeof ROLES)[number]
+const RANK: Record<Role, number> = { viewer: 1, editor: 2, admin: 3 }
+export const roleAtLeast = (role: Role, min: Role) => RANK[role] >= RANK[min]
+
+export type Principal =
+  | {
+      kind: 'user'
+      tokenId: string
+      tenantId: number
+      userId: number
+      expiresAt: Date | null
+    }
+  | {
+      kind: 'space'
+      tokenId: string
+      tenantId: number
+      spaceId: number
+      role: Role
+      userId: number | null
+      expiresAt: Date | null
+    }
+
+/** Resolves `Authorization: Bearer <id>.<secret>`; null for a missing, malformed, unknown, revoked or expired token. */
+export async function authenticate(deps: Deps, authorization: string | null): Promise<Principal | null> {
+  if (!authorization) return null
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
+  if (!m) return null
+  const parsed = parseToken(m[1])
+  if (!parsed) return null
+  const [row] = await deps.db.db.select().from(apiTokens).where(eq(apiTokens.id, parsed.id)).limit(1)
+  if (!row) {
+    // Same hashing work as a found token: the response time does not tell whether an id exists.
+    safeEqual(sha256Hex(parsed.secret), sha256Hex('x'))
+    return null
+  }
+  if (!safeEqual(sha256Hex(parsed.secret), row.secretHash)) return null
+  const now = deps.clock.now()
+  if (row.revokedAt) return null
+  if (row.expiresAt && row.expiresAt <= now) return null
+  if (row.kind === 'user') {
+    return { kind: 'user', tokenId: row.id, tenantId: row.tenantId, userId: row.userId!, expiresAt: row.expiresAt }
+  }
+  return {
+    kind: 'space',
+    tokenId: row.id,
+    tenantId: row.tenantId,
+    spaceId: row.spaceId!,
+    role: row.role as Role,
+    userId: row.createdBy,
+    expiresAt: row.expiresAt,
+  }
+}
+
+export async function requirePrincipal(deps: Deps, authorization: string | null): Promise<Principal> {
+  const p = await authenticate(deps, authorization)
+  if (!p) throw unauthorized(authorization ? 'The bearer token is invalid, expired or revoked.' : undefined)
+  return p
+}
+
+export interface SpaceRef {
+  id: number
+  tenantId: number
+  slug: string
+  name: string
+  defaultLang: string
+  archivedAt: Date | null
+  createdAt: Date
+  updatedAt: Date
+}
+
+export interface SpaceAccess {
+  principal: Principal
+  space: SpaceRef
+  role: Role
+}
+
+/**
+ * The one Space guard: resolves `{space}` and the caller's role in it. No access at all answers 404 (existence is
+ * not revealed); access with a lower role than `min` answers 403.
+ */
+export async function requireSpaceAccess(deps: Deps, principal: Principal, slug: string, min: Role): Promise<SpaceAccess> {
+  const [space] = await deps.db.db.select().from(spaces).where(eq(spaces.slug, slug)).limit(1)
+  if (!space || space.tenantId !== principal.tenantId) throw notFound('Space')
+  let role: Role | null = null
+  if (principal.kind === 'space') {
+    role = principal.spaceId === space.id ? principal.role : null
+  } else {
+    const [m] = await deps.db.db
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.userId, principal.userId), eq(memberships.spaceId, space.id)))
+      .limit(1)
+    role = (m?.role as Role | undefined) ?? null
+  }
+  if (!role) throw notFound('Space')
+  if (!roleAtLeast(role, min)) throw forbidden(`This action needs the ${min} role in this Space; you have ${role}.`)
+  return { principal, space, role }
+}
+
+export function requireUserToken(principal: Principal): asserts principal is Extract<Principal, { kind: 'user' }> {
+  if (principal.kind !== 'user') throw forbidden('This endpoint accepts user tokens only, not Space-scoped tokens.')
+}
+

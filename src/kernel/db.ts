@@ -1,0 +1,96 @@
+import { mkdirSync } from 'node:fs'
+import { PGlite } from '@electric-sql/pglite'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import postgres from 'postgres'
+import * as schema from '../../db/schema'
+import { pgliteAssetPaths } from './pglite-assets'
+
+export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
+/** A transaction handle: the same query API as Db. */
+export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
+export type DbOrTx = Db | Tx
+
+export interface Database {
+  db: Db
+  driver: 'pglite' | 'postgres'
+  /** Raw SQL for the few places the query builder cannot express (locks, NOTIFY, upserts with CASE). */
+  query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>
+  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>
+  notify(channel: string, payload: string): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DbOptions {
+  databaseUrl: string | null
+  dataDir: string
+  memory?: boolean
+}
+
+let cachedAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null =
+  null
+
+function pgliteAssets() {
+  cachedAssets ??= (async () => {
+    const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
+      WebAssembly.compile(await Bun.file(pgliteAssetPaths.pgliteWasm).arrayBuffer()),
+      WebAssembly.compile(await Bun.file(pgliteAssetPaths.initdbWasm).arrayBuffer()),
+    ])
+    return { pgliteWasmModule, initdbWasmModule, fsBundle: Bun.file(pgliteAssetPaths.pgliteData) }
+  })()
+  return cachedAssets
+}
+
+export async function openDatabase(opts: DbOptions): Promise<Database> {
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl)
+  return openPglite(opts.memory ? null : opts.dataDir)
+}
+
+async function openPglite(dataDir: string | null): Promise<Database> {
+  if (dataDir) mkdirSync(dataDir, { recursive: true })
+  const client = await PGlite.create({ dataDir: dataDir ?? undefined, ...(await pgliteAssets()) })
+  const db = drizzlePglite(client, { schema }) as unknown as Db
+  return {
+    db,
+    driver: 'pglite',
+    async query<T>(text: string, params: unknown[] = []) {
+      const res = await client.query<T>(text, params)
+      return res.rows
+    },
+    async listen(channel, handler) {
+      const unsub = await client.listen(channel, handler)
+      return unsub
+    },
+    async notify(channel, payload) {
+      await client.query('select pg_notify($1, $2)', [channel, payload])
+    },
+    async close() {
+      if (!client.closed) await client.close()
+    },
+  }
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30 })
+  const db = drizzlePostgres(client, { schema }) as unknown as Db
+  // Fail at start-up, with the driver's message, rather than on the first request.
+  await client`select 1`
+  return {
+    db,
+    driver: 'postgres',
+    async query<T>(text: string, params: unknown[] = []) {
+      return (await client.unsafe(text, params as never[])) as unknown as T[]
+    },
+    async listen(channel, handler) {
+      const sub = await client.listen(channel, (p) => handler(p))
+      return () => sub.unlisten()
+    },
+    async notify(channel, payload) {
+      await client.notify(channel, payload)
+    },
+    async close() {
+      await client.end({ timeout: 5 })
+    },
+  }
+}

@@ -1,0 +1,201 @@
+import { cors } from '@elysiajs/cors'
+import { Elysia, ValidationError } from 'elysia'
+import type { Deps } from '../deps'
+import { type Role, requirePrincipal, requireSpaceAccess, requireUserToken } from './auth'
+import { AppError, type ErrorBody } from './errors'
+import { requestIdFrom } from './http'
+
+interface RequestInfo {
+  id: string
+  start: number
+  ip: string
+  rateHeaders?: Record<string, string>
+}
+
+const PUBLIC_PREFIXES = ['/v1/cdn/', '/embed', '/service-admin.js', '/v1/version', '/version']
+
+function isPublicPath(pathname: string) {
+  return PUBLIC_PREFIXES.some((p) => pathname.startsWith(p))
+}
+
+/** Turns Elysia's validation error into `{field: [messages]}` keyed by the JSON path without its leading slash. */
+function validationFields(err: ValidationError): Record<string, string[]> {
+  const fields: Record<string, string[]> = {}
+  const seen = new Set<string>()
+  for (const e of err.all as { path?: string; message?: string; summary?: string; schema?: { error?: unknown } }[]) {
+    const key = (e.path ?? '').replace(/^\//, '') || (err.type === 'body' ? 'body' : err.type)
+    const custom = typeof e.schema?.error === 'string' ? e.schema.error : undefined
+    const msg = custom ?? e.summary ?? e.message ?? 'is invalid'
+    const dedupe = `${key}\u0000${msg}`
+    if (seen.has(dedupe)) continue
+    seen.add(dedupe)
+    ;(fields[key] ??= []).push(msg)
+  }
+  return fields
+}
+
+function errorResponse(status: number, body: ErrorBody, headers: Record<string, string> = {}) {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers },
+  })
+}
+
+/**
+ * What every request goes through: request id, client IP, rate limits, CORS, the JSON body parser with its size
+ * limit, the one error body, and one log line per request.
+ */
+export function kernelPlugin(deps: Deps) {
+  const info = new WeakMap<Request, RequestInfo>()
+  const { config, logger } = deps
+  const managementOrigins = new Set(config.corsOrigins)
+  const anyManagementOrigin = managementOrigins.has('*')
+
+  return new Elysia({ name: 'kernel' })
+    .use(
+      cors({
+        origin: (request) => {
+          if (anyManagementOrigin) return true
+          const url = new URL(request.url)
+          if (isPublicPath(url.pathname)) return true
+          return managementOrigins.has(request.headers.get('origin') ?? '')
+        },
+        allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Service-Segment'],
+        exposeHeaders: [
+          'ETag',
+          'X-Request-Id',
+          'Retry-After',
+          'RateLimit-Limit',
+          'RateLimit-Remaining',
+          'RateLimit-Reset',
+        ],
+        maxAge: 600,
+      }),
+    )
+    .onRequest(async ({ request, server, set }) => {
+      const id = requestIdFrom(request.headers.get('x-request-id'))
+      // app.handle() in tests and in-process callers have no socket: they count as loopback.
+      const peer = server?.requestIP(request)?.address ?? '127.0.0.1'
+      const ip = deps.clientIp.resolve(peer, request.headers.get('x-forwarded-for'))
+      const ri: RequestInfo = { id, start: performance.now(), ip }
+      info.set(request, ri)
+      set.headers['x-request-id'] = id
+      if (request.method === 'OPTIONS') return
+      const pathname = new URL(request.url).pathname
+      const decision = await deps.rateLimiter.check(request.method, pathname, ip)
+      if (!decision) return
+      ri.rateHeaders = decision.headers
+      Object.assign(set.headers, decision.headers)
+      if (!decision.allowed) {
+        throw new AppError(429, 'rate_limited', 'Too many requests. Retry after the time given in Retry-After.')
+      }
+    })
+    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+      const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
+      const length = Number(request.headers.get('content-length') ?? '0')
+      if (type === 'application/json' || type.endsWith('+json')) {
+        if (length > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
+        const buf = await request.arrayBuffer()
+        if (buf.byteLength > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
+        if (buf.byteLength === 0) return undefined
+        try {
+          return JSON.parse(new TextDecoder().decode(buf))
+        } catch {
+          throw new AppError(400, 'invalid_json', 'The request body is not valid JSON.')
+        }
+      }
+      if (type === 'multipart/form-data') return // routes that take uploads parse these themselves
+      if (request.body !== null || length > 0) {
+        throw new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.')
+      }
+      return undefined
+    })
+    .onError({ as: 'global' }, ({ code, error, request, set }) => {
+      const ri = info.get(request)
+      const requestId = ri?.id ?? requestIdFrom(null)
+      const base = { 'X-Request-Id': requestId, ...(ri?.rateHeaders ?? {}) }
+      // Errors thrown inside a parser reach us wrapped in Elysia's ParseError.
+      const appError =
+        error instanceof AppError ? error : (error as { cause?: unknown })?.cause instanceof AppError ? (error as { cause: AppError }).cause : null
+      if (appError) {
+        const body: ErrorBody = { error: appError.code, message: appError.message }
+        if (appError.fields) body.errors = appError.fields
+        return errorResponse(appError.status, body, { ...base, ...(appError.headers ?? {}) })
+      }
+      if (code === 'VALIDATION') {
+        const v = error as ValidationError
+        return errorResponse(
+          422,
+          { error: 'validation_failed', message: 'The request is not valid.', errors: validationFields(v) },
+          base,
+        )
+      }
+      if (code === 'PARSE') {
+        return errorResponse(400, { error: 'invalid_json', message: 'The request body is not valid JSON.' }, base)
+      }
+      if (code === 'NOT_FOUND') {
+        return errorResponse(404, { error: 'not_found', message: 'No such route.' }, base)
+      }
+      logger.error('unhandled error', {
+        request_id: requestId,
+        method: request.method,
+        path: new URL(request.url).pathname,
+        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+        stack: error instanceof Error ? error.stack : undefined,
+      })
+      set.status = 500
+      return errorResponse(
+        500,
+        { error: 'internal_error', message: 'Something went wrong on our side.', request_id: requestId },
+        base,
+      )
+    })
+    .onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
+      const ri = info.get(request)
+      logger.info('request', {
+        method: request.method,
+        route: route || new URL(request.url).pathname,
+        status: typeof set.status === 'number' ? set.status : 200,
+        ms: ri ? Math.round((performance.now() - ri.start) * 100) / 100 : undefined,
+        request_id: ri?.id,
+        ip: ri?.ip,
+      })
+    })
+}
+
+/**
+ * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`. Modules `.use()`
+ * this (macros only, no hooks), so using it in several modules registers nothing twice.
+ */
+export function guardPlugin(deps: Deps) {
+  return new Elysia({ name: 'guards' })
+    .macro({
+      /** Any valid bearer token (user or Space-scoped); resolves `principal`. */
+      authenticated: {
+        async resolve({ request }) {
+          return { principal: await requirePrincipal(deps, request.headers.get('authorization')) }
+        },
+      },
+      /** A user token (not Space-scoped); resolves `principal`. */
+      userToken: {
+        async resolve({ request }) {
+          const principal = await requirePrincipal(deps, request.headers.get('authorization'))
+          requireUserToken(principal)
+          return { principal }
+        },
+      },
+      /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
+      spaceRole: (min: Role) => ({
+        async resolve({ request, params }) {
+          const principal = await requirePrincipal(deps, request.headers.get('authorization'))
+          const slug = (params as Record<string, string>).space
+          return { access: await requireSpaceAccess(deps, principal, slug, min) }
+        },
+      }),
+    })
+}
+
+function bodyTooLarge(limit: number) {
+  return new AppError(413, 'payload_too_large', `The request body is larger than ${Math.round(limit / 1024)} KB.`)
+}
+export type Guards = ReturnType<typeof guardPlugin>

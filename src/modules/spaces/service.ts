@@ -1,0 +1,243 @@
+import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm'
+import { apiTokens, memberships, spaceLocales, spaces } from '../../../db/schema'
+import type { Deps } from '../../deps'
+import type { Principal, Role, SpaceAccess, SpaceRef } from '../../kernel/auth'
+import { issueToken } from '../../kernel/crypto'
+import { conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { transact } from '../../kernel/events'
+import type { Tx } from '../../kernel/db'
+import { canonicalLocale } from '../../kernel/locale'
+
+export interface SpaceView {
+  slug: string
+  name: string
+  default_lang: string
+  locales: string[]
+  role: Role
+  archived: boolean
+  archived_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+function view(space: SpaceRef, locales: string[], role: Role): SpaceView {
+  return {
+    slug: space.slug,
+    name: space.name,
+    default_lang: space.defaultLang,
+    locales,
+    role,
+    archived: space.archivedAt !== null,
+    archived_at: space.archivedAt?.toISOString() ?? null,
+    created_at: space.createdAt.toISOString(),
+    updated_at: space.updatedAt.toISOString(),
+  }
+}
+
+async function localesOf(db: Deps['db']['db'] | Tx, spaceIds: number[]): Promise<Map<number, string[]>> {
+  const map = new Map<number, string[]>()
+  if (!spaceIds.length) return map
+  const rows = await db
+    .select({ spaceId: spaceLocales.spaceId, code: spaceLocales.code })
+    .from(spaceLocales)
+    .where(inArray(spaceLocales.spaceId, spaceIds))
+    .orderBy(asc(spaceLocales.position), asc(spaceLocales.code))
+  for (const r of rows) {
+    const list = map.get(r.spaceId) ?? []
+    list.push(r.code)
+    map.set(r.spaceId, list)
+  }
+  return map
+}
+
+/** Validates and canonicalises a list of locale tags; the default must be one of them. */
+function normaliseLocales(defaultLang: string, locales: string[] | undefined): { defaultLang: string; locales: string[] } {
+  const errors: Record<string, string[]> = {}
+  const def = canonicalLocale(defaultLang)
+  if (!def) errors.default_lang = [`"${defaultLang}" is not a valid BCP-47 language tag.`]
+  const list: string[] = []
+  for (const [i, raw] of (locales ?? []).entries()) {
+    const c = canonicalLocale(raw)
+    if (!c) (errors[`locales/${i}`] ??= []).push(`"${raw}" is not a valid BCP-47 language tag.`)
+    else if (!list.includes(c)) list.push(c)
+  }
+  if (Object.keys(errors).length) throw validationFailed(errors)
+  if (!list.includes(def!)) list.unshift(def!)
+  return { defaultLang: def!, locales: list }
+}
+
+export async function createSpace(
+  deps: Deps,
+  principal: Extract<Principal, { kind: 'user' }>,
+  input: { slug: string; name: string; default_lang?: string; locales?: string[] },
+): Promise<SpaceView> {
+  const { defaultLang, locales } = normaliseLocales(input.default_lang ?? 'en', input.locales)
+  try {
+    return await transact(deps, async (tx, emit) => {
+      const now = deps.clock.now()
+      const [space] = await tx
+        .insert(spaces)
+        .values({ tenantId: principal.tenantId, slug: input.slug, name: input.name, defaultLang, createdAt: now, updatedAt: now })
+        .returning()
+      await tx
+        .insert(spaceLocales)
+        .values(locales.map((code, position) => ({ spaceId: space.id, code, position, createdAt: now })))
+      await tx.insert(memberships).values({ userId: principal.userId, spaceId: space.id, role: 'admin', createdAt: now })
+      emit({
+        type: 'space.created',
+        spaceId: space.id,
+        payload: { space: { slug: space.slug, name: space.name, default_lang: defaultLang, locales } },
+      })
+      return view(space, locales, 'admin')
+    })
+  } catch (err) {
+    if (isUniqueViolation(err, 'spaces_slug_key')) throw conflict(`The slug "${input.slug}" is already taken.`, 'slug_taken')
+    throw err
+  }
+}
+
+export async function listSpaces(deps: Deps, principal: Extract<Principal, { kind: 'user' }>): Promise<SpaceView[]> {
+  const rows = await deps.db.db
+    .select({ space: spaces, role: memberships.role })
+    .from(spaces)
+    .innerJoin(memberships, and(eq(memberships.spaceId, spaces.id), eq(memberships.userId, principal.userId)))
+    .where(eq(spaces.tenantId, principal.tenantId))
+    .orderBy(desc(spaces.createdAt), desc(spaces.id))
+  const locales = await localesOf(
+    deps.db.db,
+    rows.map((r) => r.space.id),
+  )
+  return rows.map((r) => view(r.space, locales.get(r.space.id) ?? [], r.role as Role))
+}
+
+export async function getSpace(deps: Deps, access: SpaceAccess): Promise<SpaceView> {
+  const locales = await localesOf(deps.db.db, [access.space.id])
+  return view(access.space, locales.get(access.space.id) ?? [], access.role)
+}
+
+export async function updateSpace(
+  deps: Deps,
+  access: SpaceAccess,
+  input: { name?: string; default_lang?: string },
+): Promise<SpaceView> {
+  return transact(deps, async (tx) => {
+    const patch: Partial<typeof spaces.$inferInsert> = { updatedAt: deps.clock.now() }
+    if (input.name !== undefined) patch.name = input.name
+    if (input.default_lang !== undefined) {
+      const def = canonicalLocale(input.default_lang)
+      if (!def) throw validationFailed({ default_lang: [`"${input.default_lang}" is not a valid BCP-47 language tag.`] })
+      const current = (await localesOf(tx, [access.space.id])).get(access.space.id) ?? []
+      if (!current.includes(def)) {
+        throw validationFailed({ default_lang: [`"${def}" is not one of this Space's locales (${current.join(', ')}).`] })
+      }
+      patch.defaultLang = def
+    }
+    const [space] = await tx.update(spaces).set(patch).where(eq(spaces.id, access.space.id)).returning()
+    const locales = await localesOf(tx, [space.id])
+    return view(space, locales.get(space.id) ?? [], access.role)
+  })
+}
+
+export async function archiveSpace(deps: Deps, access: SpaceAccess): Promise<SpaceView> {
+  return transact(deps, async (tx, emit) => {
+    const now = deps.clock.now()
+    // Only the first archive changes anything and emits; archiving again answers the archived Space as it is.
+    const [space] = await tx
+      .update(spaces)
+      .set({ archivedAt: now, updatedAt: now })
+      .where(and(eq(spaces.id, access.space.id), isNull(spaces.archivedAt)))
+      .returning()
+    if (space) {
+      emit({
+        type: 'space.archived',
+        spaceId: space.id,
+        payload: { space: { slug: space.slug, name: space.name, archived_at: now.toISOString() } },
+      })
+    }
+    const current = space ?? access.space
+    const locales = await localesOf(tx, [current.id])
+    return view(current, locales.get(current.id) ?? [], access.role)
+  })
+}
+
+export async function spaceSlugById(deps: Deps, spaceId: number): Promise<string | null> {
+  const [row] = await deps.db.db.select({ slug: spaces.slug }).from(spaces).where(eq(spaces.id, spaceId)).limit(1)
+  return row?.slug ?? null
+}
+
+/** For the public surface: a live (not archived) Space by slug, or null. */
+export async function findLiveSpace(deps: Deps, slug: string): Promise<SpaceRef | null> {
+  const [row] = await deps.db.db
+    .select()
+    .from(spaces)
+    .where(and(eq(spaces.slug, slug), isNull(spaces.archivedAt)))
+    .limit(1)
+  return row ?? null
+}
+
+// ---- Space-scoped API tokens ----
+
+export interface SpaceTokenView {
+  id: string
+  name: string
+  role: Role
+  created_at: string
+  last_used_at: string | null
+  created_by: number | null
+}
+
+export async function createSpaceToken(
+  deps: Deps,
+  access: SpaceAccess,
+  input: { name: string; role: Role },
+): Promise<SpaceTokenView & { token: string }> {
+  const t = issueToken('s')
+  const now = deps.clock.now()
+  const [row] = await deps.db.db
+    .insert(apiTokens)
+    .values({
+      id: t.id,
+      secretHash: t.secretHash,
+      kind: 'space',
+      tenantId: access.space.tenantId,
+      spaceId: access.space.id,
+      role: input.role,
+      name: input.name,
+      createdBy: access.principal.userId,
+      createdAt: now,
+    })
+    .returning()
+  return { ...tokenView(row), token: t.token }
+}
+
+function tokenView(row: typeof apiTokens.$inferSelect): SpaceTokenView {
+  return {
+    id: row.id,
+    name: row.name ?? '',
+    role: row.role as Role,
+    created_at: row.createdAt.toISOString(),
+    last_used_at: row.lastUsedAt?.toISOString() ?? null,
+    created_by: row.createdBy,
+  }
+}
+
+export async function listSpaceTokens(deps: Deps, access: SpaceAccess): Promise<SpaceTokenView[]> {
+  const rows = await deps.db.db
+    .select()
+    .from(apiTokens)
+    .where(and(eq(apiTokens.spaceId, access.space.id), eq(apiTokens.kind, 'space'), isNull(apiTokens.revokedAt)))
+    .orderBy(desc(apiTokens.createdAt))
+  return rows.map(tokenView)
+}
+
+export async function revokeSpaceToken(deps: Deps, access: SpaceAccess, id: string): Promise<void> {
+  const [row] = await deps.db.db
+    .update(apiTokens)
+    .set({ revokedAt: deps.clock.now() })
+    .where(
+      and(eq(apiTokens.id, id), eq(apiTokens.spaceId, access.space.id), eq(apiTokens.kind, 'space'), isNull(apiTokens.revokedAt)),
+    )
+    .returning({ id: apiTokens.id })
+  if (!row) throw notFound('Token')
+}
+

@@ -1,0 +1,55 @@
+import pkg from '../../../package.json'
+import type { Config } from '../../config'
+import embedSource from './assets/embed.js' with { type: 'text' }
+
+export const SERVICE_VERSION: string = pkg.version
+
+export interface EmbedScript {
+  body: string
+  integrity: string
+}
+
+/**
+ * A script of spec 9 with its version stamped in, and its SRI hash (sha384, base64). Both scripts share one source:
+ * the version check on mount, `data-service-auto-update`, and a `window.ContentService.<name>` handle.
+ */
+export function buildScript(kind: 'embed' | 'admin'): EmbedScript {
+  const vars =
+    kind === 'embed'
+      ? { __NAME__: 'embed script', __FILE__: 'embed.js', __COMPONENT__: 'embed_js', __GLOBAL__: 'embed' }
+      : { __NAME__: 'admin loader', __FILE__: 'service-admin.js', __COMPONENT__: 'service_admin_js', __GLOBAL__: 'admin' }
+  let body = (embedSource as unknown as string).replaceAll('__VERSION__', SERVICE_VERSION)
+  for (const [k, v] of Object.entries(vars)) body = body.replaceAll(k, v)
+  const digest = new Bun.CryptoHasher('sha384').update(body).digest('base64')
+  return { body, integrity: `sha384-${digest}` }
+}
+
+export function versionDocument(config: Config, baseUrl: string, embed: EmbedScript, admin: EmbedScript) {
+  const meta = pkg.contentService
+  return {
+    service: {
+      version: SERVICE_VERSION,
+      channel: config.releaseChannel,
+      released_at: meta.releasedAt,
+      min_supported_sdk: meta.minSupportedSdk,
+      min_supported_embed: meta.minSupportedEmbed,
+    },
+    components: {
+      embed_js: {
+        latest: SERVICE_VERSION,
+        url: `${baseUrl}/embed.js`,
+        versioned_url: `${baseUrl}/embed-v${SERVICE_VERSION}.js`,
+        integrity: embed.integrity,
+        changelog: meta.changelogUrl,
+      },
+      service_admin_js: {
+        latest: SERVICE_VERSION,
+        url: `${baseUrl}/service-admin.js`,
+        integrity: admin.integrity,
+      },
+      sdk_js: { latest: SERVICE_VERSION, npm: meta.npm.sdk_js },
+      sdk_astro: { latest: SERVICE_VERSION, npm: meta.npm.sdk_astro },
+      cli: { latest: SERVICE_VERSION, npm: meta.npm.cli },
+    },
+  }
+}

@@ -1,0 +1,106 @@
+import { createApp } from '../../src/app'
+import { type Config, loadConfig } from '../../src/config'
+import { createDeps, type Deps } from '../../src/deps'
+import { ManualClock } from '../../src/kernel/clock'
+import { freshDatabase } from './db'
+
+export interface TestResponse<T = any> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export interface RequestOptions {
+  body?: unknown
+  /** Sent verbatim instead of JSON.stringify(body). */
+  raw?: RequestInit['body']
+  token?: string
+  headers?: Record<string, string>
+  /** Client IP (sent as X-Forwarded-For; tests trust loopback as a proxy). Random per request by default. */
+  ip?: string
+}
+
+let ipCounter = 0
+const nextIp = () => {
+  ipCounter++
+  return `10.${(ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`
+}
+
+export type TestApp = Awaited<ReturnType<typeof testApp>>
+
+/** A whole app on a fresh database, driven through app.handle(new Request(...)). */
+export async function testApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}) {
+  const tdb = await freshDatabase()
+  const clock = new ManualClock(Date.now())
+  const config = loadConfig(
+    { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TRUSTED_PROXIES: '127.0.0.1', ...env },
+    { databaseUrl: tdb.url, memoryDb: true, ...overrides },
+  )
+  const deps: Deps = await createDeps(config, { clock, database: tdb.database, migrate: false })
+  const app = createApp(deps)
+
+  async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
+    const headers: Record<string, string> = { 'X-Forwarded-For': opts.ip ?? nextIp(), ...opts.headers }
+    if (opts.token) headers.Authorization = `Bearer ${opts.token}`
+    let body: RequestInit['body'] | undefined = opts.raw
+    if (opts.body !== undefined && body === undefined) {
+      body = JSON.stringify(opts.body)
+      headers['Content-Type'] ??= 'application/json'
+    }
+    const res = await app.handle(new Request(`http://localhost${path}`, { method, headers, body }))
+    const text = await res.text()
+    let parsed: unknown = text
+    try {
+      parsed = text ? JSON.parse(text) : null
+    } catch {}
+    return { status: res.status, headers: res.headers, body: parsed as T, text }
+  }
+
+  let userCounter = 0
+  async function register(input: Partial<{ email: string; password: string; name: string; tenant_name: string }> = {}) {
+    userCounter++
+    const res = await request('POST', '/v1/auth/register', {
+      body: {
+        email: `user${userCounter}-${Math.random().toString(36).slice(2, 8)}@example.com`,
+        password: 'correct horse battery staple',
+        name: `User ${userCounter}`,
+        ...input,
+      },
+    })
+    if (res.status !== 201) throw new Error(`register failed: ${res.status} ${res.text}`)
+    return res.body.data as { token: string; user: { id: number; email: string; name: string }; tenant: { id: number; name: string } }
+  }
+
+  let spaceCounter = 0
+  async function createSpace(token: string, input: Record<string, unknown> = {}) {
+    spaceCounter++
+    const res = await request('POST', '/v1/spaces', {
+      token,
+      body: { slug: `space-${spaceCounter}-${Math.random().toString(36).slice(2, 6)}`, name: `Space ${spaceCounter}`, ...input },
+    })
+    if (res.status !== 201) throw new Error(`create space failed: ${res.status} ${res.text}`)
+    return res.body.data as { slug: string; name: string; default_lang: string; locales: string[]; role: string }
+  }
+
+  async function spaceToken(token: string, space: string, role: 'viewer' | 'editor' | 'admin') {
+    const res = await request('POST', `/v1/spaces/${space}/tokens`, { token, body: { name: `${role} token`, role } })
+    if (res.status !== 201) throw new Error(`create token failed: ${res.status} ${res.text}`)
+    return res.body.data as { id: string; token: string; role: string }
+  }
+
+  return {
+    app,
+    deps,
+    clock,
+    config,
+    request,
+    register,
+    createSpace,
+    spaceToken,
+    async close() {
+      await deps.close()
+      await tdb.drop()
+    },
+  }
+}

@@ -1,0 +1,2 @@
+// Loaded by bunfig.toml before every test file.
+process.env.LOG_LEVEL ??= 'silent'
