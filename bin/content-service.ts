@@ -1,0 +1,87 @@
+#!/usr/bin/env bun
+// The CLI entry and the compiled executable's main.
+import { parseArgs } from 'node:util'
+import { COMMAND_HELP, HELP } from '../src/cli/help'
+import { runMigrate } from '../src/cli/migrate'
+import { startServer } from '../src/cli/serve'
+import { ConfigError, loadConfig } from '../src/config'
+import { SERVICE_VERSION } from '../src/modules/system/service'
+
+const COMMANDS = ['serve', 'migrate', 'version'] as const
+
+function fail(message: string): never {
+  console.error(`content-service: ${message}`)
+  process.exit(2)
+}
+
+async function main(argv: string[]) {
+  const first = argv[0]
+  if (first === '--help' || first === '-h' || first === 'help') {
+    const topic = argv[1]
+    console.log(topic && COMMAND_HELP[topic] ? COMMAND_HELP[topic] : HELP)
+    return
+  }
+  if (first === '--version' || first === '-v') {
+    console.log(SERVICE_VERSION)
+    return
+  }
+  const command = first && !first.startsWith('-') ? first : 'serve'
+  const rest = first && !first.startsWith('-') ? argv.slice(1) : argv
+  if (!(COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command}". Run content-service --help.`)
+
+  let values: Record<string, string | boolean | undefined>
+  try {
+    values = parseArgs({
+      args: rest,
+      options: {
+        help: { type: 'boolean', short: 'h' },
+        ...(command === 'serve' ? { port: { type: 'string' }, host: { type: 'string' } } : {}),
+      },
+      strict: true,
+      allowPositionals: false,
+    }).values
+  } catch (err) {
+    fail(`${(err as Error).message}\n\n${COMMAND_HELP[command]}`)
+  }
+  if (values.help) {
+    console.log(COMMAND_HELP[command])
+    return
+  }
+
+  let config
+  try {
+    config = loadConfig()
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message)
+    throw err
+  }
+
+  if (command === 'version') {
+    console.log(`content-service ${SERVICE_VERSION} (${config.releaseChannel})`)
+    console.log(`database: ${config.databaseUrl ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`}`)
+    return
+  }
+  if (command === 'migrate') {
+    await runMigrate(config)
+    return
+  }
+
+  let port: number | undefined
+  if (typeof values.port === 'string') {
+    port = Number(values.port)
+    if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, got "${values.port}"`)
+  }
+  const server = await startServer(config, { port, host: typeof values.host === 'string' ? values.host : undefined })
+  const shutdown = async (signal: string) => {
+    console.log(`${signal} received: finishing in-flight requests, then closing the database`)
+    await server.stop()
+    process.exit(0)
+  }
+  process.once('SIGTERM', () => void shutdown('SIGTERM'))
+  process.once('SIGINT', () => void shutdown('SIGINT'))
+}
+
+main(process.argv.slice(2)).catch((err) => {
+  console.error(`content-service: ${err instanceof Error ? err.message : String(err)}`)
+  process.exit(1)
+})

@@ -1,0 +1,22 @@
+// bun run build → dist/content-service: one executable holding the server, its migrations, the embed scripts and
+// PGlite's wasm and data files (imported `with { type: 'file' }` in src/kernel/pglite-assets.ts).
+import { mkdirSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+
+const root = join(import.meta.dir, '..')
+const outfile = join(root, 'dist', 'content-service')
+mkdirSync(join(root, 'dist'), { recursive: true })
+
+const t0 = performance.now()
+const result = await Bun.build({
+  entrypoints: [join(root, 'bin', 'content-service.ts')],
+  compile: { outfile },
+  minify: true,
+  define: { 'process.env.NODE_ENV': '"production"' },
+})
+if (!result.success) {
+  for (const log of result.logs) console.error(log)
+  process.exit(1)
+}
+const mb = (statSync(outfile).size / 1024 / 1024).toFixed(1)
+console.log(`built ${outfile} (${mb} MB) in ${Math.round(performance.now() - t0)} ms`)

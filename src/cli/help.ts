@@ -1,0 +1,40 @@
+export const HELP = `content-service — a multi-tenant headless CMS in one executable
+
+Usage:
+  content-service [serve] [--port <n>] [--host <addr>]
+  content-service migrate
+  content-service version
+  content-service --help | <command> --help
+
+Commands:
+  serve      Start the HTTP server (the default command). Applies pending migrations first.
+               --port <n>    Port to listen on (default: PORT or 8080)
+               --host <addr> Address to bind (default: HOST or 0.0.0.0)
+  migrate    Apply pending database migrations and exit; shows each migration as it is applied.
+  version    Print the service version, release channel and database mode.
+
+Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
+DATA_DIR (default ./data), created on first start. Every environment variable is listed in the README.
+`
+
+export const COMMAND_HELP: Record<string, string> = {
+  serve: `content-service serve [--port <n>] [--host <addr>]
+
+Start the HTTP server. Applies pending migrations first, prints the URL it listens on and whether it uses
+embedded PGlite or Postgres. SIGTERM or SIGINT stops accepting connections, finishes in-flight requests and
+closes the database.
+
+Options:
+  --port <n>     Port to listen on (default: PORT or 8080)
+  --host <addr>  Address to bind (default: HOST or 0.0.0.0)
+`,
+  migrate: `content-service migrate
+
+Apply every pending migration (embedded in the executable) to the configured database and exit.
+Safe to run while other instances start: migrations take a database lock and run in one transaction.
+`,
+  version: `content-service version
+
+Print the service version, the release channel (SERVICE_RELEASE_CHANNEL) and the database mode.
+`,
+}
