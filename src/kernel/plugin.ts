@@ -1,7 +1,7 @@
 import { cors } from '@elysiajs/cors'
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps'
-import { type Role, requirePrincipal, requireSpaceAccess, requireUserToken } from './auth'
+import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
 import { AppError, type ErrorBody } from './errors'
 import { requestIdFrom } from './http'
 
@@ -52,26 +52,6 @@ export function kernelPlugin(deps: Deps) {
   const anyManagementOrigin = managementOrigins.has('*')
 
   return new Elysia({ name: 'kernel' })
-    .use(
-      cors({
-        origin: (request) => {
-          if (anyManagementOrigin) return true
-          const url = new URL(request.url)
-          if (isPublicPath(url.pathname)) return true
-          return managementOrigins.has(request.headers.get('origin') ?? '')
-        },
-        allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Service-Segment'],
-        exposeHeaders: [
-          'ETag',
-          'X-Request-Id',
-          'Retry-After',
-          'RateLimit-Limit',
-          'RateLimit-Remaining',
-          'RateLimit-Reset',
-        ],
-        maxAge: 600,
-      }),
-    )
     .onRequest(async ({ request, server, set }) => {
       const id = requestIdFrom(request.headers.get('x-request-id'))
       // app.handle() in tests and in-process callers have no socket: they count as loopback.
@@ -90,6 +70,29 @@ export function kernelPlugin(deps: Deps) {
         throw new AppError(429, 'rate_limited', 'Too many requests. Retry after the time given in Retry-After.')
       }
     })
+    // After the request hook, so preflight answers (which cors ends early) carry X-Request-Id too.
+    .use(
+      cors({
+        origin: (request) => {
+          if (anyManagementOrigin) return true
+          const url = new URL(request.url)
+          if (isPublicPath(url.pathname)) return true
+          return managementOrigins.has(request.headers.get('origin') ?? '')
+        },
+        allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Service-Segment'],
+        exposeHeaders: [
+          'ETag',
+          'X-Request-Id',
+          'Retry-After',
+          'RateLimit-Limit',
+          'RateLimit-Remaining',
+          'RateLimit-Reset',
+        ],
+        maxAge: 600,
+        // Bearer tokens only, no cookies: browsers need not send credentials.
+        credentials: false,
+      }),
+    )
     .onParse({ as: 'global' }, async ({ request, contentType }) => {
       const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
       const length = Number(request.headers.get('content-length') ?? '0')
@@ -168,31 +171,37 @@ export function kernelPlugin(deps: Deps) {
  * this (macros only, no hooks), so using it in several modules registers nothing twice.
  */
 export function guardPlugin(deps: Deps) {
-  return new Elysia({ name: 'guards' })
-    .macro({
-      /** Any valid bearer token (user or Space-scoped); resolves `principal`. */
-      authenticated: {
-        async resolve({ request }) {
-          return { principal: await requirePrincipal(deps, request.headers.get('authorization')) }
-        },
+  // Guards run in `transform`, before body validation: an anonymous or under-privileged caller learns 401/403/404,
+  // never whether its body would have been valid. `resolve` then hands the result to the handler.
+  const resolved = new WeakMap<Request, Principal | SpaceAccess>()
+  const take = <T,>(request: Request) => resolved.get(request) as T
+  return new Elysia({ name: 'guards' }).macro({
+    /** Any valid bearer token (user or Space-scoped); resolves `principal`. */
+    authenticated: {
+      async transform({ request }) {
+        resolved.set(request, await requirePrincipal(deps, request.headers.get('authorization')))
       },
-      /** A user token (not Space-scoped); resolves `principal`. */
-      userToken: {
-        async resolve({ request }) {
-          const principal = await requirePrincipal(deps, request.headers.get('authorization'))
-          requireUserToken(principal)
-          return { principal }
-        },
+      resolve: ({ request }) => ({ principal: take<Principal>(request) }),
+    },
+    /** A user token (not Space-scoped); resolves `principal`. */
+    userToken: {
+      async transform({ request }) {
+        const principal = await requirePrincipal(deps, request.headers.get('authorization'))
+        requireUserToken(principal)
+        resolved.set(request, principal)
       },
-      /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
-      spaceRole: (min: Role) => ({
-        async resolve({ request, params }) {
-          const principal = await requirePrincipal(deps, request.headers.get('authorization'))
-          const slug = (params as Record<string, string>).space
-          return { access: await requireSpaceAccess(deps, principal, slug, min) }
-        },
-      }),
-    })
+      resolve: ({ request }) => ({ principal: take<Extract<Principal, { kind: 'user' }>>(request) }),
+    },
+    /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
+    spaceRole: (min: Role) => ({
+      async transform({ request, params }) {
+        const principal = await requirePrincipal(deps, request.headers.get('authorization'))
+        const slug = String((params as Record<string, unknown>).space ?? '')
+        resolved.set(request, await requireSpaceAccess(deps, principal, slug, min))
+      },
+      resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
+    }),
+  })
 }
 
 function bodyTooLarge(limit: number) {

@@ -59,6 +59,6 @@ export function spaceRoutes(deps: Deps, guards: Guards) {
         await revokeSpaceToken(deps, access, params.id)
         set.status = 204
       },
-      { params: t.Object({ space: t.String(), id: t.String({ maxLength: 64 }) }), spaceRole: 'admin' },
+      { params: t.Object({ space: t.String(), id: t.String() }), spaceRole: 'admin' },
     )
 }

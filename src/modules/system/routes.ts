@@ -19,16 +19,6 @@ export function systemRoutes(deps: Deps) {
   const admin = buildScript('admin')
   const script = (s: typeof embed, cache: string) => () =>
     new Response(s.body, { headers: { ...SCRIPT_HEADERS, 'Cache-Control': cache } })
-  const preflight = () =>
-    new Response(null, {
-      status: 204,
-      headers: {
-        'Access-Control-Allow-Origin': '*',
-        'Access-Control-Allow-Methods': 'GET, OPTIONS',
-        'Access-Control-Max-Age': '86400',
-        'Cross-Origin-Resource-Policy': 'cross-origin',
-      },
-    })
   const versioned = `/embed-v${SERVICE_VERSION}.js`
   return {
     v1: new Elysia({ tags: ['Discovery'] }).get(
@@ -44,9 +34,7 @@ export function systemRoutes(deps: Deps) {
     root: new Elysia({ tags: ['Discovery'] })
       .get('/embed.js', script(embed, 'public, max-age=300'))
       .get(versioned, script(embed, 'public, max-age=31536000, immutable'))
-      .get('/service-admin.js', script(admin, 'public, max-age=300'))
-      .options('/embed.js', preflight)
-      .options(versioned, preflight)
-      .options('/service-admin.js', preflight),
+      // OPTIONS preflights on these paths are answered 204 with Access-Control-Allow-Origin by the kernel's CORS.
+      .get('/service-admin.js', script(admin, 'public, max-age=300')),
   }
 }
