@@ -98,8 +98,7 @@ export function kernelPlugin(deps: Deps) {
       const length = Number(request.headers.get('content-length') ?? '0')
       if (type === 'application/json' || type.endsWith('+json')) {
         if (length > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
-        const buf = await request.arrayBuffer()
-        if (buf.byteLength > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
+        const buf = await readCapped(request, config.jsonBodyLimit)
         if (buf.byteLength === 0) return undefined
         try {
           return JSON.parse(new TextDecoder().decode(buf))
@@ -202,6 +201,25 @@ export function guardPlugin(deps: Deps) {
       resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
     }),
   })
+}
+
+/** Reads a body but stops (413) as soon as it passes `limit`, also when no Content-Length was sent. */
+async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0)
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      throw bodyTooLarge(limit)
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks)
 }
 
 function bodyTooLarge(limit: number) {
