@@ -5,6 +5,7 @@ import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { startServer } from '../src/cli/serve'
 import { ConfigError, loadConfig } from '../src/config'
+import { flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
 const COMMANDS = ['serve', 'migrate', 'version'] as const
@@ -75,6 +76,7 @@ async function main(argv: string[]) {
   const shutdown = async (signal: string) => {
     console.log(`${signal} received: finishing in-flight requests, then closing the database`)
     await server.stop()
+    flushLogs()
     process.exit(0)
   }
   process.once('SIGTERM', () => void shutdown('SIGTERM'))

@@ -20,7 +20,30 @@ export function createLogger(level: Config['logLevel'], write: (line: string, le
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') }
 }
 
-function defaultWrite(line: string, level: Level) {
-  if (level === 'error') process.stderr.write(line + '\n')
-  else process.stdout.write(line + '\n')
+// Lines are gathered and written once per event-loop turn: one write per request would cost more than the request.
+let pending = ''
+let scheduled = false
+function flush() {
+  scheduled = false
+  if (!pending) return
+  const out = pending
+  pending = ''
+  process.stdout.write(out)
 }
+
+function defaultWrite(line: string, level: Level) {
+  if (level === 'error') {
+    flush()
+    process.stderr.write(line + '\n')
+    return
+  }
+  pending += line + '\n'
+  if (pending.length > 65_536) flush()
+  else if (!scheduled) {
+    scheduled = true
+    setImmediate(flush)
+  }
+}
+
+/** Writes buffered log lines now (before exit). */
+export const flushLogs = flush

@@ -1,9 +1,9 @@
-import { cors } from '@elysiajs/cors'
 import { Elysia, ValidationError } from 'elysia'
 import type { Deps } from '../deps'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
 import { AppError, type ErrorBody } from './errors'
-import { requestIdFrom } from './http'
+import { pathOf, requestIdFrom } from './http'
+import type { RateLimitDecision } from './rate-limit'
 
 interface RequestInfo {
   id: string
@@ -13,6 +13,11 @@ interface RequestInfo {
 }
 
 const PUBLIC_PREFIXES = ['/v1/cdn/', '/embed', '/service-admin.js', '/v1/version', '/version']
+const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-Service-Segment'
+const PUBLIC_CORS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ETag, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset',
+}
 
 function isPublicPath(pathname: string) {
   return PUBLIC_PREFIXES.some((p) => pathname.startsWith(p))
@@ -50,49 +55,71 @@ export function kernelPlugin(deps: Deps) {
   const { config, logger } = deps
   const managementOrigins = new Set(config.corsOrigins)
   const anyManagementOrigin = managementOrigins.has('*')
+  const logRequests = config.logLevel === 'debug' || config.logLevel === 'info'
 
-  return new Elysia({ name: 'kernel' })
-    .onRequest(async ({ request, server, set }) => {
-      const id = requestIdFrom(request.headers.get('x-request-id'))
-      // app.handle() in tests and in-process callers have no socket: they count as loopback.
-      const peer = server?.requestIP(request)?.address ?? '127.0.0.1'
-      const ip = deps.clientIp.resolve(peer, request.headers.get('x-forwarded-for'))
-      const ri: RequestInfo = { id, start: performance.now(), ip }
-      info.set(request, ri)
-      set.headers['x-request-id'] = id
-      if (request.method === 'OPTIONS') return
-      const pathname = new URL(request.url).pathname
-      const decision = await deps.rateLimiter.check(request.method, pathname, ip)
-      if (!decision) return
-      ri.rateHeaders = decision.headers
-      Object.assign(set.headers, decision.headers)
-      if (!decision.allowed) {
-        throw new AppError(429, 'rate_limited', 'Too many requests. Retry after the time given in Retry-After.')
-      }
+  const corsFor = (pathname: string, origin: string): Record<string, string> | null => {
+    // Public content is the same for every origin: `*` keeps shared caches from splitting by Origin.
+    if (isPublicPath(pathname) || anyManagementOrigin) return PUBLIC_CORS
+    if (!managementOrigins.has(origin)) return null
+    return { ...PUBLIC_CORS, 'access-control-allow-origin': origin, vary: 'Origin' }
+  }
+
+  /** Request id, client IP and CORS; a preflight is answered here. Returns the rate-limit key parts. */
+  const begin = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null, set: { headers: Record<string, unknown> }) => {
+    const id = requestIdFrom(request.headers.get('x-request-id'))
+    // app.handle() in tests and in-process callers have no socket: they count as loopback.
+    const peer = server?.requestIP(request)?.address ?? '127.0.0.1'
+    const ip = deps.clientIp.resolve(peer, request.headers.get('x-forwarded-for'))
+    const ri: RequestInfo = { id, start: performance.now(), ip }
+    info.set(request, ri)
+    set.headers['x-request-id'] = id
+    const pathname = pathOf(request.url)
+    const origin = request.headers.get('origin')
+    if (origin !== null) {
+      const cors = corsFor(pathname, origin)
+      if (cors) Object.assign(set.headers, cors)
+    }
+    return { ri, pathname }
+  }
+
+  const preflight = (set: { headers: Record<string, unknown> }) =>
+    new Response(null, {
+      status: 204,
+      headers: {
+        ...(set.headers as Record<string, string>),
+        'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
+        'access-control-allow-headers': ALLOW_HEADERS,
+        'access-control-max-age': '600',
+      },
     })
-    // After the request hook, so preflight answers (which cors ends early) carry X-Request-Id too.
-    .use(
-      cors({
-        origin: (request) => {
-          if (anyManagementOrigin) return true
-          const url = new URL(request.url)
-          if (isPublicPath(url.pathname)) return true
-          return managementOrigins.has(request.headers.get('origin') ?? '')
-        },
-        allowedHeaders: ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id', 'X-Service-Segment'],
-        exposeHeaders: [
-          'ETag',
-          'X-Request-Id',
-          'Retry-After',
-          'RateLimit-Limit',
-          'RateLimit-Remaining',
-          'RateLimit-Reset',
-        ],
-        maxAge: 600,
-        // Bearer tokens only, no cookies: browsers need not send credentials.
-        credentials: false,
-      }),
-    )
+
+  const limited = (ri: RequestInfo, decision: RateLimitDecision | null, set: { headers: Record<string, unknown> }) => {
+    if (!decision) return
+    ri.rateHeaders = decision.headers
+    Object.assign(set.headers, decision.headers)
+    if (!decision.allowed) {
+      throw new AppError(429, 'rate_limited', 'Too many requests. Retry after the time given in Retry-After.')
+    }
+  }
+
+  const app = new Elysia({ name: 'kernel' })
+  // Two variants of one hook: with the in-memory store the public read path never awaits; with the Postgres store
+  // the check is a query and the hook is async.
+  if (config.rateLimitStore === 'memory') {
+    app.onRequest(({ request, server, set }) => {
+      const { ri, pathname } = begin(request, server, set)
+      if (request.method === 'OPTIONS') return preflight(set)
+      limited(ri, deps.rateLimiter.check(request.method, pathname, ri.ip) as RateLimitDecision | null, set)
+    })
+  } else {
+    app.onRequest(async ({ request, server, set }) => {
+      const { ri, pathname } = begin(request, server, set)
+      if (request.method === 'OPTIONS') return preflight(set)
+      limited(ri, await deps.rateLimiter.check(request.method, pathname, ri.ip), set)
+    })
+  }
+
+  return app
     .onParse({ as: 'global' }, async ({ request, contentType }) => {
       const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
       const length = Number(request.headers.get('content-length') ?? '0')
@@ -141,7 +168,7 @@ export function kernelPlugin(deps: Deps) {
       logger.error('unhandled error', {
         request_id: requestId,
         method: request.method,
-        path: new URL(request.url).pathname,
+        path: pathOf(request.url),
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
         stack: error instanceof Error ? error.stack : undefined,
       })
@@ -153,10 +180,11 @@ export function kernelPlugin(deps: Deps) {
       )
     })
     .onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
+      if (!logRequests) return
       const ri = info.get(request)
       logger.info('request', {
         method: request.method,
-        route: route || new URL(request.url).pathname,
+        route: route || pathOf(request.url),
         status: typeof set.status === 'number' ? set.status : 200,
         ms: ri ? Math.round((performance.now() - ri.start) * 100) / 100 : undefined,
         request_id: ri?.id,

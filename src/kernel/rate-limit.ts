@@ -36,6 +36,9 @@ export const RATE_LIMITS: RateLimitRule[] = [
   // 4.8 Spaces
   { id: 'spaces.create', method: 'POST', path: '/v1/spaces', limit: 60, windowSeconds: MIN },
   { id: 'spaces.list', method: 'GET', path: '/v1/spaces', limit: 60, windowSeconds: MIN },
+  // 4.11 Webhooks: not stated by the spec; bounds the outbound requests one caller can trigger on demand.
+  { id: 'webhooks.ping', method: 'POST', path: '/v1/spaces/:space/webhooks/:id/ping', limit: 60, windowSeconds: MIN },
+  { id: 'webhooks.redeliver', method: 'POST', path: '/v1/spaces/:space/webhooks/:id/deliveries/:delivery/redeliver', limit: 60, windowSeconds: MIN },
   // 4.2 Public read surface: per-endpoint values, then the 600/min default for the rest of /cdn
   { id: 'cdn.beacon', method: 'POST', path: '/v1/cdn/:space/_beacon', limit: 600, windowSeconds: MIN },
   { id: 'cdn.og', method: 'GET', path: '/v1/cdn/:space/stories/:uuid/og.svg', limit: 300, windowSeconds: MIN },
@@ -90,7 +93,8 @@ export interface Hit {
 }
 
 export interface RateLimitStore {
-  hit(key: string, windowMs: number, now: number): Promise<Hit>
+  /** The memory store answers synchronously, so the public read path pays no await for it. */
+  hit(key: string, windowMs: number, now: number): Hit | Promise<Hit>
 }
 
 /** Fixed-window counters in this process. */
@@ -98,7 +102,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private counters = new Map<string, Hit>()
   private lastSweep = 0
 
-  async hit(key: string, windowMs: number, now: number): Promise<Hit> {
+  hit(key: string, windowMs: number, now: number): Hit {
     if (now - this.lastSweep > 60_000) this.sweep(now)
     let c = this.counters.get(key)
     if (!c || c.resetAt <= now) {
@@ -151,23 +155,30 @@ export class RateLimiter {
     private clock: Clock,
   ) {}
 
-  /** Counts one request of `ip` against the rule for method+path; null when the route is not limited. */
-  async check(method: string, pathname: string, ip: string): Promise<RateLimitDecision | null> {
+  /**
+   * Counts one request of `ip` against the rule for method+path; null when the route is not limited. Synchronous
+   * with a synchronous store (memory), a Promise with the Postgres store.
+   */
+  check(method: string, pathname: string, ip: string): RateLimitDecision | null | Promise<RateLimitDecision | null> {
     const rule = this.table.match(method, pathname)
     if (!rule) return null
     const now = this.clock.now().getTime()
-    const { count, resetAt } = await this.store.hit(`${rule.id}|${ip}`, rule.windowSeconds * 1000, now)
-    const resetIn = Math.max(0, Math.ceil((resetAt - now) / 1000))
-    const headers: Record<string, string> = {
-      'RateLimit-Limit': String(rule.limit),
-      'RateLimit-Remaining': String(Math.max(0, rule.limit - count)),
-      'RateLimit-Reset': String(resetIn),
-      'RateLimit-Policy': `${rule.limit};w=${rule.windowSeconds}`,
-    }
-    if (count > rule.limit) {
-      headers['Retry-After'] = String(Math.max(1, resetIn))
-      return { allowed: false, headers }
-    }
-    return { allowed: true, headers }
+    const hit = this.store.hit(`${rule.id}|${ip}`, rule.windowSeconds * 1000, now)
+    return hit instanceof Promise ? hit.then((h) => decide(rule, h, now)) : decide(rule, hit, now)
   }
+}
+
+function decide(rule: CompiledRule, { count, resetAt }: Hit, now: number): RateLimitDecision {
+  const resetIn = Math.max(0, Math.ceil((resetAt - now) / 1000))
+  const headers: Record<string, string> = {
+    'RateLimit-Limit': String(rule.limit),
+    'RateLimit-Remaining': String(Math.max(0, rule.limit - count)),
+    'RateLimit-Reset': String(resetIn),
+    'RateLimit-Policy': `${rule.limit};w=${rule.windowSeconds}`,
+  }
+  if (count > rule.limit) {
+    headers['Retry-After'] = String(Math.max(1, resetIn))
+    return { allowed: false, headers }
+  }
+  return { allowed: true, headers }
 }
