@@ -1,2 +1,5 @@
 export * from './tenancy'
 export * from './kernel'
+export * from './stories'
+export * from './jobs'
+export * from './webhooks'

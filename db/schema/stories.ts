@@ -1,0 +1,149 @@
+import {
+  type AnyPgColumn,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  pgTable,
+  primaryKey,
+  serial,
+  smallint,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core'
+import { spaces } from './tenancy'
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+/**
+ * The structural record of a Story: where it sits in the tree and its publishing state. Content lives per locale in
+ * story_contents (drafts) and story_published (the public snapshot). Owned by the stories module.
+ */
+export const stories = pgTable(
+  'stories',
+  {
+    id: serial('id').primaryKey(),
+    uuid: uuid('uuid').notNull(),
+    spaceId: integer('space_id')
+      .notNull()
+      .references(() => spaces.id, { onDelete: 'cascade' }),
+    // No ON DELETE: deleting a Story that still has children is refused by the service.
+    parentId: integer('parent_id').references((): AnyPgColumn => stories.id),
+    /** The Story's own locale; translations are the other rows of story_contents. */
+    lang: text('lang').notNull(),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    /** '/' + every ancestor slug + '/' + slug; rewritten for the whole subtree on a move. */
+    fullPath: text('full_path').notNull(),
+    /** Number of path segments (a root Story has 1): bounds tree queries without a recursive CTE. */
+    depth: smallint('depth').notNull(),
+    isFolder: boolean('is_folder').notNull().default(false),
+    status: text('status', { enum: ['draft', 'published', 'archived'] }).notNull(),
+    versionNo: integer('version_no').notNull(),
+    /** Set by a content or name save, cleared by publish: "the drafts differ from the public snapshot". */
+    hasUnpublishedChanges: boolean('has_unpublished_changes').notNull(),
+    publishedAt: ts('published_at'),
+    archivedAt: ts('archived_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    uniqueIndex('stories_uuid_key').on(t.uuid),
+    // The public read and the listing order; unique per Space, archived Stories included.
+    uniqueIndex('stories_space_path_key').on(t.spaceId, t.fullPath),
+    // Subtree lookups (moves, descendants) use `full_path LIKE '<prefix>/%'`, which needs pattern ops in any collation.
+    index('stories_space_path_prefix_idx').using('btree', t.spaceId, t.fullPath.op('text_pattern_ops')),
+    index('stories_space_status_path_idx').on(t.spaceId, t.status, t.fullPath),
+    index('stories_space_parent_path_idx').on(t.spaceId, t.parentId, t.fullPath),
+    index('stories_parent_idx').on(t.parentId),
+  ],
+)
+
+/**
+ * Stories per Space and status, kept by the service in the transaction of every create, status change and delete:
+ * `meta.total` of a listing without a parent or text filter reads two rows instead of counting 100,000.
+ */
+export const storyCounts = pgTable(
+  'story_counts',
+  {
+    spaceId: integer('space_id')
+      .notNull()
+      .references(() => spaces.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: ['draft', 'published', 'archived'] }).notNull(),
+    count: integer('count').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.spaceId, t.status] })],
+)
+
+/** The latest draft of a Story in one locale. */
+export const storyContents = pgTable(
+  'story_contents',
+  {
+    storyId: integer('story_id')
+      .notNull()
+      .references(() => stories.id, { onDelete: 'cascade' }),
+    lang: text('lang').notNull(),
+    /** A translated name; null means the Story's own name. */
+    name: text('name'),
+    content: jsonb('content').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.storyId, t.lang] })],
+)
+
+/** The public snapshot of a Story in one locale, written by publish and removed by unpublish/archive. */
+export const storyPublished = pgTable(
+  'story_published',
+  {
+    storyId: integer('story_id')
+      .notNull()
+      .references(() => stories.id, { onDelete: 'cascade' }),
+    lang: text('lang').notNull(),
+    name: text('name').notNull(),
+    content: jsonb('content').notNull(),
+    versionNo: integer('version_no').notNull(),
+    publishedAt: ts('published_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.storyId, t.lang] })],
+)
+
+/** Every save of a Story, in any locale. */
+export const storyVersions = pgTable(
+  'story_versions',
+  {
+    storyId: integer('story_id')
+      .notNull()
+      .references(() => stories.id, { onDelete: 'cascade' }),
+    versionNo: integer('version_no').notNull(),
+    lang: text('lang').notNull(),
+    name: text('name').notNull(),
+    slug: text('slug').notNull(),
+    fullPath: text('full_path').notNull(),
+    content: jsonb('content').notNull(),
+    /** Who saved it (the user, or the creator of a Space token); the auth module owns users, so no FK here. */
+    authorUserId: integer('author_user_id'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.storyId, t.versionNo] })],
+)
+
+/** Component blueprints: the schema every block of a Story is validated against. */
+export const components = pgTable(
+  'components',
+  {
+    id: serial('id').primaryKey(),
+    spaceId: integer('space_id')
+      .notNull()
+      .references(() => spaces.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    displayName: text('display_name').notNull(),
+    isRoot: boolean('is_root').notNull(),
+    isNestable: boolean('is_nestable').notNull(),
+    schema: jsonb('schema').notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [uniqueIndex('components_space_name_key').on(t.spaceId, t.name)],
+)

@@ -1,0 +1,111 @@
+import { and, asc, eq, max } from 'drizzle-orm'
+import { spaceLocales } from '../../../db/schema'
+import type { Deps } from '../../deps'
+import type { SpaceAccess } from '../../kernel/auth'
+import type { DbOrTx } from '../../kernel/db'
+import { conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { transact } from '../../kernel/events'
+import { canonicalLocale } from '../../kernel/locale'
+import { announceSpaceChange } from '../stories/cache'
+
+// The locales module owns space_locales (the spaces module still reads it to show a Space's locale list).
+
+export interface LocaleView {
+  code: string
+  fallback: string | null
+  is_default: boolean
+  position: number
+}
+
+export interface LocaleSettings {
+  /** Configured locales in display order. */
+  codes: string[]
+  /** Explicit fallbacks: code → fallback code. */
+  fallbacks: Map<string, string>
+}
+
+/** The locale configuration of a Space, for locale resolution (Story saves, the public read). */
+export async function localeSettings(db: DbOrTx, spaceId: number): Promise<LocaleSettings> {
+  const rows = await db
+    .select({ code: spaceLocales.code, fallback: spaceLocales.fallback })
+    .from(spaceLocales)
+    .where(eq(spaceLocales.spaceId, spaceId))
+    .orderBy(asc(spaceLocales.position), asc(spaceLocales.code))
+  const fallbacks = new Map<string, string>()
+  for (const r of rows) if (r.fallback) fallbacks.set(r.code, r.fallback)
+  return { codes: rows.map((r) => r.code), fallbacks }
+}
+
+export async function listLocales(deps: Deps, access: SpaceAccess): Promise<LocaleView[]> {
+  const rows = await deps.db.db
+    .select()
+    .from(spaceLocales)
+    .where(eq(spaceLocales.spaceId, access.space.id))
+    .orderBy(asc(spaceLocales.position), asc(spaceLocales.code))
+  return rows.map((r) => ({
+    code: r.code,
+    fallback: r.fallback,
+    is_default: r.code === access.space.defaultLang,
+    position: r.position,
+  }))
+}
+
+function canonicalOrFail(field: string, raw: string): string {
+  const c = canonicalLocale(raw)
+  if (!c) throw validationFailed({ [field]: [`"${raw}" is not a valid BCP-47 language tag.`] })
+  return c
+}
+
+export async function addLocale(deps: Deps, access: SpaceAccess, input: { code: string; fallback?: string | null }): Promise<LocaleView> {
+  const code = canonicalOrFail('code', input.code)
+  const fallback = input.fallback == null ? null : canonicalOrFail('fallback', input.fallback)
+  if (fallback === code) throw validationFailed({ fallback: ['must be another locale than the one being added.'] })
+  try {
+    const view = await transact(deps, async (tx) => {
+      const settings = await localeSettings(tx, access.space.id)
+      if (fallback && !settings.codes.includes(fallback)) {
+        throw validationFailed({ fallback: [`"${fallback}" is not one of this Space's locales (${settings.codes.join(', ')}).`] })
+      }
+      const [{ top }] = await tx
+        .select({ top: max(spaceLocales.position) })
+        .from(spaceLocales)
+        .where(eq(spaceLocales.spaceId, access.space.id))
+      const [row] = await tx
+        .insert(spaceLocales)
+        .values({ spaceId: access.space.id, code, fallback, position: (top ?? -1) + 1, createdAt: deps.clock.now() })
+        .returning()
+      await announceSpaceChange(tx, deps, access.space.id)
+      return { code: row.code, fallback: row.fallback, is_default: code === access.space.defaultLang, position: row.position }
+    })
+    deps.storyCache.invalidateSpace(access.space.id)
+    return view
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict(`The locale "${code}" already exists in this Space.`, 'locale_exists')
+    throw err
+  }
+}
+
+/**
+ * Removes a locale. The default locale cannot be removed; locales that fell back to it lose their fallback. Story
+ * content in that locale is kept (adding the locale again brings it back) but is no longer served or editable.
+ */
+export async function removeLocale(deps: Deps, access: SpaceAccess, rawCode: string): Promise<void> {
+  const code = canonicalLocale(rawCode)
+  if (!code) throw notFound('Locale')
+  if (code === access.space.defaultLang) {
+    throw conflict(`"${code}" is the Space's default locale; make another locale the default first.`, 'default_locale')
+  }
+  await transact(deps, async (tx) => {
+    const [row] = await tx
+      .delete(spaceLocales)
+      .where(and(eq(spaceLocales.spaceId, access.space.id), eq(spaceLocales.code, code)))
+      .returning({ code: spaceLocales.code })
+    if (!row) throw notFound('Locale')
+    await tx
+      .update(spaceLocales)
+      .set({ fallback: null })
+      .where(and(eq(spaceLocales.spaceId, access.space.id), eq(spaceLocales.fallback, code)))
+    await announceSpaceChange(tx, deps, access.space.id)
+  })
+  deps.storyCache.invalidateSpace(access.space.id)
+}

@@ -1,0 +1,118 @@
+import { and, asc, eq } from 'drizzle-orm'
+import { components } from '../../../db/schema'
+import type { Deps } from '../../deps'
+import type { SpaceAccess } from '../../kernel/auth'
+import { conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { type Blueprint, blueprintErrors, type FieldDef } from './blocks'
+import { type ComponentRow, storiesUsingComponent } from './repo'
+
+// Component blueprints: the schemas Story blocks are validated against on every save. Part of the stories module
+// because a blueprint's only purpose is Story content, and deleting one must ask whether Stories still use it.
+
+export interface ComponentView extends Blueprint {
+  created_at: string
+  updated_at: string
+}
+
+const view = (r: ComponentRow): ComponentView => ({
+  name: r.name,
+  display_name: r.displayName,
+  is_root: r.isRoot,
+  is_nestable: r.isNestable,
+  schema: r.schema as Record<string, FieldDef>,
+  created_at: r.createdAt.toISOString(),
+  updated_at: r.updatedAt.toISOString(),
+})
+
+export interface ComponentInput {
+  name?: string
+  display_name?: string
+  is_root?: boolean
+  is_nestable?: boolean
+  schema?: Record<string, unknown>
+}
+
+function check(input: ComponentInput) {
+  const errors = blueprintErrors(input)
+  if (Object.keys(errors).length) throw validationFailed(errors, 'The component blueprint is not valid.')
+}
+
+async function find(deps: Deps, spaceId: number, name: string) {
+  const [row] = await deps.db.db
+    .select()
+    .from(components)
+    .where(and(eq(components.spaceId, spaceId), eq(components.name, name)))
+    .limit(1)
+  if (!row) throw notFound('Component')
+  return row
+}
+
+export async function listComponents(deps: Deps, access: SpaceAccess): Promise<ComponentView[]> {
+  const rows = await deps.db.db
+    .select()
+    .from(components)
+    .where(eq(components.spaceId, access.space.id))
+    .orderBy(asc(components.name))
+  return rows.map(view)
+}
+
+export async function getComponent(deps: Deps, access: SpaceAccess, name: string): Promise<ComponentView> {
+  return view(await find(deps, access.space.id, name))
+}
+
+export async function createComponent(deps: Deps, access: SpaceAccess, input: ComponentInput & { name: string }): Promise<ComponentView> {
+  check(input)
+  const now = deps.clock.now()
+  try {
+    const [row] = await deps.db.db
+      .insert(components)
+      .values({
+        spaceId: access.space.id,
+        name: input.name,
+        displayName: input.display_name ?? input.name,
+        isRoot: input.is_root ?? true,
+        isNestable: input.is_nestable ?? true,
+        schema: input.schema ?? {},
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    return view(row)
+  } catch (err) {
+    if (isUniqueViolation(err, 'components_space_name_key')) {
+      throw conflict(`A component named "${input.name}" already exists.`, 'component_exists')
+    }
+    throw err
+  }
+}
+
+/** Changes the given properties; `schema`, when given, replaces the whole schema. Existing Stories are validated
+ * against the new schema on their next save. */
+export async function updateComponent(deps: Deps, access: SpaceAccess, name: string, input: ComponentInput): Promise<ComponentView> {
+  if (input.name !== undefined && input.name !== name) {
+    throw validationFailed({ name: ['cannot be changed; create a new component instead.'] })
+  }
+  check({ schema: input.schema })
+  const current = await find(deps, access.space.id, name)
+  const [row] = await deps.db.db
+    .update(components)
+    .set({
+      displayName: input.display_name ?? current.displayName,
+      isRoot: input.is_root ?? current.isRoot,
+      isNestable: input.is_nestable ?? current.isNestable,
+      schema: input.schema ?? current.schema,
+      updatedAt: deps.clock.now(),
+    })
+    .where(eq(components.id, current.id))
+    .returning()
+  return view(row)
+}
+
+export async function deleteComponent(deps: Deps, access: SpaceAccess, name: string): Promise<void> {
+  const current = await find(deps, access.space.id, name)
+  const users = await storiesUsingComponent(deps.db.db, access.space.id, name)
+  if (users > 0) {
+    throw conflict(`The component "${name}" is used by ${users} ${users === 1 ? 'Story' : 'Stories'}.`, 'component_in_use')
+  }
+  await deps.db.db.delete(components).where(eq(components.id, current.id))
+}

@@ -1,0 +1,53 @@
+import { and, asc, count, eq, like, or } from 'drizzle-orm'
+import { stories, storyPublished } from '../../../db/schema'
+import type { Deps } from '../../deps'
+import { likePrefix } from './paths'
+
+// Read-only facts about the published Stories, for modules that keep a copy of the public surface (the search index)
+// and need more than service.ts publishedSnapshots(): which Spaces to load, how many Stories (progress), where a moved
+// subtree went, and a content-free listing to compare a copy against. Other modules call these instead of reading
+// the stories tables.
+
+type Db = Pick<Deps, 'db'>
+
+/** Spaces with at least one published Story (archived Spaces included: the caller checks liveness). */
+export async function spacesWithPublishedStories(deps: Db): Promise<number[]> {
+  const rows = await deps.db.db
+    .selectDistinct({ spaceId: stories.spaceId })
+    .from(stories)
+    .where(eq(stories.status, 'published'))
+    .orderBy(asc(stories.spaceId))
+  return rows.map((r) => r.spaceId)
+}
+
+/** How many published Stories a Space has. */
+export async function countPublishedStories(deps: Db, spaceId: number): Promise<number> {
+  const [row] = await deps.db.db
+    .select({ n: count() })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.status, 'published')))
+  return Number(row.n)
+}
+
+/** The published Story at `fullPath` and every published Story below it: id and current path (finds moves). */
+export async function publishedPathsUnder(deps: Db, spaceId: number, fullPath: string): Promise<{ id: number; fullPath: string }[]> {
+  return deps.db.db
+    .select({ id: stories.id, fullPath: stories.fullPath })
+    .from(stories)
+    .where(
+      and(
+        eq(stories.spaceId, spaceId),
+        eq(stories.status, 'published'),
+        or(eq(stories.fullPath, fullPath), like(stories.fullPath, likePrefix(fullPath))),
+      ),
+    )
+}
+
+/** Every published snapshot's identity (no content), to compare a copy of the public surface with the source. */
+export async function publishedVersions(deps: Db, spaceId: number): Promise<{ id: number; lang: string; fullPath: string; versionNo: number }[]> {
+  return deps.db.db
+    .select({ id: stories.id, lang: storyPublished.lang, fullPath: stories.fullPath, versionNo: storyPublished.versionNo })
+    .from(stories)
+    .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.status, 'published')))
+}

@@ -1,0 +1,403 @@
+import { and, asc, count, desc, eq, ilike, inArray, isNull, like, ne, or, sql, type SQL } from 'drizzle-orm'
+import { alias } from 'drizzle-orm/pg-core'
+import { components, stories, storyContents, storyCounts, storyPublished, storyVersions } from '../../../db/schema'
+import type { DbOrTx, Tx } from '../../kernel/db'
+import type { Blueprint, FieldDef } from './blocks'
+import { likePrefix } from './paths'
+
+export type StoryRow = typeof stories.$inferSelect
+export type StoryWithParent = StoryRow & { parentUuid: string | null }
+export type StoryStatus = StoryRow['status']
+
+const parents = alias(stories, 'parent')
+
+const withParent = { ...selectAll(), parentUuid: parents.uuid }
+
+function selectAll() {
+  return {
+    id: stories.id,
+    uuid: stories.uuid,
+    spaceId: stories.spaceId,
+    parentId: stories.parentId,
+    lang: stories.lang,
+    name: stories.name,
+    slug: stories.slug,
+    fullPath: stories.fullPath,
+    depth: stories.depth,
+    isFolder: stories.isFolder,
+    status: stories.status,
+    versionNo: stories.versionNo,
+    hasUnpublishedChanges: stories.hasUnpublishedChanges,
+    publishedAt: stories.publishedAt,
+    archivedAt: stories.archivedAt,
+    createdAt: stories.createdAt,
+    updatedAt: stories.updatedAt,
+  }
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** A malformed uuid names no Story (and must not reach Postgres, which would reject the cast). */
+export const isUuid = (s: string) => UUID.test(s)
+
+export async function findStory(db: DbOrTx, spaceId: number, uuid: string, lock = false): Promise<StoryWithParent | null> {
+  if (!isUuid(uuid)) return null
+  const q = db
+    .select(withParent)
+    .from(stories)
+    .leftJoin(parents, eq(parents.id, stories.parentId))
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.uuid, uuid.toLowerCase())))
+    .limit(1)
+  const [row] = lock ? await q.for('update', { of: stories }) : await q
+  return row ?? null
+}
+
+export async function contentsOf(db: DbOrTx, storyId: number) {
+  return db.select().from(storyContents).where(eq(storyContents.storyId, storyId)).orderBy(asc(storyContents.lang))
+}
+
+export async function contentIn(db: DbOrTx, storyId: number, lang: string) {
+  const [row] = await db
+    .select()
+    .from(storyContents)
+    .where(and(eq(storyContents.storyId, storyId), eq(storyContents.lang, lang)))
+    .limit(1)
+  return row ?? null
+}
+
+/** The locales each Story has content in. */
+export async function translationsOf(db: DbOrTx, storyIds: number[]): Promise<Map<number, string[]>> {
+  const map = new Map<number, string[]>()
+  if (!storyIds.length) return map
+  const rows = await db
+    .select({ storyId: storyContents.storyId, lang: storyContents.lang })
+    .from(storyContents)
+    .where(inArray(storyContents.storyId, storyIds))
+    .orderBy(asc(storyContents.lang))
+  for (const r of rows) {
+    const list = map.get(r.storyId) ?? []
+    list.push(r.lang)
+    map.set(r.storyId, list)
+  }
+  return map
+}
+
+export interface ListFilter {
+  status?: StoryStatus
+  parentId?: number | null
+  q?: string
+}
+
+/** Moves Stories between status counters (delta per status), inside the transaction of the change. */
+export async function adjustCounts(tx: Tx, spaceId: number, deltas: Partial<Record<StoryStatus, number>>) {
+  const rows = Object.entries(deltas)
+    .filter(([, n]) => n)
+    .map(([status, count]) => ({ spaceId, status: status as StoryStatus, count: count! }))
+  if (!rows.length) return
+  await tx
+    .insert(storyCounts)
+    .values(rows)
+    .onConflictDoUpdate({ target: [storyCounts.spaceId, storyCounts.status], set: { count: sql`${storyCounts.count} + excluded.count` } })
+}
+
+async function countedTotal(db: DbOrTx, spaceId: number, status: StoryStatus | undefined): Promise<number> {
+  const rows = await db
+    .select({ status: storyCounts.status, count: storyCounts.count })
+    .from(storyCounts)
+    .where(eq(storyCounts.spaceId, spaceId))
+  let total = 0
+  for (const r of rows) if (status ? r.status === status : r.status !== 'archived') total += r.count
+  return total
+}
+
+/**
+ * One page in full_path order; every filter combination is served by a (space_id, …, full_path) index. The total
+ * comes from story_counts unless a parent or text filter needs a real count (a parent's children are an index range;
+ * a text search scans the Space anyway).
+ */
+export async function listStories(db: DbOrTx, spaceId: number, f: ListFilter, limit: number, offset: number) {
+  const where: SQL[] = [eq(stories.spaceId, spaceId)]
+  if (f.status) where.push(eq(stories.status, f.status))
+  else where.push(ne(stories.status, 'archived'))
+  if (f.parentId !== undefined) where.push(f.parentId === null ? isNull(stories.parentId) : eq(stories.parentId, f.parentId))
+  if (f.q) {
+    const pattern = `%${f.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+    where.push(or(ilike(stories.name, pattern), ilike(stories.fullPath, pattern))!)
+  }
+  const cond = and(...where)
+  const counted = f.parentId === undefined && !f.q
+  const [rows, total] = await Promise.all([
+    db
+      .select(withParent)
+      .from(stories)
+      .leftJoin(parents, eq(parents.id, stories.parentId))
+      .where(cond)
+      .orderBy(asc(stories.fullPath))
+      .limit(limit)
+      .offset(offset),
+    counted
+      ? countedTotal(db, spaceId, f.status)
+      : db
+          .select({ total: count() })
+          .from(stories)
+          .where(cond)
+          .then(([r]) => Number(r.total)),
+  ])
+  return { rows, total }
+}
+
+export interface TreeNodeRow {
+  id: number
+  uuid: string
+  parentId: number | null
+  name: string
+  slug: string
+  fullPath: string
+  depth: number
+  isFolder: boolean
+  status: StoryStatus
+  hasUnpublishedChanges: boolean
+}
+
+const treeColumns = {
+  id: stories.id,
+  uuid: stories.uuid,
+  parentId: stories.parentId,
+  name: stories.name,
+  slug: stories.slug,
+  fullPath: stories.fullPath,
+  depth: stories.depth,
+  isFolder: stories.isFolder,
+  status: stories.status,
+  hasUnpublishedChanges: stories.hasUnpublishedChanges,
+}
+
+export async function rootsPage(db: DbOrTx, spaceId: number, limit: number, offset: number) {
+  const cond = and(eq(stories.spaceId, spaceId), isNull(stories.parentId), ne(stories.status, 'archived'))
+  const [rows, [{ total }]] = await Promise.all([
+    db.select(treeColumns).from(stories).where(cond).orderBy(asc(stories.fullPath)).limit(limit).offset(offset),
+    db.select({ total: count() }).from(stories).where(cond),
+  ])
+  return { rows: rows as TreeNodeRow[], total: Number(total) }
+}
+
+/** The children of some Stories, at most `limit` rows (uses the (space_id, parent_id, full_path) index). */
+export async function childrenOf(db: DbOrTx, spaceId: number, parentIds: number[], limit: number): Promise<TreeNodeRow[]> {
+  if (!parentIds.length) return []
+  return (await db
+    .select(treeColumns)
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), inArray(stories.parentId, parentIds), ne(stories.status, 'archived')))
+    .orderBy(asc(stories.fullPath))
+    .limit(limit)) as TreeNodeRow[]
+}
+
+/** Which of these Stories have at least one (non-archived) child. */
+export async function withChildren(db: DbOrTx, spaceId: number, ids: number[]): Promise<Set<number>> {
+  if (!ids.length) return new Set()
+  const rows = await db
+    .selectDistinct({ parentId: stories.parentId })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), inArray(stories.parentId, ids), ne(stories.status, 'archived')))
+  return new Set(rows.map((r) => r.parentId!))
+}
+
+export async function hasAnyChild(db: DbOrTx, storyId: number): Promise<boolean> {
+  const [row] = await db.select({ id: stories.id }).from(stories).where(eq(stories.parentId, storyId)).limit(1)
+  return !!row
+}
+
+/** The deepest depth in a subtree (the Story itself included). */
+export async function subtreeMaxDepth(db: DbOrTx, spaceId: number, story: { depth: number; fullPath: string }) {
+  const [row] = await db
+    .select({ d: sql<number>`max(${stories.depth})` })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), like(stories.fullPath, likePrefix(story.fullPath))))
+  return Math.max(story.depth, Number(row?.d ?? 0))
+}
+
+/** Rewrites the paths of every descendant after their ancestor moved from `oldPath` to `newPath`. */
+export async function moveDescendants(tx: Tx, spaceId: number, oldPath: string, newPath: string, depthDelta: number, now: Date) {
+  return tx
+    .update(stories)
+    .set({
+      fullPath: sql`${newPath} || substr(${stories.fullPath}, ${oldPath.length + 1})`,
+      depth: sql`${stories.depth} + ${depthDelta}`,
+      updatedAt: now,
+    })
+    .where(and(eq(stories.spaceId, spaceId), like(stories.fullPath, likePrefix(oldPath))))
+    .returning({ id: stories.id })
+}
+
+export async function versionsPage(db: DbOrTx, storyId: number, limit: number, offset: number) {
+  const [rows, [{ total }]] = await Promise.all([
+    db
+      .select({
+        versionNo: storyVersions.versionNo,
+        lang: storyVersions.lang,
+        name: storyVersions.name,
+        slug: storyVersions.slug,
+        fullPath: storyVersions.fullPath,
+        authorUserId: storyVersions.authorUserId,
+        createdAt: storyVersions.createdAt,
+      })
+      .from(storyVersions)
+      .where(eq(storyVersions.storyId, storyId))
+      .orderBy(desc(storyVersions.versionNo))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(storyVersions).where(eq(storyVersions.storyId, storyId)),
+  ])
+  return { rows, total: Number(total) }
+}
+
+export async function versionOf(db: DbOrTx, storyId: number, versionNo: number) {
+  const [row] = await db
+    .select()
+    .from(storyVersions)
+    .where(and(eq(storyVersions.storyId, storyId), eq(storyVersions.versionNo, versionNo)))
+    .limit(1)
+  return row ?? null
+}
+
+// ---- Public read ----
+
+export interface PublishedRow {
+  id: number
+  uuid: string
+  slug: string
+  fullPath: string
+  storyLang: string
+  lang: string
+  name: string
+  contentJson: string
+  versionNo: number
+  publishedAt: Date
+}
+
+/** Every locale of the published snapshot at a path, content as JSON text (no parse, no re-serialisation). */
+export async function publishedByPath(db: DbOrTx, spaceId: number, fullPath: string): Promise<PublishedRow[]> {
+  return db
+    .select({
+      id: stories.id,
+      uuid: stories.uuid,
+      slug: stories.slug,
+      fullPath: stories.fullPath,
+      storyLang: stories.lang,
+      lang: storyPublished.lang,
+      name: storyPublished.name,
+      contentJson: sql<string>`${storyPublished.content}::text`,
+      versionNo: storyPublished.versionNo,
+      publishedAt: storyPublished.publishedAt,
+    })
+    .from(stories)
+    .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.fullPath, fullPath), eq(stories.status, 'published')))
+}
+
+export async function publishedByUuid(db: DbOrTx, spaceId: number, uuid: string) {
+  if (!isUuid(uuid)) return []
+  return db
+    .select({
+      storyLang: stories.lang,
+      lang: storyPublished.lang,
+      name: storyPublished.name,
+      content: storyPublished.content,
+      versionNo: storyPublished.versionNo,
+      publishedAt: storyPublished.publishedAt,
+    })
+    .from(stories)
+    .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.uuid, uuid.toLowerCase()), eq(stories.status, 'published')))
+}
+
+/** Published snapshots in story id order (every locale of a Story on consecutive rows); pages by whole Stories. */
+export async function publishedPage(db: DbOrTx, o: { afterId: number; limit: number; storyIds?: number[]; spaceId?: number }) {
+  const where: SQL[] = [eq(stories.status, 'published'), sql`${stories.id} > ${o.afterId}`]
+  if (o.storyIds) where.push(o.storyIds.length ? inArray(stories.id, o.storyIds) : sql`false`)
+  if (o.spaceId !== undefined) where.push(eq(stories.spaceId, o.spaceId))
+  const ids = db
+    .select({ id: stories.id })
+    .from(stories)
+    .where(and(...where))
+    .orderBy(asc(stories.id))
+    .limit(o.limit)
+  return db
+    .select({
+      id: stories.id,
+      uuid: stories.uuid,
+      spaceId: stories.spaceId,
+      slug: stories.slug,
+      fullPath: stories.fullPath,
+      storyLang: stories.lang,
+      status: stories.status,
+      lang: storyPublished.lang,
+      name: storyPublished.name,
+      content: storyPublished.content,
+      versionNo: storyPublished.versionNo,
+      publishedAt: storyPublished.publishedAt,
+    })
+    .from(stories)
+    .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
+    .where(inArray(stories.id, ids))
+    .orderBy(asc(stories.id), asc(storyPublished.lang))
+}
+
+/** The latest drafts at a path, for preview: any status but archived. */
+export async function draftsByPath(db: DbOrTx, spaceId: number, fullPath: string) {
+  return db
+    .select({
+      id: stories.id,
+      uuid: stories.uuid,
+      slug: stories.slug,
+      fullPath: stories.fullPath,
+      storyLang: stories.lang,
+      storyName: stories.name,
+      versionNo: stories.versionNo,
+      publishedAt: stories.publishedAt,
+      lang: storyContents.lang,
+      name: storyContents.name,
+      content: storyContents.content,
+    })
+    .from(stories)
+    .innerJoin(storyContents, eq(storyContents.storyId, stories.id))
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.fullPath, fullPath), ne(stories.status, 'archived')))
+}
+
+// ---- Component blueprints ----
+
+export type ComponentRow = typeof components.$inferSelect
+
+export const toBlueprint = (r: ComponentRow): Blueprint => ({
+  name: r.name,
+  display_name: r.displayName,
+  is_root: r.isRoot,
+  is_nestable: r.isNestable,
+  schema: r.schema as Record<string, FieldDef>,
+})
+
+export async function blueprintsOf(db: DbOrTx, spaceId: number): Promise<Map<string, Blueprint>> {
+  const rows = await db.select().from(components).where(eq(components.spaceId, spaceId))
+  return new Map(rows.map((r) => [r.name, toBlueprint(r)]))
+}
+
+/**
+ * How many live (not archived) Stories use a component in a draft or in the published snapshot. A jsonpath search
+ * through every block, nested ones included.
+ */
+export async function storiesUsingComponent(db: DbOrTx, spaceId: number, name: string): Promise<number> {
+  const path = `$.**.component ? (@ == ${JSON.stringify(name)})`
+  const [row] = await db
+    .select({ n: count() })
+    .from(stories)
+    .where(
+      and(
+        eq(stories.spaceId, spaceId),
+        ne(stories.status, 'archived'),
+        or(
+          sql`exists (select 1 from ${storyContents} c where c.story_id = ${stories.id} and c.content @? ${path}::jsonpath)`,
+          sql`exists (select 1 from ${storyPublished} p where p.story_id = ${stories.id} and p.content @? ${path}::jsonpath)`,
+        ),
+      ),
+    )
+  return Number(row.n)
+}

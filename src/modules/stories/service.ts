@@ -1,0 +1,697 @@
+import { and, eq } from 'drizzle-orm'
+import { stories, storyContents, storyPublished, storyVersions } from '../../../db/schema'
+import type { Deps } from '../../deps'
+import type { SpaceAccess } from '../../kernel/auth'
+import type { Tx } from '../../kernel/db'
+import { AppError, conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { type Emit, transact } from '../../kernel/events'
+import { pageOf } from '../../kernel/http'
+import { canonicalLocale } from '../../kernel/locale'
+import { localeSettings } from '../locales/service'
+import { applyUntranslatable, type Blueprint, contentErrors, type Doc } from './blocks'
+import { isSlug, joinPath, MAX_STORY_DEPTH, SLUG_RULE } from './paths'
+import * as repo from './repo'
+import type { StoryRow, StoryStatus, StoryWithParent, TreeNodeRow } from './repo'
+
+export const EMPTY_DOC: Doc = { type: 'doc', blocks: [] }
+export const LIST_PAGE = { perPage: 25, max: 100 }
+export const TREE_PAGE = { perPage: 25, max: 100 }
+/** Nodes in one children/tree response; deeper levels are cut (meta.truncated) rather than answering megabytes. */
+export const MAX_TREE_NODES = 5000
+
+export interface StoryView {
+  id: number
+  uuid: string
+  name: string
+  slug: string
+  full_path: string
+  parent_uuid: string | null
+  is_folder: boolean
+  /** The locale of `name` and `content` in this response. */
+  lang: string
+  /** The Story's own locale (translations are the others). */
+  primary_lang: string
+  translations: string[]
+  version_no: number
+  status: StoryStatus
+  has_unpublished_changes: boolean
+  content?: unknown
+  published_at: string | null
+  archived_at: string | null
+  created_at: string
+  updated_at: string
+}
+
+function view(s: StoryWithParent, translations: string[], shown?: { lang: string; name: string | null; content: unknown }): StoryView {
+  const v: StoryView = {
+    id: s.id,
+    uuid: s.uuid,
+    name: shown?.name ?? s.name,
+    slug: s.slug,
+    full_path: s.fullPath,
+    parent_uuid: s.parentUuid,
+    is_folder: s.isFolder,
+    lang: shown?.lang ?? s.lang,
+    primary_lang: s.lang,
+    translations,
+    version_no: s.versionNo,
+    status: s.status,
+    has_unpublished_changes: s.hasUnpublishedChanges,
+    published_at: s.publishedAt?.toISOString() ?? null,
+    archived_at: s.archivedAt?.toISOString() ?? null,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  }
+  if (shown) v.content = shown.content
+  return v
+}
+
+/** The event payload of spec section 6 (plus the id), with the Story as it is after the change. */
+function eventPayload(s: Pick<StoryRow, 'id' | 'uuid' | 'slug' | 'fullPath' | 'lang' | 'versionNo'>, status: string) {
+  return { story: { id: s.id, uuid: s.uuid, slug: s.slug, full_path: s.fullPath, lang: s.lang, version_no: s.versionNo, status } }
+}
+
+async function viewOf(db: Deps['db']['db'] | Tx, spaceId: number, uuid: string, lang?: string): Promise<StoryView> {
+  const s = await repo.findStory(db, spaceId, uuid)
+  if (!s) throw notFound('Story')
+  const contents = await repo.contentsOf(db, s.id)
+  const want = lang ?? s.lang
+  const c = contents.find((r) => r.lang === want)
+  if (!c) throw new AppError(404, 'translation_not_found', `The Story has no content in "${want}".`)
+  return view(
+    s,
+    contents.map((r) => r.lang),
+    { lang: want, name: c.name, content: c.content },
+  )
+}
+
+function langOrFail(raw: string, field = 'lang'): string {
+  const c = canonicalLocale(raw)
+  if (!c) throw validationFailed({ [field]: [`"${raw}" is not a valid BCP-47 language tag.`] })
+  return c
+}
+
+async function spaceLocaleOrFail(tx: Deps['db']['db'] | Tx, spaceId: number, lang: string) {
+  const settings = await localeSettings(tx, spaceId)
+  if (!settings.codes.includes(lang)) {
+    throw validationFailed({ lang: [`"${lang}" is not one of this Space's locales (${settings.codes.join(', ')}).`] })
+  }
+  return settings
+}
+
+function validateContent(content: unknown, blueprints: Map<string, Blueprint>): Doc {
+  const errors = contentErrors(content, blueprints)
+  if (Object.keys(errors).length) throw validationFailed(errors, 'The content does not match its component blueprints.')
+  return content as Doc
+}
+
+function slugOrFail(slug: string) {
+  if (!isSlug(slug)) throw validationFailed({ slug: [SLUG_RULE] })
+}
+
+async function parentOrFail(tx: Tx, spaceId: number, parentUuid: string) {
+  const parent = await repo.findStory(tx, spaceId, parentUuid)
+  if (!parent) throw validationFailed({ parent_uuid: ['No Story with this uuid in this Space.'] })
+  if (parent.status === 'archived') throw validationFailed({ parent_uuid: ['The parent Story is archived.'] })
+  return parent
+}
+
+function mutable(s: StoryRow) {
+  if (s.status === 'archived') throw conflict('The Story is archived; it can only be deleted.', 'story_archived')
+}
+
+function pathTaken(err: unknown): never {
+  if (isUniqueViolation(err, 'stories_space_path_key')) {
+    throw conflict('Another Story already has this full_path in the Space.', 'path_taken')
+  }
+  throw err
+}
+
+// ---- Create, read, list ----
+
+export interface CreateStoryInput {
+  name: string
+  slug: string
+  parent_uuid?: string | null
+  is_folder?: boolean
+  lang?: string
+  content?: unknown
+}
+
+export async function createStory(deps: Deps, access: SpaceAccess, input: CreateStoryInput): Promise<StoryView> {
+  slugOrFail(input.slug)
+  const lang = input.lang === undefined ? access.space.defaultLang : langOrFail(input.lang)
+  const spaceId = access.space.id
+  try {
+    return await transact(deps, async (tx, emit) => {
+      await spaceLocaleOrFail(tx, spaceId, lang)
+      const content = validateContent(input.content === undefined ? EMPTY_DOC : input.content, await repo.blueprintsOf(tx, spaceId))
+      const parent = input.parent_uuid ? await parentOrFail(tx, spaceId, input.parent_uuid) : null
+      const depth = (parent?.depth ?? 0) + 1
+      if (depth > MAX_STORY_DEPTH) throw validationFailed({ parent_uuid: [`Stories nest at most ${MAX_STORY_DEPTH} levels deep.`] })
+      const now = deps.clock.now()
+      const fullPath = joinPath(parent?.fullPath ?? null, input.slug)
+      const [row] = await tx
+        .insert(stories)
+        .values({
+          uuid: crypto.randomUUID(),
+          spaceId,
+          parentId: parent?.id ?? null,
+          lang,
+          name: input.name,
+          slug: input.slug,
+          fullPath,
+          depth,
+          isFolder: input.is_folder ?? false,
+          status: 'draft',
+          versionNo: 1,
+          hasUnpublishedChanges: true,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning()
+      await tx.insert(storyContents).values({ storyId: row.id, lang, name: null, content, updatedAt: now })
+      await repo.adjustCounts(tx, spaceId, { draft: 1 })
+      await writeVersion(tx, row, { lang, name: input.name, content }, access, now, emit)
+      return view({ ...row, parentUuid: parent?.uuid ?? null }, [lang], { lang, name: input.name, content })
+    })
+  } catch (err) {
+    pathTaken(err)
+  }
+}
+
+async function writeVersion(
+  tx: Tx,
+  s: StoryRow,
+  saved: { lang: string; name: string; content: unknown },
+  access: SpaceAccess,
+  now: Date,
+  emit: Emit,
+) {
+  await tx.insert(storyVersions).values({
+    storyId: s.id,
+    versionNo: s.versionNo,
+    lang: saved.lang,
+    name: saved.name,
+    slug: s.slug,
+    fullPath: s.fullPath,
+    content: saved.content,
+    authorUserId: access.principal.userId,
+    createdAt: now,
+  })
+  emit({ type: 'version.created', spaceId: s.spaceId, payload: eventPayload(s, s.status) })
+}
+
+export async function getStory(deps: Deps, access: SpaceAccess, uuid: string, lang?: string): Promise<StoryView> {
+  return viewOf(deps.db.db, access.space.id, uuid, lang === undefined ? undefined : langOrFail(lang))
+}
+
+export interface ListQuery {
+  status?: StoryStatus
+  parent_uuid?: string
+  q?: string
+  page?: number
+  per_page?: number
+}
+
+/** A page of Stories in full_path order, without content. Archived Stories show only with status=archived. */
+export async function listStories(deps: Deps, access: SpaceAccess, query: ListQuery) {
+  const db = deps.db.db
+  const page = pageOf(query.page, query.per_page, LIST_PAGE)
+  let parentId: number | undefined
+  if (query.parent_uuid !== undefined) {
+    const parent = await repo.findStory(db, access.space.id, query.parent_uuid)
+    if (!parent) throw notFound('Parent Story')
+    parentId = parent.id
+  }
+  const { rows, total } = await repo.listStories(
+    db,
+    access.space.id,
+    { status: query.status, parentId, q: query.q?.trim() || undefined },
+    page.perPage,
+    page.offset,
+  )
+  const translations = await repo.translationsOf(
+    db,
+    rows.map((r) => r.id),
+  )
+  return {
+    data: rows.map((r) => view(r, translations.get(r.id) ?? [])),
+    meta: { total, page: page.page, per_page: page.perPage },
+  }
+}
+
+// ---- Save ----
+
+export interface UpdateStoryInput {
+  name?: string
+  slug?: string
+  parent_uuid?: string | null
+  content?: unknown
+  lang?: string
+  expected_version_no?: number
+}
+
+/**
+ * Every save writes a StoryVersion and increments version_no. Content and name edits stay drafts until the next
+ * publish; slug and parent changes move the Story and its whole subtree at once, public surface included.
+ */
+export async function updateStory(deps: Deps, access: SpaceAccess, uuid: string, input: UpdateStoryInput): Promise<StoryView> {
+  if (input.slug !== undefined) slugOrFail(input.slug)
+  const lang = input.lang === undefined ? undefined : langOrFail(input.lang)
+  const spaceId = access.space.id
+  let moved = false
+  try {
+    const result = await transact(deps, async (tx, emit) => {
+      const s = await repo.findStory(tx, spaceId, uuid, true)
+      if (!s) throw notFound('Story')
+      mutable(s)
+      if (input.expected_version_no !== undefined && input.expected_version_no !== s.versionNo) {
+        throw new AppError(
+          409,
+          'version_conflict',
+          `The Story is at version ${s.versionNo}, not ${input.expected_version_no}; reload it and apply your change again.`,
+        )
+      }
+      const now = deps.clock.now()
+      const saveLang = lang ?? s.lang
+      if (saveLang !== s.lang) await spaceLocaleOrFail(tx, spaceId, saveLang)
+      const existing = await repo.contentIn(tx, s.id, saveLang)
+      if (!existing && input.content === undefined) {
+        throw validationFailed({ content: [`is required to add the "${saveLang}" translation.`] })
+      }
+      const content =
+        input.content === undefined ? (existing!.content as Doc) : validateContent(input.content, await repo.blueprintsOf(tx, spaceId))
+      const isOwn = saveLang === s.lang
+      const contentChanged = input.content !== undefined
+      const nameChanged = input.name !== undefined
+
+      // Structure: slug and parent.
+      let parentId = s.parentId
+      let parentUuid = s.parentUuid
+      let parentPath: string | null = s.fullPath.slice(0, s.fullPath.length - s.slug.length - 1) || null
+      let depth = s.depth
+      if (input.parent_uuid !== undefined && input.parent_uuid !== s.parentUuid) {
+        if (input.parent_uuid === null) {
+          parentId = null
+          parentUuid = null
+          parentPath = null
+          depth = 1
+        } else {
+          const parent = await parentOrFail(tx, spaceId, input.parent_uuid)
+          if (parent.id === s.id || parent.fullPath.startsWith(`${s.fullPath}/`)) {
+            throw validationFailed({ parent_uuid: ['A Story cannot move under itself or one of its descendants.'] })
+          }
+          parentId = parent.id
+          parentUuid = parent.uuid
+          parentPath = parent.fullPath
+          depth = parent.depth + 1
+        }
+      }
+      const slug = input.slug ?? s.slug
+      const fullPath = joinPath(parentPath, slug)
+      if (fullPath !== s.fullPath) {
+        const deepest = await repo.subtreeMaxDepth(tx, spaceId, s)
+        if (deepest - s.depth + depth > MAX_STORY_DEPTH) {
+          throw validationFailed({ parent_uuid: [`Stories nest at most ${MAX_STORY_DEPTH} levels deep.`] })
+        }
+        moved = true
+      }
+
+      const patch: Partial<typeof stories.$inferInsert> = {
+        versionNo: s.versionNo + 1,
+        updatedAt: now,
+        parentId,
+        slug,
+        fullPath,
+        depth,
+      }
+      if (contentChanged || nameChanged) patch.hasUnpublishedChanges = true
+      if (isOwn && nameChanged) patch.name = input.name
+      const [row] = await tx.update(stories).set(patch).where(eq(stories.id, s.id)).returning()
+      if (moved) {
+        await repo.moveDescendants(tx, spaceId, s.fullPath, fullPath, depth - s.depth, now)
+        await deps.storyCache.announce(tx, spaceId)
+      }
+
+      let shownName: string | null = isOwn ? row.name : (existing?.name ?? null)
+      if (!isOwn && nameChanged) shownName = input.name!
+      if (existing) {
+        if (contentChanged || (!isOwn && nameChanged)) {
+          await tx
+            .update(storyContents)
+            .set({ content, name: isOwn ? null : shownName, updatedAt: now })
+            .where(and(eq(storyContents.storyId, s.id), eq(storyContents.lang, saveLang)))
+        }
+      } else {
+        await tx.insert(storyContents).values({ storyId: s.id, lang: saveLang, name: shownName, content, updatedAt: now })
+      }
+      await writeVersion(tx, row, { lang: saveLang, name: shownName ?? row.name, content }, access, now, emit)
+      const translations = (await repo.contentsOf(tx, s.id)).map((r) => r.lang)
+      return view({ ...row, parentUuid }, translations, { lang: saveLang, name: shownName ?? row.name, content })
+    })
+    if (moved) deps.storyCache.invalidateSpace(spaceId)
+    return result
+  } catch (err) {
+    pathTaken(err)
+  }
+}
+
+// ---- Publishing ----
+
+/** The snapshot of every locale as the public will see it: translations get untranslatable fields from the source. */
+async function snapshotContents(tx: Tx, s: StoryRow) {
+  const [contents, settings] = await Promise.all([repo.contentsOf(tx, s.id), localeSettings(tx, s.spaceId)])
+  const own = contents.find((c) => c.lang === s.lang)!
+  let blueprints: Map<string, Blueprint> | null = null
+  const out: { lang: string; name: string; content: unknown }[] = []
+  for (const c of contents) {
+    // Content in a locale the Space no longer has is kept but not served.
+    if (c.lang !== s.lang && !settings.codes.includes(c.lang)) continue
+    let content = c.content
+    if (c.lang !== s.lang) {
+      blueprints ??= await repo.blueprintsOf(tx, s.spaceId)
+      content = applyUntranslatable(c.content as Doc, own.content as Doc, blueprints)
+    }
+    out.push({ lang: c.lang, name: c.name ?? s.name, content })
+  }
+  return out
+}
+
+/**
+ * Publishes the current drafts of every locale as the public snapshot. Publishing a published Story without
+ * unpublished changes does nothing (no event).
+ */
+export async function publishStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await transact(deps, async (tx, emit) => {
+    const s = await repo.findStory(tx, access.space.id, uuid, true)
+    if (!s) throw notFound('Story')
+    mutable(s)
+    if (s.isFolder) throw validationFailed({ is_folder: ['Folders are not published; publish the Stories in them.'] }, 'A folder cannot be published.')
+    if (s.status === 'published' && !s.hasUnpublishedChanges) return
+    const now = deps.clock.now()
+    const snapshot = await snapshotContents(tx, s)
+    await tx.delete(storyPublished).where(eq(storyPublished.storyId, s.id))
+    await tx
+      .insert(storyPublished)
+      .values(snapshot.map((c) => ({ storyId: s.id, lang: c.lang, name: c.name, content: c.content, versionNo: s.versionNo, publishedAt: now })))
+    const [row] = await tx
+      .update(stories)
+      .set({ status: 'published', hasUnpublishedChanges: false, publishedAt: now, updatedAt: now })
+      .where(eq(stories.id, s.id))
+      .returning()
+    if (s.status !== 'published') await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1, published: 1 })
+    emit({ type: 'story.published', spaceId: s.spaceId, payload: eventPayload(row, 'published') })
+    await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
+  })
+  return viewOf(deps.db.db, access.space.id, uuid)
+}
+
+/** Leaving `published` removes the public snapshot and emits story.unpublished (inside the caller's transaction). */
+async function withdraw(tx: Tx, deps: Deps, s: StoryRow, emit: Emit, statusAfter: string) {
+  if (s.status !== 'published') return
+  await tx.delete(storyPublished).where(eq(storyPublished.storyId, s.id))
+  emit({ type: 'story.unpublished', spaceId: s.spaceId, payload: eventPayload(s, statusAfter) })
+  await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
+}
+
+export async function unpublishStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await transact(deps, async (tx, emit) => {
+    const s = await repo.findStory(tx, access.space.id, uuid, true)
+    if (!s) throw notFound('Story')
+    mutable(s)
+    if (s.status !== 'published') return
+    const now = deps.clock.now()
+    await tx.update(stories).set({ status: 'draft', updatedAt: now }).where(eq(stories.id, s.id))
+    await repo.adjustCounts(tx, s.spaceId, { published: -1, draft: 1 })
+    await withdraw(tx, deps, s, emit, 'draft')
+  })
+  return viewOf(deps.db.db, access.space.id, uuid)
+}
+
+/**
+ * Hides the Story everywhere public. story.deleted fires here (and not again at a later hard delete); a published
+ * Story also fires story.unpublished. Archiving again changes nothing.
+ */
+export async function archiveStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await transact(deps, async (tx, emit) => {
+    const s = await repo.findStory(tx, access.space.id, uuid, true)
+    if (!s) throw notFound('Story')
+    if (s.status === 'archived') return
+    const now = deps.clock.now()
+    await tx.update(stories).set({ status: 'archived', archivedAt: now, updatedAt: now }).where(eq(stories.id, s.id))
+    await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1, archived: 1 })
+    await withdraw(tx, deps, s, emit, 'archived')
+    emit({ type: 'story.deleted', spaceId: s.spaceId, payload: eventPayload(s, 'archived') })
+    await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
+  })
+  return viewOf(deps.db.db, access.space.id, uuid)
+}
+
+/** Removes the Story and its versions. A Story with children must have them moved or deleted first. */
+export async function deleteStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<void> {
+  await transact(deps, async (tx, emit) => {
+    const s = await repo.findStory(tx, access.space.id, uuid, true)
+    if (!s) throw notFound('Story')
+    if (await repo.hasAnyChild(tx, s.id)) {
+      throw conflict('The Story has children; move or delete them first.', 'has_children')
+    }
+    await withdraw(tx, deps, s, emit, 'deleted')
+    if (s.status !== 'archived') emit({ type: 'story.deleted', spaceId: s.spaceId, payload: eventPayload(s, 'deleted') })
+    await tx.delete(stories).where(eq(stories.id, s.id))
+    await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1 })
+    await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
+  })
+}
+
+// ---- Versions ----
+
+async function storyOrFail(deps: Deps, access: SpaceAccess, uuid: string) {
+  const s = await repo.findStory(deps.db.db, access.space.id, uuid)
+  if (!s) throw notFound('Story')
+  return s
+}
+
+export async function listVersions(deps: Deps, access: SpaceAccess, uuid: string, query: { page?: number; per_page?: number }) {
+  const s = await storyOrFail(deps, access, uuid)
+  const page = pageOf(query.page, query.per_page, LIST_PAGE)
+  const { rows, total } = await repo.versionsPage(deps.db.db, s.id, page.perPage, page.offset)
+  return {
+    data: rows.map((r) => ({
+      version_no: r.versionNo,
+      lang: r.lang,
+      name: r.name,
+      slug: r.slug,
+      full_path: r.fullPath,
+      author: r.authorUserId === null ? null : { user_id: r.authorUserId },
+      created_at: r.createdAt.toISOString(),
+    })),
+    meta: { total, page: page.page, per_page: page.perPage },
+  }
+}
+
+export async function getVersion(deps: Deps, access: SpaceAccess, uuid: string, versionNo: number) {
+  const s = await storyOrFail(deps, access, uuid)
+  const v = await repo.versionOf(deps.db.db, s.id, versionNo)
+  if (!v) throw notFound('Version')
+  return {
+    version_no: v.versionNo,
+    lang: v.lang,
+    name: v.name,
+    slug: v.slug,
+    full_path: v.fullPath,
+    content: v.content,
+    author: v.authorUserId === null ? null : { user_id: v.authorUserId },
+    created_at: v.createdAt.toISOString(),
+  }
+}
+
+/** Saves the content (and name) of an old version, in its locale, as a new version. Structure is not restored. */
+export async function restoreVersion(deps: Deps, access: SpaceAccess, uuid: string, versionNo: number): Promise<StoryView> {
+  const s = await storyOrFail(deps, access, uuid)
+  const v = await repo.versionOf(deps.db.db, s.id, versionNo)
+  if (!v) throw notFound('Version')
+  return updateStory(deps, access, uuid, { lang: v.lang, content: v.content, name: v.name })
+}
+
+// ---- Tree ----
+
+export interface TreeNode {
+  uuid: string
+  name: string
+  slug: string
+  full_path: string
+  is_folder: boolean
+  status: StoryStatus
+  has_unpublished_changes: boolean
+  /** Present when the node's children were loaded (within `depth`). */
+  children?: TreeNode[]
+  /** Present when they were not: whether there are any. */
+  has_children?: boolean
+}
+
+const node = (r: TreeNodeRow): TreeNode => ({
+  uuid: r.uuid,
+  name: r.name,
+  slug: r.slug,
+  full_path: r.fullPath,
+  is_folder: r.isFolder,
+  status: r.status,
+  has_unpublished_changes: r.hasUnpublishedChanges,
+})
+
+type Branch = { children?: TreeNode[]; has_children?: boolean }
+
+/** Level by level below `roots`, one indexed query per level, up to `depth` levels or MAX_TREE_NODES nodes. */
+async function growTree(deps: Deps, spaceId: number, roots: { id: number; node: Branch }[], depth: number) {
+  let frontier = roots
+  let budget = MAX_TREE_NODES - roots.length
+  let truncated = false
+  for (let level = 0; level < depth && frontier.length; level++) {
+    const rows = budget > 0 ? await repo.childrenOf(deps.db.db, spaceId, frontier.map((f) => f.id), budget + 1) : []
+    if (rows.length > budget) {
+      truncated = true
+      break
+    }
+    budget -= rows.length
+    const byParent = new Map(frontier.map((f) => [f.id, f.node]))
+    for (const f of frontier) f.node.children = []
+    const next: { id: number; node: Branch }[] = []
+    for (const r of rows) {
+      const n = node(r)
+      byParent.get(r.parentId!)!.children!.push(n)
+      next.push({ id: r.id, node: n })
+    }
+    frontier = next
+  }
+  // The last level loaded (or the level where the budget ran out) says whether there is more below.
+  const open = frontier.filter((f) => f.node.children === undefined)
+  const more = await repo.withChildren(deps.db.db, spaceId, open.map((f) => f.id))
+  for (const f of open) f.node.has_children = more.has(f.id)
+  return truncated
+}
+
+export async function storyChildren(deps: Deps, access: SpaceAccess, uuid: string, depth: number) {
+  const s = await storyOrFail(deps, access, uuid)
+  const root: { id: number; node: Branch } = { id: s.id, node: {} }
+  const truncated = await growTree(deps, access.space.id, [root], depth)
+  return { data: root.node.children ?? [], meta: { depth, truncated } }
+}
+
+/** The whole tree, paginated by root Story (archived Stories and their subtrees are left out). */
+export async function storyTree(deps: Deps, access: SpaceAccess, query: { page?: number; per_page?: number; depth: number }) {
+  const page = pageOf(query.page, query.per_page, TREE_PAGE)
+  const { rows, total } = await repo.rootsPage(deps.db.db, access.space.id, page.perPage, page.offset)
+  const roots = rows.map((r) => ({ id: r.id, node: node(r) }))
+  const truncated = await growTree(deps, access.space.id, roots, query.depth - 1)
+  return {
+    data: roots.map((r) => r.node),
+    meta: { total, page: page.page, per_page: page.perPage, depth: query.depth, truncated },
+  }
+}
+
+// ---- Bulk ----
+
+export type BulkAction = 'publish' | 'unpublish' | 'archive' | 'delete' | 'move'
+
+export type BulkResult =
+  | { uuid: string; ok: true; status: StoryStatus | 'deleted'; full_path?: string }
+  | { uuid: string; ok: false; status_code: number; error: string; message: string; errors?: Record<string, string[]> }
+
+/**
+ * Applies one action to many Stories, each in its own transaction: a failure is reported for its item and does not
+ * undo the others. Deletes run deepest first so a parent and its children can go in one call.
+ */
+export async function bulkStories(
+  deps: Deps,
+  access: SpaceAccess,
+  input: { action: BulkAction; uuids: string[]; parent_uuid?: string | null },
+): Promise<{ data: BulkResult[]; meta: { succeeded: number; failed: number } }> {
+  if (input.action === 'move' && input.parent_uuid === undefined) {
+    throw validationFailed({ parent_uuid: ['is required for move (null moves to the root).'] })
+  }
+  const uuids = [...new Set(input.uuids.map((u) => u.toLowerCase()))]
+  let order = uuids
+  if (input.action === 'delete') {
+    const depthOf = new Map<string, number>()
+    for (const u of uuids) depthOf.set(u, (await repo.findStory(deps.db.db, access.space.id, u))?.depth ?? 0)
+    order = [...uuids].sort((a, b) => depthOf.get(b)! - depthOf.get(a)!)
+  }
+  const results = new Map<string, BulkResult>()
+  for (const uuid of order) {
+    try {
+      switch (input.action) {
+        case 'publish':
+          results.set(uuid, done(uuid, await publishStory(deps, access, uuid)))
+          break
+        case 'unpublish':
+          results.set(uuid, done(uuid, await unpublishStory(deps, access, uuid)))
+          break
+        case 'archive':
+          results.set(uuid, done(uuid, await archiveStory(deps, access, uuid)))
+          break
+        case 'move':
+          results.set(uuid, done(uuid, await updateStory(deps, access, uuid, { parent_uuid: input.parent_uuid })))
+          break
+        case 'delete':
+          await deleteStory(deps, access, uuid)
+          results.set(uuid, { uuid, ok: true, status: 'deleted' })
+          break
+      }
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err
+      const r: BulkResult = { uuid, ok: false, status_code: err.status, error: err.code, message: err.message }
+      if (err.fields) r.errors = err.fields
+      results.set(uuid, r)
+    }
+  }
+  const data = uuids.map((u) => results.get(u)!)
+  const succeeded = data.filter((r) => r.ok).length
+  return { data, meta: { succeeded, failed: data.length - succeeded } }
+}
+
+const done = (uuid: string, v: StoryView): BulkResult => ({ uuid, ok: true, status: v.status, full_path: v.full_path })
+
+// ---- For other modules (search indexing, GraphQL): the public snapshot, never drafts ----
+
+export interface PublishedSnapshot {
+  id: number
+  uuid: string
+  space_id: number
+  slug: string
+  full_path: string
+  primary_lang: string
+  status: StoryStatus
+  locales: { lang: string; name: string; content: Doc; version_no: number; published_at: string }[]
+}
+
+/**
+ * Published Stories in id order after `afterId` (a page of at most `limit`), each with every published locale.
+ * `storyIds` narrows to given Stories (an indexer reacting to story.published). Unpublished Stories are absent.
+ */
+export async function publishedSnapshots(
+  deps: Deps,
+  opts: { afterId?: number; limit?: number; storyIds?: number[]; spaceId?: number } = {},
+): Promise<PublishedSnapshot[]> {
+  const rows = await repo.publishedPage(deps.db.db, {
+    afterId: opts.afterId ?? 0,
+    limit: Math.min(opts.limit ?? 100, 1000),
+    storyIds: opts.storyIds,
+    spaceId: opts.spaceId,
+  })
+  const out: PublishedSnapshot[] = []
+  for (const r of rows) {
+    let s = out[out.length - 1]
+    if (!s || s.id !== r.id) {
+      s = { id: r.id, uuid: r.uuid, space_id: r.spaceId, slug: r.slug, full_path: r.fullPath, primary_lang: r.storyLang, status: r.status, locales: [] }
+      out.push(s)
+    }
+    s.locales.push({ lang: r.lang, name: r.name, content: r.content as Doc, version_no: r.versionNo, published_at: r.publishedAt.toISOString() })
+  }
+  return out
+}
+
+/** The component blueprints of a Space (e.g. for an indexer that weighs fields by type). */
+export async function spaceBlueprints(deps: Deps, spaceId: number): Promise<Map<string, Blueprint>> {
+  return repo.blueprintsOf(deps.db.db, spaceId)
+}
