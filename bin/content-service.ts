@@ -4,11 +4,12 @@ import { parseArgs } from 'node:util'
 import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { startServer } from '../src/cli/serve'
+import { startWorkerProcess } from '../src/cli/worker'
 import { ConfigError, loadConfig } from '../src/config'
 import { flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'migrate', 'version'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'version'] as const
 
 function fail(message: string): never {
   console.error(`content-service: ${message}`)
@@ -36,7 +37,9 @@ async function main(argv: string[]) {
       args: rest,
       options: {
         help: { type: 'boolean', short: 'h' },
-        ...(command === 'serve' ? { port: { type: 'string' }, host: { type: 'string' } } : {}),
+        ...(command === 'serve'
+          ? { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } }
+          : {}),
       },
       strict: true,
       allowPositionals: false,
@@ -67,15 +70,24 @@ async function main(argv: string[]) {
     return
   }
 
-  let port: number | undefined
-  if (typeof values.port === 'string') {
-    port = Number(values.port)
-    if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, got "${values.port}"`)
+  let running: { stop(): Promise<void> }
+  if (command === 'worker') {
+    running = await startWorkerProcess(config)
+  } else {
+    let port: number | undefined
+    if (typeof values.port === 'string') {
+      port = Number(values.port)
+      if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`--port must be a port number, got "${values.port}"`)
+    }
+    running = await startServer(config, {
+      port,
+      host: typeof values.host === 'string' ? values.host : undefined,
+      workers: values['no-worker'] ? false : undefined,
+    })
   }
-  const server = await startServer(config, { port, host: typeof values.host === 'string' ? values.host : undefined })
   const shutdown = async (signal: string) => {
-    console.log(`${signal} received: finishing in-flight requests, then closing the database`)
-    await server.stop()
+    console.log(`${signal} received: finishing in-flight work, then closing the database`)
+    await running.stop()
     flushLogs()
     process.exit(0)
   }
@@ -85,5 +97,5 @@ async function main(argv: string[]) {
 
 main(process.argv.slice(2)).catch((err) => {
   console.error(`content-service: ${err instanceof Error ? err.message : String(err)}`)
-  process.exit(1)
+  process.exit(err instanceof ConfigError ? 2 : 1)
 })

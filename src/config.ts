@@ -25,6 +25,32 @@ export interface Config {
   jsonBodyLimit: number
   cdnMaxAge: number
   cdnStaleWhileRevalidate: number
+  /** Memory budget of the public Story read cache (rendered bodies and snapshots), in bytes. */
+  cdnCacheBytes: number
+  /**
+   * 32-byte key sealing stored secrets (webhook signing secrets) with AES-256-GCM, as 64 hex characters or base64.
+   * Unset: generated once into `<dataDir>/secret.key` on the embedded database; required with DATABASE_URL.
+   */
+  secretKey: string | null
+  /** Let outbound calls (webhooks) reach loopback, private, link-local and other internal addresses. */
+  outboundAllowPrivate: boolean
+  /** `serve` also runs the job workers (webhook deliveries, cron schedules); `--no-worker` turns it off. */
+  workerEnabled: boolean
+  /** How long a worker's claim on a job lasts without renewal; a crashed worker's jobs are retried after it. */
+  jobLeaseSeconds: number
+  /** How often idle workers look for due jobs (new jobs also wake them at once through LISTEN/NOTIFY). */
+  jobPollIntervalMs: number
+  /** Webhook deliveries one worker process sends at once. */
+  webhookConcurrency: number
+  /** Deadline of one webhook attempt (spec: 10 s). Not an environment variable: tests shorten it. */
+  webhookTimeoutMs: number
+  /**
+   * How often each instance compares its search indexes with the published Stories in the database and repairs the
+   * difference (a safety net for index updates lost while its LISTEN connection was down); 0 turns it off.
+   */
+  searchReconcileSeconds: number
+  /** How long `content-service reindex` waits for the running instances to finish rebuilding. */
+  searchReindexTimeoutSeconds: number
 }
 
 export class ConfigError extends Error {}
@@ -82,6 +108,18 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '')
 }
 
+function secretKey(env: Env, name: string): string | null {
+  const raw = env[name]?.trim()
+  if (!raw) return null
+  // Same forms as kernel/crypto parseSecretKey: 64 hex characters, or base64/base64url of 32 bytes.
+  const hex = /^[0-9a-fA-F]{64}$/.test(raw)
+  const b64 = /^[A-Za-z0-9+/_-]{43}=?$/.test(raw) && Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64').length === 32
+  if (!hex && !b64) {
+    throw new ConfigError(`${name} must be a 32-byte key: 64 hex characters or 44 base64 characters (openssl rand -hex 32)`)
+  }
+  return raw
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -100,6 +138,16 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     jsonBodyLimit: int(env, 'JSON_BODY_LIMIT', 1024 * 1024, 1024),
     cdnMaxAge: int(env, 'CDN_MAX_AGE', 60),
     cdnStaleWhileRevalidate: int(env, 'CDN_STALE_WHILE_REVALIDATE', 300),
+    cdnCacheBytes: int(env, 'CDN_CACHE_MB', 256, 1, 65536) * 1024 * 1024,
+    secretKey: secretKey(env, 'SERVICE_SECRET_KEY'),
+    outboundAllowPrivate: bool(env, 'SERVICE_OUTBOUND_ALLOW_PRIVATE', false),
+    workerEnabled: bool(env, 'SERVICE_WORKER_ENABLED', true),
+    jobLeaseSeconds: int(env, 'JOB_LEASE_SECONDS', 30, 2, 3600),
+    jobPollIntervalMs: int(env, 'JOB_POLL_INTERVAL_MS', 1000, 50, 60_000),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32, 1, 256),
+    webhookTimeoutMs: 10_000,
+    searchReconcileSeconds: int(env, 'SEARCH_RECONCILE_SECONDS', 300, 0, 86_400),
+    searchReindexTimeoutSeconds: int(env, 'SEARCH_REINDEX_TIMEOUT_SECONDS', 900, 1, 86_400),
   }
   return { ...config, ...overrides }
 }

@@ -1,7 +1,8 @@
 export const HELP = `content-service — a multi-tenant headless CMS in one executable
 
 Usage:
-  content-service [serve] [--port <n>] [--host <addr>]
+  content-service [serve] [--port <n>] [--host <addr>] [--no-worker]
+  content-service worker
   content-service migrate
   content-service version
   content-service --help | <command> --help
@@ -10,6 +11,8 @@ Commands:
   serve      Start the HTTP server (the default command). Applies pending migrations first.
                --port <n>    Port to listen on (default: PORT or 8080)
                --host <addr> Address to bind (default: HOST or 0.0.0.0)
+               --no-worker   Serve HTTP only; leave jobs to \`content-service worker\` processes
+  worker     Run the job workers only (webhook deliveries, schedules); needs DATABASE_URL.
   migrate    Apply pending database migrations and exit; shows each migration as it is applied.
   version    Print the service version, release channel and database mode.
 
@@ -18,7 +21,7 @@ DATA_DIR (default ./data), created on first start. Every environment variable is
 `
 
 export const COMMAND_HELP: Record<string, string> = {
-  serve: `content-service serve [--port <n>] [--host <addr>]
+  serve: `content-service serve [--port <n>] [--host <addr>] [--no-worker]
 
 Start the HTTP server. Applies pending migrations first, prints the URL it listens on and whether it uses
 embedded PGlite or Postgres. SIGTERM or SIGINT stops accepting connections, finishes in-flight requests and
@@ -27,6 +30,15 @@ closes the database.
 Options:
   --port <n>     Port to listen on (default: PORT or 8080)
   --host <addr>  Address to bind (default: HOST or 0.0.0.0)
+  --no-worker    Serve HTTP only: no webhook deliveries or scheduled jobs in this process
+                 (run \`content-service worker\` beside it; SERVICE_WORKER_ENABLED=false does the same)
+`,
+  worker: `content-service worker
+
+Run the job workers only: webhook deliveries, retries and scheduled jobs, claimed from the shared queue in Postgres
+(FOR UPDATE SKIP LOCKED: any number of workers and servers share the work; none runs a job twice at once).
+Needs DATABASE_URL: the embedded database belongs to the one \`serve\` process, which runs the workers itself.
+SIGTERM lets attempts in flight finish, then exits.
 `,
   migrate: `content-service migrate
 

@@ -43,6 +43,9 @@ export const RATE_LIMITS: RateLimitRule[] = [
   { id: 'cdn.beacon', method: 'POST', path: '/v1/cdn/:space/_beacon', limit: 600, windowSeconds: MIN },
   { id: 'cdn.og', method: 'GET', path: '/v1/cdn/:space/stories/:uuid/og.svg', limit: 300, windowSeconds: MIN },
   { id: 'cdn.stories', method: 'GET', path: '/v1/cdn/:space/stories/*', limit: 600, windowSeconds: MIN },
+  // Spec 4.2/8 state 60/min (route listing) and 600/min/IP (search description) for search. 600: search-as-you-type
+  // sends a request per pause in typing and visitors share IPs behind NAT; a query costs ~1 ms (docs/search.md).
+  { id: 'cdn.search', method: 'GET', path: '/v1/cdn/:space/search', limit: 600, windowSeconds: MIN },
   { id: 'cdn.carts.create', method: 'POST', path: '/v1/cdn/:space/carts', limit: 120, windowSeconds: MIN },
   { id: 'cdn.carts.show', method: 'GET', path: '/v1/cdn/:space/carts/:uuid', limit: 300, windowSeconds: MIN },
   { id: 'cdn.carts.checkout', method: 'POST', path: '/v1/cdn/:space/carts/:uuid/checkout', limit: 30, windowSeconds: MIN },

@@ -1,0 +1,434 @@
+import { and, eq, inArray, sql } from 'drizzle-orm'
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
+import type { Deps } from '../../deps'
+import { signDelivery } from '../../kernel/crypto'
+import type { DbOrTx, Tx } from '../../kernel/db'
+import { type DomainEvent, EVENT_TYPES, type EventType } from '../../kernel/events'
+import { type JobContext, LeaseLostError } from '../../kernel/jobs'
+import { OutboundError, outboundFetch } from '../../kernel/outbound'
+import { spaceSlugById } from '../spaces/service'
+
+/** The job queue of webhook deliveries; one job per delivery, retried by the queue. */
+export const DELIVERY_QUEUE = 'webhooks.deliver'
+
+/** Spec 6: up to 5 retries, after 30 s, 5 min, 30 min, 2 h and 12 h. */
+export const RETRY_DELAYS_MS = [30_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 12 * 3_600_000]
+
+/** Bytes of a receiver's response body kept in the delivery log (spec 8). */
+export const RESPONSE_BODY_LIMIT = 4096
+
+/** Additional data binding a sealed webhook secret to its purpose. */
+export const SECRET_CONTEXT = 'webhook-secret'
+
+export type DeliveryKind = 'event' | 'ping' | 'redelivery'
+
+export interface NewDelivery {
+  subscriptionId: number
+  spaceId: number
+  kind: DeliveryKind
+  event: string
+  eventId: number | null
+  /** The body without `event` and `delivered_at` (added at each attempt). */
+  payload: Record<string, unknown>
+  redeliveryOf?: string | null
+}
+
+const STORY_FIELDS = ['uuid', 'slug', 'full_path', 'lang', 'version_no', 'status'] as const
+
+function pick(source: unknown, fields: readonly string[]): Record<string, unknown> {
+  const from = (source && typeof source === 'object' ? source : {}) as Record<string, unknown>
+  const out: Record<string, unknown> = {}
+  for (const f of fields) out[f] = from[f] ?? null
+  return out
+}
+
+/**
+ * The public body of each event (besides `event`, `delivered_at` and `space.slug`), taken field by field from the
+ * event's payload so that internal fields (database ids) never leave the service. Documented in docs/webhooks.md.
+ */
+export function eventBody(type: EventType, payload: Record<string, unknown>): Record<string, unknown> {
+  switch (type) {
+    case 'story.published':
+    case 'story.unpublished':
+    case 'story.deleted':
+    case 'version.created':
+      return { story: pick(payload.story, STORY_FIELDS) }
+    case 'space.created':
+      return { space: pick(payload.space, ['slug', 'name', 'default_lang', 'locales']) }
+    case 'space.archived':
+      return { space: pick(payload.space, ['slug', 'name', 'archived_at']) }
+    case 'asset.uploaded':
+      return { asset: pick(payload.asset, ['uuid', 'filename', 'content_type', 'size', 'alt']) }
+    case 'datasource.synced':
+      return { datasource: pick(payload.datasource, ['key', 'label', 'type', 'entries', 'synced_at']) }
+  }
+}
+
+/**
+ * The exact JSON sent: `{event, delivered_at, space: {slug, ...}, ...}`, keys in the documented order (jsonb storage
+ * does not keep key order, so the body is shaped again here).
+ */
+export function deliveryBody(event: string, deliveredAt: Date, slug: string, payload: Record<string, unknown>): string {
+  const shaped =
+    event === 'ping'
+      ? { webhook: pick(payload.webhook, ['id', 'label', 'events']) }
+      : (EVENT_TYPES as readonly string[]).includes(event)
+        ? eventBody(event as EventType, payload)
+        : payload
+  const { space, ...rest } = shaped as Record<string, unknown>
+  const spaceObj = space && typeof space === 'object' ? (space as Record<string, unknown>) : {}
+  return JSON.stringify({ event, delivered_at: deliveredAt.toISOString(), space: { ...spaceObj, slug }, ...rest })
+}
+
+/**
+ * Writes deliveries, the first (pending) attempt of each and their jobs, in the caller's transaction: they exist
+ * only if it commits. Returns the delivery ids in input order.
+ */
+export async function createDeliveries(deps: Deps, tx: DbOrTx, list: NewDelivery[]): Promise<string[]> {
+  if (!list.length) return []
+  const now = deps.clock.now().toISOString()
+  const rows = list.map((d) => ({
+    id: crypto.randomUUID(),
+    subscription_id: d.subscriptionId,
+    space_id: d.spaceId,
+    kind: d.kind,
+    event: d.event,
+    event_id: d.eventId,
+    payload: d.payload,
+    redelivery_of: d.redeliveryOf ?? null,
+  }))
+  // Deliveries and their first, pending log rows in one statement; the rows travel as one JSON parameter.
+  await tx.execute(sql`
+    with d as (
+      insert into webhook_deliveries (id, subscription_id, space_id, kind, event, event_id, payload, status, redelivery_of, created_at)
+      select r.id, r.subscription_id, r.space_id, r.kind, r.event, r.event_id, r.payload, 'pending', r.redelivery_of, ${now}::timestamptz
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+        as r(id uuid, subscription_id int, space_id int, kind text, event text, event_id bigint, payload jsonb, redelivery_of uuid)
+      returning id, subscription_id
+    )
+    insert into webhook_attempts (delivery_id, subscription_id, retry, outcome, next_attempt_at, logged_at)
+    select d.id, d.subscription_id, 0, 'pending', ${now}::timestamptz, ${now}::timestamptz from d`)
+  await deps.jobs.enqueueMany(
+    tx,
+    rows.map((d) => ({ queue: DELIVERY_QUEUE, payload: { deliveryId: d.id }, dedupeKey: d.id })),
+  )
+  return rows.map((d) => d.id)
+}
+
+/**
+ * The outbox consumer: every committed event becomes one delivery per active subscription of its Space that lists
+ * it, inside the relay transaction that marks the event handled.
+ */
+export async function fanOutEvents(deps: Deps, tx: Tx, events: DomainEvent[]): Promise<void> {
+  const spaceIds = [...new Set(events.map((e) => e.spaceId).filter((id): id is number => id !== null))]
+  if (!spaceIds.length) return
+  const subs = await tx
+    .select({ id: webhookSubscriptions.id, spaceId: webhookSubscriptions.spaceId, events: webhookSubscriptions.events })
+    .from(webhookSubscriptions)
+    .where(and(inArray(webhookSubscriptions.spaceId, spaceIds), eq(webhookSubscriptions.active, true)))
+  if (!subs.length) return
+  const list: NewDelivery[] = []
+  for (const e of events) {
+    for (const s of subs) {
+      if (s.spaceId !== e.spaceId || !s.events.includes(e.type)) continue
+      list.push({
+        subscriptionId: s.id,
+        spaceId: s.spaceId,
+        kind: 'event',
+        event: e.type,
+        eventId: e.id,
+        payload: eventBody(e.type, e.payload),
+      })
+    }
+  }
+  await createDeliveries(deps, tx, list)
+}
+
+type AttemptResult =
+  | { outcome: 'delivered'; status: number; body: string; latencyMs: number }
+  | { outcome: 'failed' | 'retry'; status: number | null; body: string | null; latencyMs: number | null; error: string }
+
+interface DeliveryRow {
+  delivery: typeof webhookDeliveries.$inferSelect
+  /** The delivery's pending attempt, the log row this attempt fills in. */
+  attemptId: number | null
+  url: string
+  active: boolean
+  secretSealed: string
+}
+
+interface AttemptRecord {
+  ctx: JobContext<{ deliveryId: string }>
+  delivery: DeliveryRow['delivery']
+  attemptId: number | null
+  startedAt: Date
+  result: AttemptResult
+  /** delivered, failed for good, or retry at `nextAt`. */
+  final: 'delivered' | 'failed' | 'retry'
+  nextAt: Date | null
+}
+
+/**
+ * Calls made while a batch is running wait and then go together as the next batch: one query for many deliveries
+ * under load, no added wait when idle. `run` answers per item, an Error for an item that failed on its own.
+ */
+function batcher<I, O>(run: (items: I[]) => Promise<(O | Error)[]>): (item: I) => Promise<O> {
+  let queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = []
+  let running = false
+  const flush = async () => {
+    running = true
+    while (queue.length) {
+      const batch = queue
+      queue = []
+      try {
+        const out = await run(batch.map((b) => b.item))
+        batch.forEach((b, i) => (out[i] instanceof Error ? b.reject(out[i]) : b.resolve(out[i] as O)))
+      } catch (err) {
+        for (const b of batch) b.reject(err)
+      }
+    }
+    running = false
+  }
+  return (item) =>
+    new Promise<O>((resolve, reject) => {
+      queue.push({ item, resolve, reject })
+      // setImmediate, not a microtask: the embedded database answers without yielding to I/O, so a microtask would
+      // start a batch before the other finished requests had been read from their sockets.
+      if (!running && queue.length === 1) setImmediate(() => void (running ? undefined : flush()))
+    })
+}
+
+/** Per process: loads deliveries and records attempts in batches, and caches Space slugs (they never change). */
+export function deliveryPipeline(deps: Deps) {
+
+  const load = batcher<string, DeliveryRow | null>(async (ids) => {
+    const rows = await deps.db.db
+      .select({
+        delivery: webhookDeliveries,
+        attemptId: webhookAttempts.id,
+        url: webhookSubscriptions.url,
+        active: webhookSubscriptions.active,
+        secretSealed: webhookSubscriptions.secretSealed,
+      })
+      .from(webhookDeliveries)
+      .innerJoin(webhookSubscriptions, eq(webhookSubscriptions.id, webhookDeliveries.subscriptionId))
+      .leftJoin(webhookAttempts, and(eq(webhookAttempts.deliveryId, webhookDeliveries.id), eq(webhookAttempts.outcome, 'pending')))
+      .where(inArray(webhookDeliveries.id, [...new Set(ids)]))
+    const byId = new Map(rows.map((r) => [r.delivery.id, r]))
+    return ids.map((id) => byId.get(id) ?? null)
+  })
+
+  // One transaction per batch: the attempts' log rows, the deliveries' states and the jobs' states together.
+  const record = batcher<AttemptRecord, true>(async (items) => {
+    return deps.db.db.transaction(async (tx) => {
+      // Every statement below is keyed by primary key. The embedded database never analyzes its tables (it has no
+      // autovacuum), and from stale estimates the planner would rather scan a whole table than probe an index.
+      await tx.execute(sql`select set_config('enable_seqscan', 'off', true)`)
+      const lost = new Set(
+        await deps.jobs.settleMany(
+          tx,
+          items.map((i) => ({
+            ctx: i.ctx,
+            result:
+              i.final === 'delivered'
+                ? { status: 'done' as const }
+                : i.final === 'retry'
+                  ? { status: 'retry' as const, error: errorOf(i.result), runAt: i.nextAt! }
+                  : { status: 'failed' as const, error: errorOf(i.result) },
+          })),
+        ),
+      )
+      const ok = items.filter((i) => !lost.has(i.ctx))
+      const missing = ok.filter((i) => i.attemptId === null)
+      if (missing.length) {
+        // A delivery without a pending log row (it cannot happen through the API): give it one to fill in.
+        const rows = await tx
+          .insert(webhookAttempts)
+          .values(
+            missing.map((i) => ({
+              deliveryId: i.delivery.id,
+              subscriptionId: i.delivery.subscriptionId,
+              retry: i.ctx.job.attempt - 1,
+              outcome: 'pending' as const,
+              loggedAt: i.startedAt,
+            })),
+          )
+          .returning({ id: webhookAttempts.id })
+        missing.forEach((i, n) => (i.attemptId = rows[n].id))
+      }
+      if (ok.length) {
+        const attempts = sql.join(
+          ok.map(
+            (i) => sql`(${i.attemptId}::bigint, ${i.ctx.job.attempt - 1}::int, ${i.final === 'delivered' ? 'delivered' : 'failed'}::text,
+                        ${i.startedAt.toISOString()}::timestamptz, ${i.result.status}::int, ${i.result.body}::text,
+                        ${i.result.latencyMs}::int, ${i.result.outcome === 'delivered' ? null : i.result.error}::text)`,
+          ),
+          sql`, `,
+        )
+        await tx.execute(sql`
+          update webhook_attempts as a set retry = v.retry, outcome = v.outcome, next_attempt_at = null,
+            attempted_at = v.attempted_at, response_status = v.status, response_body = v.body, latency_ms = v.latency,
+            error = v.error, logged_at = v.attempted_at
+          from (values ${attempts}) as v(id, retry, outcome, attempted_at, status, body, latency, error)
+          where a.id = v.id`)
+        const retries = ok.filter((i) => i.final === 'retry')
+        if (retries.length) {
+          const now = deps.clock.now()
+          await tx.insert(webhookAttempts).values(
+            retries.map((i) => ({
+              deliveryId: i.delivery.id,
+              subscriptionId: i.delivery.subscriptionId,
+              retry: i.ctx.job.attempt,
+              outcome: 'pending' as const,
+              nextAttemptAt: i.nextAt,
+              loggedAt: now,
+            })),
+          )
+        }
+        const finals = ok.filter((i) => i.final !== 'retry')
+        if (finals.length) {
+          const now = deps.clock.now().toISOString()
+          const states = sql.join(
+            finals.map((i) => sql`(${i.delivery.id}::uuid, ${i.final}::text)`),
+            sql`, `,
+          )
+          await tx.execute(sql`
+            update webhook_deliveries as d set status = v.status, finished_at = ${now}::timestamptz
+            from (values ${states}) as v(id, status) where d.id = v.id`)
+        }
+      }
+      return items.map((i) => (lost.has(i.ctx) ? new LeaseLostError(`delivery ${i.delivery.id}: lease lost`) : (true as const)))
+    })
+  })
+
+  const slugs = new Map<number, Promise<string>>()
+  function spaceSlug(spaceId: number): Promise<string> {
+    let slug = slugs.get(spaceId)
+    if (!slug) {
+      slug = spaceSlugById(deps, spaceId).then((s) => {
+        if (!s) slugs.delete(spaceId)
+        return s ?? ''
+      })
+      slugs.set(spaceId, slug)
+    }
+    return slug
+  }
+
+  return { load, record, spaceSlug }
+}
+
+export type DeliveryPipeline = ReturnType<typeof deliveryPipeline>
+
+/** Sends one attempt of one delivery and records it with the job's new state (in a batch transaction). */
+export async function deliverAttempt(deps: Deps, pipeline: DeliveryPipeline, ctx: JobContext<{ deliveryId: string }>) {
+  const row = await pipeline.load(ctx.job.payload.deliveryId)
+  // Deleted with its subscription, or already settled: nothing to send.
+  if (!row || row.delivery.status !== 'pending') return
+  const d = row.delivery
+  const startedAt = deps.clock.now()
+
+  let result: AttemptResult
+  if (d.kind === 'event' && !row.active) {
+    result = { outcome: 'failed', status: null, body: null, latencyMs: null, error: 'the subscription is inactive' }
+  } else {
+    let secret: string | null = null
+    try {
+      secret = deps.secrets.open(row.secretSealed, SECRET_CONTEXT)
+    } catch {
+      deps.logger.error('webhook secret cannot be opened', { subscription: d.subscriptionId })
+    }
+    if (secret === null) {
+      result = {
+        outcome: 'failed',
+        status: null,
+        body: null,
+        latencyMs: null,
+        error: 'the signing secret cannot be decrypted (was SERVICE_SECRET_KEY changed?); rotate the secret',
+      }
+    } else {
+      try {
+        const body = deliveryBody(d.event, startedAt, await pipeline.spaceSlug(d.spaceId), d.payload as Record<string, unknown>)
+        const timestamp = Math.floor(startedAt.getTime() / 1000)
+        result = await send(deps, row.url, body, {
+          'Content-Type': 'application/json',
+          'X-Service-Event': d.event,
+          'X-Service-Signature': signDelivery(secret, timestamp, body),
+          'X-Service-Timestamp': String(timestamp),
+          'X-Service-Delivery': d.id,
+        })
+      } catch (err) {
+        // Our own failure, not the receiver's: log it and let the retry schedule try again.
+        deps.logger.error('webhook attempt failed internally', { delivery: d.id, error: String(err) })
+        result = { outcome: 'retry', status: null, body: null, latencyMs: null, error: 'internal error while sending' }
+      }
+    }
+  }
+  const nextAt = result.outcome === 'retry' ? ctx.nextRetryAt() : null
+  const final = result.outcome === 'retry' && !nextAt ? 'failed' : result.outcome
+  await pipeline.record({ ctx, delivery: d, attemptId: row.attemptId, startedAt, result, final, nextAt })
+}
+
+function errorOf(r: AttemptResult): string {
+  return r.outcome === 'delivered' ? '' : r.error
+}
+
+async function send(deps: Deps, url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+  try {
+    const res = await outboundFetch(
+      url,
+      { method: 'POST', headers, body, timeoutMs: deps.config.webhookTimeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT },
+      { allowPrivate: deps.config.outboundAllowPrivate },
+    )
+    const base = { status: res.status, body: res.body, latencyMs: res.latencyMs }
+    if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', ...base }
+    if (res.status >= 500) return { outcome: 'retry', ...base, error: `the receiver answered ${res.status}` }
+    const why = res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''
+    return { outcome: 'failed', ...base, error: `the receiver answered ${res.status}${why}` }
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err
+    // A refused address or an invalid URL will not get better by waiting; the network might.
+    const retry = err.kind === 'timeout' || err.kind === 'connection_failed' || err.kind === 'dns_failed'
+    return { outcome: retry ? 'retry' : 'failed', status: null, body: null, latencyMs: null, error: `${err.kind}: ${err.message}` }
+  }
+}
+
+/** Finished deliveries (and their log) are kept this long. */
+export const DELIVERY_RETENTION_DAYS = 30
+
+/** Deletes finished deliveries older than the retention, a thousand at a time (the embedded database has one connection). */
+async function pruneDeliveries(deps: Deps, olderThanDays: number): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - olderThanDays * 86_400_000).toISOString()
+  let total = 0
+  for (;;) {
+    const rows = rowsOf(
+      await deps.db.db.execute(sql`
+        delete from webhook_deliveries where id in (
+          select id from webhook_deliveries where finished_at < ${cutoff}::timestamptz limit 1000)
+        returning id`),
+    )
+    total += rows.length
+    if (rows.length < 1000) return total
+  }
+}
+
+function rowsOf(result: unknown): unknown[] {
+  return Array.isArray(result) ? result : (result as { rows: unknown[] }).rows
+}
+
+/** Registers the delivery queue, the log pruning schedule and the outbox consumer on deps.jobs (once, by createDeps). */
+export function registerWebhookJobs(deps: Deps): void {
+  deps.jobs.define<{ olderThanDays: number }>('webhooks.prune', {
+    handler: async ({ job }) => {
+      const n = await pruneDeliveries(deps, job.payload.olderThanDays)
+      if (n) deps.logger.info('pruned webhook deliveries', { deliveries: n })
+    },
+  })
+  deps.jobs.schedule({ name: 'webhooks.prune', cron: '41 3 * * *', queue: 'webhooks.prune', payload: { olderThanDays: DELIVERY_RETENTION_DAYS } })
+  const pipeline = deliveryPipeline(deps)
+  deps.jobs.define<{ deliveryId: string }>(DELIVERY_QUEUE, {
+    concurrency: deps.config.webhookConcurrency,
+    retryDelaysMs: RETRY_DELAYS_MS,
+    handler: (ctx) => deliverAttempt(deps, pipeline, ctx),
+  })
+  deps.jobs.onOutbox('webhooks', (tx, events) => fanOutEvents(deps, tx, events))
+}
