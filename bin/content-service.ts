@@ -3,13 +3,14 @@
 import { parseArgs } from 'node:util'
 import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
+import { ReindexError, runReindex } from '../src/cli/reindex'
 import { startServer } from '../src/cli/serve'
 import { startWorkerProcess } from '../src/cli/worker'
 import { ConfigError, loadConfig } from '../src/config'
 import { flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'worker', 'migrate', 'version'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'version'] as const
 
 function fail(message: string): never {
   console.error(`content-service: ${message}`)
@@ -40,6 +41,7 @@ async function main(argv: string[]) {
         ...(command === 'serve'
           ? { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } }
           : {}),
+        ...(command === 'reindex' ? { space: { type: 'string' } } : {}),
       },
       strict: true,
       allowPositionals: false,
@@ -67,6 +69,15 @@ async function main(argv: string[]) {
   }
   if (command === 'migrate') {
     await runMigrate(config)
+    return
+  }
+  if (command === 'reindex') {
+    try {
+      await runReindex(config, { space: typeof values.space === 'string' ? values.space : undefined })
+    } catch (err) {
+      if (err instanceof ReindexError) fail(err.message)
+      throw err
+    }
     return
   }
 

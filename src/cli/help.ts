@@ -4,6 +4,7 @@ Usage:
   content-service [serve] [--port <n>] [--host <addr>] [--no-worker]
   content-service worker
   content-service migrate
+  content-service reindex [--space <slug>]
   content-service version
   content-service --help | <command> --help
 
@@ -14,6 +15,8 @@ Commands:
                --no-worker   Serve HTTP only; leave jobs to \`content-service worker\` processes
   worker     Run the job workers only (webhook deliveries, schedules); needs DATABASE_URL.
   migrate    Apply pending database migrations and exit; shows each migration as it is applied.
+  reindex    Ask every running instance to rebuild its search indexes from the database and wait for them.
+               --space <slug> Only this Space (default: every Space)
   version    Print the service version, release channel and database mode.
 
 Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
@@ -44,6 +47,16 @@ SIGTERM lets attempts in flight finish, then exits.
 
 Apply every pending migration (embedded in the executable) to the configured database and exit.
 Safe to run while other instances start: migrations take a database lock and run in one transaction.
+`,
+  reindex: `content-service reindex [--space <slug>]
+
+Rebuild the public search indexes in full. The indexes live in each running instance's memory, so this asks every
+instance (through Postgres LISTEN/NOTIFY), shows each one's progress and returns when all have finished; it exits
+non-zero when one failed or did not answer in time. Needs DATABASE_URL: with the embedded database the server is the
+only instance and holds the database, and a restart rebuilds every index at start-up.
+
+Options:
+  --space <slug>  Rebuild only this Space
 `,
   version: `content-service version
 
