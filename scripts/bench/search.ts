@@ -1,0 +1,528 @@
+// bun run bench:search [--sizes=10000,50000] [--driver=pglite|postgres] [--duration=10] [--connections=32]
+//                      [--queries=2000] [--orama=10000|0] [--pg=postgres://postgres@127.0.0.1:5432]
+//
+// The public search at scale.
+// 1. Seeds a fresh database (PGlite directory or Postgres database) with N published Stories of about 300 words in one
+//    Space: synthetic English-like text (real stop words, a Zipf-distributed vocabulary of 150,000 made-up words),
+//    an article block (headline, lead, tags) and five or six paragraph blocks, in 20 section folders.
+// 2. Starts the app in a child process on that database and measures the start-up index build (time, longest
+//    event-loop stall while building), then the heap the index holds (heap after a full GC, minus the heap before the
+//    build) and the process RSS.
+// 3. In that process: latency of 1-, 2- and 3-word queries, each without and with typos (every word of 5+ characters
+//    carries as many typos as its length allows: one for 5-8, two for 9+), through the search service.
+// 4. Over HTTP with autocannon (--connections, --duration per query kind), rotating over thousands of distinct queries
+//    and client IPs (the server trusts loopback as a proxy, so the 600/min per-IP limit is not what is measured).
+// 5. For comparison, Orama used naively (--orama size): stock create/insert with every field and the full texts, the
+//    default tokenizer, one search() with the query's tolerance.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { create as oramaCreate, insert as oramaInsert, search as oramaSearch } from '@orama/orama'
+import { stopwords as englishStopwords } from '@orama/stopwords/english'
+import autocannon from 'autocannon'
+import postgres from 'postgres'
+import { stories, storyContents, storyPublished } from '../../db/schema'
+import { createApp } from '../../src/app'
+import { loadConfig } from '../../src/config'
+import { createDeps } from '../../src/deps'
+import { createLogger } from '../../src/kernel/logger'
+import type { SpaceAccess } from '../../src/kernel/auth'
+import { registerUser } from '../../src/modules/auth/service'
+import { searchStories } from '../../src/modules/search/service'
+import { stopWordsFor } from '../../src/modules/search/text'
+import { typoBudget } from '../../src/modules/search/tolerance'
+import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
+import { contentErrors, type Doc } from '../../src/modules/stories/blocks'
+import { createComponent } from '../../src/modules/stories/components'
+import { blueprintsOf } from '../../src/modules/stories/repo'
+
+const { values: args } = parseArgs({
+  options: {
+    sizes: { type: 'string', default: '10000,50000' },
+    driver: { type: 'string', default: 'pglite' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    queries: { type: 'string', default: '2000' },
+    orama: { type: 'string', default: '10000' },
+    pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+    child: { type: 'string' },
+    size: { type: 'string' },
+  },
+})
+
+// ---- Corpus ----
+
+export function rng(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const ONSETS = ['', 'b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'br', 'ch', 'cl', 'cr', 'dr', 'fl', 'gr', 'pl', 'pr', 'sh', 'st', 'str', 'th', 'tr']
+const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'ee', 'io', 'ou', 'y']
+const CODAS = ['', '', 'n', 'r', 's', 't', 'l', 'm', 'nd', 'ng', 'rt', 'st', 'ck', 'x']
+const VOCABULARY = 150_000
+const ZIPF = 1.15
+const STOP_RANKS = 120
+
+interface Corpus {
+  vocab: string[]
+  tags: string[]
+  rank(r: () => number): number
+}
+
+/** Rank 0 is the most frequent word; the first ranks are real English stop words. */
+export function makeCorpus(): Corpus {
+  const r = rng(7)
+  const seen = new Set<string>()
+  const vocab = englishStopwords.filter((w) => /^[a-z]+$/.test(w)).slice(0, STOP_RANKS)
+  for (const w of vocab) seen.add(w)
+  while (vocab.length < VOCABULARY) {
+    const syllables = 1 + Math.floor(r() * r() * 3) + (r() < 0.4 ? 1 : 0)
+    let w = ''
+    for (let s = 0; s < syllables; s++) {
+      w += ONSETS[Math.floor(r() * ONSETS.length)] + NUCLEI[Math.floor(r() * NUCLEI.length)]
+      if (s === syllables - 1 || r() < 0.3) w += CODAS[Math.floor(r() * CODAS.length)]
+    }
+    if (w.length < 2 || w.length > 16 || seen.has(w)) continue
+    seen.add(w)
+    vocab.push(w)
+  }
+  const cum = new Float64Array(VOCABULARY)
+  let total = 0
+  for (let i = 0; i < VOCABULARY; i++) cum[i] = total += 1 / Math.pow(i + 1, ZIPF)
+  return {
+    vocab,
+    tags: vocab.slice(2000, 2300),
+    rank(rand) {
+      const x = rand() * total
+      let lo = 0
+      let hi = VOCABULARY - 1
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1
+        if (cum[mid] < x) lo = mid + 1
+        else hi = mid
+      }
+      return lo
+    },
+  }
+}
+
+interface Article {
+  headline: string
+  lead: string
+  paragraphs: string[]
+  tags: string[]
+  slug: string
+}
+
+const cap = (w: string) => w[0].toUpperCase() + w.slice(1)
+
+/** Article i, the same in every process: about 300 words of body, a headline of 4-8 words, a lead of 18-30. */
+export function article(c: Corpus, i: number): Article {
+  const r = rng(1000 + i)
+  const any = () => c.vocab[c.rank(r)]
+  const content = () => {
+    for (;;) {
+      const k = c.rank(r)
+      if (k >= STOP_RANKS) return c.vocab[k]
+    }
+  }
+  const sentence = (n: number) => `${cap(Array.from({ length: n }, any).join(' '))}.`
+  const headlineWords = Array.from({ length: 4 + Math.floor(r() * 5) }, content)
+  const paragraphs: string[] = []
+  for (let left = 300; left > 0; ) {
+    const n = Math.min(left, 45 + Math.floor(r() * 30))
+    paragraphs.push(sentence(n))
+    left -= n
+  }
+  return {
+    headline: headlineWords.map(cap).join(' '),
+    lead: sentence(18 + Math.floor(r() * 12)),
+    paragraphs,
+    tags: [...new Set(Array.from({ length: 2 + Math.floor(r() * 3) }, () => c.tags[Math.floor(r() * c.tags.length)]))],
+    slug: `${headlineWords.slice(0, 4).join('-')}-${i}`,
+  }
+}
+
+export function articleDoc(a: Article, i: number): Doc {
+  return {
+    type: 'doc',
+    blocks: [
+      { component: 'article', _uid: `a${i}`, headline: a.headline, lead: a.lead, tags: a.tags, category: 'news' },
+      ...a.paragraphs.map((text, k) => ({ component: 'paragraph', _uid: `p${i}-${k}`, text })),
+    ],
+  }
+}
+
+// ---- Queries ----
+
+type Kind = `${1 | 2 | 3}w ${'exact' | 'typos'}`
+const KINDS: Kind[] = ['1w exact', '1w typos', '2w exact', '2w typos', '3w exact', '3w typos']
+
+export function typo(w: string, r: () => number): string {
+  const budget = typoBudget(w)
+  for (let attempt = 0; attempt < 20; attempt++) {
+    let out = w
+    for (let k = 0; k < budget; k++) {
+      const i = 1 + Math.floor(r() * (out.length - 2))
+      const ch = 'abcdefghijklmnopqrstuvwxyz'[Math.floor(r() * 26)]
+      switch (Math.floor(r() * 4)) {
+        case 0:
+          out = out.slice(0, i) + ch + out.slice(i + 1)
+          break
+        case 1:
+          out = out.slice(0, i) + out.slice(i + 1)
+          break
+        case 2:
+          out = out.slice(0, i) + ch + out.slice(i)
+          break
+        default:
+          out = out.slice(0, i - 1) + out[i] + out[i - 1] + out.slice(i + 1)
+      }
+    }
+    // A typo that shortens a word below its length class leaves it with a smaller budget: draw again.
+    if (typoBudget(out) === budget && out !== w) return out
+  }
+  return w
+}
+
+/**
+ * Queries of one kind: words drawn from one random article's headline, lead and body (so there is a Story to find),
+ * stop words left out, as users type them. With typos, every word gets the most its length allows.
+ */
+export function queries(c: Corpus, n: number, kind: Kind, count: number, seed: number): string[] {
+  const r = rng(seed)
+  const words = Number(kind[0])
+  const typos = kind.endsWith('typos')
+  const stop = stopWordsFor('en')
+  const out: string[] = []
+  while (out.length < count) {
+    const a = article(c, Math.floor(r() * n))
+    const pool = [a.headline, a.lead, ...a.paragraphs]
+      .join(' ')
+      .toLowerCase()
+      .split(/[^a-z]+/)
+      .filter((w) => w.length > 1 && !stop.has(w))
+    const pick = Array.from({ length: words }, () => pool[Math.floor(r() * pool.length)])
+    out.push(pick.map((w) => (typos ? typo(w, r) : w)).join(' '))
+  }
+  return out
+}
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d
+const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
+
+function heapNow() {
+  Bun.gc(true)
+  return process.memoryUsage().heapUsed
+}
+
+// ---- Seeding ----
+
+export async function seed(env: Record<string, string>, n: number, c: Corpus) {
+  const config = loadConfig({ ...env, LOG_LEVEL: 'warn' })
+  const deps = await createDeps(config)
+  const t0 = performance.now()
+  const { user, tenant } = await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
+  const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
+  await createSpace(deps, principal, { slug: 'bench', name: 'Bench', default_lang: 'en' })
+  const access: SpaceAccess = { principal, space: (await findLiveSpace(deps, 'bench'))!, role: 'admin' }
+  await createComponent(deps, access, {
+    name: 'article',
+    schema: { headline: { type: 'text' }, lead: { type: 'textarea' }, tags: { type: 'tags' }, category: { type: 'select', options: ['news', 'guides'] } },
+  })
+  await createComponent(deps, access, { name: 'paragraph', schema: { text: { type: 'markdown' } } })
+  const blueprints = await blueprintsOf(deps.db.db, access.space.id)
+  const sample = articleDoc(article(c, 0), 0)
+  const errors = contentErrors(sample, blueprints)
+  if (Object.keys(errors).length) throw new Error(`seed content is invalid: ${JSON.stringify(errors)}`)
+  const now = new Date()
+  const sections = 20
+  const perSection = Math.ceil(n / sections)
+  let words = 0
+  for (let s = 0; s < sections; s++) {
+    const [folder] = await deps.db.db
+      .insert(stories)
+      .values({
+        uuid: crypto.randomUUID(), spaceId: access.space.id, parentId: null, lang: 'en', name: `Section ${s}`, slug: `section-${s}`,
+        fullPath: `/section-${s}`, depth: 1, isFolder: true, status: 'draft', versionNo: 1, hasUnpublishedChanges: true, createdAt: now, updatedAt: now,
+      })
+      .returning()
+    await deps.db.db.insert(storyContents).values({ storyId: folder.id, lang: 'en', content: { type: 'doc', blocks: [] }, updatedAt: now })
+    for (let from = s * perSection; from < Math.min(n, (s + 1) * perSection); from += 500) {
+      const to = Math.min(from + 500, n, (s + 1) * perSection)
+      const arts = Array.from({ length: to - from }, (_, k) => article(c, from + k))
+      for (const a of arts) words += a.paragraphs.join(' ').split(' ').length
+      await deps.db.db.transaction(async (tx) => {
+        const rows = await tx
+          .insert(stories)
+          .values(
+            arts.map((a) => ({
+              uuid: crypto.randomUUID(), spaceId: access.space.id, parentId: folder.id, lang: 'en', name: a.headline, slug: a.slug,
+              fullPath: `/section-${s}/${a.slug}`, depth: 2, isFolder: false, status: 'published' as const, versionNo: 1,
+              hasUnpublishedChanges: false, publishedAt: now, createdAt: now, updatedAt: now,
+            })),
+          )
+          .returning({ id: stories.id })
+        const docs = arts.map((a, k) => articleDoc(a, from + k))
+        await tx.insert(storyContents).values(rows.map((r, k) => ({ storyId: r.id, lang: 'en', content: docs[k], updatedAt: now })))
+        await tx.insert(storyPublished).values(rows.map((r, k) => ({ storyId: r.id, lang: 'en', name: arts[k].headline, content: docs[k], versionNo: 1, publishedAt: now })))
+      })
+    }
+  }
+  // story_counts is kept by the service; bulk inserts bypass it.
+  await deps.db.query(
+    `insert into story_counts (space_id, status, count) select space_id, status, count(*)::int from stories group by 1, 2
+     on conflict (space_id, status) do update set count = excluded.count`,
+  )
+  await deps.db.query('analyze')
+  const [{ bytes }] = await deps.db.query<{ bytes: number }>(
+    'select avg(length(content::text))::int as bytes from story_published p join stories s on s.id = p.story_id where s.space_id = $1',
+    [access.space.id],
+  )
+  console.log(`  seeded ${n} published Stories (${Math.round(words / n)} body words, ${bytes} bytes of content JSON each) in ${Math.round((performance.now() - t0) / 1000)} s`)
+  await deps.close()
+}
+
+// ---- Child: the app on the seeded database ----
+
+async function child(n: number) {
+  const c = makeCorpus()
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'info', TRUSTED_PROXIES: '127.0.0.1' } as Record<string, string>)
+  // Start-up logging as in production, without one line per request (as bench:read runs the server at LOG_LEVEL=warn).
+  const logger = createLogger('info', (line) => {
+    if (!line.includes('"msg":"request"')) process.stdout.write(`${line}\n`)
+  })
+  const deps = await createDeps(config, { logger })
+  const before = heapNow()
+  const t0 = performance.now()
+  const app = createApp(deps)
+  // The build runs in the background once the app is made: how long is the event loop held at most meanwhile?
+  let stall = 0
+  let last = performance.now()
+  const ticker = setInterval(() => {
+    const now = performance.now()
+    stall = Math.max(stall, now - last)
+    last = now
+  }, 1)
+  await deps.search.initialBuild
+  const buildMs = performance.now() - t0
+  clearInterval(ticker)
+  const heap = heapNow() - before
+  const rss = process.memoryUsage().rss
+  const stats = deps.search.stats()
+  const space = (await findLiveSpace(deps, 'bench'))!
+  const target = { id: space.id, defaultLang: 'en', codes: ['en'] }
+  const count = Number(args.queries)
+  const index = (await deps.search.index(space.id, 'en'))!
+  const inProcess: Record<string, unknown> = {}
+  // cold: the word-expansion cache emptied before every query (as right after an index change); warm: as it comes.
+  for (const mode of ['cold', 'warm'] as const) {
+    for (const [k, kind] of KINDS.entries()) {
+      const list = queries(c, n, kind, count + 200, 100 + k)
+      const times: number[] = []
+      let hits = 0
+      let empty = 0
+      index.clearCache()
+      const cache0 = { ...index.cacheStats }
+      for (const [j, q] of list.entries()) {
+        if (mode === 'cold') index.clearCache()
+        const t = performance.now()
+        const r = await searchStories(deps, target, { q })
+        if (j < 200) continue // warm-up
+        times.push(performance.now() - t)
+        hits += r.meta.total
+        if (!r.meta.total) empty++
+      }
+      times.sort((a, b) => a - b)
+      const lookups = index.cacheStats.hits - cache0.hits + index.cacheStats.misses - cache0.misses
+      inProcess[`${kind} ${mode}`] = {
+        p50: round(pct(times, 50)),
+        p99: round(pct(times, 99)),
+        max: round(times[times.length - 1]),
+        avg_total: Math.round(hits / count),
+        empty,
+        ...(mode === 'warm' ? { word_cache_hits: `${Math.round(((index.cacheStats.hits - cache0.hits) / lookups) * 100)}%` } : {}),
+      }
+    }
+  }
+  index.clearCache()
+  app.listen({ port: 0, hostname: '127.0.0.1' })
+  const result = {
+    build: { ms: Math.round(buildMs), max_event_loop_stall_ms: Math.round(stall), ...stats },
+    memory: { index_heap_mb: mb(heap), heap_mb: mb(heapNow()), rss_mb: mb(rss) },
+    in_process: inProcess,
+    port: app.server!.port,
+  }
+  console.log(`RESULT ${JSON.stringify(result)}`)
+  await new Promise(() => {}) // until the parent kills us
+}
+
+// ---- Child: Orama used naively, for comparison ----
+
+async function oramaChild(n: number) {
+  const c = makeCorpus()
+  const arts = Array.from({ length: n }, (_, i) => article(c, i))
+  const before = heapNow()
+  const t0 = performance.now()
+  const db = oramaCreate({
+    schema: { headline: 'string', lead: 'string', body_text: 'string', tags: 'string[]', slug: 'string', full_path: 'string' } as const,
+  })
+  for (const [i, a] of arts.entries()) {
+    oramaInsert(db, {
+      id: String(i),
+      headline: a.headline,
+      lead: a.lead,
+      body_text: a.paragraphs.join('\n'),
+      tags: a.tags,
+      slug: a.slug,
+      full_path: `/section-${i % 20}/${a.slug}`,
+    })
+  }
+  const buildMs = performance.now() - t0
+  const heap = heapNow() - before
+  ;(globalThis as { keep?: unknown }).keep = db
+  const boost = { headline: 8, lead: 4, body_text: 2, tags: 1.5, slug: 1.25, full_path: 1 }
+  const out: Record<string, unknown> = {}
+  for (const [k, kind] of KINDS.entries()) {
+    const list = queries(c, n, kind, 220, 100 + k)
+    const tolerance = kind.endsWith('typos') ? (kind[0] === '1' ? 1 : 2) : 0
+    const times: number[] = []
+    for (const [j, q] of list.entries()) {
+      const t = performance.now()
+      oramaSearch(db, { term: q, tolerance, boost, limit: 20 })
+      if (j >= 20) times.push(performance.now() - t)
+    }
+    times.sort((a, b) => a - b)
+    out[kind] = { tolerance, p50: round(pct(times, 50)), p99: round(pct(times, 99)) }
+  }
+  console.log(`RESULT ${JSON.stringify({ build_ms: Math.round(buildMs), index_heap_mb: mb(heap), rss_mb: mb(process.memoryUsage().rss), queries: out })}`)
+}
+
+// ---- Parent ----
+
+function ipOf(i: number) {
+  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+}
+
+async function cannon(base: string, list: string[]) {
+  let i = 0
+  const result = await autocannon({
+    url: base,
+    connections: Number(args.connections),
+    duration: Number(args.duration),
+    requests: [
+      {
+        method: 'GET',
+        setupRequest: (req) => {
+          const k = i++
+          req.path = `/v1/cdn/bench/search?q=${encodeURIComponent(list[k % list.length])}`
+          req.headers = { ...req.headers, 'x-forwarded-for': ipOf(k % 60_000) }
+          return req
+        },
+      },
+    ],
+  })
+  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors }
+}
+
+async function spawnChild(argv: string[], env: Record<string, string>, onLine: (line: string) => void): Promise<{ result: Record<string, unknown>; proc: ReturnType<typeof Bun.spawn> }> {
+  const proc = Bun.spawn([process.execPath, import.meta.path, ...argv], { env: { ...process.env, ...env }, stdout: 'pipe', stderr: 'inherit' })
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader()
+  const decoder = new TextDecoder()
+  let buffered = ''
+  for (;;) {
+    const { value, done } = await reader.read()
+    if (done) throw new Error(`child exited (${await proc.exited}) before reporting`)
+    buffered += decoder.decode(value, { stream: true })
+    let nl: number
+    while ((nl = buffered.indexOf('\n')) !== -1) {
+      const line = buffered.slice(0, nl)
+      buffered = buffered.slice(nl + 1)
+      if (line.startsWith('RESULT ')) {
+        // Keep draining the child's output so it never blocks on a full pipe.
+        void (async () => {
+          while (!(await reader.read()).done) {}
+        })().catch(() => {})
+        return { result: JSON.parse(line.slice(7)), proc }
+      }
+      onLine(line)
+    }
+  }
+}
+
+async function runSize(n: number, c: Corpus) {
+  console.log(`\n== ${n} Stories (${args.driver}) ==`)
+  const env: Record<string, string> = { SERVICE_SECRET_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') }
+  let cleanup = async () => {}
+  if (args.driver === 'pglite') {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-search-bench-'))
+    env.DATA_DIR = dir
+    cleanup = async () => rmSync(dir, { recursive: true, force: true })
+  } else {
+    const name = `cs_search_bench_${Date.now().toString(36)}`
+    const admin = postgres(`${args.pg}/postgres`, { max: 1, onnotice: () => {} })
+    await admin.unsafe(`create database ${name}`)
+    await admin.end()
+    env.DATABASE_URL = `${args.pg}/${name}`
+    cleanup = async () => {
+      const a = postgres(`${args.pg}/postgres`, { max: 1, onnotice: () => {} })
+      await a.unsafe(`drop database if exists ${name} with (force)`)
+      await a.end()
+    }
+  }
+  try {
+    await seed(env, n, c)
+    const { result, proc } = await spawnChild(['--child=app', `--size=${n}`, `--queries=${args.queries}`], env, (line) => {
+      if (line.includes('"msg":"search:')) {
+        const { msg, time: _t, level: _l, ...rest } = JSON.parse(line)
+        console.log(`  [app] ${msg} ${JSON.stringify(rest)}`)
+      }
+    })
+    try {
+      console.log(`  build: ${JSON.stringify(result.build)}`)
+      console.log(`  memory: ${JSON.stringify(result.memory)}`)
+      for (const [kind, r] of Object.entries(result.in_process as Record<string, unknown>)) console.log(`  in-process ${kind}: ${JSON.stringify(r)}`)
+      const http: Record<string, unknown> = {}
+      for (const [k, kind] of KINDS.entries()) {
+        http[kind] = await cannon(`http://127.0.0.1:${result.port}`, queries(c, n, kind, 5000, 500 + k))
+        console.log(`  http ${kind}: ${JSON.stringify(http[kind])}`)
+      }
+      return { stories: n, ...result, http }
+    } finally {
+      proc.kill()
+      await proc.exited
+    }
+  } finally {
+    await cleanup()
+  }
+}
+
+async function main() {
+  if (args.child === 'app') return child(Number(args.size))
+  if (args.child === 'orama') return oramaChild(Number(args.size))
+  const [load] = (await Bun.file('/proc/loadavg').text().catch(() => '? ')).split(' ')
+  console.log(`search benchmark — Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, load average ${load} at start`)
+  const c = makeCorpus()
+  const results: unknown[] = []
+  for (const n of args.sizes!.split(',').map(Number)) results.push(await runSize(n, c))
+  const oramaSize = Number(args.orama)
+  if (oramaSize > 0) {
+    console.log(`\n== Orama used naively, ${oramaSize} documents (in memory, no database) ==`)
+    const { result, proc } = await spawnChild(['--child=orama', `--size=${oramaSize}`], {}, () => {})
+    await proc.exited
+    console.log(`  ${JSON.stringify(result)}`)
+    results.push({ naive_orama: result })
+  }
+  console.log(`\nJSON ${JSON.stringify(results)}`)
+}
+
+if (import.meta.main) await main()

@@ -1,0 +1,38 @@
+import { t } from 'elysia'
+import { SEARCH_FIELDS } from './text'
+
+export const SearchParams = t.Object({ space: t.String({ maxLength: 64 }) })
+
+export const SearchQuery = t.Object({
+  q: t.String({ minLength: 1, maxLength: 256, error: 'is required: 1 to 256 characters' }),
+  lang: t.Optional(t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })),
+  // Ranges are checked by the service so the error is keyed by the parameter (range errors of a converted query value
+  // carry no path).
+  per_page: t.Optional(t.Numeric({ error: 'must be an integer from 1 to 50', description: 'Hits per page, 1 to 50 (default 20)' })),
+  page: t.Optional(t.Numeric({ error: 'must be a positive integer', description: 'Page number, from 1 (default 1)' })),
+  attributes: t.Optional(
+    t.String({
+      maxLength: 200,
+      error: `must be a comma-separated list of ${SEARCH_FIELDS.join(', ')}`,
+      description: `Comma-separated fields to search, any of ${SEARCH_FIELDS.join(', ')} (default: all).`,
+    }),
+  ),
+})
+
+export const SearchHitModel = t.Object({
+  id: t.String({ description: 'Story id and locale, e.g. 42:en' }),
+  story_id: t.Integer(),
+  story_uuid: t.String({ format: 'uuid' }),
+  slug: t.String(),
+  full_path: t.String(),
+  lang: t.String(),
+  headline: t.String({ description: 'First headline/title text field of the published content, else the Story name' }),
+  lead: t.Union([t.String(), t.Null()], { description: 'First lead/intro/teaser/summary text field, else null' }),
+  status: t.String({ description: 'Always published: only published Stories are searchable' }),
+  updated_at: t.Integer({ description: 'When this version was published, Unix seconds' }),
+})
+
+export const SearchResponseModel = t.Object({
+  data: t.Array(SearchHitModel),
+  meta: t.Object({ total: t.Integer(), query_time_ms: t.Integer(), page: t.Integer(), per_page: t.Integer() }),
+})

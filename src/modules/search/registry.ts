@@ -1,0 +1,535 @@
+import type { Deps } from '../../deps'
+import type { DomainEvent } from '../../kernel/events'
+import { findLiveSpace, spaceSlugById } from '../spaces/service'
+import type { Blueprint } from '../stories/blocks'
+import { countPublishedStories, publishedPathsUnder, publishedVersions, spacesWithPublishedStories } from '../stories/published'
+import { type PublishedSnapshot, publishedSnapshots, spaceBlueprints } from '../stories/service'
+import { hitId, searchDocument } from './documents'
+import { SearchIndex } from './engine'
+import { stopWordsFor } from './text'
+
+/**
+ * The search indexes of this process: one per Space and locale, built from the database at start-up and kept in step
+ * with the published Stories.
+ *
+ * - This process: story.published / unpublished / deleted and version.created (moves) arrive on the event bus after
+ *   commit; the Story ids go into a per-Space queue that one worker drains, re-reading each Story's published snapshots
+ *   from the database (so whatever the order of events, the index ends at the committed state).
+ * - Other processes: the same ids are sent with NOTIFY on SEARCH_CHANNEL; every instance queues them the same way.
+ * - A search waits for its Space's queue to drain, so a Story is searchable as soon as its publish has answered.
+ * - Builds (start-up, `content-service reindex`, or after heavy churn) fill fresh indexes off to the side while the old
+ *   ones keep answering; Stories that change meanwhile are re-read before the swap.
+ * - Every SEARCH_RECONCILE_SECONDS the indexes are compared with the database, which repairs updates lost while a
+ *   LISTEN connection was down.
+ */
+
+export const SEARCH_CHANNEL = 'cs_search'
+/** Stories read from the database per page while building. */
+const BUILD_PAGE = 200
+/** Longest stretch of index work between two yields to the event loop while building. */
+const SLICE_MS = 8
+/** Story ids per NOTIFY (payloads stop at 8000 bytes). */
+const IDS_PER_NOTIFY = 500
+
+/** Messages on SEARCH_CHANNEL. `i` is the sending instance. */
+export type SearchWire =
+  | { t: 'stories'; i: string; s: number; ids: number[] }
+  | { t: 'drop'; i: string; s: number }
+  | { t: 'reindex'; r: string; s: number | null }
+  | { t: 'reindex.ack'; r: string; i: string; spaces: number }
+  | { t: 'reindex.progress'; r: string; i: string; done: number; total: number }
+  | { t: 'reindex.done'; r: string; i: string; spaces: number; documents: number; ms: number }
+  | { t: 'reindex.failed'; r: string; i: string; error: string }
+
+export interface BuildProgress {
+  /** Stories read so far / to read, over every Space of the build. */
+  done: number
+  total: number
+}
+
+interface SpaceEntry {
+  id: number
+  /** The serving indexes by locale; null until the first build finishes. */
+  indexes: Map<string, SearchIndex> | null
+  /** The latest build (start-up, reindex, or after many removals). */
+  build: Promise<void> | null
+  /** Story ids that changed while a build was reading, re-read before it swaps in. */
+  dirty: Set<number> | null
+  /** Story ids waiting to be re-read into the serving indexes, and the worker draining them. */
+  pending: Set<number>
+  draining: Promise<void> | null
+  /** A vocabulary merge scheduled after updates (debounced). */
+  merge: ReturnType<typeof setTimeout> | null
+  /** False once a build found the Space archived or gone: it is not served, updated or reconciled. */
+  live: boolean
+}
+
+export class SearchRegistry {
+  readonly instanceId = crypto.randomUUID()
+  private spaces = new Map<number, SpaceEntry>()
+  private started = false
+  private closed = false
+  private listening: Promise<void> | null = null
+  private unlisten: (() => Promise<void>) | null = null
+  private unsubscribe: (() => void)[] = []
+  private reconcileTimer: ReturnType<typeof setInterval> | null = null
+  private background = new Set<Promise<unknown>>()
+  private deps!: Deps
+  /** The start-up build of every Space (resolves when done; never rejects). */
+  initialBuild: Promise<void> | null = null
+
+  // ---- Life cycle ----
+
+  /**
+   * Attaches the registry to an app's deps: subscribes to the bus and the channel, and builds every index in the
+   * background. Idempotent (a second app on the same deps shares the indexes).
+   */
+  start(deps: Deps): void {
+    if (this.started || this.closed) return
+    this.started = true
+    this.deps = deps
+    const { bus } = deps
+    for (const type of ['story.published', 'story.unpublished', 'story.deleted'] as const) {
+      this.unsubscribe.push(bus.subscribe(type, (e) => this.onStoryEvent(e)))
+    }
+    this.unsubscribe.push(bus.subscribe('version.created', (e) => this.onSaved(e)))
+    this.unsubscribe.push(
+      bus.subscribe('space.archived', (e) => {
+        if (e.spaceId === null) return
+        this.spaces.delete(e.spaceId)
+        void this.announce({ t: 'drop', i: this.instanceId, s: e.spaceId })
+      }),
+    )
+    this.listening = this.deps.db
+      .listen(SEARCH_CHANNEL, (payload) => this.receive(payload))
+      .then((u) => {
+        this.unlisten = u
+      })
+      .catch((err) => this.deps.logger.error('search: LISTEN failed; other instances cannot update this one', { error: String(err) }))
+    this.initialBuild = this.track(this.buildAll())
+    const every = this.deps.config.searchReconcileSeconds
+    if (every > 0) {
+      this.reconcileTimer = setInterval(() => void this.track(this.reconcile()), every * 1000)
+      this.reconcileTimer.unref?.()
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    if (this.reconcileTimer) clearInterval(this.reconcileTimer)
+    for (const u of this.unsubscribe.splice(0)) u()
+    await this.listening
+    if (this.unlisten) await this.unlisten().catch(() => {})
+    this.unlisten = null
+    while (this.background.size) await Promise.allSettled([...this.background])
+    const running: Promise<unknown>[] = []
+    for (const e of this.spaces.values()) {
+      if (e.merge) clearTimeout(e.merge)
+      if (e.build) running.push(e.build)
+      if (e.draining) running.push(e.draining)
+    }
+    await Promise.allSettled(running)
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    const tracked = p.finally(() => this.background.delete(tracked))
+    this.background.add(tracked)
+    return tracked
+  }
+
+  private entry(spaceId: number): SpaceEntry {
+    let e = this.spaces.get(spaceId)
+    if (!e) {
+      e = { id: spaceId, indexes: null, build: null, dirty: null, pending: new Set(), draining: null, merge: null, live: true }
+      this.spaces.set(spaceId, e)
+    }
+    return e
+  }
+
+  // ---- Reading ----
+
+  /**
+   * The index of a Space and locale, once the Space is built and its queued updates are applied (a search issued after
+   * a publish has answered sees that Story). Null when the Space has no published Story in that locale.
+   */
+  async index(spaceId: number, lang: string): Promise<SearchIndex | null> {
+    const e = this.entry(spaceId)
+    if (!e.indexes) await this.ensureBuilt(e)
+    while (e.draining) await e.draining
+    return e.indexes?.get(lang) ?? null
+  }
+
+  /** Documents per Space and locale (operations and tests). */
+  stats(): { spaces: number; indexes: number; documents: number } {
+    let indexes = 0
+    let documents = 0
+    for (const e of this.spaces.values()) {
+      for (const idx of e.indexes?.values() ?? []) {
+        indexes++
+        documents += idx.size
+      }
+    }
+    return { spaces: this.spaces.size, indexes, documents }
+  }
+
+  // ---- Building ----
+
+  private ensureBuilt(e: SpaceEntry): Promise<void> {
+    if (e.indexes) return Promise.resolve()
+    if (!e.build) {
+      const b: Promise<void> = this.build(e).catch((err) => {
+        // The next search or update tries again.
+        if (e.build === b) e.build = null
+        throw err
+      })
+      e.build = b
+    }
+    return e.build
+  }
+
+  /** Builds every Space with published Stories, one after the other, logging progress. */
+  private async buildAll(): Promise<void> {
+    const t0 = performance.now()
+    try {
+      const ids = await spacesWithPublishedStories(this.deps)
+      this.deps.logger.info('search: building indexes', { spaces: ids.length })
+      let documents = 0
+      for (const id of ids) {
+        if (this.closed) return
+        const e = this.entry(id)
+        await this.ensureBuilt(e).catch(() => {})
+        for (const idx of e.indexes?.values() ?? []) documents += idx.size
+      }
+      this.deps.logger.info('search: indexes built', { spaces: ids.length, documents, ms: Math.round(performance.now() - t0) })
+    } catch (err) {
+      if (!this.closed) this.deps.logger.error('search: building the indexes failed', { error: String(err) })
+    }
+  }
+
+  /**
+   * Builds fresh indexes for a Space from the database and swaps them in; the previous ones answer meanwhile. A build
+   * started while another runs waits for it (each build reads everything, so the later one wins).
+   */
+  rebuild(spaceId: number, onProgress?: (storiesRead: number) => void): Promise<void> {
+    const e = this.entry(spaceId)
+    const previous = e.build ?? Promise.resolve()
+    const next = previous.catch(() => {}).then(() => this.build(e, onProgress))
+    e.build = next
+    return next
+  }
+
+  private async build(e: SpaceEntry, onProgress?: (storiesRead: number) => void): Promise<void> {
+    const t0 = performance.now()
+    const dirty = new Set<number>()
+    e.dirty = dirty
+    try {
+      const slug = await spaceSlugById(this.deps, e.id)
+      const space = slug ? await findLiveSpace(this.deps, slug) : null
+      const fresh = new Map<string, SearchIndex>()
+      e.live = space !== null
+      if (!space) {
+        e.indexes = fresh
+        return
+      }
+      const [blueprints, total] = await Promise.all([spaceBlueprints(this.deps, e.id), countPublishedStories(this.deps, e.id)])
+      const logEvery = 5000
+      let read = 0
+      let nextLog = logEvery
+      let afterId = 0
+      let dbMs = 0
+      let indexMs = 0
+      for (;;) {
+        if (this.closed) return
+        const t1 = performance.now()
+        const page = await publishedSnapshots(this.deps, { spaceId: e.id, afterId, limit: BUILD_PAGE })
+        dbMs += performance.now() - t1
+        if (!page.length) break
+        let sliceStart = performance.now()
+        for (const story of page) {
+          addStory(fresh, story, blueprints)
+          if (performance.now() - sliceStart > SLICE_MS) {
+            indexMs += performance.now() - sliceStart
+            await yieldToEventLoop()
+            sliceStart = performance.now()
+          }
+        }
+        indexMs += performance.now() - sliceStart
+        read += page.length
+        afterId = page[page.length - 1].id
+        onProgress?.(page.length)
+        if (read >= nextLog) {
+          nextLog += logEvery
+          this.deps.logger.info('search: building', { space: space.slug, stories: read, of: total, ms: Math.round(performance.now() - t0) })
+        }
+      }
+      // Stories that changed while we read: read them again, until nothing changed during the last read.
+      while (dirty.size) {
+        const ids = [...dirty]
+        dirty.clear()
+        await this.refresh(e.id, fresh, ids)
+      }
+      const t2 = performance.now()
+      for (const idx of fresh.values()) await idx.vocabulary.compactInSlices(yieldToEventLoop)
+      indexMs += performance.now() - t2
+      e.indexes = fresh
+      let documents = 0
+      for (const idx of fresh.values()) documents += idx.size
+      this.deps.logger.info('search: index built', {
+        space: space.slug,
+        stories: read,
+        documents,
+        locales: [...fresh.keys()],
+        ms: Math.round(performance.now() - t0),
+        db_ms: Math.round(dbMs),
+        index_ms: Math.round(indexMs),
+      })
+    } catch (err) {
+      this.deps.logger.error('search: building an index failed', { space_id: e.id, error: String(err) })
+      throw err
+    } finally {
+      if (e.dirty === dirty) e.dirty = null
+    }
+  }
+
+  // ---- Updates ----
+
+  /** Queues Stories to be re-read from the database into the indexes of their Space. */
+  enqueue(spaceId: number, storyIds: number[]): void {
+    if (this.closed || !storyIds.length) return
+    const e = this.entry(spaceId)
+    if (!e.live) return
+    if (e.dirty) for (const id of storyIds) e.dirty.add(id)
+    if (!e.indexes) {
+      // Not built yet (a Space's first publish, or still starting): the build reads the committed state.
+      void this.ensureBuilt(e).catch(() => {})
+      return
+    }
+    for (const id of storyIds) e.pending.add(id)
+    this.drain(e)
+  }
+
+  private drain(e: SpaceEntry): void {
+    if (e.draining) return
+    e.draining = (async () => {
+      try {
+        while (e.pending.size && !this.closed) {
+          const ids = [...e.pending]
+          e.pending.clear()
+          if (e.indexes) await this.refresh(e.id, e.indexes, ids)
+        }
+      } catch (err) {
+        this.deps.logger.error('search: updating an index failed', { space_id: e.id, error: String(err) })
+      } finally {
+        e.draining = null
+        if (e.pending.size && !this.closed) this.drain(e)
+      }
+      this.maybeCompact(e)
+    })()
+  }
+
+  /** Re-reads Stories into `indexes`: their published snapshots replace what is there; a Story not published goes. */
+  private async refresh(spaceId: number, indexes: Map<string, SearchIndex>, storyIds: number[]): Promise<void> {
+    const blueprints = await spaceBlueprints(this.deps, spaceId)
+    for (let i = 0; i < storyIds.length; i += BUILD_PAGE) {
+      const ids = storyIds.slice(i, i + BUILD_PAGE)
+      const published = new Map<number, PublishedSnapshot>()
+      for (const s of await publishedSnapshots(this.deps, { spaceId, storyIds: ids, limit: ids.length })) published.set(s.id, s)
+      for (const id of ids) {
+        const story = published.get(id)
+        const langs = new Set(story?.locales.map((l) => l.lang))
+        for (const [lang, idx] of indexes) if (!langs.has(lang)) idx.remove(hitId(id, lang))
+        if (story) addStory(indexes, story, blueprints)
+      }
+    }
+  }
+
+  /**
+   * New words are searchable at once but checked one by one until merged into the sorted vocabulary: the merge (O(all
+   * words), in slices) runs a second after the last update, not after each. A rebuild once removals outnumber the
+   * documents (their words pile up in Orama's trees).
+   */
+  private maybeCompact(e: SpaceEntry) {
+    if (!e.indexes || this.closed) return
+    let rebuild = false
+    let merge = false
+    for (const idx of e.indexes.values()) {
+      if (idx.vocabulary.pendingCount > 0) merge = true
+      if (idx.removals > Math.max(1000, idx.size)) rebuild = true
+    }
+    if (merge) {
+      if (e.merge) clearTimeout(e.merge)
+      e.merge = setTimeout(() => {
+        e.merge = null
+        for (const idx of e.indexes?.values() ?? []) void this.track(idx.vocabulary.compactInSlices(yieldToEventLoop))
+      }, 1000)
+      e.merge.unref?.()
+    }
+    if (rebuild && !e.dirty) {
+      this.deps.logger.info('search: rebuilding after many removals', { space_id: e.id })
+      void this.track(this.rebuild(e.id).catch(() => {}))
+    }
+  }
+
+  private onStoryEvent(event: DomainEvent) {
+    const id = (event.payload.story as { id?: unknown } | undefined)?.id
+    if (event.spaceId === null || typeof id !== 'number') return
+    this.enqueue(event.spaceId, [id])
+    void this.announce({ t: 'stories', i: this.instanceId, s: event.spaceId, ids: [id] })
+  }
+
+  /**
+   * A save may have moved a Story, and with it its subtree (new full_path). Nothing to do when the Story is indexed at
+   * the path it was saved with; otherwise (moved, or a folder or draft whose published descendants may have moved)
+   * the published Stories at and under that path are compared with the index.
+   */
+  private async onSaved(event: DomainEvent) {
+    const story = event.payload.story as { id?: unknown; full_path?: unknown } | undefined
+    if (event.spaceId === null || typeof story?.id !== 'number' || typeof story.full_path !== 'string') return
+    const e = this.spaces.get(event.spaceId)
+    if (!e?.indexes) return
+    const indexedPath = (id: number) => {
+      for (const idx of e.indexes!.values()) {
+        const hit = idx.hit(hitId(id, idx.lang))
+        if (hit) return hit.full_path
+      }
+      return undefined
+    }
+    if (indexedPath(story.id) === story.full_path) return
+    const rows = await publishedPathsUnder(this.deps, event.spaceId, story.full_path)
+    const moved = rows.filter((r) => {
+      const was = indexedPath(r.id)
+      return was !== undefined && was !== r.fullPath
+    })
+    if (!moved.length) return
+    const ids = moved.map((r) => r.id)
+    this.enqueue(event.spaceId, ids)
+    await this.announceStories(event.spaceId, ids)
+  }
+
+  private async announceStories(spaceId: number, ids: number[]) {
+    for (let i = 0; i < ids.length; i += IDS_PER_NOTIFY) {
+      await this.announce({ t: 'stories', i: this.instanceId, s: spaceId, ids: ids.slice(i, i + IDS_PER_NOTIFY) })
+    }
+  }
+
+  private async announce(msg: SearchWire) {
+    try {
+      await this.deps.db.notify(SEARCH_CHANNEL, JSON.stringify(msg))
+    } catch (err) {
+      if (!this.closed) this.deps.logger.warn('search: NOTIFY failed; other instances catch up at their next reconcile', { error: String(err) })
+    }
+  }
+
+  private receive(payload: string) {
+    let msg: SearchWire
+    try {
+      msg = JSON.parse(payload)
+    } catch {
+      return
+    }
+    if (this.closed || typeof msg !== 'object' || msg === null) return
+    switch (msg.t) {
+      case 'stories':
+        if (msg.i !== this.instanceId && typeof msg.s === 'number' && Array.isArray(msg.ids)) {
+          this.enqueue(
+            msg.s,
+            msg.ids.filter((id) => typeof id === 'number'),
+          )
+        }
+        return
+      case 'drop':
+        if (msg.i !== this.instanceId && typeof msg.s === 'number') this.spaces.delete(msg.s)
+        return
+      case 'reindex':
+        if (typeof msg.r === 'string') void this.track(this.answerReindex(msg.r, typeof msg.s === 'number' ? msg.s : null))
+        return
+    }
+  }
+
+  // ---- Full rebuilds on request (content-service reindex) ----
+
+  /** Rebuilds one Space or every Space, reporting progress; used by the reindex command through NOTIFY. */
+  async rebuildAll(spaceId: number | null, onProgress?: (p: BuildProgress) => void): Promise<{ spaces: number; documents: number }> {
+    const ids =
+      spaceId !== null ? [spaceId] : [...new Set([...(await spacesWithPublishedStories(this.deps)), ...this.spaces.keys()])]
+    const counts = await Promise.all(ids.map((id) => countPublishedStories(this.deps, id)))
+    const progress: BuildProgress = { done: 0, total: counts.reduce((a, b) => a + b, 0) }
+    onProgress?.(progress)
+    let documents = 0
+    for (const id of ids) {
+      await this.rebuild(id, (n) => {
+        progress.done += n
+        onProgress?.(progress)
+      })
+      for (const idx of this.spaces.get(id)?.indexes?.values() ?? []) documents += idx.size
+    }
+    return { spaces: ids.length, documents }
+  }
+
+  private async answerReindex(requestId: string, spaceId: number | null) {
+    const i = this.instanceId
+    const t0 = performance.now()
+    await this.announce({ t: 'reindex.ack', r: requestId, i, spaces: spaceId === null ? this.spaces.size : 1 })
+    this.deps.logger.info('search: reindex requested', { request: requestId, space_id: spaceId })
+    let lastSent = 0
+    try {
+      const result = await this.rebuildAll(spaceId, (p) => {
+        const now = performance.now()
+        if (now - lastSent < 500 && p.done < p.total) return
+        lastSent = now
+        void this.announce({ t: 'reindex.progress', r: requestId, i, done: p.done, total: p.total })
+      })
+      const ms = Math.round(performance.now() - t0)
+      this.deps.logger.info('search: reindex done', { request: requestId, ...result, ms })
+      await this.announce({ t: 'reindex.done', r: requestId, i, spaces: result.spaces, documents: result.documents, ms })
+    } catch (err) {
+      await this.announce({ t: 'reindex.failed', r: requestId, i, error: String(err) })
+    }
+  }
+
+  // ---- Reconciliation ----
+
+  /** Compares every built index with the database and re-reads the Stories that differ. Returns how many did. */
+  async reconcile(): Promise<number> {
+    let repaired = 0
+    for (const e of [...this.spaces.values()]) {
+      if (this.closed) break
+      if (!e.indexes || e.dirty || !e.live) continue
+      try {
+        const rows = await publishedVersions(this.deps, e.id)
+        const want = new Map<string, { id: number; fullPath: string; versionNo: number }>()
+        for (const r of rows) want.set(hitId(r.id, r.lang), r)
+        const stale = new Set<number>()
+        for (const idx of e.indexes.values()) {
+          for (const { hit, version } of idx.documents()) {
+            const w = want.get(hit.id)
+            if (!w || w.fullPath !== hit.full_path || w.versionNo !== version) stale.add(hit.story_id)
+            want.delete(hit.id)
+          }
+        }
+        for (const w of want.values()) stale.add(w.id)
+        if (stale.size) {
+          repaired += stale.size
+          this.deps.logger.warn('search: index out of step with the database; repairing', { space_id: e.id, stories: stale.size })
+          this.enqueue(e.id, [...stale])
+        }
+      } catch (err) {
+        if (!this.closed) this.deps.logger.error('search: reconcile failed', { space_id: e.id, error: String(err) })
+      }
+    }
+    return repaired
+  }
+}
+
+/** Puts every published locale of a Story into the index of that locale. */
+function addStory(indexes: Map<string, SearchIndex>, story: PublishedSnapshot, blueprints: Map<string, Blueprint>) {
+  for (const locale of story.locales) {
+    let idx = indexes.get(locale.lang)
+    if (!idx) indexes.set(locale.lang, (idx = new SearchIndex(locale.lang)))
+    idx.upsert(searchDocument(story, locale, blueprints, stopWordsFor(locale.lang)))
+  }
+}
+
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve))
+}

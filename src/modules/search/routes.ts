@@ -1,0 +1,38 @@
+import { Elysia } from 'elysia'
+import type { Deps } from '../../deps'
+import { AppError } from '../../kernel/errors'
+import { SearchParams, SearchQuery, SearchResponseModel } from './model'
+import { NO_STORE, searchStories, type SearchSpace } from './service'
+
+/** Resolves a public Space slug (the public read's cached lookup); null for an unknown or archived Space. */
+export type SpaceResolver = (slug: string) => SearchSpace | null | Promise<SearchSpace | null>
+
+const DESCRIPTION = `Full-text search over the published Stories of a Space, one locale at a time (spec 4.4).
+
+Fields by descending weight: headline, lead, body_text, tags, slug, full_path. Every query word must match; words of
+up to 4 characters match exactly, 5 to 8 characters tolerate one typo, 9 or more two (a typo is a missing, extra or
+wrong character, or two adjacent characters swapped); the last word also matches as the beginning of a longer word.
+
+Rate limit: 600 requests per minute per IP. The spec states both 60/min (route listing) and 600/min (search
+description); search is driven by search-as-you-type boxes that send a request per pause in typing, one visitor easily
+sends more than 60 in a minute, and many visitors share an IP behind NAT, while a query costs about a millisecond
+in memory — so the search description's 600/min, the public read surface's default, is the one applied.`
+
+export function searchCdnRoutes(deps: Deps, spaces: SpaceResolver) {
+  return new Elysia({ prefix: '/cdn/:space', tags: ['Public search'] }).get(
+    '/search',
+    async ({ params, query, set }) => {
+      let space = spaces(params.space)
+      if (space instanceof Promise) space = await space
+      if (!space) throw new AppError(404, 'not_found', 'Space not found.', undefined, NO_STORE)
+      set.headers['cache-control'] = 'no-store'
+      return searchStories(deps, space, query)
+    },
+    {
+      params: SearchParams,
+      query: SearchQuery,
+      response: { 200: SearchResponseModel },
+      detail: { summary: 'Search published Stories', description: DESCRIPTION },
+    },
+  )
+}

@@ -1,0 +1,456 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createApp } from '../src/app'
+import { runReindex } from '../src/cli/reindex'
+import type { Deps } from '../src/deps'
+import type { Database } from '../src/kernel/db'
+import { EventBus } from '../src/kernel/events'
+import { SearchRegistry } from '../src/modules/search/registry'
+import { StoryCache } from '../src/modules/stories/cache'
+import { type TestApp, testApp } from './helpers/app'
+
+let t: TestApp
+let owner: string
+let space: string
+let editor: string
+let spaceId: number
+
+const HIT_FIELDS = ['id', 'story_id', 'story_uuid', 'slug', 'full_path', 'lang', 'headline', 'lead', 'status', 'updated_at']
+
+const doc = (...blocks: Record<string, unknown>[]) => ({ type: 'doc', blocks })
+let uid = 0
+const block = (component: string, fields: Record<string, unknown>) => ({ component, _uid: `b${++uid}`, ...fields })
+const article = (f: { headline?: string; lead?: string; body?: string; tags?: string[] }) =>
+  doc(block('article', { ...f, body: f.body ?? 'An ordinary paragraph about nothing in particular.' }))
+
+let slugCounter = 0
+async function story(body: Record<string, unknown>, s = space, token = editor) {
+  const r = await t.request('POST', `/v1/spaces/${s}/stories`, { token, body: { slug: `s${++slugCounter}`, name: `Story ${slugCounter}`, ...body } })
+  if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`)
+  return r.body.data as { id: number; uuid: string; slug: string; full_path: string }
+}
+async function act(uuid: string, what: 'publish' | 'unpublish' | 'archive', s = space) {
+  const r = await t.request('POST', `/v1/spaces/${s}/stories/${uuid}/${what}`, { token: editor })
+  if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.text}`)
+  return r.body.data
+}
+async function put(uuid: string, body: Record<string, unknown>) {
+  const r = await t.request('PUT', `/v1/spaces/${space}/stories/${uuid}`, { token: editor, body })
+  if (r.status !== 200) throw new Error(`put: ${r.status} ${r.text}`)
+  return r.body.data
+}
+async function published(body: Record<string, unknown>) {
+  const s = await story(body)
+  await act(s.uuid, 'publish')
+  return s
+}
+const search = (query: string, s = space) => t.request('GET', `/v1/cdn/${s}/search?${query}`)
+const q = (text: string, extra = '') => search(`q=${encodeURIComponent(text)}${extra}`)
+const slugsOf = (r: { body: { data: { slug: string }[] } }) => r.body.data.map((h) => h.slug)
+
+async function eventually(check: () => Promise<boolean>, ms = 5000) {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (await check()) return true
+    await Bun.sleep(20)
+  }
+  return false
+}
+
+/** Another instance on the same database: its own bus, read cache and search registry, as another process has. */
+function otherInstance(database: Database = t.deps.db) {
+  const logs: { msg: string; fields?: Record<string, unknown> }[] = []
+  const logger = { ...t.deps.logger, info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) }
+  const storyCache = new StoryCache(database, t.deps.logger, { maxBytes: 1 << 24, now: () => t.clock.now().getTime() })
+  const deps: Deps = { ...t.deps, db: database, logger, bus: new EventBus(() => {}), storyCache, search: new SearchRegistry() }
+  const app = createApp(deps)
+  return {
+    deps,
+    logs,
+    search: async (query: string) => {
+      const res = await app.handle(new Request(`http://localhost/v1/cdn/${space}/search?${query}`, { headers: { 'X-Forwarded-For': '10.250.0.1' } }))
+      return { status: res.status, body: (await res.json()) as any }
+    },
+    async close() {
+      await deps.search.close()
+      await storyCache.close()
+    },
+  }
+}
+const others: { close(): Promise<void> }[] = []
+
+beforeAll(async () => {
+  t = await testApp()
+  owner = (await t.register()).token
+  space = (await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de'] })).slug
+  editor = (await t.spaceToken(owner, space, 'editor')).token
+  const components = [
+    {
+      name: 'article',
+      schema: {
+        headline: { type: 'text' },
+        lead: { type: 'textarea' },
+        body: { type: 'richtext' },
+        tags: { type: 'tags' },
+        category: { type: 'select', options: ['marzipanoption', 'news'] },
+        sections: { type: 'blocks' },
+      },
+    },
+    { name: 'page', schema: { title: { type: 'text' }, intro: { type: 'text' }, sections: { type: 'blocks' } } },
+    { name: 'section', is_root: false, schema: { heading: { type: 'text' }, text: { type: 'markdown' }, teaser: { type: 'text' } } },
+    { name: 'plain', schema: { text: { type: 'text' } } },
+  ]
+  for (const c of components) {
+    const r = await t.request('POST', `/v1/spaces/${space}/components`, { token: editor, body: c })
+    if (r.status !== 201) throw new Error(`component: ${r.status} ${r.text}`)
+  }
+  const [row] = await t.deps.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
+  spaceId = row.id
+}, 60_000)
+
+afterAll(async () => {
+  for (const o of others) await o.close()
+  await t?.close()
+}, 60_000)
+
+describe('hits', () => {
+  test('a Story is searchable as soon as its publish has answered, with exactly the fields of a hit', async () => {
+    const s = await story({
+      name: 'Lighthouses',
+      slug: 'lighthouses',
+      content: article({ headline: 'Lighthouse keepers of Brittany', lead: 'Life on the rocks, one storm at a time.', tags: ['maritime'] }),
+    })
+    expect((await q('lighthouse')).body.data).toEqual([])
+    await act(s.uuid, 'publish')
+    const r = await q('lighthouse')
+    expect(r.status).toBe(200)
+    expect(r.headers.get('cache-control')).toBe('no-store')
+    expect(r.headers.get('ratelimit-limit')).toBe('600')
+    expect(r.body.data).toHaveLength(1)
+    const hit = r.body.data[0]
+    expect(Object.keys(hit).sort()).toEqual([...HIT_FIELDS].sort())
+    expect(hit).toEqual({
+      id: `${s.id}:en`,
+      story_id: s.id,
+      story_uuid: s.uuid,
+      slug: 'lighthouses',
+      full_path: '/lighthouses',
+      lang: 'en',
+      headline: 'Lighthouse keepers of Brittany',
+      lead: 'Life on the rocks, one storm at a time.',
+      status: 'published',
+      updated_at: Math.floor(t.clock.now().getTime() / 1000),
+    })
+    expect(Object.keys(r.body.meta).sort()).toEqual(['page', 'per_page', 'query_time_ms', 'total'])
+    expect(r.body.meta).toMatchObject({ total: 1, page: 1, per_page: 20 })
+    expect(Number.isInteger(r.body.meta.query_time_ms)).toBe(true)
+  })
+
+  test('drafts are not searchable, and a draft edit of a published Story stays out until it is published', async () => {
+    await story({ content: article({ headline: 'Unpublished zeppelinmuseum notes' }) })
+    expect((await q('zeppelinmuseum')).body.meta.total).toBe(0)
+    const s = await published({ content: article({ headline: 'Wandering albatross' }) })
+    await put(s.uuid, { content: article({ headline: 'Wandering quetzalcoatl' }) })
+    expect((await q('quetzalcoatl')).body.meta.total).toBe(0)
+    expect(slugsOf(await q('albatross'))).toEqual([s.slug])
+    await act(s.uuid, 'publish')
+    expect(slugsOf(await q('quetzalcoatl'))).toEqual([s.slug])
+    expect((await q('albatross')).body.meta.total).toBe(0)
+  })
+
+  test('headline and lead: the first headline/title and lead/intro/teaser, breadth first; else the Story name and null', async () => {
+    const page = await published({
+      name: 'Page name',
+      content: doc(
+        block('page', {
+          intro: 'Intro of the gazpacho page',
+          sections: [block('section', { heading: 'Deep heading', teaser: 'A nested teaser' })],
+        }),
+        block('page', { title: 'Gazpacho for the summer' }),
+      ),
+    })
+    const nameOnly = await published({ name: 'Plain gazpacho Story', content: doc(block('plain', { text: 'just text' })) })
+    const hits = (await q('gazpacho')).body.data as { story_id: number; headline: string; lead: string | null }[]
+    expect(hits.find((h) => h.story_id === page.id)).toMatchObject({ headline: 'Gazpacho for the summer', lead: 'Intro of the gazpacho page' })
+    expect(hits.find((h) => h.story_id === nameOnly.id)).toMatchObject({ headline: 'Plain gazpacho Story', lead: null })
+  })
+
+  test('body_text is the text of every block with markup stripped; select values and link targets are not text', async () => {
+    const s = await published({
+      content: doc(
+        block('article', {
+          headline: 'Markup',
+          category: 'marzipanoption',
+          body: {
+            type: 'doc',
+            content: [{ type: 'paragraph', content: [{ type: 'text', text: 'Richtext' }, { type: 'text', text: ' pumpernickel crumbs' }] }],
+          },
+          sections: [
+            block('section', {
+              text: 'A [visible anchor](https://example.com/hiddenwaypoint) and <a href="https://example.com/hiddenhref">klabautermann</a> &amp; <b>bold</b>',
+            }),
+          ],
+        }),
+      ),
+    })
+    for (const word of ['pumpernickel', 'klabautermann', 'visible anchor']) expect(slugsOf(await q(word))).toEqual([s.slug])
+    for (const word of ['marzipanoption', 'hiddenwaypoint', 'hiddenhref', 'amp']) expect((await q(word)).body.meta.total).toBe(0)
+  })
+
+  test('tags come from tags fields', async () => {
+    const s = await published({ content: article({ headline: 'Tagged', tags: ['Sauerkrautfestival', 'two words'] }) })
+    expect(slugsOf(await q('sauerkrautfestival', '&attributes=tags'))).toEqual([s.slug])
+    expect(slugsOf(await q('two words', '&attributes=tags'))).toEqual([s.slug])
+    expect((await q('sauerkrautfestival', '&attributes=headline,lead,body_text')).body.meta.total).toBe(0)
+  })
+
+  test('case and diacritics do not matter; every word of the query must match', async () => {
+    const s = await published({ content: article({ headline: 'Crème brûlée à la Müller', body: 'Vanilla custard' }) })
+    expect(slugsOf(await q('CREME BRULEE'))).toEqual([s.slug])
+    expect(slugsOf(await q('müller crème'))).toEqual([s.slug])
+    expect((await q('brulee chocolate')).body.meta.total).toBe(0)
+  })
+})
+
+describe('relevance', () => {
+  test('a headline match ranks above a lead match, above a body match, above a tag match, above a slug match', async () => {
+    const word = 'narwhal'
+    const bySlug = await published({ slug: `${word}-facts`, content: article({ headline: 'Sea creatures' }) })
+    const byTag = await published({ content: article({ headline: 'Arctic', tags: [word] }) })
+    const byBody = await published({ content: article({ headline: 'Tusks', body: `The ${word} lives in arctic waters all year.` }) })
+    const byLead = await published({ content: article({ headline: 'Whales', lead: `Why the ${word} has a tusk.` }) })
+    const byHeadline = await published({ content: article({ headline: `The ${word} explained` }) })
+    const r = await q(word)
+    expect(r.body.data.map((h: { story_id: number }) => h.story_id)).toEqual([byHeadline.id, byLead.id, byBody.id, byTag.id, bySlug.id])
+  })
+
+  test('an exact spelling ranks above a typo match, and a Story matching in more fields ranks higher', async () => {
+    const typo = await published({ content: article({ headline: 'The harbor at dawn' }) })
+    const exact = await published({ content: article({ headline: 'The harbour at dusk' }) })
+    const both = await published({ content: article({ headline: 'Harbour lights', body: 'Every harbour has its lights.' }) })
+    const ids = (await q('harbour ')).body.data.map((h: { story_id: number }) => h.story_id)
+    expect(ids).toEqual([both.id, exact.id, typo.id])
+  })
+})
+
+describe('typo tolerance per word', () => {
+  beforeAll(async () => {
+    await published({ slug: 'typo-quay', content: article({ headline: 'Quay' }) })
+    await published({ slug: 'typo-tidal', content: article({ headline: 'Tidal' }) })
+    await published({ slug: 'typo-seafarer', content: article({ headline: 'Seafarer' }) })
+    await published({ slug: 'typo-shipwreck', content: article({ headline: 'Shipwreck' }) })
+    await published({ slug: 'typo-lantern', content: article({ headline: 'Lantern' }) })
+  })
+  const found = async (text: string) => (await q(text)).body.data.map((h: { slug: string }) => h.slug)
+
+  // A trailing space ends the query's last word: no prefix matching, so only the typo budget is at work.
+  test.each([
+    ['4 characters match exactly', 'quay ', ['typo-quay']],
+    ['4 characters with one typo do not match', 'quey ', []],
+    ['4 characters with a missing letter (3 typed) do not match', 'qay ', []],
+    ['5 characters tolerate one typo', 'tidel ', ['typo-tidal']],
+    ['5 characters with two typos do not match', 'tedel ', []],
+    ['8 characters tolerate one typo', 'seafaror ', ['typo-seafarer']],
+    ['8 characters with two typos do not match', 'seaforor ', []],
+    ['9 characters tolerate two typos', 'shiqwrack ', ['typo-shipwreck']],
+    ['9 characters with three typos do not match', 'shiqwraxk ', []],
+    ['a transposition is one typo', 'lantren ', ['typo-lantern']],
+    ['a transposition and a replaced letter are two typos: too many for 7 characters', 'lamtren ', []],
+    ['a transposition and a replaced letter are two typos: within the budget of 9 characters', 'shpiwrack ', ['typo-shipwreck']],
+    ['a missing letter is one typo', 'lanter ', ['typo-lantern']],
+    ['an extra letter is one typo', 'lanterne ', ['typo-lantern']],
+    ['a missing letter that leaves 4 characters is not tolerated', 'tida ', []],
+  ])('%s (%p)', async (_name, text, expected) => {
+    expect(await found(text)).toEqual(expected)
+  })
+
+  test('the budget is per word, not per query', async () => {
+    await published({ slug: 'typo-pair', content: article({ headline: 'Quay seafarer' }) })
+    expect(await found('quay seafaror ')).toEqual(['typo-pair'])
+    expect(await found('quey seafarer ')).toEqual([])
+  })
+
+  test('the last word of a query also matches as a prefix; other words do not', async () => {
+    expect(await found('shipw')).toEqual(['typo-shipwreck'])
+    expect(await found('quay seaf')).toEqual(['typo-pair'])
+    expect(await found('seaf quay')).toEqual([])
+    expect(await found('shipw ')).toEqual([])
+  })
+})
+
+describe('parameters', () => {
+  test('lang picks the locale (default: the Space default); an unknown or invalid locale is 422', async () => {
+    const s = await story({ content: article({ headline: 'Bicycle workshop' }) })
+    await put(s.uuid, { lang: 'de', name: 'Fahrrad', content: article({ headline: 'Fahrradwerkstatt am Fluss', lead: 'Reparaturen' }) })
+    await act(s.uuid, 'publish')
+    expect((await q('bicycle')).body.data.map((h: { id: string }) => h.id)).toEqual([`${s.id}:en`])
+    expect((await q('fahrradwerkstatt')).body.meta.total).toBe(0)
+    const de = await q('fahrradwerkstatt', '&lang=DE')
+    expect(de.body.data).toHaveLength(1)
+    expect(de.body.data[0]).toMatchObject({ id: `${s.id}:de`, lang: 'de', headline: 'Fahrradwerkstatt am Fluss', lead: 'Reparaturen' })
+    for (const lang of ['fr', 'not a tag!']) {
+      const r = await q('bicycle', `&lang=${encodeURIComponent(lang)}`)
+      expect(r.status).toBe(422)
+      expect(r.body.error).toBe('validation_failed')
+      expect(Object.keys(r.body.errors)).toEqual(['lang'])
+      expect(r.headers.get('cache-control')).toBe('no-store')
+    }
+  })
+
+  test('per_page and page walk through every hit once, in a stable order', async () => {
+    for (let i = 0; i < 7; i++) await published({ content: article({ headline: `Pagination kumquat ${i}` }) })
+    const seen: string[] = []
+    for (const page of [1, 2, 3]) {
+      const r = await q('kumquat', `&per_page=3&page=${page}`)
+      expect(r.body.meta).toMatchObject({ total: 7, page, per_page: 3 })
+      expect(r.body.data).toHaveLength(page < 3 ? 3 : 1)
+      seen.push(...r.body.data.map((h: { id: string }) => h.id))
+    }
+    expect(new Set(seen).size).toBe(7)
+    expect((await q('kumquat', '&per_page=50')).body.data.map((h: { id: string }) => h.id)).toEqual(seen)
+    expect((await q('kumquat', '&page=9')).body).toMatchObject({ data: [], meta: { total: 7, page: 9 } })
+    expect((await q('kumquat')).body.meta.per_page).toBe(20)
+    for (const bad of ['per_page=0', 'per_page=51', 'per_page=2.5', 'per_page=abc', 'page=0', 'page=-1']) {
+      const r = await q('kumquat', `&${bad}`)
+      expect(r.status).toBe(422)
+      expect(Object.keys(r.body.errors)).toEqual([bad.split('=')[0]])
+    }
+  })
+
+  test('attributes restricts the fields searched; an unknown field is 422', async () => {
+    const s = await published({ content: article({ headline: 'Orchids', body: 'Growing vanilla orchids indoors' }) })
+    expect(slugsOf(await q('vanilla', '&attributes=body_text'))).toContain(s.slug)
+    expect((await q('orchids vanilla', '&attributes=headline')).body.meta.total).toBe(0)
+    expect(slugsOf(await q('orchids vanilla', '&attributes=headline,%20body_text'))).toEqual([s.slug])
+    expect(slugsOf(await q(s.slug, '&attributes=slug'))).toEqual([s.slug])
+    for (const bad of ['title', 'headline,title', ',', 'HEADLINE']) {
+      const r = await q('orchids', `&attributes=${encodeURIComponent(bad)}`)
+      expect(r.status).toBe(422)
+      expect(Object.keys(r.body.errors)).toEqual(['attributes'])
+    }
+  })
+
+  test('q is required, 1 to 256 characters', async () => {
+    for (const query of ['', 'q=', `q=${'a'.repeat(257)}`, 'q=%20%20']) {
+      const r = await search(query)
+      expect(r.status).toBe(422)
+      expect(Object.keys(r.body.errors)).toEqual(['q'])
+    }
+    expect((await search(`q=${'a'.repeat(256)}`)).status).toBe(200)
+    expect((await q('!!! ...')).body).toMatchObject({ data: [], meta: { total: 0 } })
+  })
+
+  test('an unknown or archived Space is 404', async () => {
+    expect((await q('anything', '').then(() => search('q=x', 'no-such-space'))).status).toBe(404)
+    const gone = (await t.createSpace(owner)).slug
+    const s = await story({ name: 'Vanishing', content: doc() }, gone, owner)
+    await t.request('POST', `/v1/spaces/${gone}/stories/${s.uuid}/publish`, { token: owner })
+    expect((await search('q=vanishing', gone)).body.meta.total).toBe(1)
+    expect((await t.request('POST', `/v1/spaces/${gone}/archive`, { token: owner })).status).toBe(200)
+    expect((await search('q=vanishing', gone)).status).toBe(404)
+  })
+
+  test('Spaces are separate indexes', async () => {
+    const other = (await t.createSpace(owner)).slug
+    const s = await story({ name: 'Separate walrus', content: doc() }, other, owner)
+    await t.request('POST', `/v1/spaces/${other}/stories/${s.uuid}/publish`, { token: owner })
+    expect(slugsOf(await search('q=walrus', other))).toEqual([s.slug])
+    expect((await q('walrus')).body.meta.total).toBe(0)
+  })
+})
+
+describe('updates', () => {
+  test('unpublish, archive and delete take a Story out; a republish replaces its words', async () => {
+    const a = await published({ content: article({ headline: 'Axolotl one' }) })
+    const b = await published({ content: article({ headline: 'Axolotl two' }) })
+    const c = await published({ content: article({ headline: 'Axolotl three' }) })
+    expect((await q('axolotl')).body.meta.total).toBe(3)
+    await act(a.uuid, 'unpublish')
+    await act(b.uuid, 'archive')
+    expect((await t.request('DELETE', `/v1/spaces/${space}/stories/${c.uuid}`, { token: editor })).status).toBe(204)
+    expect((await q('axolotl')).body.meta.total).toBe(0)
+    await put(a.uuid, { content: article({ headline: 'Salamander one' }) })
+    await act(a.uuid, 'publish')
+    expect(slugsOf(await q('salamander'))).toEqual([a.slug])
+    expect((await q('axolotl')).body.meta.total).toBe(0)
+  })
+
+  test('moves: a renamed Story and the Stories of a moved folder are found under their new path', async () => {
+    const folder = await story({ slug: 'reef', is_folder: true })
+    const child = await published({ slug: 'coral', parent_uuid: folder.uuid, content: article({ headline: 'Coral spawning' }) })
+    const lone = await published({ slug: 'kelp', content: article({ headline: 'Kelp forests' }) })
+    expect((await q('coral')).body.data[0].full_path).toBe('/reef/coral')
+    await put(folder.uuid, { slug: 'barrier-reef' })
+    expect((await q('coral')).body.data[0]).toMatchObject({ story_id: child.id, full_path: '/barrier-reef/coral', slug: 'coral' })
+    expect(slugsOf(await q('barrier', '&attributes=full_path'))).toEqual(['coral'])
+    expect(slugsOf(await q('coral', '&attributes=full_path'))).toEqual(['coral'])
+    expect((await q('barrier', '&attributes=slug')).body.meta.total).toBe(0)
+    await put(lone.uuid, { slug: 'giant-kelp', parent_uuid: folder.uuid })
+    expect((await q('kelp')).body.data[0]).toMatchObject({ story_id: lone.id, slug: 'giant-kelp', full_path: '/barrier-reef/giant-kelp' })
+    expect(slugsOf(await q('giant', '&attributes=slug'))).toEqual(['giant-kelp'])
+  })
+
+  test('another instance on the same database follows through NOTIFY, and builds from the database when it starts', async () => {
+    const before = await published({ content: article({ headline: 'Starting platypus' }) })
+    const other = otherInstance()
+    others.push(other)
+    expect((await other.search('q=platypus')).body.data.map((h: { id: string }) => h.id)).toEqual([`${before.id}:en`])
+    await other.deps.search.initialBuild
+    // Start-up logs what it builds and how long it took.
+    const started = other.logs.find((l) => l.msg === 'search: building indexes')
+    const built = other.logs.find((l) => l.msg === 'search: indexes built')
+    expect(started?.fields?.spaces).toBeGreaterThanOrEqual(1)
+    expect(built?.fields).toMatchObject({ spaces: started!.fields!.spaces, documents: expect.any(Number), ms: expect.any(Number) })
+    expect(other.logs.some((l) => l.msg === 'search: index built' && l.fields?.space === space)).toBe(true)
+
+    const s = await published({ content: article({ headline: 'Echidna burrows' }) })
+    expect(await eventually(async () => (await other.search('q=echidna')).body.meta.total === 1)).toBe(true)
+    await act(s.uuid, 'unpublish')
+    expect(await eventually(async () => (await other.search('q=echidna')).body.meta.total === 0)).toBe(true)
+    await put(before.uuid, { slug: 'moved-platypus' })
+    expect(await eventually(async () => (await other.search('q=platypus')).body.data[0]?.full_path === '/moved-platypus')).toBe(true)
+  })
+
+  test('an instance that missed notifications catches up when it reconciles with the database', async () => {
+    // A database handle whose LISTEN never delivers: the instance hears nothing from the others.
+    const deaf: Database = { ...t.deps.db, listen: async () => async () => {} }
+    const other = otherInstance(deaf)
+    others.push(other)
+    await other.search('q=warmup')
+    await other.deps.search.initialBuild
+    expect(await other.deps.search.reconcile()).toBe(0)
+    const s = await published({ content: article({ headline: 'Unheard pangolin' }) })
+    await Bun.sleep(100)
+    expect((await other.search('q=pangolin')).body.meta.total).toBe(0)
+    expect(await other.deps.search.reconcile()).toBeGreaterThanOrEqual(1)
+    expect((await other.search('q=pangolin')).body.data.map((h: { id: string }) => h.id)).toEqual([`${s.id}:en`])
+    expect(await other.deps.search.reconcile()).toBe(0)
+  })
+})
+
+describe('content-service reindex', () => {
+  test('every running instance rebuilds and reports; the command shows progress and a summary', async () => {
+    await published({ content: article({ headline: 'Reindexed okapi' }) })
+    const lines: string[] = []
+    const report = await runReindex(t.config, { space }, { database: t.deps.db, print: (l) => lines.push(l), ackMs: 300 })
+    expect(report.instances.length).toBeGreaterThanOrEqual(1)
+    expect(report.instances.every((i) => i.status === 'done')).toBe(true)
+    const mine = report.instances.find((i) => i.instance === t.deps.search.instanceId)!
+    expect(mine).toMatchObject({ status: 'done', spaces: 1 })
+    expect(mine.documents).toBeGreaterThan(10)
+    expect(lines.some((l) => /Stories \(100%\)/.test(l))).toBe(true)
+    expect(lines.at(-1)).toMatch(/instance\(s\) rebuilt in/)
+    expect((await q('okapi')).body.meta.total).toBe(1)
+  })
+
+  test('an unknown Space is an error; without DATABASE_URL the command explains why it cannot reach the server', async () => {
+    await expect(runReindex(t.config, { space: 'no-such-space' }, { database: t.deps.db, print: () => {} })).rejects.toThrow(/no live Space/)
+    await expect(runReindex({ ...t.config, databaseUrl: null }, {}, { print: () => {} })).rejects.toThrow(/DATABASE_URL/)
+  })
+
+  test('the index keeps answering during a rebuild', async () => {
+    const rebuilding = t.deps.search.rebuild(spaceId)
+    expect((await q('okapi')).body.meta.total).toBe(1)
+    await rebuilding
+    expect((await q('okapi')).body.meta.total).toBe(1)
+  })
+})
