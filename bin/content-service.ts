@@ -73,7 +73,9 @@ async function main(argv: string[]) {
   }
   if (command === 'reindex') {
     try {
-      await runReindex(config, { space: typeof values.space === 'string' ? values.space : undefined })
+      const report = await runReindex(config, { space: typeof values.space === 'string' ? values.space : undefined })
+      // No running instance answered: nothing was rebuilt, which a deploy script must be able to tell.
+      if (!report.instances.length) process.exitCode = 3
     } catch (err) {
       if (err instanceof ReindexError) fail(err.message)
       throw err

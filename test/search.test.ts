@@ -203,6 +203,15 @@ describe('hits', () => {
     expect((await q('sauerkrautfestival', '&attributes=headline,lead,body_text')).body.meta.total).toBe(0)
   })
 
+  test('stop words: left out of the body, kept in the headline; a query of only stop words still finds them', async () => {
+    const band = await published({ content: article({ headline: 'The Who', body: 'A band that was loud.' }) })
+    const bodyOnly = await published({ content: article({ headline: 'Elsewhere', body: 'The who and the what of it.' }) })
+    expect(slugsOf(await q('the who '))).toEqual([band.slug])
+    expect(slugsOf(await q('the loud'))).toEqual([band.slug])
+    expect((await q('what', '&attributes=body_text')).body.meta.total).toBe(0)
+    expect(bodyOnly.slug).toBeTruthy()
+  })
+
   test('case and diacritics do not matter; every word of the query must match', async () => {
     const s = await published({ content: article({ headline: 'Crème brûlée à la Müller', body: 'Vanilla custard' }) })
     expect(slugsOf(await q('CREME BRULEE'))).toEqual([s.slug])
@@ -219,6 +228,18 @@ describe('relevance', () => {
     const byBody = await published({ content: article({ headline: 'Tusks', body: `The ${word} lives in arctic waters all year.` }) })
     const byLead = await published({ content: article({ headline: 'Whales', lead: `Why the ${word} has a tusk.` }) })
     const byHeadline = await published({ content: article({ headline: `The ${word} explained` }) })
+    const r = await q(word)
+    expect(r.body.data.map((h: { story_id: number }) => h.story_id)).toEqual([byHeadline.id, byLead.id, byBody.id, byTag.id, bySlug.id])
+  })
+
+  test('the field order holds whatever the field lengths: a long headline, a short body, many or few tags', async () => {
+    const word = 'cassowary'
+    const filler = (n: number) => Array.from({ length: n }, (_, i) => `filler${i % 37}`).join(' ')
+    const bySlug = await published({ slug: `${word}`, content: article({ headline: 'Birds', lead: filler(30), body: filler(400) }) })
+    const byTag = await published({ content: article({ headline: 'Flightless', lead: filler(30), body: filler(400), tags: [word] }) })
+    const byBody = await published({ content: article({ headline: 'Feathers', lead: filler(30), body: `${filler(600)} ${word}` }) })
+    const byLead = await published({ content: article({ headline: 'Ratites', lead: `${filler(60)} ${word}`, body: 'Short.', tags: ['a', 'b', 'c', 'd', 'e', 'f'] }) })
+    const byHeadline = await published({ content: article({ headline: `${filler(20)} ${word}`, lead: 'x', body: 'y' }) })
     const r = await q(word)
     expect(r.body.data.map((h: { story_id: number }) => h.story_id)).toEqual([byHeadline.id, byLead.id, byBody.id, byTag.id, bySlug.id])
   })

@@ -20,12 +20,16 @@ import { SEARCH_FIELDS, type SearchField, wordsOf } from './text'
 import { exactNode, type RadixNode, typoBudget } from './tolerance'
 import { Vocabulary } from './vocabulary'
 
-/** Field weights, in the spec's order (4.4): a headline match outweighs a lead match outweighs a body match … */
+/**
+ * Field weights, in the spec's order (4.4). Consecutive fields differ by ×1.6 to ×2, more than length normalisation
+ * can make up (below: at most ×1.49 between the shortest and the longest field), so for a given word a headline
+ * match ranks above a lead match, above a body match, above a tag match, above a slug match, whatever the lengths.
+ */
 export const FIELD_WEIGHTS: Record<SearchField, number> = {
-  headline: 8,
-  lead: 4,
-  body_text: 2,
-  tags: 1.5,
+  headline: 16,
+  lead: 8,
+  body_text: 4,
+  tags: 2,
   slug: 1.25,
   full_path: 1,
 }
@@ -41,8 +45,10 @@ export const MAX_QUERY_WORDS = 8
 /** The last query word also matches as a prefix from this many characters on, standing for at most so many words. */
 const MIN_PREFIX = 2
 const MAX_PREFIX_WORDS = 32
+// BM25 with binary term frequency: k1 1.2, b 0.3, a field's length against its average capped at 3:1 either way.
 const K1 = 1.2
-const B = 0.75
+const B = 0.3
+const MAX_LENGTH_RATIO = 3
 
 const SCHEMA = {
   headline: 'string',
@@ -102,6 +108,7 @@ export interface SearchResult {
 }
 
 interface Variant {
+  word: string
   node: RadixNode
   factor: number
   /** The field whose tree holds the node (slug for the last segment of a full_path). */
@@ -119,6 +126,8 @@ interface IndexStore {
   indexes: Record<string, { node: RadixNode & { insert(word: string, id: number): void } }>
   fieldLengths: Record<string, Record<number, number | undefined>>
   avgFieldLength: Record<string, number | undefined>
+  /** Sum of lengths and number of documents with the field non-empty (added here): the average is over those. */
+  lengthTotals?: Record<string, { sum: number; docs: number }>
   /** Word → its node, per field (added here): Orama never replaces or deletes a word's node once made. */
   words?: Record<string, Map<string, RadixNode>>
   /** Words new to some field since the index last collected them (for the vocabulary). */
@@ -162,15 +171,26 @@ const oramaIndex = (() => {
       }
     },
     insertDocumentScoreParameters(index: IndexStore, prop: string, internalId: unknown, tokens: string[], docsCount: number) {
-      const id = internalId as number
-      index.avgFieldLength[prop] = ((index.avgFieldLength[prop] ?? 0) * (docsCount - 1) + tokens.length) / docsCount
-      index.fieldLengths[prop][id] = tokens.length
+      // The average length is over documents that have the field: most have no tags, and an average near zero would
+      // make every tagged document's tags look very long.
+      const totals = ((index.lengthTotals ??= {})[prop] ??= { sum: 0, docs: 0 })
+      if (tokens.length) {
+        totals.sum += tokens.length
+        totals.docs++
+      }
+      index.avgFieldLength[prop] = totals.docs ? totals.sum / totals.docs : 0
+      index.fieldLengths[prop][internalId as number] = tokens.length
     },
     insertTokenScoreParameters() {},
     removeDocumentScoreParameters(index: IndexStore & { sharedInternalDocumentStore: never }, prop: string, id: unknown, docsCount: number) {
       const internalId = components.internalDocumentIDStore.getInternalDocumentId(index.sharedInternalDocumentStore, id as string)
       const len = index.fieldLengths[prop][internalId] ?? 0
-      index.avgFieldLength[prop] = docsCount > 1 ? ((index.avgFieldLength[prop] ?? 0) * docsCount - len) / (docsCount - 1) : 0
+      const totals = ((index.lengthTotals ??= {})[prop] ??= { sum: 0, docs: 0 })
+      if (len) {
+        totals.sum -= len
+        totals.docs--
+      }
+      index.avgFieldLength[prop] = totals.docs ? totals.sum / totals.docs : 0
       delete index.fieldLengths[prop][internalId]
     },
     removeTokenScoreParameters() {},
@@ -300,7 +320,7 @@ export class SearchIndex {
       if (!words) continue
       for (const [w, factor] of variants) {
         const node = words.get(w)
-        if (node && node.d.size > 0) found.push({ node, factor, from })
+        if (node && node.d.size > 0) found.push({ word: w, node, factor, from })
       }
     }
     if (found.length > MAX_TERMS_PER_WORD) {
@@ -308,6 +328,21 @@ export class SearchIndex {
       found = found.slice(0, MAX_TERMS_PER_WORD)
     }
     return found
+  }
+
+  /**
+   * How many documents hold a word, estimated as its largest postings over the fields (the exact count, a union of
+   * sets, is not worth it): one idf per word for every field, so the field weights alone order the fields.
+   */
+  private documentFrequency(word: string): number {
+    let df = 0
+    const words = this.store.words
+    if (!words) return 0
+    for (const field of SEARCH_FIELDS) {
+      const n = words[field]?.get(word)?.d.size ?? 0
+      if (n > df) df = n
+    }
+    return df
   }
 
   /** A query word's terms in the given fields, with their score bases (idf from the current postings). */
@@ -321,6 +356,15 @@ export class SearchIndex {
       this.expansions.set(key, (cached = new Map()))
     }
     let variants: Map<string, number> | null = null
+    const idfs = new Map<string, number>()
+    const idfOf = (w: string) => {
+      let idf = idfs.get(w)
+      if (idf === undefined) {
+        const df = this.documentFrequency(w)
+        idfs.set(w, (idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5))))
+      }
+      return idf
+    }
     const out = new Map<SearchField, Term[]>()
     for (const field of fields) {
       let list = cached.get(field)
@@ -332,11 +376,7 @@ export class SearchIndex {
       const weight = FIELD_WEIGHTS[field]
       out.set(
         field,
-        list.map(({ node, factor, from }) => {
-          const df = node.d.size
-          const idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5))
-          return { docs: node.d, base: weight * idf * factor, from }
-        }),
+        list.map(({ word: w, node, factor, from }) => ({ docs: node.d, base: weight * idfOf(w) * factor, from })),
       )
     }
     return out
@@ -372,7 +412,10 @@ export class SearchIndex {
         const base = term.base
         const docs = term.docs
         const visit = (doc: number) => {
-          const v = (base * (K1 + 1)) / (1 + K1 * (1 - B + (B * (lengths[doc] ?? avg)) / avg))
+          let r = (lengths[doc] ?? avg) / avg
+          if (r > MAX_LENGTH_RATIO) r = MAX_LENGTH_RATIO
+          else if (r < 1 / MAX_LENGTH_RATIO) r = 1 / MAX_LENGTH_RATIO
+          const v = (base * (K1 + 1)) / (1 + K1 * (1 - B + B * r))
           if (single) {
             if (sc.wordMark[doc] !== wordGen) {
               sc.wordMark[doc] = wordGen

@@ -15,8 +15,8 @@ wrong character, or two adjacent characters swapped); the last word also matches
 
 Rate limit: 600 requests per minute per IP. The spec states both 60/min (route listing) and 600/min (search
 description); search is driven by search-as-you-type boxes that send a request per pause in typing, one visitor easily
-sends more than 60 in a minute, and many visitors share an IP behind NAT, while a query costs about a millisecond
-in memory — so the search description's 600/min, the public read surface's default, is the one applied.`
+sends more than 60 in a minute, and many visitors share an IP behind NAT, while a query costs well under a
+millisecond in memory — so the search description's 600/min, the public read surface's default, is the one applied.`
 
 export function searchCdnRoutes(deps: Deps, spaces: SpaceResolver) {
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public search'] }).get(

@@ -1,0 +1,228 @@
+import { describe, expect, test } from 'bun:test'
+import { parseQuery, SearchIndex } from '../src/modules/search/engine'
+import { SEARCH_FIELDS, storyText, stopWordsFor, stripMarkup, tokenString, wordsOf } from '../src/modules/search/text'
+import { editDistance, typoBudget } from '../src/modules/search/tolerance'
+import { Vocabulary } from '../src/modules/search/vocabulary'
+
+// The pieces under the public search, checked against plain definitions (the HTTP behaviour is in search.test.ts).
+
+function rng(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+describe('typo budget and distance', () => {
+  test('budget by length: up to 4 none, 5 to 8 one, 9 or more two (characters, not bytes)', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 20].map((n) => typoBudget('x'.repeat(n)))).toEqual([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2])
+    expect(typoBudget('éé😀é')).toBe(0)
+    expect(typoBudget('straße')).toBe(1)
+  })
+
+  test('a swap of adjacent characters is one edit', () => {
+    expect(editDistance('lantern', 'lantren')).toBe(1)
+    expect(editDistance('lantern', 'lamtren')).toBe(2)
+    expect(editDistance('lantern', 'lanter')).toBe(1)
+    expect(editDistance('lantern', 'lanterne')).toBe(1)
+  })
+})
+
+describe('vocabulary', () => {
+  const alphabet = 'abcdeilmnorstu'
+  const r = rng(11)
+  const words = new Set<string>()
+  while (words.size < 6000) {
+    const n = 2 + Math.floor(r() * 11)
+    let w = ''
+    for (let i = 0; i < n; i++) w += alphabet[Math.floor(r() * alphabet.length)]
+    words.add(w)
+  }
+  const list = [...words]
+  const queries: string[] = []
+  for (let k = 0; k < 150; k++) {
+    let w = list[Math.floor(r() * list.length)]
+    // Random edits anywhere, swaps across the middle included (where a split search is most likely to slip).
+    for (let e = Math.floor(r() * 3); e > 0; e--) {
+      const i = Math.floor(r() * w.length)
+      const c = alphabet[Math.floor(r() * alphabet.length)]
+      const op = Math.floor(r() * 4)
+      if (op === 0) w = w.slice(0, i) + c + w.slice(i + 1)
+      else if (op === 1 && w.length > 1) w = w.slice(0, i) + w.slice(i + 1)
+      else if (op === 2) w = w.slice(0, i) + c + w.slice(i)
+      else if (i > 0) w = w.slice(0, i - 1) + w[i] + w[i - 1] + w.slice(i + 1)
+    }
+    queries.push(w)
+  }
+  const brute = (q: string, t: number) =>
+    new Map(list.filter((w) => Math.abs(w.length - q.length) <= t && editDistance(q, w) <= t).map((w) => [w, editDistance(q, w)]))
+
+  test('fuzzy finds exactly the words within the budget, with their distances (sorted arrays)', () => {
+    const v = new Vocabulary()
+    for (const w of list) v.add(w)
+    v.compact()
+    expect(v.pendingCount).toBe(0)
+    for (const q of queries) {
+      for (const t of [1, 2]) {
+        const got = new Map<string, number>()
+        v.fuzzy(q, t, (w, d) => got.set(w, d))
+        expect([q, t, [...got].sort()]).toEqual([q, t, [...brute(q, t)].sort()])
+      }
+    }
+  })
+
+  test('words added after a merge are found before the next one; a sliced merge keeps them searchable', async () => {
+    const v = new Vocabulary()
+    for (const w of list.slice(0, 3000)) v.add(w)
+    v.compact()
+    for (const w of list.slice(3000)) v.add(w)
+    expect(v.pendingCount).toBe(3000)
+    for (const q of queries.slice(0, 40)) {
+      const got = new Map<string, number>()
+      v.fuzzy(q, 2, (w, d) => got.set(w, d))
+      expect([...got].sort()).toEqual([...brute(q, 2)].sort())
+    }
+    let pauses = 0
+    const merging = v.compactInSlices(async () => {
+      pauses++
+      // Mid-merge, everything is still searchable.
+      expect(v.has(list[4000])).toBe(true)
+    })
+    v.add('zzzmeanwhile')
+    await merging
+    expect(pauses).toBeGreaterThan(0)
+    expect(v.pendingCount).toBe(1)
+    expect(v.size).toBe(list.length + 1)
+    for (const w of [list[0], list[5999], 'zzzmeanwhile']) expect(v.has(w)).toBe(true)
+    expect(v.has('nope-not-there')).toBe(false)
+  })
+
+  test('a word known twice is kept once; completions are the shortest first', () => {
+    const v = new Vocabulary()
+    for (const w of ['garden', 'gardens', 'gardener', 'gardeningtools', 'gate']) v.add(w)
+    v.compact()
+    v.add('garden')
+    v.add('gardenia')
+    v.compact()
+    expect(v.size).toBe(6)
+    expect(v.completions('garde', 3)).toEqual(['garden', 'gardens', 'gardener'])
+    expect(v.completions('x', 3)).toEqual([])
+  })
+})
+
+describe('text', () => {
+  test('folding: case, diacritics, apostrophes; words split on anything else', () => {
+    expect(wordsOf("Crème Brûlée, don't STOP—ÆØÅ straße 42")).toEqual(['creme', 'brulee', 'dont', 'stop', 'æøa', 'straße', '42'])
+    expect(tokenString('the cat and the hat', stopWordsFor('en-GB'))).toBe('cat hat')
+    expect(tokenString('der Hund und die Katze', stopWordsFor('de'))).toBe('hund katze')
+    expect(stopWordsFor('ja').size).toBe(0)
+  })
+
+  test('markup: tags, script/style contents, entities, Markdown links', () => {
+    expect(wordsOf(stripMarkup('<p>Hello <script>evil()</script><a href="/x">world</a> &amp; caf&eacute; &#233;t&#xE9;</p>'))).toEqual([
+      'hello',
+      'world',
+      'cafe',
+      'ete',
+    ])
+    expect(wordsOf(stripMarkup('See [the docs](https://example.com/secret "t") and ![alt text](img.png)'))).toEqual([
+      'see',
+      'the',
+      'docs',
+      'and',
+      'alt',
+      'text',
+    ])
+  })
+
+  test('storyText: field types from blueprints decide what is text, tags, or neither', () => {
+    const blueprints = new Map([
+      [
+        'a',
+        {
+          name: 'a',
+          display_name: 'a',
+          is_root: true,
+          is_nestable: true,
+          schema: {
+            title: { type: 'text' as const },
+            teaser: { type: 'textarea' as const },
+            kind: { type: 'select' as const, options: ['x'] },
+            labels: { type: 'tags' as const },
+            more: { type: 'blocks' as const },
+            when: { type: 'datetime' as const },
+          },
+        },
+      ],
+    ])
+    const content = {
+      type: 'doc',
+      blocks: [
+        { component: 'a', _uid: '1', kind: 'x', labels: ['Red', 'Blue'], when: '2026-01-01', more: [{ component: 'a', _uid: '2', title: 'Nested title' }] },
+        { component: 'a', _uid: '3', title: 'Top title', teaser: 'The teaser' },
+        { component: 'unknown', _uid: '4', anything: 'Free text' },
+      ],
+    }
+    expect(storyText(content, 'Name', blueprints)).toEqual({
+      headline: 'Top title',
+      lead: 'The teaser',
+      body: 'Free text\nNested title',
+      tags: ['Red', 'Blue'],
+    })
+    expect(storyText({ type: 'doc', blocks: [] }, '  Only   the name ', blueprints)).toEqual({ headline: 'Only the name', lead: null, body: '', tags: [] })
+    expect(storyText('garbage', 'N', blueprints).headline).toBe('N')
+  })
+})
+
+describe('index', () => {
+  const doc = (id: number, fields: Partial<Record<(typeof SEARCH_FIELDS)[number], string>>) => ({
+    hit: {
+      id: `${id}:en`,
+      story_id: id,
+      story_uuid: '00000000-0000-4000-8000-000000000000',
+      slug: `s${id}`,
+      full_path: `/s${id}`,
+      lang: 'en',
+      headline: fields.headline ?? '',
+      lead: null,
+      status: 'published',
+      updated_at: id,
+    },
+    fields: { headline: '', lead: '', body_text: '', tags: '', slug: '', full_path: '', ...fields },
+    version: 1,
+  })
+  const all = { fields: SEARCH_FIELDS, offset: 0, limit: 20 }
+
+  test('replacing and removing documents changes what matches; stop words only weigh in', () => {
+    const idx = new SearchIndex('en')
+    idx.upsert(doc(1, { headline: 'the quiet harbour', body_text: 'boats' }))
+    idx.upsert(doc(2, { headline: 'harbour', body_text: 'boats' }))
+    expect(idx.search(parseQuery('harbour'), all).hits.map((h) => h.story_id)).toEqual([2, 1])
+    // "the" is a stop word: it does not narrow, but where it matches (headline) it adds.
+    expect(idx.search(parseQuery('the harbour'), { ...all, optional: stopWordsFor('en') }).hits.map((h) => h.story_id)).toEqual([1, 2])
+    idx.upsert(doc(2, { headline: 'lighthouse' }))
+    expect(idx.search(parseQuery('harbour'), all).total).toBe(1)
+    expect(idx.remove('1:en')).toBe(true)
+    expect(idx.remove('1:en')).toBe(false)
+    expect(idx.search(parseQuery('harbour'), all).total).toBe(0)
+    expect(idx.size).toBe(1)
+  })
+
+  test('parseQuery: at most 8 distinct words; the last one is a prefix unless the query ends with a separator', () => {
+    expect(parseQuery('a b a c')).toEqual({ words: ['a', 'b', 'c'], lastIsPrefix: true })
+    expect(parseQuery('foo bar ')).toEqual({ words: ['foo', 'bar'], lastIsPrefix: false })
+    expect(parseQuery('one two three four five six seven eight nine').words).toHaveLength(8)
+    expect(parseQuery('!!!').words).toEqual([])
+  })
+
+  test('pages are stable: equal scores fall back to the most recent, then the id', () => {
+    const idx = new SearchIndex('en')
+    for (let i = 1; i <= 30; i++) idx.upsert(doc(i, { headline: 'same words' }))
+    const pages = [0, 1, 2].flatMap((p) => idx.search(parseQuery('same'), { ...all, offset: p * 10, limit: 10 }).hits.map((h) => h.story_id))
+    expect(pages).toEqual(Array.from({ length: 30 }, (_, i) => 30 - i))
+  })
+})
