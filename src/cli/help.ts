@@ -52,7 +52,7 @@ Safe to run while other instances start: migrations take a database lock and run
 
 Rebuild the public search indexes in full. The indexes live in each running instance's memory, so this asks every
 instance (through Postgres LISTEN/NOTIFY), shows each one's progress and returns when all have finished; it exits
-non-zero when one failed or did not answer in time. Needs DATABASE_URL: with the embedded database the server is the
+non-zero when one failed or did not answer in time (3 when no instance is running). Needs DATABASE_URL: with the embedded database the server is the
 only instance and holds the database, and a restart rebuilds every index at start-up.
 
 Options:
