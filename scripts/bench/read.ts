@@ -11,12 +11,12 @@
 // 4. Times sequential listing and tree requests against the 100,000-Story Space.
 // Requests rotate X-Forwarded-For over many addresses (the server trusts loopback as a proxy) so the per-IP limit of
 // 600/min does not turn the run into a 429 benchmark; the limiter itself still runs on every request.
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { scratchDatabase } from './scratch'
+import { existsSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import postgres from 'postgres'
 import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
 import { loadConfig } from '../../src/config'
 import { createDeps } from '../../src/deps'
@@ -246,24 +246,7 @@ async function listingLatency(base: string, token: string, folder: string) {
 async function run(driver: string) {
   console.log(`\n== ${driver} ==`)
   // One key for the seeding process and the server (required with DATABASE_URL).
-  const env: Record<string, string> = { SERVICE_SECRET_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') }
-  let cleanup = async () => {}
-  if (driver === 'pglite') {
-    const dir = mkdtempSync(join(tmpdir(), 'cs-bench-'))
-    env.DATA_DIR = dir
-    cleanup = async () => rmSync(dir, { recursive: true, force: true })
-  } else {
-    const name = `cs_bench_${Date.now().toString(36)}`
-    const admin = postgres(`${args.pg}/postgres`, { max: 1, onnotice: () => {} })
-    await admin.unsafe(`create database ${name}`)
-    await admin.end()
-    env.DATABASE_URL = `${args.pg}/${name}`
-    cleanup = async () => {
-      const a = postgres(`${args.pg}/postgres`, { max: 1, onnotice: () => {} })
-      await a.unsafe(`drop database if exists ${name} with (force)`)
-      await a.end()
-    }
-  }
+  const { env, cleanup } = await scratchDatabase(driver as 'pglite' | 'postgres', args.pg, 'cs_bench')
   try {
     const seeded = await seed(env)
     const port = 18_000 + Math.floor(Math.random() * 1000)

@@ -14,14 +14,12 @@
 //    and client IPs (the server trusts loopback as a proxy, so the 600/min per-IP limit is not what is measured).
 // 5. For comparison, Orama used naively (--orama size): stock create/insert with every field and the full texts, the
 //    default tokenizer, one search() with the query's tolerance.
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { scratchDatabase } from './scratch'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { create as oramaCreate, insert as oramaInsert, search as oramaSearch } from '@orama/orama'
 import { stopwords as englishStopwords } from '@orama/stopwords/english'
 import autocannon from 'autocannon'
-import postgres from 'postgres'
 import { stories, storyContents, storyPublished } from '../../db/schema'
 import { createApp } from '../../src/app'
 import { loadConfig } from '../../src/config'
@@ -461,24 +459,7 @@ async function spawnChild(argv: string[], env: Record<string, string>, onLine: (
 
 async function runSize(n: number, c: Corpus) {
   console.log(`\n== ${n} Stories (${args.driver}) ==`)
-  const env: Record<string, string> = { SERVICE_SECRET_KEY: Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString('hex') }
-  let cleanup = async () => {}
-  if (args.driver === 'pglite') {
-    const dir = mkdtempSync(join(tmpdir(), 'cs-search-bench-'))
-    env.DATA_DIR = dir
-    cleanup = async () => rmSync(dir, { recursive: true, force: true })
-  } else {
-    const name = `cs_search_bench_${Date.now().toString(36)}`
-    const admin = postgres(`${args.pg}/postgres`, { max: 1, onnotice: () => {} })
-    await admin.unsafe(`create database ${name}`)
-    await admin.end()
-    env.DATABASE_URL = `${args.pg}/${name}`
-    cleanup = async () => {
-      const a = postgres(`${args.pg}/postgres`, { max: 1, onnotice: () => {} })
-      await a.unsafe(`drop database if exists ${name} with (force)`)
-      await a.end()
-    }
-  }
+  const { env, cleanup } = await scratchDatabase(args.driver as 'pglite' | 'postgres', args.pg, 'cs_search_bench')
   try {
     await seed(env, n, c)
     const { result, proc } = await spawnChild(['--child=app', `--size=${n}`, `--queries=${args.queries}`], env, (line) => {
