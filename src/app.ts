@@ -1,35 +1,207 @@
-import { Elysia } from 'elysia'
-import type { Deps } from './deps'
-import { guardPlugin, kernelPlugin } from './kernel/plugin'
-import { authRoutes } from './modules/auth/routes'
-import { localeRoutes } from './modules/locales/routes'
-import { searchModule } from './modules/search'
-import { spaceRoutes } from './modules/spaces/routes'
-import { storiesModule } from './modules/stories'
-import { systemRoutes } from './modules/system/routes'
-import { webhookRoutes } from './modules/webhooks/routes'
+import type { Server } from 'bun'
+import { type AnyElysia, Elysia } from 'elysia'
+import { pathOf } from './kernel/http'
+import type { Kernel } from './kernel/kernel'
+import type { FastRoute, Module, RouteContext, Use } from './kernel/module'
+import { guardPlugin, kernelPlugin, type PeerSource, RequestFront } from './kernel/plugin'
+import { KERNEL_RATE_LIMITS, type RateLimitDecision, type RateLimitRule } from './kernel/rate-limit'
+import { MODULES } from './modules'
+import { OPENAPI_RATE_LIMITS, openapiRoutes } from './openapi'
 
-/** Builds the whole HTTP app around `deps`; nothing global, so tests build one per database. */
-export function createApp(deps: Deps) {
-  const guards = guardPlugin(deps)
-  const system = systemRoutes(deps)
-  const stories = storiesModule(deps, guards)
-  const search = searchModule(deps, (slug) => stories.pipeline.space(slug))
-  return new Elysia()
-    .use(kernelPlugin(deps))
-    .use(system.root)
-    .group('/v1', (v1) =>
-      v1
-        .use(system.v1)
-        .use(authRoutes(deps, guards))
-        .use(spaceRoutes(deps, guards))
-        .use(localeRoutes(deps, guards))
-        .use(stories.management)
-        .use(stories.components)
-        .use(stories.cdn)
-        .use(search.cdn)
-        .use(webhookRoutes(deps, guards)),
-    )
+/**
+ * The running service around one kernel: every module of the list set up, wired to the event bus, the job queue,
+ * the rate limiter, the read pipeline and (with `http`) mounted into one Elysia app behind the request front.
+ */
+export interface Runtime {
+  kernel: Kernel
+  modules: readonly Module[]
+  /** The Elysia app (absent in a worker-only runtime). */
+  app: AnyElysia
+  /** The server's request handler: the fast path for cached public reads, then Elysia. */
+  fetch(request: Request, server?: PeerSource | null): Response | Promise<Response>
+  /** The same, always a Promise (tests and in-process callers; they count as loopback). */
+  handle(request: Request): Promise<Response>
+  /** The state a module's `setup` returned. */
+  state<S extends object>(module: Module<S>): S
+  /** Starts what only a serving process needs (index builds); `content-service worker` does not call it. */
+  start(): Promise<void>
+  /** Listens on a port with production settings (no development error pages). */
+  listen(opts: ListenOptions): Server<undefined>
+  /** Closes the modules (in reverse order), then the kernel. */
+  close(): Promise<void>
 }
 
-export type App = ReturnType<typeof createApp>
+export interface ListenOptions {
+  port: number
+  hostname: string
+  maxRequestBodySize: number
+  /** Seconds a connection may stay idle (keep-alive, or a request that stopped sending) before it is closed. */
+  idleTimeout: number
+}
+
+export interface RuntimeOptions {
+  modules?: readonly Module[]
+}
+
+/** The service's rate-limit table: each module's rows in list order, then the OpenAPI routes', then the kernel's defaults. */
+export function rateLimitRules(modules: readonly Module[] = MODULES): RateLimitRule[] {
+  return [...modules.flatMap((m) => m.rateLimits ?? []), ...OPENAPI_RATE_LIMITS, ...KERNEL_RATE_LIMITS]
+}
+
+export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtime {
+  const modules = opts.modules ?? MODULES
+  const names = new Set<string>()
+  for (const m of modules) {
+    if (names.has(m.name)) throw new Error(`module "${m.name}" is listed twice`)
+    names.add(m.name)
+  }
+
+  // Declarations first: events and rate limits are known before any module runs.
+  for (const m of modules) if (m.events) kernel.events.declare(m.name, m.events)
+  kernel.rateLimiter.table.add(rateLimitRules(modules))
+
+  // State, in list order: a module may use the ones above it.
+  const states = new Map<Module, object>()
+  const use: Use = <S extends object>(m: Module<S>): S => {
+    const s = states.get(m)
+    if (!s) throw new Error(`module "${m.name}" is used before it is set up (list it above its users in src/modules/index.ts)`)
+    return s as S
+  }
+  for (const m of modules) states.set(m, m.setup?.(kernel, use) ?? {})
+  const stateOf = (m: Module) => states.get(m)!
+
+  // Reactions, filter hooks, jobs and read steps.
+  for (const m of modules) {
+    const self = stateOf(m)
+    for (const [type, handler] of Object.entries(m.on ?? {})) {
+      if (handler) kernel.bus.subscribe(type as never, (e, d) => (handler as (...a: unknown[]) => unknown)(e, self, kernel, d) as void)
+    }
+    if (m.onResync) kernel.bus.onResync(() => m.onResync!(self, kernel))
+    for (const [type, handler] of Object.entries(m.inTx ?? {})) {
+      if (handler) kernel.bus.inTx(type as never, (tx, e, emit) => (handler as (...a: unknown[]) => unknown)(tx, e, emit, self, kernel) as void)
+    }
+    m.jobs?.(kernel.jobs, self, kernel)
+    if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
+  }
+  const connected = kernel.bus.connect(kernel.db, kernel.logger)
+
+  // HTTP: the kernel plugin, each module's routes, the OpenAPI description.
+  const front = new RequestFront(kernel)
+  const guards = guardPlugin(kernel)
+  const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
+    kernel,
+    self: stateOf(m) as S,
+    guards,
+    use,
+    requestInfo: (request) => front.info.get(request) ?? front.begin(request, null),
+  })
+  const app = new Elysia({ name: 'content-service' }).use(kernelPlugin(kernel, front))
+  for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
+  const v1 = new Elysia({ prefix: '/v1' })
+  for (const m of modules) {
+    if (m.routes) v1.use(m.routes(contextOf(m)))
+    if (m.cdn) v1.use(m.cdn(contextOf(m)))
+  }
+  app.use(v1)
+  app.use(openapiRoutes(() => app, kernel, modules))
+  const fastRoutes: (FastRoute & { module: string })[] = []
+  for (const m of modules) for (const r of m.fast?.(contextOf(m)) ?? []) fastRoutes.push({ ...r, module: m.name })
+
+  const elysiaFetch = app.fetch as (request: Request) => Response | Promise<Response>
+  const limiter = kernel.rateLimiter
+  const logRequests = kernel.logger.logsRequests
+
+  /** The public read fast path: a GET a module can answer from memory skips Elysia's lifecycle. */
+  const fast = (request: Request, server: PeerSource | null | undefined): Response | Promise<Response> | undefined => {
+    const pathname = pathOf(request.url)
+    for (let i = 0; i < fastRoutes.length; i++) {
+      const route = fastRoutes[i]
+      if (!route.matches(pathname)) continue
+      const ri = front.begin(request, server, pathname)
+      const decision = front.count('GET', ri) as RateLimitDecision | null
+      if (decision && !decision.allowed) return undefined // the 429 comes from the Elysia path, in the one error shape
+      const headers: [string, string][] = [['x-request-id', ri.id]]
+      const origin = request.headers.get('origin')
+      if (origin !== null) {
+        const cors = front.cors(pathname, origin)
+        if (cors) for (const h of cors) headers.push(h)
+      }
+      if (decision) {
+        headers.push(
+          ['ratelimit-limit', String(decision.rule.limit)],
+          ['ratelimit-remaining', String(decision.remaining)],
+          ['ratelimit-reset', String(decision.resetIn)],
+          ['ratelimit-policy', decision.rule.policy],
+        )
+      }
+      const res = route.answer(request, { pathname, requestId: ri.id, clientIp: ri.ip, viaTrustedProxy: ri.viaTrustedProxy, headers })
+      if (res === undefined) return undefined
+      if (res instanceof Promise) {
+        return res.then((r) => {
+          if (r === undefined) return elysiaFetch(request)
+          if (logRequests) front.log('GET', route.route, r.status, ri)
+          return r
+        })
+      }
+      if (logRequests) front.log('GET', route.route, res.status, ri)
+      return res
+    }
+    return undefined
+  }
+
+  const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
+    // Only with the in-memory limiter: the Postgres store needs an await per request anyway.
+    if (fastRoutes.length && request.method === 'GET' && limiter.synchronous) {
+      const r = fast(request, server)
+      if (r !== undefined) return r
+    }
+    return elysiaFetch(request)
+  }
+
+  let started: Promise<void> | null = null
+  let closing: Promise<void> | null = null
+  return {
+    kernel,
+    modules,
+    app,
+    fetch,
+    handle: async (request) => fetch(request, null),
+    state: <S extends object>(m: Module<S>) => use(m),
+    start() {
+      started ??= (async () => {
+        await connected
+        for (const m of modules) await m.start?.(stateOf(m), kernel)
+      })()
+      return started
+    },
+    listen(o) {
+      const server = Bun.serve({
+        port: o.port,
+        hostname: o.hostname,
+        maxRequestBodySize: o.maxRequestBodySize,
+        idleTimeout: o.idleTimeout,
+        // Never Bun's development error page (working directory, source lines): errors are the kernel's 500 body.
+        development: false,
+        fetch: (request, srv) => fetch(request, srv),
+        error(err) {
+          kernel.logger.error('uncaught error in the server', { error: String(err) })
+          return new Response(JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.' }), {
+            status: 500,
+            headers: { 'Content-Type': 'application/json; charset=utf-8' },
+          })
+        },
+      })
+      // Elysia hands `server` to hooks (the peer address) from here.
+      ;(app as unknown as { server: unknown }).server = server
+      return server as Server<undefined>
+    },
+    close() {
+      closing ??= (async () => {
+        await started?.catch(() => {})
+        for (const m of [...modules].reverse()) await m.close?.(stateOf(m), kernel)
+        await kernel.close()
+      })()
+      return closing
+    },
+  }
+}

@@ -23,6 +23,8 @@ export interface Config {
   beaconEnabled: boolean
   userTokenTtlDays: number
   jsonBodyLimit: number
+  /** Seconds an HTTP connection may sit idle (between keep-alive requests, or mid-request) before it is closed. */
+  httpIdleTimeoutSeconds: number
   cdnMaxAge: number
   cdnStaleWhileRevalidate: number
   /** Memory budget of the public Story read cache (rendered bodies and snapshots), in bytes. */
@@ -136,6 +138,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     beaconEnabled: bool(env, 'SERVICE_BEACON_ENABLED', true),
     userTokenTtlDays: int(env, 'USER_TOKEN_TTL_DAYS', 30, 1, 3650),
     jsonBodyLimit: int(env, 'JSON_BODY_LIMIT', 1024 * 1024, 1024),
+    httpIdleTimeoutSeconds: int(env, 'HTTP_IDLE_TIMEOUT', 30, 1, 255),
     cdnMaxAge: int(env, 'CDN_MAX_AGE', 60),
     cdnStaleWhileRevalidate: int(env, 'CDN_STALE_WHILE_REVALIDATE', 300),
     cdnCacheBytes: int(env, 'CDN_CACHE_MB', 256, 1, 65536) * 1024 * 1024,

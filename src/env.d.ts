@@ -7,3 +7,8 @@ declare module '*/assets/embed.js' {
   const text: string
   export default text
 }
+// Files imported `with { type: 'file' }`: a path that works in the compiled executable too.
+declare module '*/redoc.standalone.js' {
+  const path: string
+  export default path
+}

@@ -136,7 +136,7 @@ describe('register', () => {
     expect(res.status).toBe(422)
     expect(res.body.error).toBe('validation_failed')
     expect(Array.isArray(res.body.errors?.name)).toBe(true)
-    const rows = await t.deps.db.query('select id from users where email = $1', [email])
+    const rows = await t.kernel.db.query('select id from users where email = $1', [email])
     expect(rows.length).toBe(0)
   })
 
@@ -163,7 +163,7 @@ describe('register', () => {
     expect(login.body.data.user.name).toBe(name)
 
     // The users table is still there and still holds the row.
-    const rows = await t.deps.db.query<{ name: string }>('select name from users where email = $1', [u.email])
+    const rows = await t.kernel.db.query<{ name: string }>('select name from users where email = $1', [u.email])
     expect(rows.map((r) => r.name)).toEqual([name])
   })
 
@@ -380,7 +380,7 @@ describe('rate limits', () => {
     const email = freshEmail()
     const res = await call('POST', '/v1/auth/register', { ip, body: { email, password: PASSWORD, name: 'R' } })
     expect(res.status).toBe(429)
-    const rows = await t.deps.db.query('select id from users where email = $1', [email])
+    const rows = await t.kernel.db.query('select id from users where email = $1', [email])
     expect(rows.length).toBe(0)
   })
 

@@ -68,7 +68,7 @@ describe('request bodies', () => {
     })
     expect(form.status).toBe(415)
     expect(typeof form.body.error).toBe('string')
-    const rows = await t.deps.db.query('select id from users where email = $1', ['a@example.com'])
+    const rows = await t.kernel.db.query('select id from users where email = $1', ['a@example.com'])
     expect(rows.length).toBe(0)
   })
 
@@ -394,7 +394,7 @@ describe('unexpected errors', () => {
     const broken = await testApp()
     try {
       const u = await broken.register()
-      await broken.deps.db.close()
+      await broken.kernel.db.close()
       const res = await broken.request('GET', '/v1/spaces', { token: u.token, headers: { 'X-Request-Id': 'boom-1' } })
       expect(res.status).toBe(500)
       expect(res.headers.get('content-type')).toContain('application/json')

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { createApp } from '../src/app'
+import { createRuntime } from '../src/app'
 import { runReindex } from '../src/cli/reindex'
-import type { Deps } from '../src/deps'
 import type { Database } from '../src/kernel/db'
-import { EventBus } from '../src/kernel/events'
-import { SearchRegistry } from '../src/modules/search/registry'
-import { StoryCache } from '../src/modules/stories/cache'
+import { createKernel } from '../src/kernel/kernel'
+import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'
 
 let t: TestApp
@@ -56,24 +54,22 @@ async function eventually(check: () => Promise<boolean>, ms = 5000) {
   return false
 }
 
-/** Another instance on the same database: its own bus, read cache and search registry, as another process has. */
-function otherInstance(database: Database = t.deps.db) {
+/** Another instance on the same database: its own kernel (bus), read cache and search registry, as another process has. */
+async function otherInstance(database: Database = t.kernel.db) {
   const logs: { msg: string; fields?: Record<string, unknown> }[] = []
-  const logger = { ...t.deps.logger, info: (msg: string, fields?: Record<string, unknown>) => logs.push({ msg, fields }) }
-  const storyCache = new StoryCache(database, t.deps.logger, { maxBytes: 1 << 24, now: () => t.clock.now().getTime() })
-  const deps: Deps = { ...t.deps, db: database, logger, bus: new EventBus(() => {}), storyCache, search: new SearchRegistry() }
-  const app = createApp(deps)
+  const logger = { ...t.kernel.logger, info: (msg: string, fields?: Record<string, unknown>) => void logs.push({ msg, fields }) }
+  const kernel = await createKernel(t.config, { database, clock: t.clock, logger, migrate: false })
+  const runtime = createRuntime(kernel)
+  await runtime.start()
+  const registry = runtime.state(searchModule).registry
   return {
-    deps,
+    registry,
     logs,
     search: async (query: string) => {
-      const res = await app.handle(new Request(`http://localhost/v1/cdn/${space}/search?${query}`, { headers: { 'X-Forwarded-For': '10.250.0.1' } }))
+      const res = await runtime.handle(new Request(`http://localhost/v1/cdn/${space}/search?${query}`, { headers: { 'X-Forwarded-For': '10.250.0.1' } }))
       return { status: res.status, body: (await res.json()) as any }
     },
-    async close() {
-      await deps.search.close()
-      await storyCache.close()
-    },
+    close: () => runtime.close(),
   }
 }
 const others: { close(): Promise<void> }[] = []
@@ -103,7 +99,7 @@ beforeAll(async () => {
     const r = await t.request('POST', `/v1/spaces/${space}/components`, { token: editor, body: c })
     if (r.status !== 201) throw new Error(`component: ${r.status} ${r.text}`)
   }
-  const [row] = await t.deps.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
+  const [row] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
   spaceId = row.id
 }, 60_000)
 
@@ -412,10 +408,10 @@ describe('updates', () => {
 
   test('another instance on the same database follows through NOTIFY, and builds from the database when it starts', async () => {
     const before = await published({ content: article({ headline: 'Starting platypus' }) })
-    const other = otherInstance()
+    const other = await otherInstance()
     others.push(other)
     expect((await other.search('q=platypus')).body.data.map((h: { id: string }) => h.id)).toEqual([`${before.id}:en`])
-    await other.deps.search.initialBuild
+    await other.registry.initialBuild
     // Start-up logs what it builds and how long it took.
     const started = other.logs.find((l) => l.msg === 'search: building indexes')
     const built = other.logs.find((l) => l.msg === 'search: indexes built')
@@ -433,18 +429,18 @@ describe('updates', () => {
 
   test('an instance that missed notifications catches up when it reconciles with the database', async () => {
     // A database handle whose LISTEN never delivers: the instance hears nothing from the others.
-    const deaf: Database = { ...t.deps.db, listen: async () => async () => {} }
-    const other = otherInstance(deaf)
+    const deaf: Database = { ...t.kernel.db, listen: async () => async () => {} }
+    const other = await otherInstance(deaf)
     others.push(other)
     await other.search('q=warmup')
-    await other.deps.search.initialBuild
-    expect(await other.deps.search.reconcile()).toBe(0)
+    await other.registry.initialBuild
+    expect(await other.registry.reconcile()).toBe(0)
     const s = await published({ content: article({ headline: 'Unheard pangolin' }) })
     await Bun.sleep(100)
     expect((await other.search('q=pangolin')).body.meta.total).toBe(0)
-    expect(await other.deps.search.reconcile()).toBeGreaterThanOrEqual(1)
+    expect(await other.registry.reconcile()).toBeGreaterThanOrEqual(1)
     expect((await other.search('q=pangolin')).body.data.map((h: { id: string }) => h.id)).toEqual([`${s.id}:en`])
-    expect(await other.deps.search.reconcile()).toBe(0)
+    expect(await other.registry.reconcile()).toBe(0)
   })
 })
 
@@ -452,10 +448,10 @@ describe('content-service reindex', () => {
   test('every running instance rebuilds and reports; the command shows progress and a summary', async () => {
     await published({ content: article({ headline: 'Reindexed okapi' }) })
     const lines: string[] = []
-    const report = await runReindex(t.config, { space }, { database: t.deps.db, print: (l) => lines.push(l), ackMs: 300 })
+    const report = await runReindex(t.config, { space }, { database: t.kernel.db, print: (l) => lines.push(l), ackMs: 300 })
     expect(report.instances.length).toBeGreaterThanOrEqual(1)
     expect(report.instances.every((i) => i.status === 'done')).toBe(true)
-    const mine = report.instances.find((i) => i.instance === t.deps.search.instanceId)!
+    const mine = report.instances.find((i) => i.instance === t.state(searchModule).registry.instanceId)!
     expect(mine).toMatchObject({ status: 'done', spaces: 1 })
     expect(mine.documents).toBeGreaterThan(10)
     expect(lines.some((l) => /Stories \(100%\)/.test(l))).toBe(true)
@@ -464,12 +460,12 @@ describe('content-service reindex', () => {
   })
 
   test('an unknown Space is an error; without DATABASE_URL the command explains why it cannot reach the server', async () => {
-    await expect(runReindex(t.config, { space: 'no-such-space' }, { database: t.deps.db, print: () => {} })).rejects.toThrow(/no live Space/)
+    await expect(runReindex(t.config, { space: 'no-such-space' }, { database: t.kernel.db, print: () => {} })).rejects.toThrow(/no live Space/)
     await expect(runReindex({ ...t.config, databaseUrl: null }, {}, { print: () => {} })).rejects.toThrow(/DATABASE_URL/)
   })
 
   test('the index keeps answering during a rebuild', async () => {
-    const rebuilding = t.deps.search.rebuild(spaceId)
+    const rebuilding = t.state(searchModule).registry.rebuild(spaceId)
     expect((await q('okapi')).body.meta.total).toBe(1)
     await rebuilding
     expect((await q('okapi')).body.meta.total).toBe(1)

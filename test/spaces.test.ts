@@ -25,7 +25,7 @@ async function owner() {
 }
 
 async function eventTypesOf(slug: string): Promise<string[]> {
-  const rows = await t.deps.db.query<{ type: string }>(
+  const rows = await t.kernel.db.query<{ type: string }>(
     `select type from events where payload->'space'->>'slug' = $1 order by id`,
     [slug],
   )
@@ -323,7 +323,7 @@ describe('Space-scoped tokens', () => {
     const secret = created.token.split('.')[1]
     expect(list.text).not.toContain(secret)
     // The stored form is not the secret either.
-    const rows = await t.deps.db.query<Record<string, unknown>>('select * from api_tokens where id = $1', [created.id])
+    const rows = await t.kernel.db.query<Record<string, unknown>>('select * from api_tokens where id = $1', [created.id])
     expect(JSON.stringify(rows)).not.toContain(secret)
   })
 
@@ -433,15 +433,15 @@ describe('Space-scoped tokens', () => {
 describe('archiving and events', () => {
   test('creating a Space emits space.created and writes it to the events outbox', async () => {
     const { token } = await t.register()
-    const received: DomainEvent[] = []
-    const off = t.deps.bus.subscribe('space.created', (e) => {
+    const received: DomainEvent<any>[] = []
+    const off = t.kernel.bus.subscribe('space.created', (e) => {
       received.push(e)
     })
     try {
       const slug = freshSlug()
       const res = await t.request('POST', '/v1/spaces', { token, body: { slug, name: 'Evented' } })
       expect(res.status).toBe(201)
-      await t.deps.bus.idle()
+      await t.kernel.bus.idle()
       const mine = received.filter((e) => (e.payload.space as { slug: string }).slug === slug)
       expect(mine.length).toBe(1)
       expect(mine[0].type).toBe('space.created')
@@ -454,14 +454,14 @@ describe('archiving and events', () => {
 
   test('a failed create (duplicate slug) emits nothing', async () => {
     const { token, space } = await owner()
-    const received: DomainEvent[] = []
-    const off = t.deps.bus.subscribe('space.created', (e) => {
+    const received: DomainEvent<any>[] = []
+    const off = t.kernel.bus.subscribe('space.created', (e) => {
       received.push(e)
     })
     try {
       const res = await t.request('POST', '/v1/spaces', { token, body: { slug: space.slug, name: 'Dup' } })
       expect(res.status).toBe(409)
-      await t.deps.bus.idle()
+      await t.kernel.bus.idle()
       expect(received.length).toBe(0)
       expect(await eventTypesOf(space.slug)).toEqual(['space.created'])
     } finally {
@@ -471,8 +471,8 @@ describe('archiving and events', () => {
 
   test('an admin archives a Space: 200, archived, space.archived emitted once and stored in the outbox', async () => {
     const { token, space } = await owner()
-    const received: DomainEvent[] = []
-    const off = t.deps.bus.subscribe('space.archived', (e) => {
+    const received: DomainEvent<any>[] = []
+    const off = t.kernel.bus.subscribe('space.archived', (e) => {
       received.push(e)
     })
     try {
@@ -480,7 +480,7 @@ describe('archiving and events', () => {
       expect(res.status).toBe(200)
       expect(res.body.data.archived).toBe(true)
       expect(Number.isNaN(Date.parse(res.body.data.archived_at))).toBe(false)
-      await t.deps.bus.idle()
+      await t.kernel.bus.idle()
       const mine = received.filter((e) => (e.payload.space as { slug: string }).slug === space.slug)
       expect(mine.length).toBe(1)
       expect(mine[0].type).toBe('space.archived')
@@ -490,7 +490,7 @@ describe('archiving and events', () => {
       const again = await t.request('POST', `/v1/spaces/${space.slug}/archive`, { token })
       expect(again.status).toBe(200)
       expect(again.body.data.archived).toBe(true)
-      await t.deps.bus.idle()
+      await t.kernel.bus.idle()
       expect(received.filter((e) => (e.payload.space as { slug: string }).slug === space.slug).length).toBe(1)
       expect(await eventTypesOf(space.slug)).toEqual(['space.created', 'space.archived'])
 

@@ -8,7 +8,7 @@ let owner: string
 let space: string
 let editor: string
 let viewer: string
-const events: DomainEvent[] = []
+const events: DomainEvent<any>[] = []
 
 const doc = (...blocks: Record<string, unknown>[]) => ({ type: 'doc', blocks })
 let uidCounter = 0
@@ -28,18 +28,18 @@ const action = (uuid: string, what: string, token = editor) =>
   t.request('POST', `/v1/spaces/${space}/stories/${uuid}/${what}`, { token })
 const get = (uuid: string, query = '', token = viewer) => t.request('GET', `/v1/spaces/${space}/stories/${uuid}${query}`, { token })
 
-async function eventsAfter<T>(fn: () => Promise<T>): Promise<{ result: T; types: string[]; list: DomainEvent[] }> {
-  await t.deps.bus.idle()
+async function eventsAfter<T>(fn: () => Promise<T>): Promise<{ result: T; types: string[]; list: DomainEvent<any>[] }> {
+  await t.kernel.bus.idle()
   const from = events.length
   const result = await fn()
-  await t.deps.bus.idle()
+  await t.kernel.bus.idle()
   const list = events.slice(from)
   return { result, types: list.map((e) => e.type), list }
 }
 
 beforeAll(async () => {
   t = await testApp()
-  t.deps.bus.subscribe('*', (e) => {
+  t.kernel.bus.subscribe('*', (e) => {
     events.push(e)
   })
   owner = (await t.register()).token
@@ -437,7 +437,7 @@ describe('publishing lifecycle and events', () => {
     expect(del.types.sort()).toEqual(['story.deleted', 'story.unpublished'])
     expect(del.list.find((e) => e.type === 'story.deleted')!.payload.story).toMatchObject({ uuid: s.uuid, status: 'deleted' })
     expect((await t.request('GET', `/v1/spaces/${space}/stories/${s.uuid}/versions`, { token: viewer })).status).toBe(404)
-    const rows = await t.deps.db.query<{ n: number }>('select count(*)::int as n from story_versions where story_id = $1', [s.id])
+    const rows = await t.kernel.db.query<{ n: number }>('select count(*)::int as n from story_versions where story_id = $1', [s.id])
     expect(rows[0].n).toBe(0)
   })
 
@@ -556,7 +556,7 @@ describe('locales', () => {
 describe('listing totals', () => {
   test('meta.total stays exact through creates, publishes, archives and deletes', async () => {
     const real = async (where: string) =>
-      (await t.deps.db.query<{ n: number }>(`select count(*)::int as n from stories s join spaces sp on sp.id = s.space_id where sp.slug = $1 and ${where}`, [space]))[0].n
+      (await t.kernel.db.query<{ n: number }>(`select count(*)::int as n from stories s join spaces sp on sp.id = s.space_id where sp.slug = $1 and ${where}`, [space]))[0].n
     const total = async (query: string) => (await t.request('GET', `/v1/spaces/${space}/stories?per_page=1${query}`, { token: viewer })).body.meta.total
     expect(await total('')).toBe(await real(`s.status <> 'archived'`))
     for (const status of ['draft', 'published', 'archived']) expect(await total(`&status=${status}`)).toBe(await real(`s.status = '${status}'`))
@@ -570,16 +570,16 @@ describe('published snapshots for other modules', () => {
     await put(s.uuid, { lang: 'fr', content: doc(block('hero', { headline: 'Publique' })) })
     await action(s.uuid, 'publish')
     await put(s.uuid, { content: doc(block('hero', { headline: 'Secret draft' })) })
-    const [snap] = await publishedSnapshots(t.deps, { storyIds: [s.id] })
+    const [snap] = await publishedSnapshots(t.kernel, { storyIds: [s.id] })
     expect(snap).toMatchObject({ uuid: s.uuid, full_path: '/indexed', status: 'published', primary_lang: 'en' })
     expect(snap.locales.map((l) => [l.lang, l.content.blocks[0].headline])).toEqual([
       ['en', 'Public'],
       ['fr', 'Publique'],
     ])
-    const page = await publishedSnapshots(t.deps, { limit: 2 })
+    const page = await publishedSnapshots(t.kernel, { limit: 2 })
     expect(page.length).toBeLessThanOrEqual(2)
-    const next = await publishedSnapshots(t.deps, { afterId: page[page.length - 1].id, limit: 1000 })
+    const next = await publishedSnapshots(t.kernel, { afterId: page[page.length - 1].id, limit: 1000 })
     expect(next.every((x) => x.id > page[page.length - 1].id && x.status === 'published')).toBe(true)
-    expect(await publishedSnapshots(t.deps, { storyIds: [] })).toEqual([])
+    expect(await publishedSnapshots(t.kernel, { storyIds: [] })).toEqual([])
   })
 })

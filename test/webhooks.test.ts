@@ -3,9 +3,9 @@ import { createHmac, timingSafeEqual } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createApp } from '../src/app'
+import { createRuntime, type Runtime } from '../src/app'
 import { loadConfig } from '../src/config'
-import { createDeps, type Deps } from '../src/deps'
+import { createKernel, type Kernel } from '../src/kernel/kernel'
 import { SecretBox } from '../src/kernel/crypto'
 import { transact } from '../src/kernel/events'
 import { isInternalAddress } from '../src/kernel/outbound'
@@ -43,7 +43,7 @@ const HOUR = 60 * MINUTE
 async function owner() {
   const user = await t.register()
   const space = await t.createSpace(user.token)
-  const [row] = await t.deps.db.query<{ id: number }>('select id from spaces where slug = $1', [space.slug])
+  const [row] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space.slug])
   return { token: user.token, slug: space.slug, spaceId: row.id }
 }
 
@@ -62,10 +62,10 @@ const STORY = { id: 41, uuid: '7d5c0a2e-1f0b-4c53-9a55-3c8b8f0f7a11', slug: 'hel
 
 /** What the stories module does on publish: the event written in the change's own transaction. */
 async function emit(spaceId: number, type: 'story.published' | 'story.unpublished' | 'story.deleted' | 'version.created' = 'story.published', story = STORY) {
-  await transact(t.deps, async (_tx, e) => e({ type, spaceId, payload: { story } }))
+  await transact(t.kernel, async (_tx, e) => e({ type, spaceId, payload: { story } }))
 }
 
-const drain = () => t.deps.jobs.runDueJobs()
+const drain = () => t.kernel.jobs.runDueJobs()
 
 /** Verifies X-Service-Signature with an independent HMAC (node:crypto) over `<timestamp>.<raw body bytes>`. */
 function signatureValid(secret: string, req: ReceivedRequest): boolean {
@@ -109,10 +109,10 @@ describe('subscriptions', () => {
     expect(one.body.data).toEqual({ ...list.body.data[0] })
     expect(one.text).not.toContain(hook.secret)
 
-    const [row] = await t.deps.db.query<{ secret_sealed: string }>('select secret_sealed from webhook_subscriptions where id = $1', [hook.id])
+    const [row] = await t.kernel.db.query<{ secret_sealed: string }>('select secret_sealed from webhook_subscriptions where id = $1', [hook.id])
     expect(row.secret_sealed).toStartWith('v1.')
     expect(row.secret_sealed).not.toContain(hook.secret.slice(6))
-    expect(t.deps.secrets.open(row.secret_sealed, 'webhook-secret')).toBe(hook.secret)
+    expect(t.kernel.secrets.open(row.secret_sealed, 'webhook-secret')).toBe(hook.secret)
   })
 
   test('active defaults to true; PATCH changes label, events and active', async () => {
@@ -304,7 +304,7 @@ describe('delivery', () => {
     const r = receiver()
     await subscribe(o, { url: r.url })
     await expect(
-      transact(t.deps, async (_tx, e) => {
+      transact(t.kernel, async (_tx, e) => {
         e({ type: 'story.published', spaceId: o.spaceId, payload: { story: STORY } })
         throw new Error('validation failed after the emit')
       }),
@@ -479,7 +479,7 @@ describe('retries', () => {
     const del = await t.request('DELETE', `/v1/spaces/${o.slug}/webhooks/${hook.id}`, { token: o.token })
     expect(del.status).toBe(204)
     expect((await t.request('GET', `/v1/spaces/${o.slug}/webhooks/${hook.id}`, { token: o.token })).status).toBe(404)
-    const [job] = await t.deps.db.query<{ status: string }>('select status from jobs where dedupe_key = $1', [deliveryId])
+    const [job] = await t.kernel.db.query<{ status: string }>('select status from jobs where dedupe_key = $1', [deliveryId])
     expect(job.status).toBe('cancelled')
     t.clock.advance(13 * HOUR)
     await drain()
@@ -553,7 +553,7 @@ describe('secrets, log, redeliver, ping', () => {
     const hook = await subscribe(o, { url: r.url })
     await emit(o.spaceId)
     // Fanned out, not yet sent.
-    await t.deps.jobs.relayBatch()
+    await t.kernel.jobs.relayBatch()
     const [queued] = await log(o, hook.id)
     expect(queued).toMatchObject({ outcome: 'pending', retry_count: 0, response_status: null, delivery_status: 'pending' })
     expect(queued.next_attempt_at).toBe(t.clock.now().toISOString())
@@ -625,21 +625,22 @@ test('ping and redeliver are rate limited per client (60 a minute)', async () =>
 })
 
 describe('outbound safety', () => {
-  let strict: Deps
-  let strictApp: ReturnType<typeof createApp>
+  let strict: Kernel
+  let strictApp: Runtime
 
   beforeAll(async () => {
     // A second instance on the same database, configured as production is by default: private targets refused.
-    strict = await createDeps(loadConfig({ LOG_LEVEL: process.env.STRICT_LOG ?? 'silent' }, { memoryDb: true, outboundAllowPrivate: false, webhookTimeoutMs: 400, secretKey: SECRET_KEY }), {
+    strict = await createKernel(loadConfig({ LOG_LEVEL: process.env.STRICT_LOG ?? 'silent' }, { memoryDb: true, outboundAllowPrivate: false, webhookTimeoutMs: 400, secretKey: SECRET_KEY }), {
       clock: t.clock,
-      database: t.deps.db,
+      database: t.kernel.db,
       migrate: false,
     })
-    strictApp = createApp(strict)
+    strictApp = createRuntime(strict)
+    await strictApp.start()
   })
 
   afterAll(async () => {
-    await strict.jobs.stop()
+    await strictApp.close()
   })
 
   async function strictPost(o: Owner, path: string, method: string, body: unknown) {
@@ -732,15 +733,15 @@ describe('the key that seals secrets', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cs-key-'))
     try {
       const config = loadConfig({ LOG_LEVEL: 'silent', DATA_DIR: dir })
-      const opts = { database: t.deps.db, migrate: false, clock: t.clock }
-      const a = await createDeps(config, opts)
+      const opts = { database: t.kernel.db, migrate: false, clock: t.clock }
+      const a = await createKernel(config, opts)
       const keyFile = join(dir, 'secret.key')
       expect(statSync(keyFile).mode & 0o777).toBe(0o600)
       expect(readFileSync(keyFile, 'utf8').trim()).toMatch(/^[0-9a-f]{64}$/)
-      const b = await createDeps(config, opts)
+      const b = await createKernel(config, opts)
       expect(b.secrets.open(a.secrets.seal('same key?'))).toBe('same key?')
       // Shared Postgres needs the variable: instances cannot share a file.
-      await expect(createDeps(loadConfig({ DATABASE_URL: 'postgres://nowhere/db' }), opts)).rejects.toThrow('SERVICE_SECRET_KEY is required')
+      await expect(createKernel(loadConfig({ DATABASE_URL: 'postgres://nowhere/db' }), opts)).rejects.toThrow('SERVICE_SECRET_KEY is required')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
 import { loadConfig } from '../../src/config'
-import { createDeps } from '../../src/deps'
+import { createKernel } from '../../src/kernel/kernel'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { registerUser } from '../../src/modules/auth/service'
 import { contentErrors, type Doc } from '../../src/modules/stories/blocks'
@@ -81,7 +81,7 @@ function serverCommand(): string[] {
 
 async function seed(env: Record<string, string>) {
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' })
-  const deps = await createDeps(config)
+  const deps = await createKernel(config)
   const t0 = performance.now()
   const { token, user, tenant } = await registerUser(deps, {
     email: `bench-${Date.now()}@example.com`,

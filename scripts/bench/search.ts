@@ -21,9 +21,10 @@ import { create as oramaCreate, insert as oramaInsert, search as oramaSearch } f
 import { stopwords as englishStopwords } from '@orama/stopwords/english'
 import autocannon from 'autocannon'
 import { stories, storyContents, storyPublished } from '../../db/schema'
-import { createApp } from '../../src/app'
+import { createRuntime } from '../../src/app'
 import { loadConfig } from '../../src/config'
-import { createDeps } from '../../src/deps'
+import { createKernel } from '../../src/kernel/kernel'
+import { searchModule } from '../../src/modules/search'
 import { createLogger } from '../../src/kernel/logger'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { registerUser } from '../../src/modules/auth/service'
@@ -227,7 +228,7 @@ function heapNow() {
 
 export async function seed(env: Record<string, string>, n: number, c: Corpus) {
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' })
-  const deps = await createDeps(config)
+  const deps = await createKernel(config)
   const t0 = performance.now()
   const { user, tenant } = await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
   const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
@@ -299,10 +300,12 @@ async function child(n: number) {
   const logger = createLogger('info', (line) => {
     if (!line.includes('"msg":"request"')) process.stdout.write(`${line}\n`)
   })
-  const deps = await createDeps(config, { logger })
+  const deps = await createKernel(config, { logger })
   const before = heapNow()
   const t0 = performance.now()
-  const app = createApp(deps)
+  const app = createRuntime(deps)
+  void app.start()
+  const registry = app.state(searchModule).registry
   // The build runs in the background once the app is made: how long is the event loop held at most meanwhile?
   let stall = 0
   let last = performance.now()
@@ -311,16 +314,16 @@ async function child(n: number) {
     stall = Math.max(stall, now - last)
     last = now
   }, 1)
-  await deps.search.initialBuild
+  await registry.initialBuild
   const buildMs = performance.now() - t0
   clearInterval(ticker)
   const heap = heapNow() - before
   const rss = process.memoryUsage().rss
-  const stats = deps.search.stats()
+  const stats = registry.stats()
   const space = (await findLiveSpace(deps, 'bench'))!
   const target = { id: space.id, defaultLang: 'en', codes: ['en'] }
   const count = Number(args.queries)
-  const index = (await deps.search.index(space.id, 'en'))!
+  const index = (await registry.index(space.id, 'en'))!
   const inProcess: Record<string, unknown> = {}
   // cold: the word-expansion cache emptied before every query (as right after an index change); warm: as it comes.
   for (const mode of ['cold', 'warm'] as const) {
@@ -334,7 +337,7 @@ async function child(n: number) {
       for (const [j, q] of list.entries()) {
         if (mode === 'cold') index.clearCache()
         const t = performance.now()
-        const r = await searchStories(deps, target, { q })
+        const r = await searchStories(registry, target, { q })
         if (j < 200) continue // warm-up
         times.push(performance.now() - t)
         hits += r.meta.total
@@ -353,12 +356,12 @@ async function child(n: number) {
     }
   }
   index.clearCache()
-  app.listen({ port: 0, hostname: '127.0.0.1' })
+  const server = app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 20, idleTimeout: 30 })
   const result = {
     build: { ms: Math.round(buildMs), max_event_loop_stall_ms: Math.round(stall), ...stats },
     memory: { index_heap_mb: mb(heap), heap_mb: mb(heapNow()), rss_mb: mb(rss) },
     in_process: inProcess,
-    port: app.server!.port,
+    port: server.port,
   }
   console.log(`RESULT ${JSON.stringify(result)}`)
   await new Promise(() => {}) // until the parent kills us

@@ -79,8 +79,8 @@ async function main() {
   const receiverUrl = `http://127.0.0.1:${JSON.parse(first.split('\n')[0]).port}`
 
   const { loadConfig } = await import('../../src/config')
-  const { createDeps } = await import('../../src/deps')
-  const { createApp } = await import('../../src/app')
+  const { createKernel } = await import('../../src/kernel/kernel')
+  const { createRuntime } = await import('../../src/app')
   const { startWorkers } = await import('../../src/kernel/jobs')
   const config = loadConfig({
     ...process.env,
@@ -90,11 +90,12 @@ async function main() {
     SERVICE_OUTBOUND_ALLOW_PRIVATE: 'true',
     SERVICE_SECRET_KEY: process.env.SERVICE_SECRET_KEY ?? 'a'.repeat(64),
   })
-  const deps = await createDeps(config)
-  const app = createApp(deps)
+  const deps = await createKernel(config)
+  const app = createRuntime(deps)
+  await app.start()
   // Publishes arrive over real HTTP, as they do in production (and each request is its own turn of the event loop).
-  app.listen({ port: 0, hostname: '127.0.0.1' })
-  const apiBase = `http://127.0.0.1:${app.server!.port}/v1`
+  const server = app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 20, idleTimeout: 30 })
+  const apiBase = `http://127.0.0.1:${server.port}/v1`
   const call = async (method: string, path: string, token?: string, body?: unknown) => {
     const res = await fetch(`${apiBase}${path}`, {
       method,
@@ -131,7 +132,7 @@ async function main() {
 
   const committedAt = new Map<string, number>()
   deps.bus.subscribe('story.published', (e) => {
-    committedAt.set((e.payload.story as { uuid: string }).uuid, wallNow())
+    committedAt.set(e.payload.story.uuid, wallNow())
   })
   const publishAll = async (uuids: string[], inFlight: number) => {
     let next = 0
@@ -210,8 +211,8 @@ async function main() {
   console.log(JSON.stringify(report, null, 2))
   const ok = all.length >= expected * 2 && ids.size === expected * 2
   receiverProc.kill()
-  await app.server?.stop(true)
-  await deps.close()
+  await server.stop(true)
+  await app.close()
   if (dropDb) await dropDb()
   rmSync(dataDir, { recursive: true, force: true })
   process.exit(ok ? 0 : 1)

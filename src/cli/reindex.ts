@@ -1,5 +1,4 @@
 import type { Config } from '../config'
-import type { Deps } from '../deps'
 import { type Database, openDatabase } from '../kernel/db'
 import { SEARCH_CHANNEL, type SearchWire } from '../modules/search/registry'
 import { findLiveSpace } from '../modules/spaces/service'
@@ -58,8 +57,8 @@ export async function runReindex(config: Config, opts: ReindexOptions = {}, rt: 
   try {
     let spaceId: number | null = null
     if (opts.space !== undefined) {
-      // findLiveSpace reads through deps.db only; the command has no app around it.
-      const space = await findLiveSpace({ db: database } as Pick<Deps, 'db'> as Deps, opts.space)
+      // The command has no kernel around it: findLiveSpace needs only the database.
+      const space = await findLiveSpace({ db: database }, opts.space)
       if (!space) throw new ReindexError(`no live Space with the slug "${opts.space}"`)
       spaceId = space.id
     }

@@ -1,7 +1,7 @@
-import { createApp } from '../app'
+import { createRuntime } from '../app'
 import type { Config } from '../config'
-import { createDeps } from '../deps'
 import { startWorkers } from '../kernel/jobs'
+import { createKernel } from '../kernel/kernel'
 
 export interface ServeOptions {
   port?: number
@@ -19,16 +19,20 @@ const MAX_BODY = 128 * 1024 * 1024 // above the 100 MB asset cap; JSON bodies ha
 
 /** Opens the database, migrates, listens. Returns a handle whose stop() drains requests and closes the db. */
 export async function startServer(config: Config, opts: ServeOptions = {}): Promise<RunningServer> {
-  const deps = await createDeps(config)
-  const app = createApp(deps)
-  // app.listen (not a bare Bun.serve) so handlers see the server and with it the peer address for rate limits.
-  app.listen({ port: opts.port ?? config.port, hostname: opts.host ?? config.host, maxRequestBodySize: MAX_BODY })
-  const server = app.server!
-  const workers = (opts.workers ?? config.workerEnabled) ? await startWorkers(deps) : null
+  const kernel = await createKernel(config)
+  const runtime = createRuntime(kernel)
+  const server = runtime.listen({
+    port: opts.port ?? config.port,
+    hostname: opts.host ?? config.host,
+    maxRequestBodySize: MAX_BODY,
+    idleTimeout: config.httpIdleTimeoutSeconds,
+  })
+  void runtime.start()
+  const workers = (opts.workers ?? config.workerEnabled) ? await startWorkers(kernel) : null
   const shownHost = server.hostname === '0.0.0.0' || server.hostname === '::' ? 'localhost' : server.hostname
   const url = `http://${shownHost}:${server.port}`
-  const mode = deps.db.driver === 'postgres' ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`
-  deps.logger.info('listening', { url, bind: `${server.hostname}:${server.port}`, database: deps.db.driver, workers: !!workers })
+  const mode = kernel.db.driver === 'postgres' ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`
+  kernel.logger.info('listening', { url, bind: `${server.hostname}:${server.port}`, database: kernel.db.driver, workers: !!workers })
   console.log(`content-service listening on ${url} — database: ${mode}${workers ? '' : ' — job workers off'}`)
   let stopping: Promise<void> | null = null
   return {
@@ -37,7 +41,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
       stopping ??= (async () => {
         await server.stop() // stop accepting; resolves once in-flight requests have finished
         await workers?.stop() // let attempts in flight settle; unfinished jobs go back to the queue
-        await deps.close()
+        await runtime.close()
       })()
       return stopping
     },

@@ -1,7 +1,8 @@
+import { createRuntime } from '../app'
 import type { Config } from '../config'
 import { ConfigError } from '../config'
-import { createDeps } from '../deps'
 import { startWorkers } from '../kernel/jobs'
+import { createKernel } from '../kernel/kernel'
 
 /** `content-service worker`: job workers only (webhook deliveries, schedules), no HTTP. */
 export async function startWorkerProcess(config: Config): Promise<{ stop(): Promise<void> }> {
@@ -9,13 +10,15 @@ export async function startWorkerProcess(config: Config): Promise<{ stop(): Prom
     // The embedded database belongs to one process: a separate worker needs a shared Postgres.
     throw new ConfigError('worker needs DATABASE_URL: on the embedded database `serve` runs the workers itself')
   }
-  const deps = await createDeps(config)
-  const workers = await startWorkers(deps)
+  const kernel = await createKernel(config)
+  // The modules register their queues, schedules and outbox consumers; nothing is started that only serving needs.
+  const runtime = createRuntime(kernel)
+  const workers = await startWorkers(kernel)
   console.log('content-service worker running — database: Postgres (DATABASE_URL)')
   return {
     async stop() {
       await workers.stop()
-      await deps.close()
+      await runtime.close()
     },
   }
 }

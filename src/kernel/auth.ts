@@ -1,8 +1,9 @@
 import { and, eq } from 'drizzle-orm'
 import { apiTokens, memberships, spaces } from '../../db/schema'
-import type { Deps } from '../deps'
 import { parseToken, safeEqual, sha256Hex } from './crypto'
 import { forbidden, notFound, unauthorized } from './errors'
+import type { Kernel } from './kernel'
+import { isSpaceSlug } from './schemas'
 
 export const ROLES = ['viewer', 'editor', 'admin'] as const
 export type Role = (typeof ROLES)[number]
@@ -28,20 +29,20 @@ export type Principal =
     }
 
 /** Resolves `Authorization: Bearer <id>.<secret>`; null for a missing, malformed, unknown, revoked or expired token. */
-export async function authenticate(deps: Deps, authorization: string | null): Promise<Principal | null> {
+export async function authenticate(kernel: Pick<Kernel, 'db' | 'clock'>, authorization: string | null): Promise<Principal | null> {
   if (!authorization) return null
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
   if (!m) return null
   const parsed = parseToken(m[1])
   if (!parsed) return null
-  const [row] = await deps.db.db.select().from(apiTokens).where(eq(apiTokens.id, parsed.id)).limit(1)
+  const [row] = await kernel.db.db.select().from(apiTokens).where(eq(apiTokens.id, parsed.id)).limit(1)
   if (!row) {
     // Same hashing work as a found token: the response time does not tell whether an id exists.
     safeEqual(sha256Hex(parsed.secret), sha256Hex('x'))
     return null
   }
   if (!safeEqual(sha256Hex(parsed.secret), row.secretHash)) return null
-  const now = deps.clock.now()
+  const now = kernel.clock.now()
   if (row.revokedAt) return null
   if (row.expiresAt && row.expiresAt <= now) return null
   if (row.kind === 'user') {
@@ -58,8 +59,8 @@ export async function authenticate(deps: Deps, authorization: string | null): Pr
   }
 }
 
-export async function requirePrincipal(deps: Deps, authorization: string | null): Promise<Principal> {
-  const p = await authenticate(deps, authorization)
+export async function requirePrincipal(kernel: Pick<Kernel, 'db' | 'clock'>, authorization: string | null): Promise<Principal> {
+  const p = await authenticate(kernel, authorization)
   if (!p) throw unauthorized(authorization ? 'The bearer token is invalid, expired or revoked.' : undefined)
   return p
 }
@@ -85,14 +86,15 @@ export interface SpaceAccess {
  * The one Space guard: resolves `{space}` and the caller's role in it. No access at all answers 404 (existence is
  * not revealed); access with a lower role than `min` answers 403.
  */
-export async function requireSpaceAccess(deps: Deps, principal: Principal, slug: string, min: Role): Promise<SpaceAccess> {
-  const [space] = await deps.db.db.select().from(spaces).where(eq(spaces.slug, slug)).limit(1)
+export async function requireSpaceAccess(kernel: Pick<Kernel, 'db' | 'clock'>, principal: Principal, slug: string, min: Role): Promise<SpaceAccess> {
+  if (!isSpaceSlug(slug)) throw notFound('Space')
+  const [space] = await kernel.db.db.select().from(spaces).where(eq(spaces.slug, slug)).limit(1)
   if (!space || space.tenantId !== principal.tenantId) throw notFound('Space')
   let role: Role | null = null
   if (principal.kind === 'space') {
     role = principal.spaceId === space.id ? principal.role : null
   } else {
-    const [m] = await deps.db.db
+    const [m] = await kernel.db.db
       .select({ role: memberships.role })
       .from(memberships)
       .where(and(eq(memberships.userId, principal.userId), eq(memberships.spaceId, space.id)))

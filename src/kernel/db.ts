@@ -17,9 +17,18 @@ export interface Database {
   driver: 'pglite' | 'postgres'
   /** Raw SQL for the few places the query builder cannot express (locks, NOTIFY, upserts with CASE). */
   query<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>
-  listen(channel: string, handler: (payload: string) => void): Promise<() => Promise<void>>
+  /**
+   * LISTEN on `channel`. `onReconnect` runs when the listening connection was lost and is back (postgres driver):
+   * notifications sent meanwhile are gone, so caches fed by them must resynchronise.
+   */
+  listen(channel: string, handler: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>
   notify(channel: string, payload: string): Promise<void>
   close(): Promise<void>
+}
+
+/** The rows of `db.execute()`: postgres-js returns an array of rows, PGlite an object with `rows`. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
 }
 
 export interface DbOptions {
@@ -82,8 +91,15 @@ async function openPostgres(url: string): Promise<Database> {
     async query<T>(text: string, params: unknown[] = []) {
       return (await client.unsafe(text, params as never[])) as unknown as T[]
     },
-    async listen(channel, handler) {
-      const sub = await client.listen(channel, (p) => handler(p))
+    async listen(channel, handler, onReconnect) {
+      let connects = 0
+      const sub = await client.listen(
+        channel,
+        (p) => handler(p),
+        () => {
+          if (connects++ > 0) onReconnect?.()
+        },
+      )
       return () => sub.unlisten()
     },
     async notify(channel, payload) {

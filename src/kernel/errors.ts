@@ -19,13 +19,47 @@ export class AppError extends Error {
   }
 }
 
-export const notFound = (what = 'Resource') => new AppError(404, 'not_found', `${what} not found.`)
-export const forbidden = (message = 'Your role does not allow this action.') => new AppError(403, 'forbidden', message)
-export const conflict = (message: string, code = 'conflict') => new AppError(409, code, message)
+/**
+ * One machine code with its status, declared once (by the kernel or by the module that throws it) so the OpenAPI
+ * description can list every code a route may answer. Calling it makes the AppError to throw.
+ */
+export interface ErrorDef {
+  readonly code: string
+  readonly status: number
+  /** When it happens, for the OpenAPI description. */
+  readonly description: string
+  (message?: string, fields?: Record<string, string[]>, headers?: Record<string, string>): AppError
+}
+
+export function defineError(code: string, status: number, description: string): ErrorDef {
+  const make = (message = description, fields?: Record<string, string[]>, headers?: Record<string, string>) =>
+    new AppError(status, code, message, fields, headers)
+  return Object.assign(make, { code, status, description }) as ErrorDef
+}
+
+/** The codes the kernel itself answers with, on any route. */
+export const KernelErrors = {
+  invalidJson: defineError('invalid_json', 400, 'The request body is not valid JSON (or nests too deep).'),
+  unauthorized: defineError('unauthorized', 401, 'A valid bearer token is required.'),
+  forbidden: defineError('forbidden', 403, 'Your role does not allow this action.'),
+  notFound: defineError('not_found', 404, 'Unknown route or resource, or a Space the caller cannot access.'),
+  conflict: defineError('conflict', 409, 'The change conflicts with the current state.'),
+  payloadTooLarge: defineError('payload_too_large', 413, 'The request body is too large.'),
+  unsupportedMediaType: defineError('unsupported_media_type', 415, 'The request body has a media type this route does not take.'),
+  validationFailed: defineError('validation_failed', 422, 'The request is not valid; `errors` holds messages per field.'),
+  rateLimited: defineError('rate_limited', 429, 'Too many requests; retry after Retry-After seconds.'),
+  internal: defineError('internal_error', 500, 'Something went wrong on our side; the body carries a request_id.'),
+} as const
+
+const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="content-service"' }
+
+export const notFound = (what = 'Resource') => KernelErrors.notFound(`${what} not found.`)
+export const forbidden = (message = 'Your role does not allow this action.') => KernelErrors.forbidden(message)
+export const conflict = (message: string) => KernelErrors.conflict(message)
 export const unauthorized = (message = 'A valid bearer token is required.') =>
-  new AppError(401, 'unauthorized', message, undefined, { 'WWW-Authenticate': 'Bearer realm="content-service"' })
+  KernelErrors.unauthorized(message, undefined, WWW_AUTHENTICATE)
 export const validationFailed = (fields: Record<string, string[]>, message = 'The request is not valid.') =>
-  new AppError(422, 'validation_failed', message, fields)
+  KernelErrors.validationFailed(message, fields)
 
 /** Postgres unique violation (SQLSTATE 23505), from either driver. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
@@ -34,7 +68,8 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return constraint === undefined || e.constraint === constraint || e.constraint_name === constraint
 }
 
-function findPgError(err: unknown): { code?: string; constraint?: string; constraint_name?: string } | null {
+/** The Postgres error inside a driver or drizzle error (SQLSTATE in `code`), or null. */
+export function findPgError(err: unknown): { code?: string; constraint?: string; constraint_name?: string; message?: string } | null {
   // drizzle wraps driver errors (DrizzleQueryError) with the original in `cause`.
   let cur: unknown = err
   for (let i = 0; i < 4 && cur && typeof cur === 'object'; i++) {

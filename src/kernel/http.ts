@@ -1,5 +1,10 @@
 import { BlockList, isIP } from 'node:net'
 
+const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+/** isIP without the node:net call for the common IPv4 case. */
+const ipVersion = (s: string) => (IPV4.test(s) ? 4 : s.includes(':') ? isIP(s) : 0)
+const TRUST_MEMO_LIMIT = 4096
+
 /**
  * The client address for rate limits and logs: the socket peer, or — only when the peer is a trusted proxy — the
  * right-most address in X-Forwarded-For that is not itself a trusted proxy.
@@ -7,6 +12,9 @@ import { BlockList, isIP } from 'node:net'
 export class ClientIpResolver {
   private trusted = new BlockList()
   private any = false
+  private none: boolean
+  /** Peer → trusted?, remembered: a server sees few distinct peers (its proxies), and the check is not free. */
+  private memo = new Map<string, boolean>()
 
   constructor(trustedProxies: string[]) {
     for (const entry of trustedProxies) {
@@ -20,21 +28,34 @@ export class ClientIpResolver {
       if (bits === undefined) this.trusted.addAddress(addr, family)
       else this.trusted.addSubnet(addr, Number(bits), family)
     }
+    this.none = !this.any && trustedProxies.length === 0
   }
 
   isTrusted(ip: string): boolean {
     if (this.any) return true
-    const plain = ip.startsWith('::ffff:') ? ip.slice(7) : ip
-    const v = isIP(plain)
-    return v !== 0 && this.trusted.check(plain, v === 6 ? 'ipv6' : 'ipv4')
+    if (this.none) return false
+    let t = this.memo.get(ip)
+    if (t === undefined) {
+      const plain = ip.startsWith('::ffff:') ? ip.slice(7) : ip
+      const v = ipVersion(plain)
+      t = v !== 0 && this.trusted.check(plain, v === 6 ? 'ipv6' : 'ipv4')
+      if (this.memo.size >= TRUST_MEMO_LIMIT) this.memo.clear()
+      this.memo.set(ip, t)
+    }
+    return t
   }
 
   resolve(peer: string, forwardedFor: string | null): string {
     if (!forwardedFor || !this.isTrusted(peer)) return peer
+    // One hop (the usual case behind one proxy): no split, no array.
+    if (forwardedFor.indexOf(',') === -1) {
+      const hop = forwardedFor.trim()
+      return ipVersion(hop) ? hop : peer
+    }
     const hops = forwardedFor
       .split(',')
       .map((s) => s.trim())
-      .filter((s) => isIP(s))
+      .filter((s) => ipVersion(s))
     for (let i = hops.length - 1; i >= 0; i--) if (!this.isTrusted(hops[i])) return hops[i]
     return hops[0] ?? peer
   }
@@ -52,9 +73,19 @@ export function pathOf(url: string): string {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
+// Request ids are UUID-shaped: a random per-process prefix (the first 24 hex digits of a v4 UUID) and a 48-bit
+// counter in the last group — unique across instances, and cheaper than a fresh randomUUID per request.
+const ID_PREFIX = crypto.randomUUID().slice(0, 24)
+let idCounter = Math.floor(Math.random() * 2 ** 32)
+
+export function newRequestId(): string {
+  idCounter = (idCounter + 1) % 2 ** 48
+  return ID_PREFIX + idCounter.toString(16).padStart(12, '0')
+}
+
 /** Keeps a caller's X-Request-Id when it is harmless, otherwise makes a new one. */
 export function requestIdFrom(header: string | null): string {
-  return header && SAFE_REQUEST_ID.test(header) ? header : crypto.randomUUID()
+  return header && SAFE_REQUEST_ID.test(header) ? header : newRequestId()
 }
 
 export interface Page {

@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import { Cron } from 'croner'
 import { type SQL, sql } from 'drizzle-orm'
 import type { Clock } from './clock'
-import type { Database, DbOrTx, Tx } from './db'
+import { type Database, type DbOrTx, rowsOf, type Tx } from './db'
 import type { DomainEvent, EventType } from './events'
 import type { Logger } from './logger'
 
@@ -18,6 +18,20 @@ import type { Logger } from './logger'
  * - LISTEN/NOTIFY wakes workers (on every instance) as soon as work is enqueued; polling covers the rest.
  * - Time comes only from the injected clock, so tests move it and call `runDueJobs()`.
  */
+
+/**
+ * Queue names and their payloads. Each module declares its queues by declaration merging, next to their handlers:
+ *
+ *   declare module '../../kernel/jobs' {
+ *     interface JobMap { 'webhooks.deliver': { deliveryId: string } }
+ *   }
+ *
+ * A declared queue's payload is typed wherever it is defined, enqueued or scheduled.
+ */
+export interface JobMap {
+  'jobs.prune': { olderThanDays?: number }
+}
+export type QueueName = keyof JobMap & string
 
 export const JOBS_CHANNEL = 'cs_jobs'
 export const OUTBOX_CHANNEL = 'cs_outbox'
@@ -128,10 +142,6 @@ export function nextCronRun(expression: string, after: Date): Date {
   return next
 }
 
-function rowsOf<T>(result: unknown): T[] {
-  // postgres-js returns an array of rows, PGlite an object with `rows`.
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
-}
 
 async function query<T>(db: DbOrTx, q: SQL): Promise<T[]> {
   return rowsOf<T>(await db.execute(q))
@@ -198,7 +208,7 @@ export class JobQueue {
     this.logger = opts.logger
     this.leaseMs = opts.leaseMs ?? 30_000
     this.pollIntervalMs = opts.pollIntervalMs ?? 1_000
-    this.define<{ olderThanDays?: number }>('jobs.prune', {
+    this.define('jobs.prune', {
       handler: async ({ job }) => {
         const cutoff = new Date(this.clock.now().getTime() - (job.payload.olderThanDays ?? 7) * 86_400_000)
         await query(this.db.db, sql`delete from jobs where finished_at is not null and finished_at < ${iso(cutoff)}::timestamptz`)
@@ -210,7 +220,9 @@ export class JobQueue {
   // ---- definitions ----
 
   /** Registers the handler of a queue in this process (jobs may be enqueued from anywhere). */
-  define<P>(queue: string, def: QueueDefinition<P>): void {
+  define<Q extends QueueName>(queue: Q, def: QueueDefinition<JobMap[Q]>): void
+  define<P>(queue: string, def: QueueDefinition<P>): void
+  define(queue: string, def: QueueDefinition<any>): void {
     if (this.queues.has(queue)) throw new Error(`job queue "${queue}" is defined twice`)
     this.queues.set(queue, {
       name: queue,
@@ -223,6 +235,8 @@ export class JobQueue {
   }
 
   /** A recurring schedule defined in code; written to the database when workers start. */
+  schedule<Q extends QueueName>(def: ScheduleDefinition & { queue: Q; payload?: JobMap[Q] }): void
+  schedule(def: ScheduleDefinition): void
   schedule(def: ScheduleDefinition): void {
     parseCron(def.cron)
     this.schedules.set(def.name, def)
@@ -237,6 +251,8 @@ export class JobQueue {
   // ---- producing work ----
 
   /** Adds one job; inside `tx` it exists (and wakes workers) only if that transaction commits. Null when deduped. */
+  enqueue<Q extends QueueName>(queue: Q, payload: JobMap[Q], opts?: EnqueueOptions & { tx?: DbOrTx }): Promise<number | null>
+  enqueue(queue: string, payload: unknown, opts?: EnqueueOptions & { tx?: DbOrTx }): Promise<number | null>
   async enqueue(queue: string, payload: unknown, opts: EnqueueOptions & { tx?: DbOrTx } = {}): Promise<number | null> {
     const [id] = await this.enqueueMany(opts.tx ?? this.db.db, [{ queue, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey }])
     return id ?? null
@@ -677,7 +693,8 @@ export class JobQueue {
         id: Number(r.id),
         type: r.type as EventType,
         spaceId: r.space_id === null ? null : Number(r.space_id),
-        payload: (r.payload ?? {}) as Record<string, unknown>,
+        // Stored by transact() from a typed event: read back as the JSON it was.
+        payload: (r.payload ?? {}) as never,
         createdAt: new Date(r.created_at),
       }))
       for (const h of this.outboxHandlers) await h.handler(tx, list)
@@ -694,9 +711,9 @@ export interface Workers {
 
 /**
  * Starts this process's job workers (`content-service serve` without --no-worker, and `content-service worker`).
- * The queues, schedules and outbox consumers are the ones registered on `deps.jobs` by createDeps.
+ * The queues, schedules and outbox consumers are the ones the modules registered on `kernel.jobs` (createRuntime).
  */
-export async function startWorkers(deps: { jobs: JobQueue; db: Database }): Promise<Workers> {
-  await deps.jobs.start({ reclaimAbandoned: deps.db.driver === 'pglite' })
-  return { stop: () => deps.jobs.stop() }
+export async function startWorkers(kernel: { jobs: JobQueue; db: Database }): Promise<Workers> {
+  await kernel.jobs.start({ reclaimAbandoned: kernel.db.driver === 'pglite' })
+  return { stop: () => kernel.jobs.stop() }
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { migrations } from '../../db/migrations'
-import type { Database } from './db'
+import { type Database, rowsOf } from './db'
 
 // A fixed key for pg_advisory_xact_lock: several instances starting together migrate one at a time.
 const LOCK_KEY = 4_720_311
@@ -10,10 +10,6 @@ export interface MigrateResult {
   total: number
 }
 
-function rowsOf<T>(result: unknown): T[] {
-  // postgres-js returns an array of rows, PGlite an object with `rows`.
-  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[]
-}
 
 /**
  * Applies every embedded migration not yet recorded in `_migrations`, in journal order, in one transaction under an

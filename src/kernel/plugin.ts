@@ -1,26 +1,113 @@
 import { Elysia, ValidationError } from 'elysia'
-import type { Deps } from '../deps'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
-import { AppError, type ErrorBody } from './errors'
+import { AppError, type ErrorBody, KernelErrors } from './errors'
 import { pathOf, requestIdFrom } from './http'
+import type { Kernel } from './kernel'
 import type { RateLimitDecision } from './rate-limit'
 
-interface RequestInfo {
+/** What the kernel knows of a request before any route runs; shared by the fast path and the Elysia hooks. */
+export interface RequestInfo {
   id: string
   start: number
+  pathname: string
+  /** The client address: the socket peer, or X-Forwarded-For behind a trusted proxy. */
   ip: string
-  rateHeaders?: Record<string, string>
+  viaTrustedProxy: boolean
+  /** The rate-limit decision once the request was counted (undefined: not counted yet; null: route not limited). */
+  rate?: RateLimitDecision | null
+}
+
+/** Anything with Bun's `requestIP` (the server); absent for in-process calls (tests), which count as loopback. */
+export interface PeerSource {
+  requestIP(request: Request): { address: string } | null
 }
 
 const PUBLIC_PREFIXES = ['/v1/cdn/', '/embed', '/service-admin.js', '/v1/version', '/version']
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-Service-Segment'
-const PUBLIC_CORS: Record<string, string> = {
-  'access-control-allow-origin': '*',
-  'access-control-expose-headers': 'ETag, X-Request-Id, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset',
-}
+const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-Service-Segment, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 function isPublicPath(pathname: string) {
-  return PUBLIC_PREFIXES.some((p) => pathname.startsWith(p))
+  for (const p of PUBLIC_PREFIXES) if (pathname.startsWith(p)) return true
+  return false
+}
+
+/**
+ * The request front: request id, client IP, CORS, rate limiting and the request log, done once per request whichever
+ * path answers it (the fast path of src/app.ts or Elysia).
+ */
+export class RequestFront {
+  readonly info = new WeakMap<Request, RequestInfo>()
+  private managementOrigins: Set<string>
+  private anyManagementOrigin: boolean
+
+  constructor(private kernel: Kernel) {
+    this.managementOrigins = new Set(kernel.config.corsOrigins)
+    this.anyManagementOrigin = this.managementOrigins.has('*')
+  }
+
+  begin(request: Request, server: PeerSource | null | undefined, pathname = pathOf(request.url)): RequestInfo {
+    const known = this.info.get(request)
+    if (known) return known
+    const peer = server?.requestIP(request)?.address ?? '127.0.0.1'
+    const xff = request.headers.get('x-forwarded-for')
+    const clientIp = this.kernel.clientIp
+    const viaTrustedProxy = clientIp.isTrusted(peer)
+    const ri: RequestInfo = {
+      id: requestIdFrom(request.headers.get('x-request-id')),
+      start: performance.now(),
+      pathname,
+      ip: xff && viaTrustedProxy ? clientIp.resolve(peer, xff) : peer,
+      viaTrustedProxy,
+    }
+    this.info.set(request, ri)
+    return ri
+  }
+
+  /** CORS response headers for a request from `origin` (public content: `*`, so shared caches never split by Origin). */
+  cors(pathname: string, origin: string): [string, string][] | null {
+    if (this.anyManagementOrigin || isPublicPath(pathname)) {
+      return [
+        ['access-control-allow-origin', '*'],
+        ['access-control-expose-headers', EXPOSE_HEADERS],
+      ]
+    }
+    if (!this.managementOrigins.has(origin)) return null
+    return [
+      ['access-control-allow-origin', origin],
+      ['access-control-expose-headers', EXPOSE_HEADERS],
+      ['vary', 'Origin'],
+    ]
+  }
+
+  preflight(ri: RequestInfo, cors: [string, string][] | null): Response {
+    const headers = new Headers(cors ?? undefined)
+    headers.set('x-request-id', ri.id)
+    headers.set('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS')
+    headers.set('access-control-allow-headers', ALLOW_HEADERS)
+    headers.set('access-control-max-age', '600')
+    return new Response(null, { status: 204, headers })
+  }
+
+  /** Counts the request once (a request the fast path counted and passed on is not counted again). */
+  count(method: string, ri: RequestInfo): RateLimitDecision | null | Promise<RateLimitDecision | null> {
+    if (ri.rate !== undefined) return ri.rate
+    const d = this.kernel.rateLimiter.check(method, ri.pathname, ri.ip)
+    if (d instanceof Promise) return d.then((x) => (ri.rate = x))
+    ri.rate = d
+    return d
+  }
+
+  log(method: string, route: string, status: number, ri: RequestInfo) {
+    this.kernel.logger.request({
+      method,
+      route,
+      status,
+      ms: Math.round((performance.now() - ri.start) * 100) / 100,
+      requestId: ri.id,
+      ip: ri.ip,
+    })
+  }
 }
 
 /** Turns Elysia's validation error into `{field: [messages]}` keyed by the JSON path without its leading slash. */
@@ -39,87 +126,52 @@ function validationFields(err: ValidationError): Record<string, string[]> {
   return fields
 }
 
-function errorResponse(status: number, body: ErrorBody, headers: Record<string, string> = {}) {
-  return new Response(JSON.stringify(body), {
-    status,
-    headers: { 'Content-Type': 'application/json; charset=utf-8', ...headers },
-  })
+function errorResponse(status: number, body: ErrorBody, headers: Record<string, string>) {
+  headers['Content-Type'] = JSON_TYPE
+  // An error is about this request: no shared cache may keep it (a cached 404 would outlive the publish that fixes it).
+  if (!headers['Cache-Control'] && !headers['cache-control']) headers['Cache-Control'] = 'no-store'
+  return new Response(JSON.stringify(body), { status, headers })
 }
 
 /**
- * What every request goes through: request id, client IP, rate limits, CORS, the JSON body parser with its size
- * limit, the one error body, and one log line per request.
+ * What every Elysia-routed request goes through: the front (request id, client IP, CORS, rate limit), the JSON body
+ * parser with its size limit, the one error body, and one log line per request. The hooks are synchronous (with the
+ * in-memory rate-limit store), so Elysia compiles no await into the route lifecycle.
  */
-export function kernelPlugin(deps: Deps) {
-  const info = new WeakMap<Request, RequestInfo>()
-  const { config, logger } = deps
-  const managementOrigins = new Set(config.corsOrigins)
-  const anyManagementOrigin = managementOrigins.has('*')
-  const logRequests = config.logLevel === 'debug' || config.logLevel === 'info'
+export function kernelPlugin(kernel: Kernel, front: RequestFront) {
+  const { config, logger } = kernel
 
-  const corsFor = (pathname: string, origin: string): Record<string, string> | null => {
-    // Public content is the same for every origin: `*` keeps shared caches from splitting by Origin.
-    if (isPublicPath(pathname) || anyManagementOrigin) return PUBLIC_CORS
-    if (!managementOrigins.has(origin)) return null
-    return { ...PUBLIC_CORS, 'access-control-allow-origin': origin, vary: 'Origin' }
-  }
-
-  /** Request id, client IP and CORS; a preflight is answered here. Returns the rate-limit key parts. */
-  const begin = (request: Request, server: { requestIP(r: Request): { address: string } | null } | null, set: { headers: Record<string, unknown> }) => {
-    const id = requestIdFrom(request.headers.get('x-request-id'))
-    // app.handle() in tests and in-process callers have no socket: they count as loopback.
-    const peer = server?.requestIP(request)?.address ?? '127.0.0.1'
-    const ip = deps.clientIp.resolve(peer, request.headers.get('x-forwarded-for'))
-    const ri: RequestInfo = { id, start: performance.now(), ip }
-    info.set(request, ri)
-    set.headers['x-request-id'] = id
-    const pathname = pathOf(request.url)
+  const begin = (request: Request, server: PeerSource | null, set: { headers: Record<string, unknown> }) => {
+    const ri = front.begin(request, server)
+    set.headers['x-request-id'] = ri.id
     const origin = request.headers.get('origin')
-    if (origin !== null) {
-      const cors = corsFor(pathname, origin)
-      if (cors) Object.assign(set.headers, cors)
-    }
-    return { ri, pathname }
+    const cors = origin === null ? null : front.cors(ri.pathname, origin)
+    if (cors) for (const [k, v] of cors) set.headers[k] = v
+    return { ri, cors }
   }
 
-  const preflight = (set: { headers: Record<string, unknown> }) =>
-    new Response(null, {
-      status: 204,
-      headers: {
-        ...(set.headers as Record<string, string>),
-        'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
-        'access-control-allow-headers': ALLOW_HEADERS,
-        'access-control-max-age': '600',
-      },
-    })
-
-  const limited = (ri: RequestInfo, decision: RateLimitDecision | null, set: { headers: Record<string, unknown> }) => {
+  const limited = (decision: RateLimitDecision | null, set: { headers: Record<string, unknown> }) => {
     if (!decision) return
-    ri.rateHeaders = decision.headers
     Object.assign(set.headers, decision.headers)
-    if (!decision.allowed) {
-      throw new AppError(429, 'rate_limited', 'Too many requests. Retry after the time given in Retry-After.')
-    }
+    if (!decision.allowed) throw KernelErrors.rateLimited('Too many requests. Retry after the time given in Retry-After.')
   }
 
   const app = new Elysia({ name: 'kernel' })
-  // Two variants of one hook: with the in-memory store the public read path never awaits; with the Postgres store
-  // the check is a query and the hook is async.
-  if (config.rateLimitStore === 'memory') {
+  if (kernel.rateLimiter.synchronous) {
     app.onRequest(({ request, server, set }) => {
-      const { ri, pathname } = begin(request, server, set)
-      if (request.method === 'OPTIONS') return preflight(set)
-      limited(ri, deps.rateLimiter.check(request.method, pathname, ri.ip) as RateLimitDecision | null, set)
+      const { ri, cors } = begin(request, server, set)
+      if (request.method === 'OPTIONS') return front.preflight(ri, cors)
+      limited(front.count(request.method, ri) as RateLimitDecision | null, set)
     })
   } else {
     app.onRequest(async ({ request, server, set }) => {
-      const { ri, pathname } = begin(request, server, set)
-      if (request.method === 'OPTIONS') return preflight(set)
-      limited(ri, await deps.rateLimiter.check(request.method, pathname, ri.ip), set)
+      const { ri, cors } = begin(request, server, set)
+      if (request.method === 'OPTIONS') return front.preflight(ri, cors)
+      limited(await front.count(request.method, ri), set)
     })
   }
 
-  return app
+  app
     .onParse({ as: 'global' }, async ({ request, contentType }) => {
       const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
       const length = Number(request.headers.get('content-length') ?? '0')
@@ -130,74 +182,71 @@ export function kernelPlugin(deps: Deps) {
         try {
           return JSON.parse(new TextDecoder().decode(buf))
         } catch {
-          throw new AppError(400, 'invalid_json', 'The request body is not valid JSON.')
+          throw KernelErrors.invalidJson('The request body is not valid JSON.')
         }
       }
       if (type === 'multipart/form-data') return // routes that take uploads parse these themselves
       if (request.body !== null || length > 0) {
-        throw new AppError(415, 'unsupported_media_type', 'Send the request body as application/json.')
+        throw KernelErrors.unsupportedMediaType('Send the request body as application/json.')
       }
       return undefined
     })
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
-      const ri = info.get(request)
+      const ri = front.info.get(request)
       const requestId = ri?.id ?? requestIdFrom(null)
-      const base = { 'X-Request-Id': requestId, ...(ri?.rateHeaders ?? {}) }
-      // Errors thrown inside a parser reach us wrapped in Elysia's ParseError.
-      const appError =
-        error instanceof AppError ? error : (error as { cause?: unknown })?.cause instanceof AppError ? (error as { cause: AppError }).cause : null
-      if (appError) {
-        const body: ErrorBody = { error: appError.code, message: appError.message }
-        if (appError.fields) body.errors = appError.fields
-        return errorResponse(appError.status, body, { ...base, ...(appError.headers ?? {}) })
+      const headers: Record<string, string> = { 'X-Request-Id': requestId, ...(ri?.rate?.headers ?? {}) }
+      // CORS headers set by the request hook also belong on error answers.
+      for (const [k, v] of Object.entries(set.headers)) if (k.startsWith('access-control-') || k === 'vary') headers[k] = String(v)
+      try {
+        // Errors thrown inside a parser reach us wrapped in Elysia's ParseError.
+        const appError =
+          error instanceof AppError ? error : (error as { cause?: unknown })?.cause instanceof AppError ? (error as { cause: AppError }).cause : null
+        if (appError) {
+          const body: ErrorBody = { error: appError.code, message: appError.message }
+          if (appError.fields) body.errors = appError.fields
+          if (appError.headers) Object.assign(headers, appError.headers)
+          return errorResponse(appError.status, body, headers)
+        }
+        if (code === 'VALIDATION') {
+          const v = error as ValidationError
+          // A path parameter that cannot be valid names nothing: 404, like an unknown id.
+          if (v.type === 'params') return errorResponse(404, { error: 'not_found', message: 'Not found.' }, headers)
+          if (v.type !== 'response') {
+            return errorResponse(422, { error: 'validation_failed', message: 'The request is not valid.', errors: validationFields(v) }, headers)
+          }
+          // A response that does not match its declared schema is our bug: a 500 below, logged.
+        }
+        if (code === 'PARSE') return errorResponse(400, { error: 'invalid_json', message: 'The request body is not valid JSON.' }, headers)
+        if (code === 'NOT_FOUND') return errorResponse(404, { error: 'not_found', message: 'No such route.' }, headers)
+        logger.error('unhandled error', {
+          request_id: requestId,
+          method: request.method,
+          path: ri?.pathname ?? pathOf(request.url),
+          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
+          stack: error instanceof Error ? error.stack : undefined,
+        })
+      } catch (inner) {
+        logger.error('error while answering an error', { request_id: requestId, error: String(inner) })
       }
-      if (code === 'VALIDATION') {
-        const v = error as ValidationError
-        return errorResponse(
-          422,
-          { error: 'validation_failed', message: 'The request is not valid.', errors: validationFields(v) },
-          base,
-        )
-      }
-      if (code === 'PARSE') {
-        return errorResponse(400, { error: 'invalid_json', message: 'The request body is not valid JSON.' }, base)
-      }
-      if (code === 'NOT_FOUND') {
-        return errorResponse(404, { error: 'not_found', message: 'No such route.' }, base)
-      }
-      logger.error('unhandled error', {
-        request_id: requestId,
-        method: request.method,
-        path: pathOf(request.url),
-        error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-        stack: error instanceof Error ? error.stack : undefined,
-      })
       set.status = 500
-      return errorResponse(
-        500,
-        { error: 'internal_error', message: 'Something went wrong on our side.', request_id: requestId },
-        base,
-      )
+      return errorResponse(500, { error: 'internal_error', message: 'Something went wrong on our side.', request_id: requestId }, headers)
     })
-    .onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
-      if (!logRequests) return
-      const ri = info.get(request)
-      logger.info('request', {
-        method: request.method,
-        route: route || pathOf(request.url),
-        status: typeof set.status === 'number' ? set.status : 200,
-        ms: ri ? Math.round((performance.now() - ri.start) * 100) / 100 : undefined,
-        request_id: ri?.id,
-        ip: ri?.ip,
-      })
+
+  // Registered only when request lines are written: an after-response hook costs every request a callback.
+  if (logger.logsRequests) {
+    app.onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
+      const ri = front.info.get(request)
+      if (ri) front.log(request.method, route || ri.pathname, typeof set.status === 'number' ? set.status : 200, ri)
     })
+  }
+  return app
 }
 
 /**
  * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`. Modules `.use()`
  * this (macros only, no hooks), so using it in several modules registers nothing twice.
  */
-export function guardPlugin(deps: Deps) {
+export function guardPlugin(kernel: Kernel) {
   // Guards run in `transform`, before body validation: an anonymous or under-privileged caller learns 401/403/404,
   // never whether its body would have been valid. `resolve` then hands the result to the handler.
   const resolved = new WeakMap<Request, Principal | SpaceAccess>()
@@ -206,14 +255,14 @@ export function guardPlugin(deps: Deps) {
     /** Any valid bearer token (user or Space-scoped); resolves `principal`. */
     authenticated: {
       async transform({ request }) {
-        resolved.set(request, await requirePrincipal(deps, request.headers.get('authorization')))
+        resolved.set(request, await requirePrincipal(kernel, request.headers.get('authorization')))
       },
       resolve: ({ request }) => ({ principal: take<Principal>(request) }),
     },
     /** A user token (not Space-scoped); resolves `principal`. */
     userToken: {
       async transform({ request }) {
-        const principal = await requirePrincipal(deps, request.headers.get('authorization'))
+        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         requireUserToken(principal)
         resolved.set(request, principal)
       },
@@ -222,14 +271,15 @@ export function guardPlugin(deps: Deps) {
     /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
     spaceRole: (min: Role) => ({
       async transform({ request, params }) {
-        const principal = await requirePrincipal(deps, request.headers.get('authorization'))
+        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
-        resolved.set(request, await requireSpaceAccess(deps, principal, slug, min))
+        resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min))
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
     }),
   })
 }
+export type Guards = ReturnType<typeof guardPlugin>
 
 /** Reads a body but stops (413) as soon as it passes `limit`, also when no Content-Length was sent. */
 async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
@@ -251,6 +301,5 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array> 
 }
 
 function bodyTooLarge(limit: number) {
-  return new AppError(413, 'payload_too_large', `The request body is larger than ${Math.round(limit / 1024)} KB.`)
+  return KernelErrors.payloadTooLarge(`The request body is larger than ${Math.round(limit / 1024)} KB.`)
 }
-export type Guards = ReturnType<typeof guardPlugin>

@@ -3,9 +3,10 @@ import type { Clock } from './clock'
 import type { Database } from './db'
 
 /**
- * Every stated limit of the spec (sections 4.1, 4.2, 4.7, 4.8 and 8), one row each, keyed by client IP.
- * `path` uses `:param` for one segment and a trailing `*` for the rest. Rows are matched in order, first wins, so a
- * specific row must stand above a general one. Later features add their rows here.
+ * A per-IP limit on one route. `path` uses `:param` for one segment and a trailing `*` for the rest. Each module
+ * declares the rows of its own routes (mirroring the spec's stated values, sections 4.1, 4.2, 4.7, 4.8 and 8); the
+ * kernel adds the public surface's default. Rows are matched in order, first wins: module rows in module-list order,
+ * then the kernel's defaults, so a module's specific row always stands above a general one.
  * Not limited on purpose: GET /version (spec 9: "no rate limit").
  */
 export interface RateLimitRule {
@@ -16,53 +17,23 @@ export interface RateLimitRule {
   windowSeconds: number
 }
 
-const MIN = 60
-const HOUR = 3600
+export const MIN = 60
+export const HOUR = 3600
 
-export const RATE_LIMITS: RateLimitRule[] = [
-  // 4.1 Auth
-  { id: 'auth.login', method: 'POST', path: '/v1/auth/login', limit: 10, windowSeconds: HOUR },
-  { id: 'auth.register', method: 'POST', path: '/v1/auth/register', limit: 5, windowSeconds: HOUR },
-  { id: 'auth.logout', method: 'POST', path: '/v1/auth/logout', limit: 60, windowSeconds: MIN },
-  { id: 'auth.me', method: 'GET', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
-  // 4.7 onboarding, invitations, GraphQL
-  { id: 'onboard', method: 'POST', path: '/v1/onboard', limit: 5, windowSeconds: HOUR },
-  { id: 'pitch.test-account', method: 'POST', path: '/v1/pitch/:slug/test-account', limit: 10, windowSeconds: HOUR },
-  { id: 'invite.preview', method: 'GET', path: '/v1/invite/:token', limit: 30, windowSeconds: MIN },
-  { id: 'invite.accept', method: 'POST', path: '/v1/invite/:token/accept', limit: 30, windowSeconds: MIN },
-  { id: 'invite.decline', method: 'POST', path: '/v1/invite/:token/decline', limit: 30, windowSeconds: MIN },
-  { id: 'graphql', method: 'POST', path: '/v1/graphql', limit: 600, windowSeconds: MIN },
-  { id: 'graphql.schema', method: 'GET', path: '/v1/graphql/schema.gql', limit: 600, windowSeconds: MIN },
-  // 4.8 Spaces
-  { id: 'spaces.create', method: 'POST', path: '/v1/spaces', limit: 60, windowSeconds: MIN },
-  { id: 'spaces.list', method: 'GET', path: '/v1/spaces', limit: 60, windowSeconds: MIN },
-  // 4.11 Webhooks: not stated by the spec; bounds the outbound requests one caller can trigger on demand.
-  { id: 'webhooks.ping', method: 'POST', path: '/v1/spaces/:space/webhooks/:id/ping', limit: 60, windowSeconds: MIN },
-  { id: 'webhooks.redeliver', method: 'POST', path: '/v1/spaces/:space/webhooks/:id/deliveries/:delivery/redeliver', limit: 60, windowSeconds: MIN },
-  // 4.2 Public read surface: per-endpoint values, then the 600/min default for the rest of /cdn
-  { id: 'cdn.beacon', method: 'POST', path: '/v1/cdn/:space/_beacon', limit: 600, windowSeconds: MIN },
-  { id: 'cdn.og', method: 'GET', path: '/v1/cdn/:space/stories/:uuid/og.svg', limit: 300, windowSeconds: MIN },
-  { id: 'cdn.stories', method: 'GET', path: '/v1/cdn/:space/stories/*', limit: 600, windowSeconds: MIN },
-  // Spec 4.2/8 state 60/min (route listing) and 600/min/IP (search description) for search. 600: search-as-you-type
-  // sends a request per pause in typing and visitors share IPs behind NAT; a query costs ~1 ms (docs/search.md).
-  { id: 'cdn.search', method: 'GET', path: '/v1/cdn/:space/search', limit: 600, windowSeconds: MIN },
-  { id: 'cdn.carts.create', method: 'POST', path: '/v1/cdn/:space/carts', limit: 120, windowSeconds: MIN },
-  { id: 'cdn.carts.show', method: 'GET', path: '/v1/cdn/:space/carts/:uuid', limit: 300, windowSeconds: MIN },
-  { id: 'cdn.carts.checkout', method: 'POST', path: '/v1/cdn/:space/carts/:uuid/checkout', limit: 30, windowSeconds: MIN },
-  { id: 'cdn.carts.add-item', method: 'POST', path: '/v1/cdn/:space/carts/:uuid/items', limit: 120, windowSeconds: MIN },
-  { id: 'cdn.carts.remove-item', method: 'DELETE', path: '/v1/cdn/:space/carts/:uuid/items/:item', limit: 120, windowSeconds: MIN },
-  { id: 'cdn.events.ics', method: 'GET', path: '/v1/cdn/:space/events/:slug/ics/:token', limit: 60, windowSeconds: MIN },
-  { id: 'cdn.events.register', method: 'POST', path: '/v1/cdn/:space/events/:slug/register', limit: 20, windowSeconds: MIN },
-  { id: 'cdn.forms.submit', method: 'POST', path: '/v1/cdn/:space/forms/:slug', limit: 20, windowSeconds: MIN },
-  { id: 'cdn.subscribe', method: 'POST', path: '/v1/cdn/:space/subscribe', limit: 20, windowSeconds: MIN },
-  { id: 'cdn.subscribe.confirm', method: 'GET', path: '/v1/cdn/:space/subscribe/confirm/:token', limit: 60, windowSeconds: MIN },
-  { id: 'cdn.unsubscribe', method: 'GET', path: '/v1/cdn/:space/unsubscribe/:token', limit: 60, windowSeconds: MIN },
-  { id: 'cdn.default.get', method: 'GET', path: '/v1/cdn/*', limit: 600, windowSeconds: MIN },
-  { id: 'cdn.default.post', method: 'POST', path: '/v1/cdn/*', limit: 600, windowSeconds: MIN },
-]
+/** Spec 8: "Public read surface: 600/min/IP by default"; per-endpoint values come from the modules. */
+export const KERNEL_RATE_LIMITS: RateLimitRule[] = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const).map((method) => ({
+  id: `cdn.default.${method.toLowerCase()}`,
+  method,
+  path: '/v1/cdn/*',
+  limit: 600,
+  windowSeconds: MIN,
+}))
 
 export interface CompiledRule extends RateLimitRule {
   regex: RegExp
+  windowMs: number
+  /** `RateLimit-Policy` value, e.g. `600;w=60`. */
+  policy: string
 }
 
 function compile(rule: RateLimitRule): CompiledRule {
@@ -70,23 +41,50 @@ function compile(rule: RateLimitRule): CompiledRule {
     .split('/')
     .map((seg) => (seg === '*' ? '.+' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/')
-  return { ...rule, regex: new RegExp(`^${pattern}/?$`) }
+  return { ...rule, regex: new RegExp(`^${pattern}/?$`), windowMs: rule.windowSeconds * 1000, policy: `${rule.limit};w=${rule.windowSeconds}` }
 }
+
+/** Remembered (method, path) → rule lookups; cleared when full, so hostile random paths cost memory only up to it. */
+const MEMO_LIMIT = 20_000
 
 export class RateLimitTable {
   private byMethod = new Map<string, CompiledRule[]>()
-  constructor(rules: RateLimitRule[]) {
+  private memo = new Map<string, CompiledRule | null>()
+  readonly rules: CompiledRule[] = []
+
+  constructor(rules: RateLimitRule[] = []) {
+    this.add(rules)
+  }
+
+  /** Appends rows (below the ones already there). */
+  add(rules: RateLimitRule[]) {
     for (const r of rules.map(compile)) {
+      if (this.rules.some((x) => x.id === r.id)) throw new Error(`rate-limit row "${r.id}" is declared twice`)
+      this.rules.push(r)
       const list = this.byMethod.get(r.method) ?? []
       list.push(r)
       this.byMethod.set(r.method, list)
     }
+    this.memo.clear()
   }
+
   match(method: string, pathname: string): CompiledRule | undefined {
+    const key = method + pathname
+    const hit = this.memo.get(key)
+    if (hit !== undefined) return hit ?? undefined
+    let found: CompiledRule | null = null
     const list = this.byMethod.get(method)
-    if (!list) return undefined
-    for (const r of list) if (r.regex.test(pathname)) return r
-    return undefined
+    if (list) {
+      for (const r of list) {
+        if (r.regex.test(pathname)) {
+          found = r
+          break
+        }
+      }
+    }
+    if (this.memo.size >= MEMO_LIMIT) this.memo.clear()
+    this.memo.set(key, found)
+    return found ?? undefined
   }
 }
 
@@ -113,7 +111,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
       this.counters.set(key, c)
     }
     c.count++
-    return { ...c }
+    return { count: c.count, resetAt: c.resetAt }
   }
 
   private sweep(now: number) {
@@ -146,9 +144,26 @@ export class PostgresRateLimitStore implements RateLimitStore {
   }
 }
 
-export interface RateLimitDecision {
-  allowed: boolean
-  headers: Record<string, string>
+/** The outcome of one counted request. `headers` is built on demand (the hot path writes the four values itself). */
+export class RateLimitDecision {
+  constructor(
+    readonly rule: CompiledRule,
+    readonly allowed: boolean,
+    readonly remaining: number,
+    /** Seconds until the window resets. */
+    readonly resetIn: number,
+  ) {}
+
+  get headers(): Record<string, string> {
+    const h: Record<string, string> = {
+      'RateLimit-Limit': String(this.rule.limit),
+      'RateLimit-Remaining': String(this.remaining),
+      'RateLimit-Reset': String(this.resetIn),
+      'RateLimit-Policy': this.rule.policy,
+    }
+    if (!this.allowed) h['Retry-After'] = String(Math.max(1, this.resetIn))
+    return h
+  }
 }
 
 export class RateLimiter {
@@ -158,6 +173,11 @@ export class RateLimiter {
     private clock: Clock,
   ) {}
 
+  /** Whether check() answers synchronously (the in-memory store). */
+  get synchronous(): boolean {
+    return this.store instanceof MemoryRateLimitStore
+  }
+
   /**
    * Counts one request of `ip` against the rule for method+path; null when the route is not limited. Synchronous
    * with a synchronous store (memory), a Promise with the Postgres store.
@@ -165,23 +185,18 @@ export class RateLimiter {
   check(method: string, pathname: string, ip: string): RateLimitDecision | null | Promise<RateLimitDecision | null> {
     const rule = this.table.match(method, pathname)
     if (!rule) return null
+    return this.hit(rule, ip)
+  }
+
+  /** Counts one request against a rule the caller already resolved. */
+  hit(rule: CompiledRule, ip: string): RateLimitDecision | Promise<RateLimitDecision> {
     const now = this.clock.now().getTime()
-    const hit = this.store.hit(`${rule.id}|${ip}`, rule.windowSeconds * 1000, now)
+    const hit = this.store.hit(rule.id + '|' + ip, rule.windowMs, now)
     return hit instanceof Promise ? hit.then((h) => decide(rule, h, now)) : decide(rule, hit, now)
   }
 }
 
 function decide(rule: CompiledRule, { count, resetAt }: Hit, now: number): RateLimitDecision {
-  const resetIn = Math.max(0, Math.ceil((resetAt - now) / 1000))
-  const headers: Record<string, string> = {
-    'RateLimit-Limit': String(rule.limit),
-    'RateLimit-Remaining': String(Math.max(0, rule.limit - count)),
-    'RateLimit-Reset': String(resetIn),
-    'RateLimit-Policy': `${rule.limit};w=${rule.windowSeconds}`,
-  }
-  if (count > rule.limit) {
-    headers['Retry-After'] = String(Math.max(1, resetIn))
-    return { allowed: false, headers }
-  }
-  return { allowed: true, headers }
+  const resetIn = resetAt > now ? Math.ceil((resetAt - now) / 1000) : 0
+  return new RateLimitDecision(rule, count <= rule.limit, count >= rule.limit ? 0 : rule.limit - count, resetIn)
 }

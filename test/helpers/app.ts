@@ -1,7 +1,8 @@
-import { createApp } from '../../src/app'
+import { createRuntime, type Runtime } from '../../src/app'
 import { type Config, loadConfig } from '../../src/config'
-import { createDeps, type Deps } from '../../src/deps'
 import { ManualClock } from '../../src/kernel/clock'
+import { createKernel, type Kernel } from '../../src/kernel/kernel'
+import type { Module } from '../../src/kernel/module'
 import { freshDatabase } from './db'
 
 export interface TestResponse<T = any> {
@@ -37,8 +38,9 @@ export async function testApp(overrides: Partial<Config> = {}, env: Record<strin
     { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TRUSTED_PROXIES: '127.0.0.1', ...env },
     { databaseUrl: tdb.url, memoryDb: true, ...overrides },
   )
-  const deps: Deps = await createDeps(config, { clock, database: tdb.database, migrate: false })
-  const app = createApp(deps)
+  const kernel: Kernel = await createKernel(config, { clock, database: tdb.database, migrate: false })
+  const app: Runtime = createRuntime(kernel)
+  await app.start()
 
   async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { 'X-Forwarded-For': opts.ip ?? nextIp(), ...opts.headers }
@@ -89,9 +91,36 @@ export async function testApp(overrides: Partial<Config> = {}, env: Record<strin
     return res.body.data as { id: string; token: string; role: string }
   }
 
+  /**
+   * Another instance on the same database — its own kernel (bus, rate limiter, instance id) and module states (caches,
+   * indexes) — as another process would be, as far as caching and events go.
+   */
+  async function instance(overrides: Partial<Config> = {}) {
+    const k = await createKernel({ ...config, ...overrides }, { clock, database: tdb.database, migrate: false })
+    const rt = createRuntime(k)
+    await rt.start()
+    return {
+      kernel: k,
+      runtime: rt,
+      state: <S extends object>(m: Module<S>) => rt.state(m),
+      async get(path: string, headers: Record<string, string> = {}) {
+        const res = await rt.handle(new Request(`http://localhost${path}`, { headers: { 'X-Forwarded-For': nextIp(), ...headers } }))
+        const text = await res.text()
+        let body: any = null
+        try {
+          body = text ? JSON.parse(text) : null
+        } catch {}
+        return { status: res.status, headers: res.headers, text, body }
+      },
+      close: () => rt.close(),
+    }
+  }
+
   return {
     app,
-    deps,
+    kernel,
+    state: <S extends object>(m: Module<S>) => app.state(m),
+    instance,
     clock,
     config,
     request,
@@ -99,7 +128,7 @@ export async function testApp(overrides: Partial<Config> = {}, env: Record<strin
     createSpace,
     spaceToken,
     async close() {
-      await deps.close()
+      await app.close()
       await tdb.drop()
     },
   }

@@ -1,4 +1,11 @@
 import { t } from 'elysia'
+import { defineError } from '../../kernel/errors'
+import { NullableTimestamp } from '../../kernel/schemas'
+
+export const AuthErrors = {
+  emailTaken: defineError('email_taken', 409, 'An account with this e-mail address exists (compared case-insensitively).'),
+  invalidCredentials: defineError('invalid_credentials', 401, 'The e-mail address or the password is wrong.'),
+}
 
 // A pragmatic e-mail check: one @, no spaces, a dot in the domain; the real proof is a delivered mail.
 const EMAIL = '^[^\\s@]{1,64}@[^\\s@]+\\.[^\\s@]{2,}$'
@@ -14,3 +21,30 @@ export const LoginBody = t.Object({
   email: t.String({ minLength: 1, maxLength: 254, error: 'is required' }),
   password: t.String({ minLength: 1, maxLength: 1024, error: 'is required' }),
 })
+
+export const UserModel = t.Object({ id: t.Integer(), email: t.String(), name: t.String() })
+export type UserView = typeof UserModel.static
+export const TenantModel = t.Object({ id: t.Integer(), name: t.String() })
+export type TenantView = typeof TenantModel.static
+
+const Token = t.String({ description: 'Bearer token `<id>.<secret>`: shown this once, stored only as a hash' })
+export const SessionModel = t.Object({ token: Token, user: UserModel })
+export type SessionView = typeof SessionModel.static
+export const RegisteredModel = t.Object({ token: Token, user: UserModel, tenant: TenantModel })
+
+export const MeModel = t.Object({
+  id: t.Union([t.Integer(), t.Null()]),
+  email: t.Union([t.String(), t.Null()]),
+  name: t.Union([t.String(), t.Null()]),
+  tenant: TenantModel,
+  token: t.Union([
+    t.Object({ type: t.Literal('user'), expires_at: NullableTimestamp }),
+    t.Object({
+      type: t.Literal('space'),
+      space: t.Union([t.String(), t.Null()]),
+      role: t.UnionEnum(['viewer', 'editor', 'admin']),
+      expires_at: NullableTimestamp,
+    }),
+  ]),
+})
+export type MeView = typeof MeModel.static

@@ -1,12 +1,31 @@
-import type { Deps } from '../../deps'
-import { searchCdnRoutes, type SpaceResolver } from './routes'
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spacesModule } from '../spaces'
+import { SearchRegistry } from './registry'
+import { searchCdnRoutes } from './routes'
 
 /**
- * Wires search into an app: starts this process's index registry (build from the database, bus and NOTIFY updates,
- * reconciliation) and returns the public route. `spaces` resolves a public Space slug (the stories module's cached
- * lookup, so a search costs no database round trip for its Space).
+ * Public full-text search (spec 4.4): one in-memory index per Space and locale of the published Stories, built at
+ * start-up and kept in step through the Story events (every instance keeps its own).
  */
-export function searchModule(deps: Deps, spaces: SpaceResolver) {
-  deps.search.start(deps)
-  return { cdn: searchCdnRoutes(deps, spaces) }
-}
+export const searchModule = defineModule({
+  name: 'search',
+  setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces }),
+  start: (self) => self.registry.start(),
+  close: (self) => self.registry.close(),
+  cdn: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
+  on: {
+    'story.published': (e, self) => self.registry.onStoryEvent(e),
+    'story.unpublished': (e, self) => self.registry.onStoryEvent(e),
+    'story.deleted': (e, self) => self.registry.onStoryEvent(e),
+    'version.created': (e, self) => self.registry.onSaved(e),
+    'space.archived': (e, self) => {
+      if (e.spaceId !== null) self.registry.dropSpace(e.spaceId)
+    },
+  },
+  rateLimits: [
+    // Spec 4.2/8 state 60/min (route listing) and 600/min/IP (search description) for search. 600: search-as-you-type
+    // sends a request per pause in typing and visitors share IPs behind NAT; a query costs ~1 ms (docs/search.md).
+    { id: 'cdn.search', method: 'GET', path: '/v1/cdn/:space/search', limit: 600, windowSeconds: MIN },
+  ],
+})

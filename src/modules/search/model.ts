@@ -1,15 +1,14 @@
 import { t } from 'elysia'
+import { intString, PageNo, SpaceSlug } from '../../kernel/schemas'
 import { SEARCH_FIELDS } from './text'
 
-export const SearchParams = t.Object({ space: t.String({ maxLength: 64 }) })
+export const SearchParams = t.Object({ space: SpaceSlug })
 
 export const SearchQuery = t.Object({
   q: t.String({ minLength: 1, maxLength: 256, error: 'is required: 1 to 256 characters' }),
   lang: t.Optional(t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })),
-  // Ranges are checked by the service so the error is keyed by the parameter (range errors of a converted query value
-  // carry no path).
-  per_page: t.Optional(t.Numeric({ error: 'must be an integer from 1 to 50', description: 'Hits per page, 1 to 50 (default 20)' })),
-  page: t.Optional(t.Numeric({ error: 'must be a positive integer', description: 'Page number, from 1 (default 1)' })),
+  per_page: t.Optional(intString(1, 50, { description: 'Hits per page, 1 to 50 (default 20)' })),
+  page: t.Optional(PageNo),
   attributes: t.Optional(
     t.String({
       maxLength: 200,

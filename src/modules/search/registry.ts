@@ -1,5 +1,5 @@
-import type { Deps } from '../../deps'
 import type { DomainEvent } from '../../kernel/events'
+import type { Kernel } from '../../kernel/kernel'
 import { findLiveSpace, spaceSlugById } from '../spaces/service'
 import type { Blueprint } from '../stories/blocks'
 import { countPublishedStories, publishedPathsUnder, publishedVersions, spacesWithPublishedStories } from '../stories/published'
@@ -12,10 +12,10 @@ import { stopWordsFor } from './text'
  * The search indexes of this process: one per Space and locale, built from the database at start-up and kept in step
  * with the published Stories.
  *
- * - This process: story.published / unpublished / deleted and version.created (moves) arrive on the event bus after
- *   commit; the Story ids go into a per-Space queue that one worker drains, re-reading each Story's published snapshots
- *   from the database (so whatever the order of events, the index ends at the committed state).
- * - Other processes: the same ids are sent with NOTIFY on SEARCH_CHANNEL; every instance queues them the same way.
+ * - story.published / unpublished / deleted and version.created (moves) arrive through the search module's event
+ *   handlers — on this instance at commit, on every other instance through the kernel's event bus; the Story ids go
+ *   into a per-Space queue that one worker drains, re-reading each Story's published snapshots from the database (so
+ *   whatever the order of events, the index ends at the committed state).
  * - A search waits for its Space's queue to drain, so a Story is searchable as soon as its publish has answered.
  * - Builds (start-up, `content-service reindex`, or after heavy churn) fill fresh indexes off to the side while the old
  *   ones keep answering; Stories that change meanwhile are re-read before the swap.
@@ -28,13 +28,8 @@ export const SEARCH_CHANNEL = 'cs_search'
 const BUILD_PAGE = 200
 /** Longest stretch of index work between two yields to the event loop while building. */
 const SLICE_MS = 8
-/** Story ids per NOTIFY (payloads stop at 8000 bytes). */
-const IDS_PER_NOTIFY = 500
-
-/** Messages on SEARCH_CHANNEL. `i` is the sending instance. */
+/** Messages on SEARCH_CHANNEL (the reindex command and its answers). `i` is the sending instance. */
 export type SearchWire =
-  | { t: 'stories'; i: string; s: number; ids: number[] }
-  | { t: 'drop'; i: string; s: number }
   | { t: 'reindex'; r: string; s: number | null }
   | { t: 'reindex.ack'; r: string; i: string; spaces: number }
   | { t: 'reindex.progress'; r: string; i: string; done: number; total: number }
@@ -57,6 +52,8 @@ interface SpaceEntry {
   dirty: Set<number> | null
   /** Story ids waiting to be re-read into the serving indexes, and the worker draining them. */
   pending: Set<number>
+  /** Saves being checked for moves (a query each): a search waits for them as for `draining`. */
+  checks: Set<Promise<void>>
   draining: Promise<void> | null
   /** A vocabulary merge scheduled after updates (debounced). */
   merge: ReturnType<typeof setTimeout> | null
@@ -71,43 +68,31 @@ export class SearchRegistry {
   private closed = false
   private listening: Promise<void> | null = null
   private unlisten: (() => Promise<void>) | null = null
-  private unsubscribe: (() => void)[] = []
   private reconcileTimer: ReturnType<typeof setInterval> | null = null
   private background = new Set<Promise<unknown>>()
-  private deps!: Deps
   /** The start-up build of every Space (resolves when done; never rejects). */
   initialBuild: Promise<void> | null = null
 
+  private kernel: Kernel
+
+  constructor(kernel: Kernel) {
+    this.kernel = kernel
+  }
+
   // ---- Life cycle ----
 
-  /**
-   * Attaches the registry to an app's deps: subscribes to the bus and the channel, and builds every index in the
-   * background. Idempotent (a second app on the same deps shares the indexes).
-   */
-  start(deps: Deps): void {
+  /** Listens for reindex requests and builds every index in the background. Idempotent. */
+  start(): void {
     if (this.started || this.closed) return
     this.started = true
-    this.deps = deps
-    const { bus } = deps
-    for (const type of ['story.published', 'story.unpublished', 'story.deleted'] as const) {
-      this.unsubscribe.push(bus.subscribe(type, (e) => this.onStoryEvent(e)))
-    }
-    this.unsubscribe.push(bus.subscribe('version.created', (e) => this.onSaved(e)))
-    this.unsubscribe.push(
-      bus.subscribe('space.archived', (e) => {
-        if (e.spaceId === null) return
-        this.spaces.delete(e.spaceId)
-        void this.announce({ t: 'drop', i: this.instanceId, s: e.spaceId })
-      }),
-    )
-    this.listening = this.deps.db
+    this.listening = this.kernel.db
       .listen(SEARCH_CHANNEL, (payload) => this.receive(payload))
       .then((u) => {
         this.unlisten = u
       })
-      .catch((err) => this.deps.logger.error('search: LISTEN failed; other instances cannot update this one', { error: String(err) }))
+      .catch((err) => this.kernel.logger.error('search: LISTEN failed; other instances cannot update this one', { error: String(err) }))
     this.initialBuild = this.track(this.buildAll())
-    const every = this.deps.config.searchReconcileSeconds
+    const every = this.kernel.config.searchReconcileSeconds
     if (every > 0) {
       this.reconcileTimer = setInterval(() => void this.track(this.reconcile()), every * 1000)
       this.reconcileTimer.unref?.()
@@ -117,7 +102,6 @@ export class SearchRegistry {
   async close(): Promise<void> {
     this.closed = true
     if (this.reconcileTimer) clearInterval(this.reconcileTimer)
-    for (const u of this.unsubscribe.splice(0)) u()
     await this.listening
     if (this.unlisten) await this.unlisten().catch(() => {})
     this.unlisten = null
@@ -140,7 +124,7 @@ export class SearchRegistry {
   private entry(spaceId: number): SpaceEntry {
     let e = this.spaces.get(spaceId)
     if (!e) {
-      e = { id: spaceId, indexes: null, build: null, dirty: null, pending: new Set(), draining: null, merge: null, live: true }
+      e = { id: spaceId, indexes: null, build: null, dirty: null, pending: new Set(), checks: new Set(), draining: null, merge: null, live: true }
       this.spaces.set(spaceId, e)
     }
     return e
@@ -155,7 +139,10 @@ export class SearchRegistry {
   async index(spaceId: number, lang: string): Promise<SearchIndex | null> {
     const e = this.entry(spaceId)
     if (!e.indexes) await this.ensureBuilt(e)
-    while (e.draining) await e.draining
+    while (e.checks.size || e.draining) {
+      if (e.checks.size) await Promise.allSettled([...e.checks])
+      if (e.draining) await e.draining
+    }
     return e.indexes?.get(lang) ?? null
   }
 
@@ -191,8 +178,8 @@ export class SearchRegistry {
   private async buildAll(): Promise<void> {
     const t0 = performance.now()
     try {
-      const ids = await spacesWithPublishedStories(this.deps)
-      this.deps.logger.info('search: building indexes', { spaces: ids.length })
+      const ids = await spacesWithPublishedStories(this.kernel)
+      this.kernel.logger.info('search: building indexes', { spaces: ids.length })
       let documents = 0
       for (const id of ids) {
         if (this.closed) return
@@ -200,9 +187,9 @@ export class SearchRegistry {
         await this.ensureBuilt(e).catch(() => {})
         for (const idx of e.indexes?.values() ?? []) documents += idx.size
       }
-      this.deps.logger.info('search: indexes built', { spaces: ids.length, documents, ms: Math.round(performance.now() - t0) })
+      this.kernel.logger.info('search: indexes built', { spaces: ids.length, documents, ms: Math.round(performance.now() - t0) })
     } catch (err) {
-      if (!this.closed) this.deps.logger.error('search: building the indexes failed', { error: String(err) })
+      if (!this.closed) this.kernel.logger.error('search: building the indexes failed', { error: String(err) })
     }
   }
 
@@ -223,15 +210,15 @@ export class SearchRegistry {
     const dirty = new Set<number>()
     e.dirty = dirty
     try {
-      const slug = await spaceSlugById(this.deps, e.id)
-      const space = slug ? await findLiveSpace(this.deps, slug) : null
+      const slug = await spaceSlugById(this.kernel, e.id)
+      const space = slug ? await findLiveSpace(this.kernel, slug) : null
       const fresh = new Map<string, SearchIndex>()
       e.live = space !== null
       if (!space) {
         e.indexes = fresh
         return
       }
-      const [blueprints, total] = await Promise.all([spaceBlueprints(this.deps, e.id), countPublishedStories(this.deps, e.id)])
+      const [blueprints, total] = await Promise.all([spaceBlueprints(this.kernel, e.id), countPublishedStories(this.kernel, e.id)])
       const logEvery = 5000
       let read = 0
       let nextLog = logEvery
@@ -241,7 +228,7 @@ export class SearchRegistry {
       for (;;) {
         if (this.closed) return
         const t1 = performance.now()
-        const page = await publishedSnapshots(this.deps, { spaceId: e.id, afterId, limit: BUILD_PAGE })
+        const page = await publishedSnapshots(this.kernel, { spaceId: e.id, afterId, limit: BUILD_PAGE })
         dbMs += performance.now() - t1
         if (!page.length) break
         let sliceStart = performance.now()
@@ -259,7 +246,7 @@ export class SearchRegistry {
         onProgress?.(page.length)
         if (read >= nextLog) {
           nextLog += logEvery
-          this.deps.logger.info('search: building', { space: space.slug, stories: read, of: total, ms: Math.round(performance.now() - t0) })
+          this.kernel.logger.info('search: building', { space: space.slug, stories: read, of: total, ms: Math.round(performance.now() - t0) })
         }
       }
       // Stories that changed while we read: read them again, until nothing changed during the last read.
@@ -274,7 +261,7 @@ export class SearchRegistry {
       e.indexes = fresh
       let documents = 0
       for (const idx of fresh.values()) documents += idx.size
-      this.deps.logger.info('search: index built', {
+      this.kernel.logger.info('search: index built', {
         space: space.slug,
         stories: read,
         documents,
@@ -284,7 +271,7 @@ export class SearchRegistry {
         index_ms: Math.round(indexMs),
       })
     } catch (err) {
-      this.deps.logger.error('search: building an index failed', { space_id: e.id, error: String(err) })
+      this.kernel.logger.error('search: building an index failed', { space_id: e.id, error: String(err) })
       throw err
     } finally {
       if (e.dirty === dirty) e.dirty = null
@@ -318,7 +305,7 @@ export class SearchRegistry {
           if (e.indexes) await this.refresh(e.id, e.indexes, ids)
         }
       } catch (err) {
-        this.deps.logger.error('search: updating an index failed', { space_id: e.id, error: String(err) })
+        this.kernel.logger.error('search: updating an index failed', { space_id: e.id, error: String(err) })
       } finally {
         e.draining = null
         if (e.pending.size && !this.closed) this.drain(e)
@@ -329,11 +316,11 @@ export class SearchRegistry {
 
   /** Re-reads Stories into `indexes`: their published snapshots replace what is there; a Story not published goes. */
   private async refresh(spaceId: number, indexes: Map<string, SearchIndex>, storyIds: number[]): Promise<void> {
-    const blueprints = await spaceBlueprints(this.deps, spaceId)
+    const blueprints = await spaceBlueprints(this.kernel, spaceId)
     for (let i = 0; i < storyIds.length; i += BUILD_PAGE) {
       const ids = storyIds.slice(i, i + BUILD_PAGE)
       const published = new Map<number, PublishedSnapshot>()
-      for (const s of await publishedSnapshots(this.deps, { spaceId, storyIds: ids, limit: ids.length })) published.set(s.id, s)
+      for (const s of await publishedSnapshots(this.kernel, { spaceId, storyIds: ids, limit: ids.length })) published.set(s.id, s)
       for (const id of ids) {
         const story = published.get(id)
         const langs = new Set(story?.locales.map((l) => l.lang))
@@ -365,16 +352,21 @@ export class SearchRegistry {
       e.merge.unref?.()
     }
     if (rebuild && !e.dirty) {
-      this.deps.logger.info('search: rebuilding after many removals', { space_id: e.id })
+      this.kernel.logger.info('search: rebuilding after many removals', { space_id: e.id })
       void this.track(this.rebuild(e.id).catch(() => {}))
     }
   }
 
-  private onStoryEvent(event: DomainEvent) {
-    const id = (event.payload.story as { id?: unknown } | undefined)?.id
+  /** story.published, .unpublished, .deleted: re-read that Story. */
+  onStoryEvent(event: DomainEvent<'story.published' | 'story.unpublished' | 'story.deleted'>) {
+    const id = event.payload.story?.id
     if (event.spaceId === null || typeof id !== 'number') return
     this.enqueue(event.spaceId, [id])
-    void this.announce({ t: 'stories', i: this.instanceId, s: event.spaceId, ids: [id] })
+  }
+
+  /** space.archived: its indexes go (an archived Space is not searchable). */
+  dropSpace(spaceId: number) {
+    this.spaces.delete(spaceId)
   }
 
   /**
@@ -382,11 +374,19 @@ export class SearchRegistry {
    * the path it was saved with; otherwise (moved, or a folder or draft whose published descendants may have moved)
    * the published Stories at and under that path are compared with the index.
    */
-  private async onSaved(event: DomainEvent) {
-    const story = event.payload.story as { id?: unknown; full_path?: unknown } | undefined
-    if (event.spaceId === null || typeof story?.id !== 'number' || typeof story.full_path !== 'string') return
+  onSaved(event: DomainEvent<'version.created'>): Promise<void> | undefined {
+    if (event.spaceId === null) return
     const e = this.spaces.get(event.spaceId)
     if (!e?.indexes) return
+    const check = this.checkMoved(e, event).finally(() => e.checks.delete(check))
+    e.checks.add(check)
+    return check
+  }
+
+  private async checkMoved(e: SpaceEntry, event: DomainEvent<'version.created'>) {
+    const story = event.payload.story
+    if (event.spaceId === null || typeof story?.id !== 'number' || typeof story.full_path !== 'string') return
+    if (!e.indexes) return
     const indexedPath = (id: number) => {
       for (const idx of e.indexes!.values()) {
         const hit = idx.hit(hitId(id, idx.lang))
@@ -395,28 +395,23 @@ export class SearchRegistry {
       return undefined
     }
     if (indexedPath(story.id) === story.full_path) return
-    const rows = await publishedPathsUnder(this.deps, event.spaceId, story.full_path)
+    const rows = await publishedPathsUnder(this.kernel, event.spaceId, story.full_path)
     const moved = rows.filter((r) => {
       const was = indexedPath(r.id)
       return was !== undefined && was !== r.fullPath
     })
     if (!moved.length) return
-    const ids = moved.map((r) => r.id)
-    this.enqueue(event.spaceId, ids)
-    await this.announceStories(event.spaceId, ids)
-  }
-
-  private async announceStories(spaceId: number, ids: number[]) {
-    for (let i = 0; i < ids.length; i += IDS_PER_NOTIFY) {
-      await this.announce({ t: 'stories', i: this.instanceId, s: spaceId, ids: ids.slice(i, i + IDS_PER_NOTIFY) })
-    }
+    this.enqueue(
+      event.spaceId,
+      moved.map((r) => r.id),
+    )
   }
 
   private async announce(msg: SearchWire) {
     try {
-      await this.deps.db.notify(SEARCH_CHANNEL, JSON.stringify(msg))
+      await this.kernel.db.notify(SEARCH_CHANNEL, JSON.stringify(msg))
     } catch (err) {
-      if (!this.closed) this.deps.logger.warn('search: NOTIFY failed; other instances catch up at their next reconcile', { error: String(err) })
+      if (!this.closed) this.kernel.logger.warn('search: NOTIFY failed; other instances catch up at their next reconcile', { error: String(err) })
     }
   }
 
@@ -429,17 +424,6 @@ export class SearchRegistry {
     }
     if (this.closed || typeof msg !== 'object' || msg === null) return
     switch (msg.t) {
-      case 'stories':
-        if (msg.i !== this.instanceId && typeof msg.s === 'number' && Array.isArray(msg.ids)) {
-          this.enqueue(
-            msg.s,
-            msg.ids.filter((id) => typeof id === 'number'),
-          )
-        }
-        return
-      case 'drop':
-        if (msg.i !== this.instanceId && typeof msg.s === 'number') this.spaces.delete(msg.s)
-        return
       case 'reindex':
         if (typeof msg.r === 'string') void this.track(this.answerReindex(msg.r, typeof msg.s === 'number' ? msg.s : null))
         return
@@ -451,8 +435,8 @@ export class SearchRegistry {
   /** Rebuilds one Space or every Space, reporting progress; used by the reindex command through NOTIFY. */
   async rebuildAll(spaceId: number | null, onProgress?: (p: BuildProgress) => void): Promise<{ spaces: number; documents: number }> {
     const ids =
-      spaceId !== null ? [spaceId] : [...new Set([...(await spacesWithPublishedStories(this.deps)), ...this.spaces.keys()])]
-    const counts = await Promise.all(ids.map((id) => countPublishedStories(this.deps, id)))
+      spaceId !== null ? [spaceId] : [...new Set([...(await spacesWithPublishedStories(this.kernel)), ...this.spaces.keys()])]
+    const counts = await Promise.all(ids.map((id) => countPublishedStories(this.kernel, id)))
     const progress: BuildProgress = { done: 0, total: counts.reduce((a, b) => a + b, 0) }
     onProgress?.(progress)
     let documents = 0
@@ -470,7 +454,7 @@ export class SearchRegistry {
     const i = this.instanceId
     const t0 = performance.now()
     await this.announce({ t: 'reindex.ack', r: requestId, i, spaces: spaceId === null ? this.spaces.size : 1 })
-    this.deps.logger.info('search: reindex requested', { request: requestId, space_id: spaceId })
+    this.kernel.logger.info('search: reindex requested', { request: requestId, space_id: spaceId })
     let lastSent = 0
     try {
       const result = await this.rebuildAll(spaceId, (p) => {
@@ -480,7 +464,7 @@ export class SearchRegistry {
         void this.announce({ t: 'reindex.progress', r: requestId, i, done: p.done, total: p.total })
       })
       const ms = Math.round(performance.now() - t0)
-      this.deps.logger.info('search: reindex done', { request: requestId, ...result, ms })
+      this.kernel.logger.info('search: reindex done', { request: requestId, ...result, ms })
       await this.announce({ t: 'reindex.done', r: requestId, i, spaces: result.spaces, documents: result.documents, ms })
     } catch (err) {
       await this.announce({ t: 'reindex.failed', r: requestId, i, error: String(err) })
@@ -496,7 +480,7 @@ export class SearchRegistry {
       if (this.closed) break
       if (!e.indexes || e.dirty || !e.live) continue
       try {
-        const rows = await publishedVersions(this.deps, e.id)
+        const rows = await publishedVersions(this.kernel, e.id)
         const want = new Map<string, { id: number; fullPath: string; versionNo: number }>()
         for (const r of rows) want.set(hitId(r.id, r.lang), r)
         const stale = new Set<number>()
@@ -510,11 +494,11 @@ export class SearchRegistry {
         for (const w of want.values()) stale.add(w.id)
         if (stale.size) {
           repaired += stale.size
-          this.deps.logger.warn('search: index out of step with the database; repairing', { space_id: e.id, stories: stale.size })
+          this.kernel.logger.warn('search: index out of step with the database; repairing', { space_id: e.id, stories: stale.size })
           this.enqueue(e.id, [...stale])
         }
       } catch (err) {
-        if (!this.closed) this.deps.logger.error('search: reconcile failed', { space_id: e.id, error: String(err) })
+        if (!this.closed) this.kernel.logger.error('search: reconcile failed', { space_id: e.id, error: String(err) })
       }
     }
     return repaired

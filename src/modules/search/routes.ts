@@ -1,11 +1,9 @@
 import { Elysia } from 'elysia'
-import type { Deps } from '../../deps'
-import { AppError } from '../../kernel/errors'
+import { KernelErrors } from '../../kernel/errors'
+import type { PublicSpaces } from '../spaces/public'
 import { SearchParams, SearchQuery, SearchResponseModel } from './model'
-import { NO_STORE, searchStories, type SearchSpace } from './service'
-
-/** Resolves a public Space slug (the public read's cached lookup); null for an unknown or archived Space. */
-export type SpaceResolver = (slug: string) => SearchSpace | null | Promise<SearchSpace | null>
+import type { SearchRegistry } from './registry'
+import { NO_STORE, searchStories } from './service'
 
 const DESCRIPTION = `Full-text search over the published Stories of a Space, one locale at a time (spec 4.4).
 
@@ -18,15 +16,14 @@ description); search is driven by search-as-you-type boxes that send a request p
 sends more than 60 in a minute, and many visitors share an IP behind NAT, while a query costs well under a
 millisecond in memory — so the search description's 600/min, the public read surface's default, is the one applied.`
 
-export function searchCdnRoutes(deps: Deps, spaces: SpaceResolver) {
+export function searchCdnRoutes(registry: SearchRegistry, spaces: PublicSpaces) {
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public search'] }).get(
     '/search',
     async ({ params, query, set }) => {
-      let space = spaces(params.space)
-      if (space instanceof Promise) space = await space
-      if (!space) throw new AppError(404, 'not_found', 'Space not found.', undefined, NO_STORE)
+      const space = await spaces.get(params.space)
+      if (!space) throw KernelErrors.notFound('Space not found.', undefined, NO_STORE)
       set.headers['cache-control'] = 'no-store'
-      return searchStories(deps, space, query)
+      return searchStories(registry, space, query)
     },
     {
       params: SearchParams,

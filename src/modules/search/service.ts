@@ -1,7 +1,7 @@
-import type { Deps } from '../../deps'
-import { AppError } from '../../kernel/errors'
+import { KernelErrors } from '../../kernel/errors'
 import { canonicalLocale } from '../../kernel/locale'
 import { parseQuery, type SearchHit } from './engine'
+import type { SearchRegistry } from './registry'
 import { SEARCH_FIELDS, type SearchField, stopWordsFor } from './text'
 
 export const SEARCH_PAGE = { perPage: 20, max: 50 }
@@ -30,8 +30,7 @@ export interface SearchResult {
 /** Search answers are never cached, errors included (spec 4.4: "not cached"). */
 export const NO_STORE = { 'Cache-Control': 'no-store' }
 
-const invalid = (fields: Record<string, string[]>) =>
-  new AppError(422, 'validation_failed', 'The request is not valid.', fields, NO_STORE)
+const invalid = (fields: Record<string, string[]>) => KernelErrors.validationFailed('The request is not valid.', fields, NO_STORE)
 
 function fieldsOf(attributes: string | undefined): readonly SearchField[] {
   if (attributes === undefined) return SEARCH_FIELDS
@@ -56,7 +55,7 @@ function fieldsOf(attributes: string | undefined): readonly SearchField[] {
  * Full-text search over a Space's published Stories in one locale (spec 4.4). Every query word must match (in any of
  * the fields searched), within its typo budget; stop words only add to the score when the query has other words.
  */
-export async function searchStories(deps: Pick<Deps, 'search'>, space: SearchSpace, input: SearchInput): Promise<SearchResult> {
+export async function searchStories(registry: SearchRegistry, space: SearchSpace, input: SearchInput): Promise<SearchResult> {
   const t0 = performance.now()
   const q = input.q
   if (typeof q !== 'string' || !q.trim() || q.length > MAX_QUERY_LENGTH) {
@@ -77,7 +76,7 @@ export async function searchStories(deps: Pick<Deps, 'search'>, space: SearchSpa
   if (!Number.isInteger(page) || page < 1) throw invalid({ page: ['must be a positive integer'] })
   const fields = fieldsOf(input.attributes)
 
-  const index = await deps.search.index(space.id, lang)
+  const index = await registry.index(space.id, lang)
   const query = parseQuery(q)
   const result = index
     ? index.search(query, { fields, offset: (page - 1) * perPage, limit: perPage, optional: stopWordsFor(lang) })

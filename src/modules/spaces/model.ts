@@ -1,10 +1,17 @@
 import { t } from 'elysia'
+import { defineError } from '../../kernel/errors'
+import { NullableTimestamp, SpaceSlug, Timestamp } from '../../kernel/schemas'
+
+export const SpaceErrors = {
+  slugTaken: defineError('slug_taken', 409, 'The Space slug is taken (slugs are unique across the service).'),
+  localeExists: defineError('locale_exists', 409, 'The Space has this locale already.'),
+  defaultLocale: defineError('default_locale', 409, 'The default locale cannot be removed.'),
+}
 
 export const SLUG_PATTERN = '^[a-z][a-z0-9-]*$'
 const Slug = t.String({ pattern: SLUG_PATTERN, maxLength: 64, error: 'must match ^[a-z][a-z0-9-]*$ (at most 64 characters)' })
 const LocaleTag = t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })
-
-export const SpaceParams = t.Object({ space: t.String() })
+const Role = t.UnionEnum(['viewer', 'editor', 'admin'], { error: 'must be viewer, editor or admin' })
 
 export const CreateSpaceBody = t.Object({
   slug: Slug,
@@ -20,5 +27,49 @@ export const UpdateSpaceBody = t.Object({
 
 export const CreateTokenBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 200, pattern: '\\S', error: 'is required (1 to 200 characters, not only blanks)' }),
-  role: t.UnionEnum(['viewer', 'editor', 'admin'], { error: 'must be viewer, editor or admin' }),
+  role: Role,
 })
+
+export const TokenParams = t.Object({ space: SpaceSlug, id: t.String({ maxLength: 64 }) })
+export const LocaleParams = t.Object({ space: SpaceSlug, code: t.String({ maxLength: 35 }) })
+
+export const CreateLocaleBody = t.Object({
+  code: LocaleTag,
+  fallback: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 35 }), t.Null()], { error: 'must be a BCP-47 language tag or null' })),
+})
+
+export const SpaceModel = t.Object({
+  slug: t.String(),
+  name: t.String(),
+  default_lang: t.String(),
+  locales: t.Array(t.String(), { description: 'The Space locales in display order; the default is one of them' }),
+  role: Role,
+  archived: t.Boolean(),
+  archived_at: NullableTimestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+export type SpaceView = typeof SpaceModel.static
+
+export const SpaceTokenModel = t.Object({
+  id: t.String(),
+  name: t.String(),
+  role: Role,
+  created_at: Timestamp,
+  last_used_at: NullableTimestamp,
+  created_by: t.Union([t.Integer(), t.Null()]),
+})
+export type SpaceTokenView = typeof SpaceTokenModel.static
+
+export const SpaceTokenCreatedModel = t.Composite([
+  SpaceTokenModel,
+  t.Object({ token: t.String({ description: 'The bearer token: shown this once, stored only as a hash' }) }),
+])
+
+export const LocaleModel = t.Object({
+  code: t.String(),
+  fallback: t.Union([t.String(), t.Null()]),
+  is_default: t.Boolean(),
+  position: t.Integer(),
+})
+export type LocaleView = typeof LocaleModel.static

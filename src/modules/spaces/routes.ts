@@ -1,7 +1,20 @@
 import { Elysia, t } from 'elysia'
-import type { Deps } from '../../deps'
+import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
-import { CreateSpaceBody, CreateTokenBody, SpaceParams, UpdateSpaceBody } from './model'
+import { Data, DataList, SpaceParams } from '../../kernel/schemas'
+import { addLocale, listLocales, removeLocale } from './locales'
+import {
+  CreateLocaleBody,
+  CreateSpaceBody,
+  CreateTokenBody,
+  LocaleModel,
+  LocaleParams,
+  SpaceModel,
+  SpaceTokenCreatedModel,
+  SpaceTokenModel,
+  TokenParams,
+  UpdateSpaceBody,
+} from './model'
 import {
   archiveSpace,
   createSpace,
@@ -13,52 +26,108 @@ import {
   updateSpace,
 } from './service'
 
-export function spaceRoutes(deps: Deps, guards: Guards) {
+const NoContent = t.Void({ description: 'No content' })
+
+/** Spaces, their Space-scoped tokens and their locales (management API). */
+export function spaceRoutes(kernel: Kernel, guards: Guards) {
   return new Elysia({ prefix: '/spaces', tags: ['Spaces'] })
     .use(guards)
     .post(
       '/',
       async ({ principal, body, set }) => {
         set.status = 201
-        return { data: await createSpace(deps, principal as never, body) }
+        return { data: await createSpace(kernel, principal, body) }
       },
-      { userToken: true, body: CreateSpaceBody, detail: { summary: 'Create a Space; the creator becomes admin' } },
+      {
+        userToken: true,
+        body: CreateSpaceBody,
+        response: { 201: Data(SpaceModel) },
+        detail: { summary: 'Create a Space; the creator becomes admin', description: 'Emits space.created. User tokens only.' },
+      },
     )
-    .get('/', async ({ principal }) => ({ data: await listSpaces(deps, principal as never) }), {
+    .get('/', async ({ principal }) => ({ data: await listSpaces(kernel, principal) }), {
       userToken: true,
-      detail: { summary: "Every Space of the caller's Tenant with the caller's role" },
+      response: DataList(SpaceModel),
+      detail: { summary: "Every Space of the caller's Tenant the caller is a member of, with the caller's role" },
     })
-    .get('/:space', async ({ access }) => ({ data: await getSpace(deps, access) }), {
+    .get('/:space', async ({ access }) => ({ data: await getSpace(kernel, access) }), {
       params: SpaceParams,
       spaceRole: 'viewer',
+      response: Data(SpaceModel),
+      detail: { summary: 'A Space with its locales and the caller’s role' },
     })
-    .patch('/:space', async ({ access, body }) => ({ data: await updateSpace(deps, access, body) }), {
+    .patch('/:space', async ({ access, body }) => ({ data: await updateSpace(kernel, access, body) }), {
       params: SpaceParams,
       body: UpdateSpaceBody,
       spaceRole: 'admin',
+      response: Data(SpaceModel),
+      detail: { summary: 'Rename a Space or change its default locale (one of its locales)' },
     })
-    .post('/:space/archive', async ({ access }) => ({ data: await archiveSpace(deps, access) }), {
+    .post('/:space/archive', async ({ access }) => ({ data: await archiveSpace(kernel, access) }), {
       params: SpaceParams,
       spaceRole: 'admin',
+      response: Data(SpaceModel),
+      detail: { summary: 'Archive a Space: its public surface answers 404 from then on (emits space.archived once)' },
     })
     .post(
       '/:space/tokens',
       async ({ access, body, set }) => {
         set.status = 201
-        return { data: await createSpaceToken(deps, access, body) }
+        return { data: await createSpaceToken(kernel, access, body) }
       },
-      { params: SpaceParams, body: CreateTokenBody, spaceRole: 'admin', detail: { summary: 'Issue a Space-scoped token (shown once)' } },
+      {
+        params: SpaceParams,
+        body: CreateTokenBody,
+        spaceRole: 'admin',
+        response: { 201: Data(SpaceTokenCreatedModel) },
+        detail: { summary: 'Issue a Space-scoped token (the secret is shown once; tokens do not expire)' },
+      },
     )
-    .get('/:space/tokens', async ({ access }) => ({ data: await listSpaceTokens(deps, access) }), {
+    .get('/:space/tokens', async ({ access }) => ({ data: await listSpaceTokens(kernel, access) }), {
       params: SpaceParams,
       spaceRole: 'admin',
+      response: DataList(SpaceTokenModel),
+      detail: { summary: 'The Space-scoped tokens (never their secrets)' },
     })
     .delete(
       '/:space/tokens/:id',
       async ({ access, params, set }) => {
-        await revokeSpaceToken(deps, access, params.id)
+        await revokeSpaceToken(kernel, access, params.id)
         set.status = 204
       },
-      { params: t.Object({ space: t.String(), id: t.String() }), spaceRole: 'admin' },
+      { params: TokenParams, spaceRole: 'admin', response: { 204: NoContent }, detail: { summary: 'Revoke a Space-scoped token at once' } },
+    )
+    .get('/:space/locales', async ({ access }) => ({ data: await listLocales(kernel, access) }), {
+      params: SpaceParams,
+      spaceRole: 'viewer',
+      response: DataList(LocaleModel),
+      detail: { summary: 'The locales of a Space in display order, with their fallbacks' },
+    })
+    .post(
+      '/:space/locales',
+      async ({ access, body, set }) => {
+        set.status = 201
+        return { data: await addLocale(kernel, access, body) }
+      },
+      {
+        params: SpaceParams,
+        body: CreateLocaleBody,
+        spaceRole: 'admin',
+        response: { 201: Data(LocaleModel) },
+        detail: { summary: 'Add a locale, optionally with an explicit fallback' },
+      },
+    )
+    .delete(
+      '/:space/locales/:code',
+      async ({ access, params, set }) => {
+        await removeLocale(kernel, access, params.code)
+        set.status = 204
+      },
+      {
+        params: LocaleParams,
+        spaceRole: 'admin',
+        response: { 204: NoContent },
+        detail: { summary: 'Remove a locale (not the default); its content is kept but no longer served' },
+      },
     )
 }

@@ -1,24 +1,13 @@
 import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm'
 import { apiTokens, memberships, spaceLocales, spaces } from '../../../db/schema'
-import type { Deps } from '../../deps'
 import type { Principal, Role, SpaceAccess, SpaceRef } from '../../kernel/auth'
 import { issueToken } from '../../kernel/crypto'
-import { conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Tx } from '../../kernel/db'
+import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
-
-export interface SpaceView {
-  slug: string
-  name: string
-  default_lang: string
-  locales: string[]
-  role: Role
-  archived: boolean
-  archived_at: string | null
-  created_at: string
-  updated_at: string
-}
+import { SpaceErrors, type SpaceTokenView, type SpaceView } from './model'
 
 function view(space: SpaceRef, locales: string[], role: Role): SpaceView {
   return {
@@ -34,7 +23,7 @@ function view(space: SpaceRef, locales: string[], role: Role): SpaceView {
   }
 }
 
-async function localesOf(db: Deps['db']['db'] | Tx, spaceIds: number[]): Promise<Map<number, string[]>> {
+async function localesOf(db: Kernel['db']['db'] | Tx, spaceIds: number[]): Promise<Map<number, string[]>> {
   const map = new Map<number, string[]>()
   if (!spaceIds.length) return map
   const rows = await db
@@ -67,14 +56,14 @@ function normaliseLocales(defaultLang: string, locales: string[] | undefined): {
 }
 
 export async function createSpace(
-  deps: Deps,
+  kernel: Kernel,
   principal: Extract<Principal, { kind: 'user' }>,
   input: { slug: string; name: string; default_lang?: string; locales?: string[] },
 ): Promise<SpaceView> {
   const { defaultLang, locales } = normaliseLocales(input.default_lang ?? 'en', input.locales)
   try {
-    return await transact(deps, async (tx, emit) => {
-      const now = deps.clock.now()
+    return await transact(kernel, async (tx, emit) => {
+      const now = kernel.clock.now()
       const [space] = await tx
         .insert(spaces)
         .values({ tenantId: principal.tenantId, slug: input.slug, name: input.name, defaultLang, createdAt: now, updatedAt: now })
@@ -91,37 +80,37 @@ export async function createSpace(
       return view(space, locales, 'admin')
     })
   } catch (err) {
-    if (isUniqueViolation(err, 'spaces_slug_key')) throw conflict(`The slug "${input.slug}" is already taken.`, 'slug_taken')
+    if (isUniqueViolation(err, 'spaces_slug_key')) throw SpaceErrors.slugTaken(`The slug "${input.slug}" is already taken.`)
     throw err
   }
 }
 
-export async function listSpaces(deps: Deps, principal: Extract<Principal, { kind: 'user' }>): Promise<SpaceView[]> {
-  const rows = await deps.db.db
+export async function listSpaces(kernel: Kernel, principal: Extract<Principal, { kind: 'user' }>): Promise<SpaceView[]> {
+  const rows = await kernel.db.db
     .select({ space: spaces, role: memberships.role })
     .from(spaces)
     .innerJoin(memberships, and(eq(memberships.spaceId, spaces.id), eq(memberships.userId, principal.userId)))
     .where(eq(spaces.tenantId, principal.tenantId))
     .orderBy(desc(spaces.createdAt), desc(spaces.id))
   const locales = await localesOf(
-    deps.db.db,
+    kernel.db.db,
     rows.map((r) => r.space.id),
   )
   return rows.map((r) => view(r.space, locales.get(r.space.id) ?? [], r.role as Role))
 }
 
-export async function getSpace(deps: Deps, access: SpaceAccess): Promise<SpaceView> {
-  const locales = await localesOf(deps.db.db, [access.space.id])
+export async function getSpace(kernel: Kernel, access: SpaceAccess): Promise<SpaceView> {
+  const locales = await localesOf(kernel.db.db, [access.space.id])
   return view(access.space, locales.get(access.space.id) ?? [], access.role)
 }
 
 export async function updateSpace(
-  deps: Deps,
+  kernel: Kernel,
   access: SpaceAccess,
   input: { name?: string; default_lang?: string },
 ): Promise<SpaceView> {
-  return transact(deps, async (tx) => {
-    const patch: Partial<typeof spaces.$inferInsert> = { updatedAt: deps.clock.now() }
+  return transact(kernel, async (tx, emit) => {
+    const patch: Partial<typeof spaces.$inferInsert> = { updatedAt: kernel.clock.now() }
     if (input.name !== undefined) patch.name = input.name
     if (input.default_lang !== undefined) {
       const def = canonicalLocale(input.default_lang)
@@ -133,14 +122,17 @@ export async function updateSpace(
       patch.defaultLang = def
     }
     const [space] = await tx.update(spaces).set(patch).where(eq(spaces.id, access.space.id)).returning()
+    if (input.name !== undefined || input.default_lang !== undefined) {
+      emit({ type: 'space.updated', spaceId: space.id, payload: { space: { slug: space.slug } } })
+    }
     const locales = await localesOf(tx, [space.id])
     return view(space, locales.get(space.id) ?? [], access.role)
   })
 }
 
-export async function archiveSpace(deps: Deps, access: SpaceAccess): Promise<SpaceView> {
-  return transact(deps, async (tx, emit) => {
-    const now = deps.clock.now()
+export async function archiveSpace(kernel: Kernel, access: SpaceAccess): Promise<SpaceView> {
+  return transact(kernel, async (tx, emit) => {
+    const now = kernel.clock.now()
     // Only the first archive changes anything and emits; archiving again answers the archived Space as it is.
     const [space] = await tx
       .update(spaces)
@@ -160,14 +152,14 @@ export async function archiveSpace(deps: Deps, access: SpaceAccess): Promise<Spa
   })
 }
 
-export async function spaceSlugById(deps: Deps, spaceId: number): Promise<string | null> {
-  const [row] = await deps.db.db.select({ slug: spaces.slug }).from(spaces).where(eq(spaces.id, spaceId)).limit(1)
+export async function spaceSlugById(kernel: Pick<Kernel, 'db'>, spaceId: number): Promise<string | null> {
+  const [row] = await kernel.db.db.select({ slug: spaces.slug }).from(spaces).where(eq(spaces.id, spaceId)).limit(1)
   return row?.slug ?? null
 }
 
-/** For the public surface: a live (not archived) Space by slug, or null. */
-export async function findLiveSpace(deps: Deps, slug: string): Promise<SpaceRef | null> {
-  const [row] = await deps.db.db
+/** A live (not archived) Space by slug, or null. The public surface reads PublicSpaces (public.ts) instead. */
+export async function findLiveSpace(kernel: Pick<Kernel, 'db'>, slug: string): Promise<SpaceRef | null> {
+  const [row] = await kernel.db.db
     .select()
     .from(spaces)
     .where(and(eq(spaces.slug, slug), isNull(spaces.archivedAt)))
@@ -177,23 +169,14 @@ export async function findLiveSpace(deps: Deps, slug: string): Promise<SpaceRef 
 
 // ---- Space-scoped API tokens ----
 
-export interface SpaceTokenView {
-  id: string
-  name: string
-  role: Role
-  created_at: string
-  last_used_at: string | null
-  created_by: number | null
-}
-
 export async function createSpaceToken(
-  deps: Deps,
+  kernel: Kernel,
   access: SpaceAccess,
   input: { name: string; role: Role },
 ): Promise<SpaceTokenView & { token: string }> {
   const t = issueToken('s')
-  const now = deps.clock.now()
-  const [row] = await deps.db.db
+  const now = kernel.clock.now()
+  const [row] = await kernel.db.db
     .insert(apiTokens)
     .values({
       id: t.id,
@@ -221,8 +204,8 @@ function tokenView(row: typeof apiTokens.$inferSelect): SpaceTokenView {
   }
 }
 
-export async function listSpaceTokens(deps: Deps, access: SpaceAccess): Promise<SpaceTokenView[]> {
-  const rows = await deps.db.db
+export async function listSpaceTokens(kernel: Kernel, access: SpaceAccess): Promise<SpaceTokenView[]> {
+  const rows = await kernel.db.db
     .select()
     .from(apiTokens)
     .where(and(eq(apiTokens.spaceId, access.space.id), eq(apiTokens.kind, 'space'), isNull(apiTokens.revokedAt)))
@@ -230,10 +213,10 @@ export async function listSpaceTokens(deps: Deps, access: SpaceAccess): Promise<
   return rows.map(tokenView)
 }
 
-export async function revokeSpaceToken(deps: Deps, access: SpaceAccess, id: string): Promise<void> {
-  const [row] = await deps.db.db
+export async function revokeSpaceToken(kernel: Kernel, access: SpaceAccess, id: string): Promise<void> {
+  const [row] = await kernel.db.db
     .update(apiTokens)
-    .set({ revokedAt: deps.clock.now() })
+    .set({ revokedAt: kernel.clock.now() })
     .where(
       and(eq(apiTokens.id, id), eq(apiTokens.spaceId, access.space.id), eq(apiTokens.kind, 'space'), isNull(apiTokens.revokedAt)),
     )

@@ -1,9 +1,13 @@
-import { Elysia } from 'elysia'
-import type { Deps } from '../../deps'
+import { Elysia, t } from 'elysia'
+import type { FastRequest, FastRoute, RouteContext } from '../../kernel/module'
 import { notFound, validationFailed } from '../../kernel/errors'
+import type { ReadRequest } from '../../kernel/read'
+import { SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
+import type { Rendered } from './cache'
+import { PublicStoryModel } from './model'
 import { ogCardSvg } from './og'
-import { etagMatches, type ReadRequest, type StoryReadPipeline } from './read-pipeline'
+import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
 import { publishedByUuid } from './repo'
 
 /** `scheme://host[:port]` of a request URL without allocating a URL object. */
@@ -20,47 +24,115 @@ function rawStoryPath(url: string): string {
   return end === -1 ? url.slice(start) : url.slice(start, end)
 }
 
-/** 304 carries the validators and caching headers of the 200 it stands for, and no body. */
-function notModified(headers: Record<string, string>) {
-  const { 'Content-Type': _t, ...rest } = headers
-  return new Response(null, { status: 304, headers: rest })
+const CDN_PREFIX = '/v1/cdn/'
+
+/** Response headers of a served read: the rendered ones, this request's own, and the steps' decisions. */
+function responseHeaders(base: Headers, extra: [string, string][], served: Served): Headers {
+  const h = new Headers(base)
+  for (let i = 0; i < extra.length; i++) h.set(extra[i][0], extra[i][1])
+  if (served.headers) for (const k in served.headers) h.set(k, served.headers[k])
+  if (served.cacheControl) h.set('cache-control', served.cacheControl)
+  return h
+}
+
+function answer(request: Request, served: Served, extra: [string, string][]): Response {
+  const r: Rendered = served.rendered
+  if (etagMatches(request.headers.get('if-none-match'), r.etag)) {
+    return new Response(null, { status: 304, headers: responseHeaders(r.prebuiltNotModified, extra, served) })
+  }
+  return new Response(r.body, { headers: responseHeaders(r.prebuilt, extra, served) })
+}
+
+/**
+ * The fast path of the public read: a GET without a query string whose Space, Story and body are in memory is
+ * answered here, synchronously, before Elysia routes it. Anything else (a miss, `?lang`, `?version=draft`, an error)
+ * returns undefined and the Elysia route below answers — the same pipeline, so the same bytes and headers.
+ */
+export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline): FastRoute {
+  const publicUrl = ctx.kernel.config.publicUrl
+  return {
+    route: '/v1/cdn/:space/stories/*',
+    matches(pathname) {
+      if (!pathname.startsWith(CDN_PREFIX)) return false
+      const slash = pathname.indexOf('/', CDN_PREFIX.length)
+      return slash !== -1 && pathname.startsWith('/stories/', slash) && !pathname.endsWith('.svg')
+    },
+    answer(request: Request, info: FastRequest) {
+      const url = request.url
+      if (url.indexOf('?') !== -1) return undefined
+      const slash = info.pathname.indexOf('/', CDN_PREFIX.length)
+      const req: ReadRequest = {
+        spaceSlug: info.pathname.slice(CDN_PREFIX.length, slash),
+        rawPath: info.pathname.slice(slash + 9),
+        lang: undefined,
+        acceptLanguage: request.headers.get('accept-language'),
+        origin: publicUrl ?? originOf(url),
+        request,
+        clientIp: info.clientIp,
+        viaTrustedProxy: info.viaTrustedProxy,
+        preview: false,
+      }
+      let served: Served | Promise<Served>
+      try {
+        served = pipeline.read(req)
+      } catch {
+        return undefined // 404/422: the Elysia route answers errors, in the one error shape
+      }
+      if (served instanceof Promise) {
+        return served.then(
+          (s) => answer(request, s, info.headers),
+          () => undefined,
+        )
+      }
+      return answer(request, served, info.headers)
+    },
+  }
 }
 
 /** The public Story routes (spec 4.2, 4.5): anonymous, rate limited per IP by the kernel. */
-export function storyCdnRoutes(deps: Deps, pipeline: StoryReadPipeline) {
-  const publicUrl = deps.config.publicUrl
+export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline) {
+  const { kernel } = ctx
+  const publicUrl = kernel.config.publicUrl
   return new Elysia({ prefix: '/cdn/:space/stories', tags: ['Public read'] })
     .get(
       '/:uuid/og.svg',
       async ({ params, query, request }) => {
-        let space = pipeline.space(params.space)
-        if (space instanceof Promise) space = await space
+        const space = await pipeline.space(params.space)
         if (!space) throw notFound('Story')
-        const lang = query.lang
-        const chain = pipeline.chain(space, typeof lang === 'string' ? lang : undefined, request.headers.get('accept-language'))
-        const rows = await publishedByUuid(deps.db.db, space.id, params.uuid)
+        const chain = pipeline.chain(space, query.lang, request.headers.get('accept-language'))
+        const rows = await publishedByUuid(kernel.db.db, space.id, params.uuid)
         if (!rows.length) throw notFound('Story')
         const byLang = new Map(rows.map((r) => [r.lang, r]))
         const row = byLang.get(chain.find((c) => byLang.has(c)) ?? rows[0].storyLang) ?? rows[0]
         const svg = ogCardSvg({ title: headlineOf(row.content as Doc) ?? row.name, spaceName: space.name, lang: row.lang })
         const etag = `"${new Bun.CryptoHasher('sha256').update(svg).digest('base64url').slice(0, 27)}"`
-        const headers = {
+        const headers: Record<string, string> = {
           'Content-Type': 'image/svg+xml; charset=utf-8',
           ETag: etag,
-          'Cache-Control': `public, max-age=${deps.config.cdnMaxAge}, stale-while-revalidate=${deps.config.cdnStaleWhileRevalidate}`,
+          'Cache-Control': `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`,
           Vary: 'Accept-Language',
           // The card is an image: it must never run script when opened directly.
           'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
           'X-Content-Type-Options': 'nosniff',
         }
-        if (etagMatches(request.headers.get('if-none-match'), etag)) return notModified(headers)
+        if (etagMatches(request.headers.get('if-none-match'), etag)) {
+          delete headers['Content-Type']
+          return new Response(null, { status: 304, headers })
+        }
         return new Response(svg, { headers })
       },
-      { detail: { summary: 'Open Graph card of a published Story (1200×630 SVG)' } },
+      {
+        params: t.Object({ space: SpaceSlug, uuid: Uuid }),
+        query: t.Object({ lang: t.Optional(t.String({ maxLength: 35 })) }),
+        detail: {
+          summary: 'Open Graph card of a published Story (1200×630 SVG)',
+          responses: { 200: { description: 'The card', content: { 'image/svg+xml': { schema: { type: 'string' } } } }, 304: { description: 'Not modified' } },
+        },
+      },
     )
     .get(
       '/*',
-      async ({ params, query, request, set }) => {
+      async ({ params, query, request }) => {
         const url = request.url
         const version = query.version
         if (version !== undefined && version !== 'published' && version !== 'draft') {
@@ -68,6 +140,7 @@ export function storyCdnRoutes(deps: Deps, pipeline: StoryReadPipeline) {
         }
         const lang = query.lang
         if (lang !== undefined && typeof lang !== 'string') throw validationFailed({ lang: ['must be one BCP-47 tag'] })
+        const info = ctx.requestInfo(request)
         const req: ReadRequest = {
           spaceSlug: params.space,
           rawPath: rawStoryPath(url),
@@ -75,21 +148,30 @@ export function storyCdnRoutes(deps: Deps, pipeline: StoryReadPipeline) {
           acceptLanguage: request.headers.get('accept-language'),
           origin: publicUrl ?? originOf(url),
           request,
+          clientIp: info.ip,
+          viaTrustedProxy: info.viaTrustedProxy,
+          preview: version === 'draft',
         }
-        const rendered =
-          version === 'draft'
-            ? await pipeline.preview(req, request.headers.get('authorization'))
-            : await pipeline.read(req)
-        if (etagMatches(request.headers.get('if-none-match'), rendered.etag)) {
-          Object.assign(set.headers, rendered.notModifiedHeaders)
-          set.status = 304
-          return null
-        }
-        // Into `set` rather than a Response of our own: Elysia then builds one Response with the kernel's headers
-        // (request id, rate limit, CORS) instead of copying them into ours one by one.
-        Object.assign(set.headers, rendered.headers)
-        return rendered.body
+        const served = version === 'draft' ? await pipeline.preview(req, request.headers.get('authorization')) : await pipeline.read(req)
+        // The request hook put the request id, CORS and RateLimit-* into `set`; Elysia adds them to this Response.
+        return answer(request, served, [])
       },
-      { detail: { summary: 'A published Story by full path, with locale fallback (spec 4.5)' } },
+      {
+        params: t.Object({ space: SpaceSlug, '*': t.String() }),
+        detail: {
+          summary: 'A published Story by full path, with locale fallback (spec 4.5)',
+          description:
+            'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
+            'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.',
+          parameters: [
+            { name: 'lang', in: 'query', required: false, schema: { type: 'string' } },
+            { name: 'version', in: 'query', required: false, schema: { type: 'string', enum: ['published', 'draft'] } },
+          ],
+          responses: {
+            200: { description: 'The published Story', content: { 'application/json': { schema: PublicStoryModel as never } } },
+            304: { description: 'Not modified (If-None-Match matched the ETag)' },
+          },
+        },
+      },
     )
 }

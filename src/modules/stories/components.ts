@@ -1,18 +1,14 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { components } from '../../../db/schema'
-import type { Deps } from '../../deps'
 import type { SpaceAccess } from '../../kernel/auth'
-import { conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import type { Kernel } from '../../kernel/kernel'
 import { type Blueprint, blueprintErrors, type FieldDef } from './blocks'
+import { type ComponentView, StoryErrors } from './model'
 import { type ComponentRow, storiesUsingComponent } from './repo'
 
 // Component blueprints: the schemas Story blocks are validated against on every save. Part of the stories module
 // because a blueprint's only purpose is Story content, and deleting one must ask whether Stories still use it.
-
-export interface ComponentView extends Blueprint {
-  created_at: string
-  updated_at: string
-}
 
 const view = (r: ComponentRow): ComponentView => ({
   name: r.name,
@@ -37,8 +33,8 @@ function check(input: ComponentInput) {
   if (Object.keys(errors).length) throw validationFailed(errors, 'The component blueprint is not valid.')
 }
 
-async function find(deps: Deps, spaceId: number, name: string) {
-  const [row] = await deps.db.db
+async function find(kernel: Kernel, spaceId: number, name: string) {
+  const [row] = await kernel.db.db
     .select()
     .from(components)
     .where(and(eq(components.spaceId, spaceId), eq(components.name, name)))
@@ -47,8 +43,8 @@ async function find(deps: Deps, spaceId: number, name: string) {
   return row
 }
 
-export async function listComponents(deps: Deps, access: SpaceAccess): Promise<ComponentView[]> {
-  const rows = await deps.db.db
+export async function listComponents(kernel: Kernel, access: SpaceAccess): Promise<ComponentView[]> {
+  const rows = await kernel.db.db
     .select()
     .from(components)
     .where(eq(components.spaceId, access.space.id))
@@ -56,15 +52,15 @@ export async function listComponents(deps: Deps, access: SpaceAccess): Promise<C
   return rows.map(view)
 }
 
-export async function getComponent(deps: Deps, access: SpaceAccess, name: string): Promise<ComponentView> {
-  return view(await find(deps, access.space.id, name))
+export async function getComponent(kernel: Kernel, access: SpaceAccess, name: string): Promise<ComponentView> {
+  return view(await find(kernel, access.space.id, name))
 }
 
-export async function createComponent(deps: Deps, access: SpaceAccess, input: ComponentInput & { name: string }): Promise<ComponentView> {
+export async function createComponent(kernel: Kernel, access: SpaceAccess, input: ComponentInput & { name: string }): Promise<ComponentView> {
   check(input)
-  const now = deps.clock.now()
+  const now = kernel.clock.now()
   try {
-    const [row] = await deps.db.db
+    const [row] = await kernel.db.db
       .insert(components)
       .values({
         spaceId: access.space.id,
@@ -80,7 +76,7 @@ export async function createComponent(deps: Deps, access: SpaceAccess, input: Co
     return view(row)
   } catch (err) {
     if (isUniqueViolation(err, 'components_space_name_key')) {
-      throw conflict(`A component named "${input.name}" already exists.`, 'component_exists')
+      throw StoryErrors.componentExists(`A component named "${input.name}" already exists.`)
     }
     throw err
   }
@@ -88,31 +84,31 @@ export async function createComponent(deps: Deps, access: SpaceAccess, input: Co
 
 /** Changes the given properties; `schema`, when given, replaces the whole schema. Existing Stories are validated
  * against the new schema on their next save. */
-export async function updateComponent(deps: Deps, access: SpaceAccess, name: string, input: ComponentInput): Promise<ComponentView> {
+export async function updateComponent(kernel: Kernel, access: SpaceAccess, name: string, input: ComponentInput): Promise<ComponentView> {
   if (input.name !== undefined && input.name !== name) {
     throw validationFailed({ name: ['cannot be changed; create a new component instead.'] })
   }
   check({ schema: input.schema })
-  const current = await find(deps, access.space.id, name)
-  const [row] = await deps.db.db
+  const current = await find(kernel, access.space.id, name)
+  const [row] = await kernel.db.db
     .update(components)
     .set({
       displayName: input.display_name ?? current.displayName,
       isRoot: input.is_root ?? current.isRoot,
       isNestable: input.is_nestable ?? current.isNestable,
       schema: input.schema ?? current.schema,
-      updatedAt: deps.clock.now(),
+      updatedAt: kernel.clock.now(),
     })
     .where(eq(components.id, current.id))
     .returning()
   return view(row)
 }
 
-export async function deleteComponent(deps: Deps, access: SpaceAccess, name: string): Promise<void> {
-  const current = await find(deps, access.space.id, name)
-  const users = await storiesUsingComponent(deps.db.db, access.space.id, name)
+export async function deleteComponent(kernel: Kernel, access: SpaceAccess, name: string): Promise<void> {
+  const current = await find(kernel, access.space.id, name)
+  const users = await storiesUsingComponent(kernel.db.db, access.space.id, name)
   if (users > 0) {
-    throw conflict(`The component "${name}" is used by ${users} ${users === 1 ? 'Story' : 'Stories'}.`, 'component_in_use')
+    throw StoryErrors.componentInUse(`The component "${name}" is used by ${users} ${users === 1 ? 'Story' : 'Stories'}.`)
   }
-  await deps.db.db.delete(components).where(eq(components.id, current.id))
+  await kernel.db.db.delete(components).where(eq(components.id, current.id))
 }

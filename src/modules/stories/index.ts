@@ -1,38 +1,43 @@
-import type { Deps } from '../../deps'
-import type { Guards } from '../../kernel/plugin'
-import { storyCdnRoutes } from './cdn'
-import { type ReadStep, StoryReadPipeline } from './read-pipeline'
+import { Elysia } from 'elysia'
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spacesModule } from '../spaces'
+import { StoryCache } from './cache'
+import { storyCdnRoutes, storyFastRoute } from './cdn'
+import { storyEvents } from './events'
+import { StoryErrors } from './model'
+import { StoryReadPipeline } from './read-pipeline'
 import { componentRoutes, storyRoutes } from './routes'
 
 /**
- * Wires the stories module into an app: the read pipeline (with the extension steps of later features), cache
- * invalidation from the event bus and from other instances (LISTEN), and the routes.
+ * Stories (block documents with versions, locales and publishing), component blueprints, and the public read with
+ * its in-memory cache. The cache follows the committed events (this instance at commit, the others through the
+ * kernel's event bus), so no other module touches it.
  */
-export function storiesModule(deps: Deps, guards: Guards, opts: { readSteps?: ReadStep[] } = {}) {
-  const cache = deps.storyCache
-  const pathOf = (payload: Record<string, unknown>) => (payload.story as { full_path?: string } | undefined)?.full_path
-  for (const type of ['story.published', 'story.unpublished', 'story.deleted'] as const) {
-    deps.bus.subscribe(type, (e) => {
-      const path = pathOf(e.payload)
-      if (e.spaceId === null) return
-      if (path) cache.invalidatePaths(e.spaceId, [path])
-      else cache.invalidateSpace(e.spaceId)
-    })
-  }
-  deps.bus.subscribe('space.archived', (e) => {
-    if (e.spaceId !== null) cache.invalidateSpace(e.spaceId)
-  })
-  // A Space created under a slug that was asked for before must not stay a cached 404 until the entry expires.
-  deps.bus.subscribe('space.created', (e) => {
-    const slug = (e.payload.space as { slug?: string } | undefined)?.slug
-    if (slug) cache.forgetSpaceSlug(slug)
-  })
-  void cache.listen()
-  const pipeline = new StoryReadPipeline(deps, opts.readSteps)
-  return {
-    pipeline,
-    management: storyRoutes(deps, guards),
-    components: componentRoutes(deps, guards),
-    cdn: storyCdnRoutes(deps, pipeline),
-  }
-}
+export const storiesModule = defineModule({
+  name: 'stories',
+  setup(kernel, use) {
+    const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.now().getTime() })
+    const pipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
+    return { cache, pipeline }
+  },
+  routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
+  cdn: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
+  fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline)],
+  errors: Object.values(StoryErrors),
+  events: storyEvents,
+  on: {
+    'story.published': (e, self) => self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path]),
+    'story.unpublished': (e, self) => self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path]),
+    'story.deleted': (e, self) => self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path]),
+    'story.moved': (e, self) => self.cache.invalidateSpace(e.spaceId!),
+    'space.locales_changed': (e, self) => self.cache.invalidateSpace(e.spaceId!),
+    'space.archived': (e, self) => self.cache.invalidateSpace(e.spaceId!),
+  },
+  onResync: (self) => self.cache.clear(),
+  rateLimits: [
+    // 4.2 (specific rows; the rest of /cdn has the kernel's 600/min default)
+    { id: 'cdn.og', method: 'GET', path: '/v1/cdn/:space/stories/:uuid/og.svg', limit: 300, windowSeconds: MIN },
+    { id: 'cdn.stories', method: 'GET', path: '/v1/cdn/:space/stories/*', limit: 600, windowSeconds: MIN },
+  ],
+})

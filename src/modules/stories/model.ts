@@ -1,25 +1,33 @@
 import { t } from 'elysia'
+import { defineError } from '../../kernel/errors'
+import { IntId, intString, NullableTimestamp, PageMeta, PageNo, perPage, SpaceSlug, Timestamp, Uuid } from '../../kernel/schemas'
 import { FIELD_TYPES } from './blocks'
 
-const Uuid = t.String({ format: 'uuid', error: 'must be a uuid' })
+export const StoryErrors = {
+  pathTaken: defineError('path_taken', 409, 'Another Story has this full_path in the Space.'),
+  storyArchived: defineError('story_archived', 409, 'The Story is archived: it can only be deleted.'),
+  hasChildren: defineError('has_children', 409, 'The Story has children: move or delete them first.'),
+  versionConflict: defineError('version_conflict', 409, 'expected_version_no is not the current version (someone saved meanwhile).'),
+  translationNotFound: defineError('translation_not_found', 404, 'The Story has no content in the requested locale.'),
+  componentExists: defineError('component_exists', 409, 'A component blueprint with this name exists in the Space.'),
+  componentInUse: defineError('component_in_use', 409, 'Stories still use the component blueprint.'),
+}
+
 const Name = t.String({ minLength: 1, maxLength: 200, error: 'must be 1 to 200 characters' })
 // Slugs are checked by the service (paths.ts) so the rule and its message live in one place.
 const Slug = t.String({ minLength: 1, maxLength: 100, error: 'must be 1 to 100 characters of a-z 0-9 _ -' })
 const Lang = t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })
 // The document shape and its blocks are validated against the blueprints by the service (block_path errors).
-const Content = t.Unknown({ description: "{type: 'doc', blocks: [{component, _uid, ...fields}]}" })
-const PageNo = t.Numeric({ minimum: 1, maximum: 1_000_000, error: 'must be a positive integer' })
-const PerPage = t.Numeric({ minimum: 1, maximum: 100, error: 'must be between 1 and 100' })
-const Depth = t.Numeric({ minimum: 1, maximum: 10, error: 'must be between 1 and 10' })
-
-export const SpaceParams = t.Object({ space: t.String({ maxLength: 64 }) })
-export const StoryParams = t.Object({ space: t.String({ maxLength: 64 }), uuid: t.String({ maxLength: 64 }) })
-export const VersionParams = t.Object({
-  space: t.String({ maxLength: 64 }),
-  uuid: t.String({ maxLength: 64 }),
-  version_no: t.Numeric({ minimum: 1, maximum: 2_147_483_647, error: 'must be a positive integer' }),
+const Content = t.Unknown({
+  description: "The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints",
 })
-export const ComponentParams = t.Object({ space: t.String({ maxLength: 64 }), name: t.String({ maxLength: 64 }) })
+const Depth = intString(1, 10, { description: 'Levels, 1 to 10' })
+const StoryPerPage = perPage(100, 25)
+const Status = t.UnionEnum(['draft', 'published', 'archived'])
+
+export const StoryParams = t.Object({ space: SpaceSlug, uuid: Uuid })
+export const VersionParams = t.Object({ space: SpaceSlug, uuid: Uuid, version_no: IntId })
+export const ComponentParams = t.Object({ space: SpaceSlug, name: t.String({ maxLength: 64 }) })
 
 export const CreateStoryBody = t.Object({
   name: Name,
@@ -47,13 +55,13 @@ export const ListStoriesQuery = t.Object({
   parent_uuid: t.Optional(Uuid),
   q: t.Optional(t.String({ maxLength: 200 })),
   page: t.Optional(PageNo),
-  per_page: t.Optional(PerPage),
+  per_page: t.Optional(StoryPerPage),
 })
 
 export const LangQuery = t.Object({ lang: t.Optional(Lang) })
-export const PageQuery = t.Object({ page: t.Optional(PageNo), per_page: t.Optional(PerPage) })
+export const PageQuery = t.Object({ page: t.Optional(PageNo), per_page: t.Optional(StoryPerPage) })
 export const ChildrenQuery = t.Object({ depth: t.Optional(Depth) })
-export const TreeQuery = t.Object({ depth: t.Optional(Depth), page: t.Optional(PageNo), per_page: t.Optional(PerPage) })
+export const TreeQuery = t.Object({ depth: t.Optional(Depth), page: t.Optional(PageNo), per_page: t.Optional(StoryPerPage) })
 
 export const BulkBody = t.Object({
   action: t.UnionEnum(['publish', 'unpublish', 'archive', 'delete', 'move'], {
@@ -82,4 +90,139 @@ export const UpdateComponentBody = t.Object({
   is_root: t.Optional(t.Boolean()),
   is_nestable: t.Optional(t.Boolean()),
   schema: t.Optional(Schema),
+})
+
+// ---- responses ----
+
+export const StoryModel = t.Object({
+  id: t.Integer(),
+  uuid: t.String({ format: 'uuid' }),
+  name: t.String(),
+  slug: t.String(),
+  full_path: t.String({ description: 'Begins with /' }),
+  parent_uuid: t.Union([t.String({ format: 'uuid' }), t.Null()]),
+  is_folder: t.Boolean(),
+  lang: t.String({ description: 'The locale of name and content in this response' }),
+  primary_lang: t.String({ description: "The Story's own locale (translations are the others)" }),
+  translations: t.Array(t.String()),
+  version_no: t.Integer(),
+  status: Status,
+  has_unpublished_changes: t.Boolean(),
+  content: t.Optional(Content),
+  published_at: NullableTimestamp,
+  archived_at: NullableTimestamp,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+export type StoryView = typeof StoryModel.static
+
+export const StoryListModel = t.Object({ data: t.Array(StoryModel), meta: PageMeta })
+
+const Author = t.Union([t.Object({ user_id: t.Integer() }), t.Null()])
+export const VersionSummaryModel = t.Object({
+  version_no: t.Integer(),
+  lang: t.String(),
+  name: t.String(),
+  slug: t.String(),
+  full_path: t.String(),
+  author: Author,
+  created_at: Timestamp,
+})
+export const VersionListModel = t.Object({ data: t.Array(VersionSummaryModel), meta: PageMeta })
+export const VersionModel = t.Composite([VersionSummaryModel, t.Object({ content: Content })])
+
+export interface TreeNode {
+  uuid: string
+  name: string
+  slug: string
+  full_path: string
+  is_folder: boolean
+  status: 'draft' | 'published' | 'archived'
+  has_unpublished_changes: boolean
+  /** Present when the node's children were loaded (within `depth`). */
+  children?: TreeNode[]
+  /** Present when they were not: whether there are any. */
+  has_children?: boolean
+}
+export const TreeNodeModel = t.Unsafe<TreeNode>(t.Recursive(
+  (Self) =>
+    t.Object({
+      uuid: t.String({ format: 'uuid' }),
+      name: t.String(),
+      slug: t.String(),
+      full_path: t.String(),
+      is_folder: t.Boolean(),
+      status: Status,
+      has_unpublished_changes: t.Boolean(),
+      children: t.Optional(t.Array(Self, { description: 'Present when the children were loaded (within depth)' })),
+      has_children: t.Optional(t.Boolean({ description: 'Present when they were not: whether there are any' })),
+    }),
+  { $id: 'TreeNode' },
+))
+export const ChildrenModel = t.Object({ data: t.Array(TreeNodeModel), meta: t.Object({ depth: t.Integer(), truncated: t.Boolean() }) })
+export const TreeModel = t.Object({
+  data: t.Array(TreeNodeModel),
+  meta: t.Object({ total: t.Integer(), page: t.Integer(), per_page: t.Integer(), depth: t.Integer(), truncated: t.Boolean() }),
+})
+
+export const BulkResultModel = t.Union([
+  t.Object({ uuid: t.String(), ok: t.Literal(true), status: t.String(), full_path: t.Optional(t.String()) }),
+  t.Object({
+    uuid: t.String(),
+    ok: t.Literal(false),
+    status_code: t.Integer(),
+    error: t.String(),
+    message: t.String(),
+    errors: t.Optional(t.Record(t.String(), t.Array(t.String()))),
+  }),
+])
+export type BulkResult = typeof BulkResultModel.static
+export const BulkResponseModel = t.Object({
+  data: t.Array(BulkResultModel),
+  meta: t.Object({ succeeded: t.Integer(), failed: t.Integer() }),
+})
+
+const FieldDefModel = t.Object(
+  {
+    type: t.UnionEnum([...FIELD_TYPES]),
+    required: t.Optional(t.Boolean()),
+    translatable: t.Optional(t.Boolean()),
+    max_length: t.Optional(t.Integer()),
+    options: t.Optional(t.Array(t.String())),
+    component_whitelist: t.Optional(t.Array(t.String())),
+  },
+  { additionalProperties: true },
+)
+export const ComponentModel = t.Object({
+  name: t.String(),
+  display_name: t.String(),
+  is_root: t.Boolean(),
+  is_nestable: t.Boolean(),
+  schema: t.Record(t.String(), FieldDefModel),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+export type ComponentView = typeof ComponentModel.static
+
+/** The public read (spec 4.5). `meta` entries come from the read steps of the modules (personalisation, ...). */
+export const PublicStoryModel = t.Object({
+  data: t.Object({
+    id: t.Integer(),
+    uuid: t.String({ format: 'uuid' }),
+    name: t.String(),
+    slug: t.String(),
+    full_path: t.String(),
+    lang: t.String({ description: 'The locale served (after the fallback chain)' }),
+    version_no: t.Integer(),
+    published_at: NullableTimestamp,
+    content: Content,
+  }),
+  meta: t.Object(
+    {
+      beacon_url: t.Optional(t.String({ format: 'uri', description: 'Absent when SERVICE_BEACON_ENABLED=false' })),
+      served_segment: t.Union([t.String(), t.Null()], { description: 'Key of the audience segment whose variant was served' }),
+      datasource_refs: t.Record(t.String(), t.Integer(), { description: 'Datasource key → markers resolved' }),
+    },
+    { additionalProperties: true },
+  ),
 })

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, like, or } from 'drizzle-orm'
 import { stories, storyPublished } from '../../../db/schema'
-import type { Deps } from '../../deps'
+import type { Kernel } from '../../kernel/kernel'
 import { likePrefix } from './paths'
 
 // Read-only facts about the published Stories, for modules that keep a copy of the public surface (the search index)
@@ -8,7 +8,7 @@ import { likePrefix } from './paths'
 // subtree went, and a content-free listing to compare a copy against. Other modules call these instead of reading
 // the stories tables.
 
-type Db = Pick<Deps, 'db'>
+type Db = Pick<Kernel, 'db'>
 
 /** Spaces with at least one published Story (archived Spaces included: the caller checks liveness). */
 export async function spacesWithPublishedStories(deps: Db): Promise<number[]> {

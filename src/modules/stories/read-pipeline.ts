@@ -1,67 +1,35 @@
-import type { Deps } from '../../deps'
 import { requirePrincipal, requireSpaceAccess } from '../../kernel/auth'
 import { notFound, validationFailed } from '../../kernel/errors'
+import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
-import { localeSettings } from '../locales/service'
-import { findLiveSpace } from '../spaces/service'
+import type { ReadContext, ReadRequest, ReadStep, RenderDraft } from '../../kernel/read'
+import type { PublicSpace, PublicSpaces } from '../spaces/public'
 import { applyUntranslatable, type Doc } from './blocks'
-import type { PublishedStory, Rendered, Snapshot, SpaceSettings } from './cache'
+import type { PublishedStory, Rendered, Snapshot, StoryCache } from './cache'
 import { publicPathToFullPath } from './paths'
 import * as repo from './repo'
 
 /**
  * The public Story read (spec 4.5) as one pipeline:
  *
- *   resolve Space → resolve locale chain → load snapshot → [extension steps: segment, datasources …] → render
+ *   resolve Space → resolve locale chain → load snapshot → read steps (kernel/read.ts) → render
  *
- * The first three stages are this module's; later features plug in as ReadSteps. A step has two halves:
- * - `select` runs on every request and must be cheap: it reads request signals and records its decision in the
- *   context (`servedSegment`, or a `keyParts` entry such as a datasource data version). Equal decisions ⇒ equal body.
- * - `transform` runs only when no body is cached for that decision: it may swap or rewrite the content.
- * The rendered body and its ETag are cached per Story under the render key (locale, segment, step key parts,
- * origin), so a cache hit is a few map lookups and no JSON work at all.
+ * The first three stages are this module's; the modules' read steps (kernel.readSteps, in module-list order) add
+ * their decisions and meta entries — this file names no feature. The rendered body and its ETag are cached per Story
+ * under the render key (locale and the steps' key parts), so a cache hit is a few map lookups and no JSON work; and
+ * when every stage answers from memory the whole read is synchronous (the fast path of src/app.ts serves it).
  */
 
-export interface ReadRequest {
-  spaceSlug: string
-  /** `{path}`: the full path without its leading slash, as it came in the URL. */
-  rawPath: string
-  lang: string | undefined
-  acceptLanguage: string | null
-  /** Base of absolute URLs (PUBLIC_URL or the request's origin). */
-  origin: string
-  request: Request
+/** What one read serves: the (cached) rendered body and what the steps decided for this request alone. */
+export interface Served {
+  rendered: Rendered
+  headers: Record<string, string> | null
+  cacheControl: string | null
 }
 
-export interface ReadContext {
-  readonly req: ReadRequest
-  readonly space: SpaceSettings
-  readonly chain: string[]
-  readonly story: PublishedStory
-  /** The snapshot of the locale being served (a step may not change the locale). */
-  readonly snapshot: Snapshot
-  /** `meta.served_segment`: set by the segment step. */
-  servedSegment: string | null
-  /** Decisions of steps that change the body beyond locale and segment (part of the render key). */
-  keyParts: string[]
-}
-
-export interface RenderDraft {
-  /** The content as JSON text; a transforming step parses it, edits and stores it back. */
-  contentJson: string
-  /** `meta.datasource_refs`: datasource key → number of markers resolved. */
-  datasourceRefs: Record<string, number>
-}
-
-export interface ReadStep {
-  name: string
-  select?(ctx: ReadContext): void | Promise<void>
-  transform?(ctx: ReadContext, draft: RenderDraft): void | Promise<void>
-}
-
-const SPACE_SLUG = /^[a-z][a-z0-9-]{0,63}$/
 const MAX_CHAINS_PER_SPACE = 512
 const encoder = new TextEncoder()
+const VARY = 'Accept-Language, X-Service-Segment'
 
 /** The language subtag of a canonical tag: de-AT → de, zh-Hant-TW → zh. */
 const languageOf = (tag: string) => {
@@ -73,7 +41,7 @@ const languageOf = (tag: string) => {
  * Locale chain: the requested tag; its explicit fallback; its language subtag; the Space default. Only the Space's
  * locales take part. Without `lang`, the best Accept-Language match stands in for the requested tag.
  */
-export function localeChain(space: Pick<SpaceSettings, 'codes' | 'fallbacks' | 'defaultLang'>, requested: string | null): string[] {
+export function localeChain(space: Pick<PublicSpace, 'codes' | 'fallbacks' | 'defaultLang'>, requested: string | null): string[] {
   const chain: string[] = []
   const add = (c: string | null | undefined) => {
     if (c && space.codes.includes(c) && !chain.includes(c)) chain.push(c)
@@ -114,56 +82,30 @@ export function bestAcceptLanguage(header: string, codes: string[]): string | nu
 }
 
 export class StoryReadPipeline {
-  private inflightSpaces = new Map<string, Promise<SpaceSettings | null>>()
   private inflightStories = new Map<string, Promise<PublishedStory | null>>()
   private readonly cacheControl: string
-  private readonly beacon: boolean
 
   constructor(
-    private deps: Deps,
-    private steps: ReadStep[] = [],
+    private kernel: Kernel,
+    private cache: StoryCache,
+    private spaces: PublicSpaces,
   ) {
-    this.cacheControl = `public, max-age=${deps.config.cdnMaxAge}, stale-while-revalidate=${deps.config.cdnStaleWhileRevalidate}`
-    this.beacon = deps.config.beaconEnabled
+    this.cacheControl = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
   }
 
-  /** Whether rendered bodies depend on the request's origin (beacon URL without PUBLIC_URL). */
-  get originDependent() {
-    return this.beacon && !this.deps.config.publicUrl
+  private get steps(): ReadStep[] {
+    return this.kernel.readSteps
   }
 
   // ---- Stage 1: Space ----
 
-  space(slug: string, now = this.deps.clock.now().getTime()): SpaceSettings | null | Promise<SpaceSettings | null> {
-    if (!SPACE_SLUG.test(slug)) return null
-    const cache = this.deps.storyCache
-    const hit = cache.space(slug, now)
-    if (hit !== undefined) return hit
-    // Keyed by generation: a request after an invalidation never joins a load that started before it.
-    const generation = cache.spaceEpoch
-    const key = `${generation}:${slug}`
-    let p = this.inflightSpaces.get(key)
-    if (!p) {
-      p = this.loadSpace(slug, generation).finally(() => this.inflightSpaces.delete(key))
-      this.inflightSpaces.set(key, p)
-    }
-    return p
-  }
-
-  private async loadSpace(slug: string, generation: number): Promise<SpaceSettings | null> {
-    const space = await findLiveSpace(this.deps, slug)
-    let settings: SpaceSettings | null = null
-    if (space) {
-      const l = await localeSettings(this.deps.db.db, space.id)
-      settings = { id: space.id, slug, name: space.name, defaultLang: space.defaultLang, codes: l.codes, fallbacks: l.fallbacks, chains: new Map() }
-    }
-    this.deps.storyCache.storeSpace(slug, settings, generation)
-    return settings
+  space(slug: string): PublicSpace | null | Promise<PublicSpace | null> {
+    return this.spaces.get(slug)
   }
 
   // ---- Stage 2: locale ----
 
-  chain(space: SpaceSettings, lang: string | undefined, acceptLanguage: string | null): string[] {
+  chain(space: PublicSpace, lang: string | undefined, acceptLanguage: string | null): string[] {
     const key = lang !== undefined ? `?${lang}` : (acceptLanguage ?? '')
     let chain = space.chains.get(key)
     if (chain) return chain
@@ -182,8 +124,8 @@ export class StoryReadPipeline {
 
   // ---- Stage 3: snapshot ----
 
-  story(space: SpaceSettings, fullPath: string, now: number): PublishedStory | null | Promise<PublishedStory | null> {
-    const cache = this.deps.storyCache
+  story(space: PublicSpace, fullPath: string, now: number): PublishedStory | null | Promise<PublishedStory | null> {
+    const cache = this.cache
     const hit = cache.story(space.id, fullPath, now)
     if (hit !== undefined) return hit
     const epoch = cache.epoch(space.id)
@@ -197,8 +139,7 @@ export class StoryReadPipeline {
   }
 
   private async loadStory(spaceId: number, fullPath: string, epoch: number): Promise<PublishedStory | null> {
-    const cache = this.deps.storyCache
-    const rows = await repo.publishedByPath(this.deps.db.db, spaceId, fullPath)
+    const rows = await repo.publishedByPath(this.kernel.db.db, spaceId, fullPath)
     let entry: PublishedStory | null = null
     if (rows.length) {
       const first = rows[0]
@@ -226,35 +167,66 @@ export class StoryReadPipeline {
         bytes,
       }
     }
-    cache.storeStory(spaceId, fullPath, entry, epoch)
+    this.cache.storeStory(spaceId, fullPath, entry, epoch)
     return entry
   }
 
   // ---- The whole read ----
 
-  /** Serves the published snapshot; throws AppError 404/422. */
-  async read(req: ReadRequest): Promise<Rendered> {
+  /**
+   * Serves the published snapshot; throws AppError 404/422. Synchronous (no Promise) when the Space, the Story and
+   * the body are cached and every step decides from memory.
+   */
+  read(req: ReadRequest): Served | Promise<Served> {
     const fullPath = publicPathToFullPath(req.rawPath)
     if (!fullPath) throw notFound('Story')
-    const now = this.deps.clock.now().getTime()
-    let space = this.space(req.spaceSlug, now)
-    if (space instanceof Promise) space = await space
+    const space = this.space(req.spaceSlug)
+    if (space instanceof Promise) return space.then((s) => this.readIn(req, fullPath, s))
+    return this.readIn(req, fullPath, space)
+  }
+
+  private readIn(req: ReadRequest, fullPath: string, space: PublicSpace | null): Served | Promise<Served> {
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
-    let story = this.story(space, fullPath, now)
-    if (story instanceof Promise) story = await story
+    const story = this.story(space, fullPath, this.kernel.clock.now().getTime())
+    if (story instanceof Promise) return story.then((s) => this.readStory(req, space, chain, s))
+    return this.readStory(req, space, chain, story)
+  }
+
+  private readStory(req: ReadRequest, space: PublicSpace, chain: string[], story: PublishedStory | null): Served | Promise<Served> {
     if (!story) throw notFound('Story')
     const snapshot = pickSnapshot(story.snapshots, chain, story.lang)
-    const ctx: ReadContext = { req, space, chain, story, snapshot, servedSegment: null, keyParts: [] }
-    for (const step of this.steps) if (step.select) await step.select(ctx)
-    const renderKey = `${snapshot.lang}\u0000${ctx.servedSegment ?? ''}\u0000${ctx.keyParts.join('\u0000')}\u0000${this.originDependent ? req.origin : ''}`
-    const cached = story.renders.get(renderKey)
-    if (cached) return cached
-    const draft: RenderDraft = { contentJson: snapshot.contentJson, datasourceRefs: {} }
+    const ctx = newContext(req, space, story, snapshot.lang)
+    const selected = this.select(ctx, 0)
+    if (selected instanceof Promise) return selected.then(() => this.served(ctx, story, snapshot, space, undefined))
+    return this.served(ctx, story, snapshot, space, undefined)
+  }
+
+  /** Runs the steps' `select` from `from` on, staying synchronous until a step returns a Promise. */
+  private select(ctx: ReadContext, from: number): void | Promise<void> {
+    const steps = this.steps
+    for (let i = from; i < steps.length; i++) {
+      const r = steps[i].select?.(ctx)
+      if (r instanceof Promise) return r.then(() => this.select(ctx, i + 1))
+    }
+  }
+
+  private served(ctx: ReadContext, story: PublishedStory, snapshot: Snapshot, space: PublicSpace, publishedAt: string | null | undefined): Served | Promise<Served> {
+    const preview = ctx.req.preview
+    const renderKey = preview ? '' : ctx.keyParts.length ? `${snapshot.lang}\u0000${ctx.keyParts.join('\u0000')}` : snapshot.lang
+    const cached = preview ? undefined : story.renders.get(renderKey)
+    if (cached) return { rendered: cached, headers: ctx.headers, cacheControl: ctx.cacheControl }
+    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt).then((rendered) => {
+      if (!preview) this.cache.storeRender(story, renderKey, rendered)
+      return { rendered, headers: ctx.headers, cacheControl: ctx.cacheControl }
+    })
+  }
+
+  private async transformAndRender(ctx: ReadContext, story: PublishedStory, snapshot: Snapshot, space: PublicSpace, publishedAt: string | null): Promise<Rendered> {
+    const draft: RenderDraft = { contentJson: snapshot.contentJson, meta: {} }
     for (const step of this.steps) if (step.transform) await step.transform(ctx, draft)
-    const rendered = this.render(
+    return render(
       {
-        spaceSlug: space.slug,
         id: story.id,
         uuid: story.uuid,
         name: snapshot.name,
@@ -262,32 +234,27 @@ export class StoryReadPipeline {
         fullPath: story.fullPath,
         lang: snapshot.lang,
         versionNo: snapshot.versionNo,
-        publishedAt: snapshot.publishedAt,
+        publishedAt,
         contentJson: draft.contentJson,
       },
-      ctx.servedSegment,
-      draft.datasourceRefs,
-      req.origin,
-      this.cacheControl,
+      draft.meta,
+      ctx.req.preview ? 'private, no-store' : this.cacheControl,
     )
-    this.deps.storyCache.storeRender(story, renderKey, rendered)
-    return rendered
   }
 
   /**
    * `?version=draft`: the latest drafts for a bearer with access to the Space. Never cached, here or downstream.
-   * Extension steps run too, so a preview shows what publishing would serve.
+   * The read steps run too, so a preview shows what publishing would serve.
    */
-  async preview(req: ReadRequest, authorization: string | null): Promise<Rendered> {
+  async preview(req: ReadRequest, authorization: string | null): Promise<Served> {
     const fullPath = publicPathToFullPath(req.rawPath)
-    let space = this.space(req.spaceSlug)
-    if (space instanceof Promise) space = await space
+    const space = await this.space(req.spaceSlug)
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
-    const principal = await requirePrincipal(this.deps, authorization)
-    await requireSpaceAccess(this.deps, principal, space.slug, 'viewer')
+    const principal = await requirePrincipal(this.kernel, authorization)
+    await requireSpaceAccess(this.kernel, principal, space.slug, 'viewer')
     if (!fullPath) throw notFound('Story')
-    const rows = await repo.draftsByPath(this.deps.db.db, space.id, fullPath)
+    const rows = await repo.draftsByPath(this.kernel.db.db, space.id, fullPath)
     if (!rows.length) throw notFound('Story')
     const first = rows[0]
     const byLang = new Map(rows.map((r) => [r.lang, r]))
@@ -295,7 +262,7 @@ export class StoryReadPipeline {
     const row = byLang.get(lang) ?? rows[0]
     let content = row.content as Doc
     if (row.lang !== first.storyLang && byLang.has(first.storyLang)) {
-      content = applyUntranslatable(content, byLang.get(first.storyLang)!.content as Doc, await repo.blueprintsOf(this.deps.db.db, space.id))
+      content = applyUntranslatable(content, byLang.get(first.storyLang)!.content as Doc, await repo.blueprintsOf(this.kernel.db.db, space.id))
     }
     const snapshot: Snapshot = {
       lang: row.lang,
@@ -315,67 +282,43 @@ export class StoryReadPipeline {
       renders: new Map(),
       bytes: 0,
     }
-    const ctx: ReadContext = { req, space, chain, story, snapshot, servedSegment: null, keyParts: [] }
-    for (const step of this.steps) if (step.select) await step.select(ctx)
-    const draft: RenderDraft = { contentJson: snapshot.contentJson, datasourceRefs: {} }
-    for (const step of this.steps) if (step.transform) await step.transform(ctx, draft)
-    return this.render(
-      {
-        spaceSlug: space.slug,
-        id: story.id,
-        uuid: story.uuid,
-        name: snapshot.name,
-        slug: story.slug,
-        fullPath: story.fullPath,
-        lang: snapshot.lang,
-        versionNo: snapshot.versionNo,
-        publishedAt: first.publishedAt?.toISOString() ?? null,
-        contentJson: draft.contentJson,
-      },
-      ctx.servedSegment,
-      draft.datasourceRefs,
-      req.origin,
-      'private, no-store',
-    )
+    const ctx = newContext({ ...req, preview: true }, space, story, snapshot.lang)
+    await this.select(ctx, 0)
+    return this.served(ctx, story, snapshot, space, first.publishedAt?.toISOString() ?? null)
   }
+}
 
-  private render(
-    d: {
-      spaceSlug: string
-      id: number
-      uuid: string
-      name: string
-      slug: string
-      fullPath: string
-      lang: string
-      versionNo: number
-      publishedAt: string | null
-      contentJson: string
-    },
-    servedSegment: string | null,
-    datasourceRefs: Record<string, number>,
-    origin: string,
-    cacheControl: string,
-  ): Rendered {
-    // Built by hand around the stored content text: uuid, slug, path and lang are from safe alphabets; the rest
-    // goes through JSON.stringify.
-    const beacon = this.beacon ? `"beacon_url":${JSON.stringify(`${this.deps.config.publicUrl ?? origin}/v1/cdn/${d.spaceSlug}/_beacon`)},` : ''
-    const json =
-      `{"data":{"id":${d.id},"uuid":"${d.uuid}","name":${JSON.stringify(d.name)},"slug":"${d.slug}",` +
-      `"full_path":"${d.fullPath}","lang":"${d.lang}","version_no":${d.versionNo},` +
-      `"published_at":${d.publishedAt ? `"${d.publishedAt}"` : 'null'},"content":${d.contentJson}},` +
-      `"meta":{${beacon}"served_segment":${JSON.stringify(servedSegment)},"datasource_refs":${JSON.stringify(datasourceRefs)}}}`
-    const body = encoder.encode(json)
-    const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
-    const common = { ETag: etag, 'Cache-Control': cacheControl, Vary: 'Accept-Language, X-Service-Segment' }
-    return {
-      body,
-      etag,
-      headers: { 'Content-Type': 'application/json; charset=utf-8', 'Content-Language': d.lang, ...common },
-      notModifiedHeaders: common,
-    }
-  }
+function newContext(req: ReadRequest, space: PublicSpace, story: PublishedStory, lang: string): ReadContext {
+  return { req, space, story, lang, keyParts: [], headers: null, cacheControl: null, decisions: {} }
+}
 
+interface RenderInput {
+  id: number
+  uuid: string
+  name: string
+  slug: string
+  fullPath: string
+  lang: string
+  versionNo: number
+  publishedAt: string | null
+  contentJson: string
+}
+
+function render(d: RenderInput, meta: Record<string, unknown>, cacheControl: string): Rendered {
+  // Built by hand around the stored content text: uuid, slug, path and lang are from safe alphabets; the rest goes
+  // through JSON.stringify.
+  let metaJson = ''
+  for (const key in meta) metaJson += `${metaJson ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(meta[key] ?? null)}`
+  const json =
+    `{"data":{"id":${d.id},"uuid":"${d.uuid}","name":${JSON.stringify(d.name)},"slug":"${d.slug}",` +
+    `"full_path":"${d.fullPath}","lang":"${d.lang}","version_no":${d.versionNo},` +
+    `"published_at":${d.publishedAt ? `"${d.publishedAt}"` : 'null'},"content":${d.contentJson}},` +
+    `"meta":{${metaJson}}}`
+  const body = encoder.encode(json)
+  const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
+  const common = { ETag: etag, 'Cache-Control': cacheControl, Vary: VARY }
+  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Language': d.lang, ...common }
+  return { body, etag, headers, notModifiedHeaders: common, prebuilt: new Headers(headers), prebuiltNotModified: new Headers(common) }
 }
 
 /** The first locale of the chain the Story was published in; the Story's own locale as the last resort. */

@@ -1,15 +1,16 @@
 import { and, eq } from 'drizzle-orm'
 import { stories, storyContents, storyPublished, storyVersions } from '../../../db/schema'
-import type { Deps } from '../../deps'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { Tx } from '../../kernel/db'
-import { AppError, conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { AppError, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
+import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
-import { localeSettings } from '../locales/service'
+import { localeSettings } from '../spaces/locales'
 import { applyUntranslatable, type Blueprint, contentErrors, type Doc } from './blocks'
 import { isSlug, joinPath, MAX_STORY_DEPTH, SLUG_RULE } from './paths'
+import { type BulkResult, StoryErrors, type StoryView, type TreeNode } from './model'
 import * as repo from './repo'
 import type { StoryRow, StoryStatus, StoryWithParent, TreeNodeRow } from './repo'
 
@@ -18,29 +19,6 @@ export const LIST_PAGE = { perPage: 25, max: 100 }
 export const TREE_PAGE = { perPage: 25, max: 100 }
 /** Nodes in one children/tree response; deeper levels are cut (meta.truncated) rather than answering megabytes. */
 export const MAX_TREE_NODES = 5000
-
-export interface StoryView {
-  id: number
-  uuid: string
-  name: string
-  slug: string
-  full_path: string
-  parent_uuid: string | null
-  is_folder: boolean
-  /** The locale of `name` and `content` in this response. */
-  lang: string
-  /** The Story's own locale (translations are the others). */
-  primary_lang: string
-  translations: string[]
-  version_no: number
-  status: StoryStatus
-  has_unpublished_changes: boolean
-  content?: unknown
-  published_at: string | null
-  archived_at: string | null
-  created_at: string
-  updated_at: string
-}
 
 function view(s: StoryWithParent, translations: string[], shown?: { lang: string; name: string | null; content: unknown }): StoryView {
   const v: StoryView = {
@@ -71,13 +49,13 @@ function eventPayload(s: Pick<StoryRow, 'id' | 'uuid' | 'slug' | 'fullPath' | 'l
   return { story: { id: s.id, uuid: s.uuid, slug: s.slug, full_path: s.fullPath, lang: s.lang, version_no: s.versionNo, status } }
 }
 
-async function viewOf(db: Deps['db']['db'] | Tx, spaceId: number, uuid: string, lang?: string): Promise<StoryView> {
+async function viewOf(db: Kernel['db']['db'] | Tx, spaceId: number, uuid: string, lang?: string): Promise<StoryView> {
   const s = await repo.findStory(db, spaceId, uuid)
   if (!s) throw notFound('Story')
   const contents = await repo.contentsOf(db, s.id)
   const want = lang ?? s.lang
   const c = contents.find((r) => r.lang === want)
-  if (!c) throw new AppError(404, 'translation_not_found', `The Story has no content in "${want}".`)
+  if (!c) throw StoryErrors.translationNotFound(`The Story has no content in "${want}".`)
   return view(
     s,
     contents.map((r) => r.lang),
@@ -91,7 +69,7 @@ function langOrFail(raw: string, field = 'lang'): string {
   return c
 }
 
-async function spaceLocaleOrFail(tx: Deps['db']['db'] | Tx, spaceId: number, lang: string) {
+async function spaceLocaleOrFail(tx: Kernel['db']['db'] | Tx, spaceId: number, lang: string) {
   const settings = await localeSettings(tx, spaceId)
   if (!settings.codes.includes(lang)) {
     throw validationFailed({ lang: [`"${lang}" is not one of this Space's locales (${settings.codes.join(', ')}).`] })
@@ -117,12 +95,12 @@ async function parentOrFail(tx: Tx, spaceId: number, parentUuid: string) {
 }
 
 function mutable(s: StoryRow) {
-  if (s.status === 'archived') throw conflict('The Story is archived; it can only be deleted.', 'story_archived')
+  if (s.status === 'archived') throw StoryErrors.storyArchived('The Story is archived; it can only be deleted.')
 }
 
 function pathTaken(err: unknown): never {
   if (isUniqueViolation(err, 'stories_space_path_key')) {
-    throw conflict('Another Story already has this full_path in the Space.', 'path_taken')
+    throw StoryErrors.pathTaken('Another Story already has this full_path in the Space.')
   }
   throw err
 }
@@ -138,18 +116,18 @@ export interface CreateStoryInput {
   content?: unknown
 }
 
-export async function createStory(deps: Deps, access: SpaceAccess, input: CreateStoryInput): Promise<StoryView> {
+export async function createStory(kernel: Kernel, access: SpaceAccess, input: CreateStoryInput): Promise<StoryView> {
   slugOrFail(input.slug)
   const lang = input.lang === undefined ? access.space.defaultLang : langOrFail(input.lang)
   const spaceId = access.space.id
   try {
-    return await transact(deps, async (tx, emit) => {
+    return await transact(kernel, async (tx, emit) => {
       await spaceLocaleOrFail(tx, spaceId, lang)
       const content = validateContent(input.content === undefined ? EMPTY_DOC : input.content, await repo.blueprintsOf(tx, spaceId))
       const parent = input.parent_uuid ? await parentOrFail(tx, spaceId, input.parent_uuid) : null
       const depth = (parent?.depth ?? 0) + 1
       if (depth > MAX_STORY_DEPTH) throw validationFailed({ parent_uuid: [`Stories nest at most ${MAX_STORY_DEPTH} levels deep.`] })
-      const now = deps.clock.now()
+      const now = kernel.clock.now()
       const fullPath = joinPath(parent?.fullPath ?? null, input.slug)
       const [row] = await tx
         .insert(stories)
@@ -202,8 +180,8 @@ async function writeVersion(
   emit({ type: 'version.created', spaceId: s.spaceId, payload: eventPayload(s, s.status) })
 }
 
-export async function getStory(deps: Deps, access: SpaceAccess, uuid: string, lang?: string): Promise<StoryView> {
-  return viewOf(deps.db.db, access.space.id, uuid, lang === undefined ? undefined : langOrFail(lang))
+export async function getStory(kernel: Kernel, access: SpaceAccess, uuid: string, lang?: string): Promise<StoryView> {
+  return viewOf(kernel.db.db, access.space.id, uuid, lang === undefined ? undefined : langOrFail(lang))
 }
 
 export interface ListQuery {
@@ -215,8 +193,8 @@ export interface ListQuery {
 }
 
 /** A page of Stories in full_path order, without content. Archived Stories show only with status=archived. */
-export async function listStories(deps: Deps, access: SpaceAccess, query: ListQuery) {
-  const db = deps.db.db
+export async function listStories(kernel: Kernel, access: SpaceAccess, query: ListQuery) {
+  const db = kernel.db.db
   const page = pageOf(query.page, query.per_page, LIST_PAGE)
   let parentId: number | undefined
   if (query.parent_uuid !== undefined) {
@@ -256,24 +234,22 @@ export interface UpdateStoryInput {
  * Every save writes a StoryVersion and increments version_no. Content and name edits stay drafts until the next
  * publish; slug and parent changes move the Story and its whole subtree at once, public surface included.
  */
-export async function updateStory(deps: Deps, access: SpaceAccess, uuid: string, input: UpdateStoryInput): Promise<StoryView> {
+export async function updateStory(kernel: Kernel, access: SpaceAccess, uuid: string, input: UpdateStoryInput): Promise<StoryView> {
   if (input.slug !== undefined) slugOrFail(input.slug)
   const lang = input.lang === undefined ? undefined : langOrFail(input.lang)
   const spaceId = access.space.id
   let moved = false
   try {
-    const result = await transact(deps, async (tx, emit) => {
+    const result = await transact(kernel, async (tx, emit) => {
       const s = await repo.findStory(tx, spaceId, uuid, true)
       if (!s) throw notFound('Story')
       mutable(s)
       if (input.expected_version_no !== undefined && input.expected_version_no !== s.versionNo) {
-        throw new AppError(
-          409,
-          'version_conflict',
+        throw StoryErrors.versionConflict(
           `The Story is at version ${s.versionNo}, not ${input.expected_version_no}; reload it and apply your change again.`,
         )
       }
-      const now = deps.clock.now()
+      const now = kernel.clock.now()
       const saveLang = lang ?? s.lang
       if (saveLang !== s.lang) await spaceLocaleOrFail(tx, spaceId, saveLang)
       const existing = await repo.contentIn(tx, s.id, saveLang)
@@ -331,7 +307,7 @@ export async function updateStory(deps: Deps, access: SpaceAccess, uuid: string,
       const [row] = await tx.update(stories).set(patch).where(eq(stories.id, s.id)).returning()
       if (moved) {
         await repo.moveDescendants(tx, spaceId, s.fullPath, fullPath, depth - s.depth, now)
-        await deps.storyCache.announce(tx, spaceId)
+        emit({ type: 'story.moved', spaceId, payload: { story: { id: s.id, uuid: s.uuid, from: s.fullPath, to: fullPath } } })
       }
 
       let shownName: string | null = isOwn ? row.name : (existing?.name ?? null)
@@ -350,7 +326,6 @@ export async function updateStory(deps: Deps, access: SpaceAccess, uuid: string,
       const translations = (await repo.contentsOf(tx, s.id)).map((r) => r.lang)
       return view({ ...row, parentUuid }, translations, { lang: saveLang, name: shownName ?? row.name, content })
     })
-    if (moved) deps.storyCache.invalidateSpace(spaceId)
     return result
   } catch (err) {
     pathTaken(err)
@@ -382,14 +357,14 @@ async function snapshotContents(tx: Tx, s: StoryRow) {
  * Publishes the current drafts of every locale as the public snapshot. Publishing a published Story without
  * unpublished changes does nothing (no event).
  */
-export async function publishStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<StoryView> {
-  await transact(deps, async (tx, emit) => {
+export async function publishStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')
     mutable(s)
     if (s.isFolder) throw validationFailed({ is_folder: ['Folders are not published; publish the Stories in them.'] }, 'A folder cannot be published.')
     if (s.status === 'published' && !s.hasUnpublishedChanges) return
-    const now = deps.clock.now()
+    const now = kernel.clock.now()
     const snapshot = await snapshotContents(tx, s)
     await tx.delete(storyPublished).where(eq(storyPublished.storyId, s.id))
     await tx
@@ -402,80 +377,76 @@ export async function publishStory(deps: Deps, access: SpaceAccess, uuid: string
       .returning()
     if (s.status !== 'published') await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1, published: 1 })
     emit({ type: 'story.published', spaceId: s.spaceId, payload: eventPayload(row, 'published') })
-    await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
   })
-  return viewOf(deps.db.db, access.space.id, uuid)
+  return viewOf(kernel.db.db, access.space.id, uuid)
 }
 
 /** Leaving `published` removes the public snapshot and emits story.unpublished (inside the caller's transaction). */
-async function withdraw(tx: Tx, deps: Deps, s: StoryRow, emit: Emit, statusAfter: string) {
+async function withdraw(tx: Tx, kernel: Kernel, s: StoryRow, emit: Emit, statusAfter: string) {
   if (s.status !== 'published') return
   await tx.delete(storyPublished).where(eq(storyPublished.storyId, s.id))
   emit({ type: 'story.unpublished', spaceId: s.spaceId, payload: eventPayload(s, statusAfter) })
-  await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
 }
 
-export async function unpublishStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<StoryView> {
-  await transact(deps, async (tx, emit) => {
+export async function unpublishStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')
     mutable(s)
     if (s.status !== 'published') return
-    const now = deps.clock.now()
+    const now = kernel.clock.now()
     await tx.update(stories).set({ status: 'draft', updatedAt: now }).where(eq(stories.id, s.id))
     await repo.adjustCounts(tx, s.spaceId, { published: -1, draft: 1 })
-    await withdraw(tx, deps, s, emit, 'draft')
+    await withdraw(tx, kernel, s, emit, 'draft')
   })
-  return viewOf(deps.db.db, access.space.id, uuid)
+  return viewOf(kernel.db.db, access.space.id, uuid)
 }
 
 /**
  * Hides the Story everywhere public. story.deleted fires here (and not again at a later hard delete); a published
  * Story also fires story.unpublished. Archiving again changes nothing.
  */
-export async function archiveStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<StoryView> {
-  await transact(deps, async (tx, emit) => {
+export async function archiveStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')
     if (s.status === 'archived') return
-    const now = deps.clock.now()
+    const now = kernel.clock.now()
     await tx.update(stories).set({ status: 'archived', archivedAt: now, updatedAt: now }).where(eq(stories.id, s.id))
     await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1, archived: 1 })
-    await withdraw(tx, deps, s, emit, 'archived')
+    await withdraw(tx, kernel, s, emit, 'archived')
     emit({ type: 'story.deleted', spaceId: s.spaceId, payload: eventPayload(s, 'archived') })
-    await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
   })
-  return viewOf(deps.db.db, access.space.id, uuid)
+  return viewOf(kernel.db.db, access.space.id, uuid)
 }
 
 /** Removes the Story and its versions. A Story with children must have them moved or deleted first. */
-export async function deleteStory(deps: Deps, access: SpaceAccess, uuid: string): Promise<void> {
-  await transact(deps, async (tx, emit) => {
+export async function deleteStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<void> {
+  await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')
     if (await repo.hasAnyChild(tx, s.id)) {
-      throw conflict('The Story has children; move or delete them first.', 'has_children')
+      throw StoryErrors.hasChildren('The Story has children; move or delete them first.')
     }
-    await withdraw(tx, deps, s, emit, 'deleted')
+    await withdraw(tx, kernel, s, emit, 'deleted')
     if (s.status !== 'archived') emit({ type: 'story.deleted', spaceId: s.spaceId, payload: eventPayload(s, 'deleted') })
     await tx.delete(stories).where(eq(stories.id, s.id))
     await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1 })
-    await deps.storyCache.announce(tx, s.spaceId, [s.fullPath])
   })
 }
 
 // ---- Versions ----
 
-async function storyOrFail(deps: Deps, access: SpaceAccess, uuid: string) {
-  const s = await repo.findStory(deps.db.db, access.space.id, uuid)
+async function storyOrFail(kernel: Kernel, access: SpaceAccess, uuid: string) {
+  const s = await repo.findStory(kernel.db.db, access.space.id, uuid)
   if (!s) throw notFound('Story')
   return s
 }
 
-export async function listVersions(deps: Deps, access: SpaceAccess, uuid: string, query: { page?: number; per_page?: number }) {
-  const s = await storyOrFail(deps, access, uuid)
+export async function listVersions(kernel: Kernel, access: SpaceAccess, uuid: string, query: { page?: number; per_page?: number }) {
+  const s = await storyOrFail(kernel, access, uuid)
   const page = pageOf(query.page, query.per_page, LIST_PAGE)
-  const { rows, total } = await repo.versionsPage(deps.db.db, s.id, page.perPage, page.offset)
+  const { rows, total } = await repo.versionsPage(kernel.db.db, s.id, page.perPage, page.offset)
   return {
     data: rows.map((r) => ({
       version_no: r.versionNo,
@@ -490,9 +461,9 @@ export async function listVersions(deps: Deps, access: SpaceAccess, uuid: string
   }
 }
 
-export async function getVersion(deps: Deps, access: SpaceAccess, uuid: string, versionNo: number) {
-  const s = await storyOrFail(deps, access, uuid)
-  const v = await repo.versionOf(deps.db.db, s.id, versionNo)
+export async function getVersion(kernel: Kernel, access: SpaceAccess, uuid: string, versionNo: number) {
+  const s = await storyOrFail(kernel, access, uuid)
+  const v = await repo.versionOf(kernel.db.db, s.id, versionNo)
   if (!v) throw notFound('Version')
   return {
     version_no: v.versionNo,
@@ -507,28 +478,14 @@ export async function getVersion(deps: Deps, access: SpaceAccess, uuid: string, 
 }
 
 /** Saves the content (and name) of an old version, in its locale, as a new version. Structure is not restored. */
-export async function restoreVersion(deps: Deps, access: SpaceAccess, uuid: string, versionNo: number): Promise<StoryView> {
-  const s = await storyOrFail(deps, access, uuid)
-  const v = await repo.versionOf(deps.db.db, s.id, versionNo)
+export async function restoreVersion(kernel: Kernel, access: SpaceAccess, uuid: string, versionNo: number): Promise<StoryView> {
+  const s = await storyOrFail(kernel, access, uuid)
+  const v = await repo.versionOf(kernel.db.db, s.id, versionNo)
   if (!v) throw notFound('Version')
-  return updateStory(deps, access, uuid, { lang: v.lang, content: v.content, name: v.name })
+  return updateStory(kernel, access, uuid, { lang: v.lang, content: v.content, name: v.name })
 }
 
 // ---- Tree ----
-
-export interface TreeNode {
-  uuid: string
-  name: string
-  slug: string
-  full_path: string
-  is_folder: boolean
-  status: StoryStatus
-  has_unpublished_changes: boolean
-  /** Present when the node's children were loaded (within `depth`). */
-  children?: TreeNode[]
-  /** Present when they were not: whether there are any. */
-  has_children?: boolean
-}
 
 const node = (r: TreeNodeRow): TreeNode => ({
   uuid: r.uuid,
@@ -543,12 +500,12 @@ const node = (r: TreeNodeRow): TreeNode => ({
 type Branch = { children?: TreeNode[]; has_children?: boolean }
 
 /** Level by level below `roots`, one indexed query per level, up to `depth` levels or MAX_TREE_NODES nodes. */
-async function growTree(deps: Deps, spaceId: number, roots: { id: number; node: Branch }[], depth: number) {
+async function growTree(kernel: Kernel, spaceId: number, roots: { id: number; node: Branch }[], depth: number) {
   let frontier = roots
   let budget = MAX_TREE_NODES - roots.length
   let truncated = false
   for (let level = 0; level < depth && frontier.length; level++) {
-    const rows = budget > 0 ? await repo.childrenOf(deps.db.db, spaceId, frontier.map((f) => f.id), budget + 1) : []
+    const rows = budget > 0 ? await repo.childrenOf(kernel.db.db, spaceId, frontier.map((f) => f.id), budget + 1) : []
     if (rows.length > budget) {
       truncated = true
       break
@@ -566,24 +523,24 @@ async function growTree(deps: Deps, spaceId: number, roots: { id: number; node: 
   }
   // The last level loaded (or the level where the budget ran out) says whether there is more below.
   const open = frontier.filter((f) => f.node.children === undefined)
-  const more = await repo.withChildren(deps.db.db, spaceId, open.map((f) => f.id))
+  const more = await repo.withChildren(kernel.db.db, spaceId, open.map((f) => f.id))
   for (const f of open) f.node.has_children = more.has(f.id)
   return truncated
 }
 
-export async function storyChildren(deps: Deps, access: SpaceAccess, uuid: string, depth: number) {
-  const s = await storyOrFail(deps, access, uuid)
+export async function storyChildren(kernel: Kernel, access: SpaceAccess, uuid: string, depth: number) {
+  const s = await storyOrFail(kernel, access, uuid)
   const root: { id: number; node: Branch } = { id: s.id, node: {} }
-  const truncated = await growTree(deps, access.space.id, [root], depth)
+  const truncated = await growTree(kernel, access.space.id, [root], depth)
   return { data: root.node.children ?? [], meta: { depth, truncated } }
 }
 
 /** The whole tree, paginated by root Story (archived Stories and their subtrees are left out). */
-export async function storyTree(deps: Deps, access: SpaceAccess, query: { page?: number; per_page?: number; depth: number }) {
+export async function storyTree(kernel: Kernel, access: SpaceAccess, query: { page?: number; per_page?: number; depth: number }) {
   const page = pageOf(query.page, query.per_page, TREE_PAGE)
-  const { rows, total } = await repo.rootsPage(deps.db.db, access.space.id, page.perPage, page.offset)
+  const { rows, total } = await repo.rootsPage(kernel.db.db, access.space.id, page.perPage, page.offset)
   const roots = rows.map((r) => ({ id: r.id, node: node(r) }))
-  const truncated = await growTree(deps, access.space.id, roots, query.depth - 1)
+  const truncated = await growTree(kernel, access.space.id, roots, query.depth - 1)
   return {
     data: roots.map((r) => r.node),
     meta: { total, page: page.page, per_page: page.perPage, depth: query.depth, truncated },
@@ -594,16 +551,12 @@ export async function storyTree(deps: Deps, access: SpaceAccess, query: { page?:
 
 export type BulkAction = 'publish' | 'unpublish' | 'archive' | 'delete' | 'move'
 
-export type BulkResult =
-  | { uuid: string; ok: true; status: StoryStatus | 'deleted'; full_path?: string }
-  | { uuid: string; ok: false; status_code: number; error: string; message: string; errors?: Record<string, string[]> }
-
 /**
  * Applies one action to many Stories, each in its own transaction: a failure is reported for its item and does not
  * undo the others. Deletes run deepest first so a parent and its children can go in one call.
  */
 export async function bulkStories(
-  deps: Deps,
+  kernel: Kernel,
   access: SpaceAccess,
   input: { action: BulkAction; uuids: string[]; parent_uuid?: string | null },
 ): Promise<{ data: BulkResult[]; meta: { succeeded: number; failed: number } }> {
@@ -614,7 +567,7 @@ export async function bulkStories(
   let order = uuids
   if (input.action === 'delete') {
     const depthOf = new Map<string, number>()
-    for (const u of uuids) depthOf.set(u, (await repo.findStory(deps.db.db, access.space.id, u))?.depth ?? 0)
+    for (const u of uuids) depthOf.set(u, (await repo.findStory(kernel.db.db, access.space.id, u))?.depth ?? 0)
     order = [...uuids].sort((a, b) => depthOf.get(b)! - depthOf.get(a)!)
   }
   const results = new Map<string, BulkResult>()
@@ -622,19 +575,19 @@ export async function bulkStories(
     try {
       switch (input.action) {
         case 'publish':
-          results.set(uuid, done(uuid, await publishStory(deps, access, uuid)))
+          results.set(uuid, done(uuid, await publishStory(kernel, access, uuid)))
           break
         case 'unpublish':
-          results.set(uuid, done(uuid, await unpublishStory(deps, access, uuid)))
+          results.set(uuid, done(uuid, await unpublishStory(kernel, access, uuid)))
           break
         case 'archive':
-          results.set(uuid, done(uuid, await archiveStory(deps, access, uuid)))
+          results.set(uuid, done(uuid, await archiveStory(kernel, access, uuid)))
           break
         case 'move':
-          results.set(uuid, done(uuid, await updateStory(deps, access, uuid, { parent_uuid: input.parent_uuid })))
+          results.set(uuid, done(uuid, await updateStory(kernel, access, uuid, { parent_uuid: input.parent_uuid })))
           break
         case 'delete':
-          await deleteStory(deps, access, uuid)
+          await deleteStory(kernel, access, uuid)
           results.set(uuid, { uuid, ok: true, status: 'deleted' })
           break
       }
@@ -670,10 +623,10 @@ export interface PublishedSnapshot {
  * `storyIds` narrows to given Stories (an indexer reacting to story.published). Unpublished Stories are absent.
  */
 export async function publishedSnapshots(
-  deps: Deps,
+  kernel: Kernel,
   opts: { afterId?: number; limit?: number; storyIds?: number[]; spaceId?: number } = {},
 ): Promise<PublishedSnapshot[]> {
-  const rows = await repo.publishedPage(deps.db.db, {
+  const rows = await repo.publishedPage(kernel.db.db, {
     afterId: opts.afterId ?? 0,
     limit: Math.min(opts.limit ?? 100, 1000),
     storyIds: opts.storyIds,
@@ -692,6 +645,6 @@ export async function publishedSnapshots(
 }
 
 /** The component blueprints of a Space (e.g. for an indexer that weighs fields by type). */
-export async function spaceBlueprints(deps: Deps, spaceId: number): Promise<Map<string, Blueprint>> {
-  return repo.blueprintsOf(deps.db.db, spaceId)
+export async function spaceBlueprints(kernel: Kernel, spaceId: number): Promise<Map<string, Blueprint>> {
+  return repo.blueprintsOf(kernel.db.db, spaceId)
 }

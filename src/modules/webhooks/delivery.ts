@@ -1,15 +1,15 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
-import type { Deps } from '../../deps'
 import { signDelivery } from '../../kernel/crypto'
-import type { DbOrTx, Tx } from '../../kernel/db'
-import { type DomainEvent, EVENT_TYPES, type EventType } from '../../kernel/events'
-import { type JobContext, LeaseLostError } from '../../kernel/jobs'
+import { type DbOrTx, rowsOf, type Tx } from '../../kernel/db'
+import type { DomainEvent, EventCatalog } from '../../kernel/events'
+import { type JobContext, type JobQueue, LeaseLostError } from '../../kernel/jobs'
+import type { Kernel } from '../../kernel/kernel'
 import { OutboundError, outboundFetch } from '../../kernel/outbound'
 import { spaceSlugById } from '../spaces/service'
 
 /** The job queue of webhook deliveries; one job per delivery, retried by the queue. */
-export const DELIVERY_QUEUE = 'webhooks.deliver'
+export const DELIVERY_QUEUE = 'webhooks.deliver' as const
 
 /** Spec 6: up to 5 retries, after 30 s, 5 min, 30 min, 2 h and 12 h. */
 export const RETRY_DELAYS_MS = [30_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 12 * 3_600_000]
@@ -33,8 +33,6 @@ export interface NewDelivery {
   redeliveryOf?: string | null
 }
 
-const STORY_FIELDS = ['uuid', 'slug', 'full_path', 'lang', 'version_no', 'status'] as const
-
 function pick(source: unknown, fields: readonly string[]): Record<string, unknown> {
   const from = (source && typeof source === 'object' ? source : {}) as Record<string, unknown>
   const out: Record<string, unknown> = {}
@@ -42,25 +40,10 @@ function pick(source: unknown, fields: readonly string[]): Record<string, unknow
   return out
 }
 
-/**
- * The public body of each event (besides `event`, `delivered_at` and `space.slug`), taken field by field from the
- * event's payload so that internal fields (database ids) never leave the service. Documented in docs/webhooks.md.
- */
-export function eventBody(type: EventType, payload: Record<string, unknown>): Record<string, unknown> {
-  switch (type) {
-    case 'story.published':
-    case 'story.unpublished':
-    case 'story.deleted':
-    case 'version.created':
-      return { story: pick(payload.story, STORY_FIELDS) }
-    case 'space.created':
-      return { space: pick(payload.space, ['slug', 'name', 'default_lang', 'locales']) }
-    case 'space.archived':
-      return { space: pick(payload.space, ['slug', 'name', 'archived_at']) }
-    case 'asset.uploaded':
-      return { asset: pick(payload.asset, ['uuid', 'filename', 'content_type', 'size', 'alt']) }
-    case 'datasource.synced':
-      return { datasource: pick(payload.datasource, ['key', 'label', 'type', 'entries', 'synced_at']) }
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'webhooks.deliver': { deliveryId: string }
+    'webhooks.prune': { olderThanDays: number }
   }
 }
 
@@ -68,13 +51,9 @@ export function eventBody(type: EventType, payload: Record<string, unknown>): Re
  * The exact JSON sent: `{event, delivered_at, space: {slug, ...}, ...}`, keys in the documented order (jsonb storage
  * does not keep key order, so the body is shaped again here).
  */
-export function deliveryBody(event: string, deliveredAt: Date, slug: string, payload: Record<string, unknown>): string {
+export function deliveryBody(catalog: EventCatalog, event: string, deliveredAt: Date, slug: string, payload: Record<string, unknown>): string {
   const shaped =
-    event === 'ping'
-      ? { webhook: pick(payload.webhook, ['id', 'label', 'events']) }
-      : (EVENT_TYPES as readonly string[]).includes(event)
-        ? eventBody(event as EventType, payload)
-        : payload
+    event === 'ping' ? { webhook: pick(payload.webhook, ['id', 'label', 'events']) } : (catalog.webhookBody(event, payload) ?? payload)
   const { space, ...rest } = shaped as Record<string, unknown>
   const spaceObj = space && typeof space === 'object' ? (space as Record<string, unknown>) : {}
   return JSON.stringify({ event, delivered_at: deliveredAt.toISOString(), space: { ...spaceObj, slug }, ...rest })
@@ -84,9 +63,9 @@ export function deliveryBody(event: string, deliveredAt: Date, slug: string, pay
  * Writes deliveries, the first (pending) attempt of each and their jobs, in the caller's transaction: they exist
  * only if it commits. Returns the delivery ids in input order.
  */
-export async function createDeliveries(deps: Deps, tx: DbOrTx, list: NewDelivery[]): Promise<string[]> {
+export async function createDeliveries(kernel: Kernel, tx: DbOrTx, list: NewDelivery[]): Promise<string[]> {
   if (!list.length) return []
-  const now = deps.clock.now().toISOString()
+  const now = kernel.clock.now().toISOString()
   const rows = list.map((d) => ({
     id: crypto.randomUUID(),
     subscription_id: d.subscriptionId,
@@ -108,7 +87,7 @@ export async function createDeliveries(deps: Deps, tx: DbOrTx, list: NewDelivery
     )
     insert into webhook_attempts (delivery_id, subscription_id, retry, outcome, next_attempt_at, logged_at)
     select d.id, d.subscription_id, 0, 'pending', ${now}::timestamptz, ${now}::timestamptz from d`)
-  await deps.jobs.enqueueMany(
+  await kernel.jobs.enqueueMany(
     tx,
     rows.map((d) => ({ queue: DELIVERY_QUEUE, payload: { deliveryId: d.id }, dedupeKey: d.id })),
   )
@@ -119,7 +98,7 @@ export async function createDeliveries(deps: Deps, tx: DbOrTx, list: NewDelivery
  * The outbox consumer: every committed event becomes one delivery per active subscription of its Space that lists
  * it, inside the relay transaction that marks the event handled.
  */
-export async function fanOutEvents(deps: Deps, tx: Tx, events: DomainEvent[]): Promise<void> {
+export async function fanOutEvents(kernel: Kernel, tx: Tx, events: DomainEvent[]): Promise<void> {
   const spaceIds = [...new Set(events.map((e) => e.spaceId).filter((id): id is number => id !== null))]
   if (!spaceIds.length) return
   const subs = await tx
@@ -129,6 +108,9 @@ export async function fanOutEvents(deps: Deps, tx: Tx, events: DomainEvent[]): P
   if (!subs.length) return
   const list: NewDelivery[] = []
   for (const e of events) {
+    // Internal events (and events no module declares any more) have no webhook body: never delivered.
+    const body = kernel.events.webhookBody(e.type, e.payload)
+    if (!body) continue
     for (const s of subs) {
       if (s.spaceId !== e.spaceId || !s.events.includes(e.type)) continue
       list.push({
@@ -137,11 +119,11 @@ export async function fanOutEvents(deps: Deps, tx: Tx, events: DomainEvent[]): P
         kind: 'event',
         event: e.type,
         eventId: e.id,
-        payload: eventBody(e.type, e.payload),
+        payload: body,
       })
     }
   }
-  await createDeliveries(deps, tx, list)
+  await createDeliveries(kernel, tx, list)
 }
 
 type AttemptResult =
@@ -199,10 +181,10 @@ function batcher<I, O>(run: (items: I[]) => Promise<(O | Error)[]>): (item: I) =
 }
 
 /** Per process: loads deliveries and records attempts in batches, and caches Space slugs (they never change). */
-export function deliveryPipeline(deps: Deps) {
+export function deliveryPipeline(kernel: Kernel) {
 
   const load = batcher<string, DeliveryRow | null>(async (ids) => {
-    const rows = await deps.db.db
+    const rows = await kernel.db.db
       .select({
         delivery: webhookDeliveries,
         attemptId: webhookAttempts.id,
@@ -220,12 +202,12 @@ export function deliveryPipeline(deps: Deps) {
 
   // One transaction per batch: the attempts' log rows, the deliveries' states and the jobs' states together.
   const record = batcher<AttemptRecord, true>(async (items) => {
-    return deps.db.db.transaction(async (tx) => {
+    return kernel.db.db.transaction(async (tx) => {
       // Every statement below is keyed by primary key. The embedded database never analyzes its tables (it has no
       // autovacuum), and from stale estimates the planner would rather scan a whole table than probe an index.
       await tx.execute(sql`select set_config('enable_seqscan', 'off', true)`)
       const lost = new Set(
-        await deps.jobs.settleMany(
+        await kernel.jobs.settleMany(
           tx,
           items.map((i) => ({
             ctx: i.ctx,
@@ -273,7 +255,7 @@ export function deliveryPipeline(deps: Deps) {
           where a.id = v.id`)
         const retries = ok.filter((i) => i.final === 'retry')
         if (retries.length) {
-          const now = deps.clock.now()
+          const now = kernel.clock.now()
           await tx.insert(webhookAttempts).values(
             retries.map((i) => ({
               deliveryId: i.delivery.id,
@@ -287,7 +269,7 @@ export function deliveryPipeline(deps: Deps) {
         }
         const finals = ok.filter((i) => i.final !== 'retry')
         if (finals.length) {
-          const now = deps.clock.now().toISOString()
+          const now = kernel.clock.now().toISOString()
           const states = sql.join(
             finals.map((i) => sql`(${i.delivery.id}::uuid, ${i.final}::text)`),
             sql`, `,
@@ -305,7 +287,7 @@ export function deliveryPipeline(deps: Deps) {
   function spaceSlug(spaceId: number): Promise<string> {
     let slug = slugs.get(spaceId)
     if (!slug) {
-      slug = spaceSlugById(deps, spaceId).then((s) => {
+      slug = spaceSlugById(kernel, spaceId).then((s) => {
         if (!s) slugs.delete(spaceId)
         return s ?? ''
       })
@@ -320,12 +302,12 @@ export function deliveryPipeline(deps: Deps) {
 export type DeliveryPipeline = ReturnType<typeof deliveryPipeline>
 
 /** Sends one attempt of one delivery and records it with the job's new state (in a batch transaction). */
-export async function deliverAttempt(deps: Deps, pipeline: DeliveryPipeline, ctx: JobContext<{ deliveryId: string }>) {
+export async function deliverAttempt(kernel: Kernel, pipeline: DeliveryPipeline, ctx: JobContext<{ deliveryId: string }>) {
   const row = await pipeline.load(ctx.job.payload.deliveryId)
   // Deleted with its subscription, or already settled: nothing to send.
   if (!row || row.delivery.status !== 'pending') return
   const d = row.delivery
-  const startedAt = deps.clock.now()
+  const startedAt = kernel.clock.now()
 
   let result: AttemptResult
   if (d.kind === 'event' && !row.active) {
@@ -333,9 +315,9 @@ export async function deliverAttempt(deps: Deps, pipeline: DeliveryPipeline, ctx
   } else {
     let secret: string | null = null
     try {
-      secret = deps.secrets.open(row.secretSealed, SECRET_CONTEXT)
+      secret = kernel.secrets.open(row.secretSealed, SECRET_CONTEXT)
     } catch {
-      deps.logger.error('webhook secret cannot be opened', { subscription: d.subscriptionId })
+      kernel.logger.error('webhook secret cannot be opened', { subscription: d.subscriptionId })
     }
     if (secret === null) {
       result = {
@@ -347,9 +329,9 @@ export async function deliverAttempt(deps: Deps, pipeline: DeliveryPipeline, ctx
       }
     } else {
       try {
-        const body = deliveryBody(d.event, startedAt, await pipeline.spaceSlug(d.spaceId), d.payload as Record<string, unknown>)
+        const body = deliveryBody(kernel.events, d.event, startedAt, await pipeline.spaceSlug(d.spaceId), d.payload as Record<string, unknown>)
         const timestamp = Math.floor(startedAt.getTime() / 1000)
-        result = await send(deps, row.url, body, {
+        result = await send(kernel, row.url, body, {
           'Content-Type': 'application/json',
           'X-Service-Event': d.event,
           'X-Service-Signature': signDelivery(secret, timestamp, body),
@@ -358,7 +340,7 @@ export async function deliverAttempt(deps: Deps, pipeline: DeliveryPipeline, ctx
         })
       } catch (err) {
         // Our own failure, not the receiver's: log it and let the retry schedule try again.
-        deps.logger.error('webhook attempt failed internally', { delivery: d.id, error: String(err) })
+        kernel.logger.error('webhook attempt failed internally', { delivery: d.id, error: String(err) })
         result = { outcome: 'retry', status: null, body: null, latencyMs: null, error: 'internal error while sending' }
       }
     }
@@ -372,12 +354,12 @@ function errorOf(r: AttemptResult): string {
   return r.outcome === 'delivered' ? '' : r.error
 }
 
-async function send(deps: Deps, url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+async function send(kernel: Kernel, url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
   try {
     const res = await outboundFetch(
       url,
-      { method: 'POST', headers, body, timeoutMs: deps.config.webhookTimeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT },
-      { allowPrivate: deps.config.outboundAllowPrivate },
+      { method: 'POST', headers, body, timeoutMs: kernel.config.webhookTimeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT },
+      { allowPrivate: kernel.config.outboundAllowPrivate },
     )
     const base = { status: res.status, body: res.body, latencyMs: res.latencyMs }
     if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', ...base }
@@ -396,12 +378,12 @@ async function send(deps: Deps, url: string, body: string, headers: Record<strin
 export const DELIVERY_RETENTION_DAYS = 30
 
 /** Deletes finished deliveries older than the retention, a thousand at a time (the embedded database has one connection). */
-async function pruneDeliveries(deps: Deps, olderThanDays: number): Promise<number> {
-  const cutoff = new Date(deps.clock.now().getTime() - olderThanDays * 86_400_000).toISOString()
+async function pruneDeliveries(kernel: Kernel, olderThanDays: number): Promise<number> {
+  const cutoff = new Date(kernel.clock.now().getTime() - olderThanDays * 86_400_000).toISOString()
   let total = 0
   for (;;) {
     const rows = rowsOf(
-      await deps.db.db.execute(sql`
+      await kernel.db.db.execute(sql`
         delete from webhook_deliveries where id in (
           select id from webhook_deliveries where finished_at < ${cutoff}::timestamptz limit 1000)
         returning id`),
@@ -411,24 +393,21 @@ async function pruneDeliveries(deps: Deps, olderThanDays: number): Promise<numbe
   }
 }
 
-function rowsOf(result: unknown): unknown[] {
-  return Array.isArray(result) ? result : (result as { rows: unknown[] }).rows
-}
 
-/** Registers the delivery queue, the log pruning schedule and the outbox consumer on deps.jobs (once, by createDeps). */
-export function registerWebhookJobs(deps: Deps): void {
-  deps.jobs.define<{ olderThanDays: number }>('webhooks.prune', {
+/** Registers the delivery queue, the log pruning schedule and the outbox consumer (the module's `jobs`). */
+export function registerWebhookJobs(jobs: JobQueue, kernel: Kernel): void {
+  jobs.define('webhooks.prune', {
     handler: async ({ job }) => {
-      const n = await pruneDeliveries(deps, job.payload.olderThanDays)
-      if (n) deps.logger.info('pruned webhook deliveries', { deliveries: n })
+      const n = await pruneDeliveries(kernel, job.payload.olderThanDays)
+      if (n) kernel.logger.info('pruned webhook deliveries', { deliveries: n })
     },
   })
-  deps.jobs.schedule({ name: 'webhooks.prune', cron: '41 3 * * *', queue: 'webhooks.prune', payload: { olderThanDays: DELIVERY_RETENTION_DAYS } })
-  const pipeline = deliveryPipeline(deps)
-  deps.jobs.define<{ deliveryId: string }>(DELIVERY_QUEUE, {
-    concurrency: deps.config.webhookConcurrency,
+  jobs.schedule({ name: 'webhooks.prune', cron: '41 3 * * *', queue: 'webhooks.prune', payload: { olderThanDays: DELIVERY_RETENTION_DAYS } })
+  const pipeline = deliveryPipeline(kernel)
+  jobs.define(DELIVERY_QUEUE, {
+    concurrency: kernel.config.webhookConcurrency,
     retryDelaysMs: RETRY_DELAYS_MS,
-    handler: (ctx) => deliverAttempt(deps, pipeline, ctx),
+    handler: (ctx) => deliverAttempt(kernel, pipeline, ctx),
   })
-  deps.jobs.onOutbox('webhooks', (tx, events) => fanOutEvents(deps, tx, events))
+  jobs.onOutbox('webhooks', (tx, events) => fanOutEvents(kernel, tx, events))
 }

@@ -1,54 +1,12 @@
 import { and, desc, eq } from 'drizzle-orm'
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
-import type { Deps } from '../../deps'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
 import { notFound, validationFailed } from '../../kernel/errors'
-import type { EventType } from '../../kernel/events'
+import type { Kernel } from '../../kernel/kernel'
 import { OutboundError, parseOutboundUrl, resolveTarget } from '../../kernel/outbound'
 import { createDeliveries, DELIVERY_QUEUE, SECRET_CONTEXT } from './delivery'
-
-export interface WebhookView {
-  id: number
-  label: string
-  url: string
-  events: EventType[]
-  active: boolean
-  created_at: string
-  updated_at: string
-}
-
-export interface DeliveryAttemptView {
-  /** The log entry (one attempt, made or scheduled). */
-  id: number
-  /** X-Service-Delivery: the same for every attempt of one delivery. */
-  delivery_id: string
-  event: string
-  /** When the attempt was made; for a pending attempt, when it was scheduled. */
-  timestamp: string
-  response_status: number | null
-  /** The first 4 KB of the receiver's response body. */
-  response_body: string | null
-  latency_ms: number | null
-  /** 0 for the first attempt, 1 to 5 for the retries. */
-  retry_count: number
-  outcome: 'pending' | 'delivered' | 'failed'
-  /** Only while pending: when the attempt will be made. */
-  next_attempt_at: string | null
-  /** Why the attempt failed (status, timeout, refused address ...). */
-  error: string | null
-  /** The state of the whole delivery: pending until delivered or given up. */
-  delivery_status: 'pending' | 'delivered' | 'failed'
-  /** Set on a manual redelivery: the delivery it repeats. */
-  redelivery_of: string | null
-}
-
-export interface QueuedDeliveryView {
-  delivery_id: string
-  event: string
-  outcome: 'pending'
-  redelivery_of: string | null
-}
+import type { DeliveryAttemptView, QueuedDeliveryView, WebhookView } from './model'
 
 type SubscriptionRow = typeof webhookSubscriptions.$inferSelect
 
@@ -57,7 +15,7 @@ function view(row: SubscriptionRow): WebhookView {
     id: row.id,
     label: row.label,
     url: row.url,
-    events: row.events as EventType[],
+    events: row.events,
     active: row.active,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -65,10 +23,10 @@ function view(row: SubscriptionRow): WebhookView {
 }
 
 /** Checks a receiver URL: http(s), resolving only to addresses the outbound policy allows (422 otherwise). */
-async function checkUrl(deps: Deps, raw: string): Promise<string> {
+async function checkUrl(kernel: Kernel, raw: string): Promise<string> {
   try {
     const url = parseOutboundUrl(raw.trim())
-    await resolveTarget(url, { allowPrivate: deps.config.outboundAllowPrivate }, AbortSignal.timeout(5_000))
+    await resolveTarget(url, { allowPrivate: kernel.config.outboundAllowPrivate }, AbortSignal.timeout(5_000))
     return raw.trim()
   } catch (err) {
     if (err instanceof OutboundError) throw validationFailed({ url: [err.message] })
@@ -80,10 +38,10 @@ function parseId(raw: string): number | null {
   return /^[1-9][0-9]{0,9}$/.test(raw) && Number(raw) <= 2_147_483_647 ? Number(raw) : null
 }
 
-async function requireSubscription(deps: Deps, access: SpaceAccess, rawId: string): Promise<SubscriptionRow> {
+async function requireSubscription(kernel: Kernel, access: SpaceAccess, rawId: string): Promise<SubscriptionRow> {
   const id = parseId(rawId)
   if (id === null) throw notFound('Webhook')
-  const [row] = await deps.db.db
+  const [row] = await kernel.db.db
     .select()
     .from(webhookSubscriptions)
     .where(and(eq(webhookSubscriptions.id, id), eq(webhookSubscriptions.spaceId, access.space.id)))
@@ -95,14 +53,14 @@ async function requireSubscription(deps: Deps, access: SpaceAccess, rawId: strin
 const newSecret = () => randomSecret('whsec_')
 
 export async function createWebhook(
-  deps: Deps,
+  kernel: Kernel,
   access: SpaceAccess,
-  input: { label: string; url: string; events: EventType[]; active?: boolean },
+  input: { label: string; url: string; events: string[]; active?: boolean },
 ): Promise<WebhookView & { secret: string }> {
-  const url = await checkUrl(deps, input.url)
+  const url = await checkUrl(kernel, input.url)
   const secret = newSecret()
-  const now = deps.clock.now()
-  const [row] = await deps.db.db
+  const now = kernel.clock.now()
+  const [row] = await kernel.db.db
     .insert(webhookSubscriptions)
     .values({
       spaceId: access.space.id,
@@ -110,7 +68,7 @@ export async function createWebhook(
       url,
       events: [...new Set(input.events)],
       active: input.active ?? true,
-      secretSealed: deps.secrets.seal(secret, SECRET_CONTEXT),
+      secretSealed: kernel.secrets.seal(secret, SECRET_CONTEXT),
       createdAt: now,
       updatedAt: now,
     })
@@ -118,8 +76,8 @@ export async function createWebhook(
   return { ...view(row), secret }
 }
 
-export async function listWebhooks(deps: Deps, access: SpaceAccess): Promise<WebhookView[]> {
-  const rows = await deps.db.db
+export async function listWebhooks(kernel: Kernel, access: SpaceAccess): Promise<WebhookView[]> {
+  const rows = await kernel.db.db
     .select()
     .from(webhookSubscriptions)
     .where(eq(webhookSubscriptions.spaceId, access.space.id))
@@ -127,23 +85,23 @@ export async function listWebhooks(deps: Deps, access: SpaceAccess): Promise<Web
   return rows.map(view)
 }
 
-export async function getWebhook(deps: Deps, access: SpaceAccess, id: string): Promise<WebhookView> {
-  return view(await requireSubscription(deps, access, id))
+export async function getWebhook(kernel: Kernel, access: SpaceAccess, id: string): Promise<WebhookView> {
+  return view(await requireSubscription(kernel, access, id))
 }
 
 export async function updateWebhook(
-  deps: Deps,
+  kernel: Kernel,
   access: SpaceAccess,
   id: string,
-  input: { label?: string; url?: string; events?: EventType[]; active?: boolean },
+  input: { label?: string; url?: string; events?: string[]; active?: boolean },
 ): Promise<WebhookView> {
-  const current = await requireSubscription(deps, access, id)
-  const patch: Partial<typeof webhookSubscriptions.$inferInsert> = { updatedAt: deps.clock.now() }
+  const current = await requireSubscription(kernel, access, id)
+  const patch: Partial<typeof webhookSubscriptions.$inferInsert> = { updatedAt: kernel.clock.now() }
   if (input.label !== undefined) patch.label = input.label
-  if (input.url !== undefined) patch.url = await checkUrl(deps, input.url)
+  if (input.url !== undefined) patch.url = await checkUrl(kernel, input.url)
   if (input.events !== undefined) patch.events = [...new Set(input.events)]
   if (input.active !== undefined) patch.active = input.active
-  const [row] = await deps.db.db
+  const [row] = await kernel.db.db
     .update(webhookSubscriptions)
     .set(patch)
     .where(eq(webhookSubscriptions.id, current.id))
@@ -153,14 +111,14 @@ export async function updateWebhook(
 }
 
 /** Removes the subscription with its delivery log; its pending deliveries are cancelled. */
-export async function deleteWebhook(deps: Deps, access: SpaceAccess, id: string): Promise<void> {
-  const current = await requireSubscription(deps, access, id)
-  await deps.db.db.transaction(async (tx) => {
+export async function deleteWebhook(kernel: Kernel, access: SpaceAccess, id: string): Promise<void> {
+  const current = await requireSubscription(kernel, access, id)
+  await kernel.db.db.transaction(async (tx) => {
     const pending = await tx
       .select({ id: webhookDeliveries.id })
       .from(webhookDeliveries)
       .where(and(eq(webhookDeliveries.subscriptionId, current.id), eq(webhookDeliveries.status, 'pending')))
-    await deps.jobs.cancel(
+    await kernel.jobs.cancel(
       tx,
       DELIVERY_QUEUE,
       pending.map((p) => p.id),
@@ -170,20 +128,20 @@ export async function deleteWebhook(deps: Deps, access: SpaceAccess, id: string)
 }
 
 /** A new signing secret, shown this once; deliveries from now on are signed with it. */
-export async function rotateWebhookSecret(deps: Deps, access: SpaceAccess, id: string): Promise<WebhookView & { secret: string }> {
-  const current = await requireSubscription(deps, access, id)
+export async function rotateWebhookSecret(kernel: Kernel, access: SpaceAccess, id: string): Promise<WebhookView & { secret: string }> {
+  const current = await requireSubscription(kernel, access, id)
   const secret = newSecret()
-  const [row] = await deps.db.db
+  const [row] = await kernel.db.db
     .update(webhookSubscriptions)
-    .set({ secretSealed: deps.secrets.seal(secret, SECRET_CONTEXT), updatedAt: deps.clock.now() })
+    .set({ secretSealed: kernel.secrets.seal(secret, SECRET_CONTEXT), updatedAt: kernel.clock.now() })
     .where(eq(webhookSubscriptions.id, current.id))
     .returning()
   return { ...view(row), secret }
 }
 
-export async function listDeliveries(deps: Deps, access: SpaceAccess, id: string, limit = 50): Promise<DeliveryAttemptView[]> {
-  const sub = await requireSubscription(deps, access, id)
-  const rows = await deps.db.db
+export async function listDeliveries(kernel: Kernel, access: SpaceAccess, id: string, limit = 50): Promise<DeliveryAttemptView[]> {
+  const sub = await requireSubscription(kernel, access, id)
+  const rows = await kernel.db.db
     .select({ attempt: webhookAttempts, delivery: webhookDeliveries })
     .from(webhookAttempts)
     .innerJoin(webhookDeliveries, eq(webhookDeliveries.id, webhookAttempts.deliveryId))
@@ -208,17 +166,17 @@ export async function listDeliveries(deps: Deps, access: SpaceAccess, id: string
 }
 
 /** Sends a past delivery again, as a new delivery (new X-Service-Delivery id, fresh retries) of the same event. */
-export async function redeliver(deps: Deps, access: SpaceAccess, id: string, deliveryId: string): Promise<QueuedDeliveryView> {
-  const sub = await requireSubscription(deps, access, id)
+export async function redeliver(kernel: Kernel, access: SpaceAccess, id: string, deliveryId: string): Promise<QueuedDeliveryView> {
+  const sub = await requireSubscription(kernel, access, id)
   if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(deliveryId)) throw notFound('Delivery')
-  const [original] = await deps.db.db
+  const [original] = await kernel.db.db
     .select()
     .from(webhookDeliveries)
     .where(and(eq(webhookDeliveries.id, deliveryId.toLowerCase()), eq(webhookDeliveries.subscriptionId, sub.id)))
     .limit(1)
   if (!original) throw notFound('Delivery')
-  const [newId] = await deps.db.db.transaction((tx) =>
-    createDeliveries(deps, tx, [
+  const [newId] = await kernel.db.db.transaction((tx) =>
+    createDeliveries(kernel, tx, [
       {
         subscriptionId: sub.id,
         spaceId: sub.spaceId,
@@ -234,10 +192,10 @@ export async function redeliver(deps: Deps, access: SpaceAccess, id: string, del
 }
 
 /** Queues a `ping` delivery, which shows whether the receiver is reachable and verifies signatures. */
-export async function pingWebhook(deps: Deps, access: SpaceAccess, id: string): Promise<QueuedDeliveryView> {
-  const sub = await requireSubscription(deps, access, id)
-  const [newId] = await deps.db.db.transaction((tx) =>
-    createDeliveries(deps, tx, [
+export async function pingWebhook(kernel: Kernel, access: SpaceAccess, id: string): Promise<QueuedDeliveryView> {
+  const sub = await requireSubscription(kernel, access, id)
+  const [newId] = await kernel.db.db.transaction((tx) =>
+    createDeliveries(kernel, tx, [
       {
         subscriptionId: sub.id,
         spaceId: sub.spaceId,

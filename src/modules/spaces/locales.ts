@@ -1,21 +1,14 @@
 import { and, asc, eq, max } from 'drizzle-orm'
 import { spaceLocales } from '../../../db/schema'
-import type { Deps } from '../../deps'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx } from '../../kernel/db'
-import { conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
+import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
-import { announceSpaceChange } from '../stories/cache'
+import { type LocaleView, SpaceErrors } from './model'
 
-// The locales module owns space_locales (the spaces module still reads it to show a Space's locale list).
-
-export interface LocaleView {
-  code: string
-  fallback: string | null
-  is_default: boolean
-  position: number
-}
+// The locales of a Space (space_locales). Changes emit space.locales_changed, which the public caches follow.
 
 export interface LocaleSettings {
   /** Configured locales in display order. */
@@ -36,8 +29,8 @@ export async function localeSettings(db: DbOrTx, spaceId: number): Promise<Local
   return { codes: rows.map((r) => r.code), fallbacks }
 }
 
-export async function listLocales(deps: Deps, access: SpaceAccess): Promise<LocaleView[]> {
-  const rows = await deps.db.db
+export async function listLocales(kernel: Kernel, access: SpaceAccess): Promise<LocaleView[]> {
+  const rows = await kernel.db.db
     .select()
     .from(spaceLocales)
     .where(eq(spaceLocales.spaceId, access.space.id))
@@ -56,12 +49,12 @@ function canonicalOrFail(field: string, raw: string): string {
   return c
 }
 
-export async function addLocale(deps: Deps, access: SpaceAccess, input: { code: string; fallback?: string | null }): Promise<LocaleView> {
+export async function addLocale(kernel: Kernel, access: SpaceAccess, input: { code: string; fallback?: string | null }): Promise<LocaleView> {
   const code = canonicalOrFail('code', input.code)
   const fallback = input.fallback == null ? null : canonicalOrFail('fallback', input.fallback)
   if (fallback === code) throw validationFailed({ fallback: ['must be another locale than the one being added.'] })
   try {
-    const view = await transact(deps, async (tx) => {
+    return await transact(kernel, async (tx, emit) => {
       const settings = await localeSettings(tx, access.space.id)
       if (fallback && !settings.codes.includes(fallback)) {
         throw validationFailed({ fallback: [`"${fallback}" is not one of this Space's locales (${settings.codes.join(', ')}).`] })
@@ -72,15 +65,13 @@ export async function addLocale(deps: Deps, access: SpaceAccess, input: { code: 
         .where(eq(spaceLocales.spaceId, access.space.id))
       const [row] = await tx
         .insert(spaceLocales)
-        .values({ spaceId: access.space.id, code, fallback, position: (top ?? -1) + 1, createdAt: deps.clock.now() })
+        .values({ spaceId: access.space.id, code, fallback, position: (top ?? -1) + 1, createdAt: kernel.clock.now() })
         .returning()
-      await announceSpaceChange(tx, deps, access.space.id)
+      emit({ type: 'space.locales_changed', spaceId: access.space.id, payload: { space: { slug: access.space.slug } } })
       return { code: row.code, fallback: row.fallback, is_default: code === access.space.defaultLang, position: row.position }
     })
-    deps.storyCache.invalidateSpace(access.space.id)
-    return view
   } catch (err) {
-    if (isUniqueViolation(err)) throw conflict(`The locale "${code}" already exists in this Space.`, 'locale_exists')
+    if (isUniqueViolation(err)) throw SpaceErrors.localeExists(`The locale "${code}" already exists in this Space.`)
     throw err
   }
 }
@@ -89,13 +80,13 @@ export async function addLocale(deps: Deps, access: SpaceAccess, input: { code: 
  * Removes a locale. The default locale cannot be removed; locales that fell back to it lose their fallback. Story
  * content in that locale is kept (adding the locale again brings it back) but is no longer served or editable.
  */
-export async function removeLocale(deps: Deps, access: SpaceAccess, rawCode: string): Promise<void> {
+export async function removeLocale(kernel: Kernel, access: SpaceAccess, rawCode: string): Promise<void> {
   const code = canonicalLocale(rawCode)
   if (!code) throw notFound('Locale')
   if (code === access.space.defaultLang) {
-    throw conflict(`"${code}" is the Space's default locale; make another locale the default first.`, 'default_locale')
+    throw SpaceErrors.defaultLocale(`"${code}" is the Space's default locale; make another locale the default first.`)
   }
-  await transact(deps, async (tx) => {
+  await transact(kernel, async (tx, emit) => {
     const [row] = await tx
       .delete(spaceLocales)
       .where(and(eq(spaceLocales.spaceId, access.space.id), eq(spaceLocales.code, code)))
@@ -105,7 +96,6 @@ export async function removeLocale(deps: Deps, access: SpaceAccess, rawCode: str
       .update(spaceLocales)
       .set({ fallback: null })
       .where(and(eq(spaceLocales.spaceId, access.space.id), eq(spaceLocales.fallback, code)))
-    await announceSpaceChange(tx, deps, access.space.id)
+    emit({ type: 'space.locales_changed', spaceId: access.space.id, payload: { space: { slug: access.space.slug } } })
   })
-  deps.storyCache.invalidateSpace(access.space.id)
 }

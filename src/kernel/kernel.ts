@@ -1,0 +1,117 @@
+import { join } from 'node:path'
+import { type Config, ConfigError } from '../config'
+import { type Clock, systemClock } from './clock'
+import { loadOrCreateKeyFile, parseSecretKey, randomBytes, SecretBox } from './crypto'
+import { type Database, openDatabase } from './db'
+import { EventBus, EventCatalog } from './events'
+import { ClientIpResolver } from './http'
+import { JobQueue } from './jobs'
+import { createLogger, type Logger } from './logger'
+import { migrate } from './migrate'
+import type { ReadStep } from './read'
+import { MemoryRateLimitStore, PostgresRateLimitStore, RateLimiter, RateLimitTable } from './rate-limit'
+
+/**
+ * What every module may use, made once at start-up and handed down; there are no module-level singletons. The kernel
+ * imports no module: a module's own state (caches, indexes) lives in the value its `setup` returns.
+ */
+export interface Kernel {
+  config: Config
+  /** This process, as other instances see it in NOTIFY messages (it ignores its own). */
+  instanceId: string
+  db: Database
+  clock: Clock
+  logger: Logger
+  /** Committed events, here and from other instances (kernel/events.ts). */
+  bus: EventBus
+  /** Every event the modules declare (names, descriptions, webhook projections). */
+  events: EventCatalog
+  /** The durable job queue; workers run only after startWorkers(kernel) (kernel/jobs.ts). */
+  jobs: JobQueue
+  /** Seals and opens stored secrets (AES-256-GCM under SERVICE_SECRET_KEY). */
+  secrets: SecretBox
+  /** Per-IP limits; the rows come from the modules (createRuntime) and the kernel's defaults. */
+  rateLimiter: RateLimiter
+  clientIp: ClientIpResolver
+  /** Steps of the public Story read, from the modules (createRuntime), in module-list order (kernel/read.ts). */
+  readSteps: ReadStep[]
+  /** Stops the workers and the bus, then closes the database if the kernel opened it. */
+  close(): Promise<void>
+}
+
+export interface KernelOptions {
+  clock?: Clock
+  logger?: Logger
+  /** An already open database (tests, a second instance in one process); the kernel then leaves it open at close. */
+  database?: Database
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean
+}
+
+/**
+ * The key for stored secrets: SERVICE_SECRET_KEY; else, on the embedded database, a key generated once into the data
+ * folder; in-memory databases (tests) get a throw-away key. Shared Postgres needs the variable: every instance must
+ * hold the same key.
+ */
+function secretBoxFor(config: Config): SecretBox {
+  if (config.secretKey) return new SecretBox(parseSecretKey(config.secretKey)!)
+  if (config.memoryDb) return new SecretBox(randomBytes(32))
+  if (config.databaseUrl) {
+    throw new ConfigError('SERVICE_SECRET_KEY is required with DATABASE_URL (every instance needs the same key): openssl rand -hex 32')
+  }
+  return new SecretBox(loadOrCreateKeyFile(join(config.dataDir, 'secret.key')))
+}
+
+export async function createKernel(config: Config, opts: KernelOptions = {}): Promise<Kernel> {
+  const secrets = secretBoxFor(config)
+  const logger = opts.logger ?? createLogger(config.logLevel)
+  const clock = opts.clock ?? systemClock
+  const ownsDatabase = !opts.database
+  const db =
+    opts.database ??
+    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, memory: config.memoryDb }))
+  if (opts.migrate !== false) {
+    const r = await migrate(db, (s) => logger.info('applying migration', { migration: s.tag, step: `${s.index}/${s.total}` }))
+    if (r.applied.length) logger.info('database migrated', { applied: r.applied.length, total: r.total })
+  }
+  const instanceId = crypto.randomUUID()
+  const bus = new EventBus(instanceId, (err, event) =>
+    logger.error('event handler failed', { event: event.type, event_id: event.id, error: String(err) }),
+  )
+  const store = config.rateLimitStore === 'postgres' ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore()
+  const jobs = new JobQueue({
+    db,
+    clock,
+    logger,
+    leaseMs: config.jobLeaseSeconds * 1000,
+    pollIntervalMs: config.jobPollIntervalMs,
+  })
+  // Committed events wake the outbox relay (here, or on the worker instances through NOTIFY). Only the committing
+  // instance does: the others learn of the outbox row from that NOTIFY or their own polling.
+  bus.subscribe('*', (_e, { origin }) => {
+    if (origin === 'local') jobs.outboxWritten()
+  })
+  let closing: Promise<void> | null = null
+  return {
+    config,
+    instanceId,
+    db,
+    clock,
+    logger,
+    bus,
+    events: new EventCatalog(),
+    jobs,
+    secrets,
+    rateLimiter: new RateLimiter(new RateLimitTable(), store, clock),
+    clientIp: new ClientIpResolver(config.trustedProxies),
+    readSteps: [],
+    close() {
+      closing ??= (async () => {
+        await jobs.stop()
+        await bus.close()
+        if (ownsDatabase) await db.close()
+      })()
+      return closing
+    },
+  }
+}

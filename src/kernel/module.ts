@@ -1,0 +1,99 @@
+import type { AnyElysia } from 'elysia'
+import type { ErrorDef } from './errors'
+import type { Delivery, DomainEvent, Emit, EventDeclarations, EventType, NewEvent } from './events'
+import type { Tx } from './db'
+import type { JobQueue } from './jobs'
+import type { Kernel } from './kernel'
+import type { Guards, RequestInfo } from './plugin'
+import type { RateLimitRule } from './rate-limit'
+import type { ReadStep } from './read'
+
+/**
+ * The module contract. A feature is one folder under src/modules/<feature>/ exporting one `defineModule({...})`
+ * value, plus one line in src/modules/index.ts. The runtime (src/app.ts) iterates that list for everything: state,
+ * routes, OpenAPI, events, webhooks, jobs, read steps and rate limits. See docs/architecture.md.
+ */
+
+/** The state of an earlier module in the list (its `setup` result): how a module reaches another's services. */
+export type Use = <S extends object>(module: Module<S>) => S
+
+/** What a module's route builders get. */
+export interface RouteContext<S> {
+  kernel: Kernel
+  self: S
+  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`. */
+  guards: Guards
+  use: Use
+  /** What the kernel knows of a request: client IP (after trusted proxies), request id, timing. */
+  requestInfo(request: Request): RequestInfo
+}
+
+/** A handler for the public read fast path: synchronous when it can answer from memory. */
+export interface FastRoute {
+  /** The route pattern, for the request log (e.g. `/v1/cdn/:space/stories/*`). */
+  route: string
+  /** Cheap test on the path (no allocation): does this route take the request? Only GET requests are offered. */
+  matches(pathname: string): boolean
+  /**
+   * The answer, or undefined to let the regular (Elysia) route answer — on a cache miss, a query string, etc. The
+   * runtime has counted the request against its rate limit already; the response must carry `info.headers`.
+   */
+  answer(request: Request, info: FastRequest): Response | Promise<Response | undefined> | undefined
+}
+
+/** What the runtime knows of a request before any route runs. */
+export interface FastRequest {
+  pathname: string
+  requestId: string
+  clientIp: string
+  viaTrustedProxy: boolean
+  /** Response headers every answer carries: request id, CORS, RateLimit-* when sent. */
+  headers: [string, string][]
+}
+
+export interface ModuleDefinition<S extends object> {
+  /** Unique, lower-case: the OpenAPI tag prefix and the name in logs. */
+  name: string
+  /**
+   * Builds the module's own state: caches, indexes, registries, and the services other modules may call. Runs once
+   * per process, in list order; `use` returns the state of a module listed earlier.
+   */
+  setup?(kernel: Kernel, use: Use): S
+  /** Background work only a serving process needs (index builds, warm-ups); not run by `content-service worker`. */
+  start?(self: S, kernel: Kernel): void | Promise<void>
+  /** Releases the state (timers, listeners); called in reverse list order at shutdown. */
+  close?(self: S, kernel: Kernel): void | Promise<void>
+  /** Management routes, mounted under /v1 (bearer-authenticated through the guard macros). */
+  routes?(ctx: RouteContext<S>): AnyElysia
+  /** Public routes (anonymous), mounted under /v1; their paths begin with /cdn. */
+  cdn?(ctx: RouteContext<S>): AnyElysia
+  /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
+  root?(ctx: RouteContext<S>): AnyElysia
+  /** Public read fast path (only for GET routes that can answer from memory). */
+  fast?(ctx: RouteContext<S>): FastRoute[]
+  /** The machine codes this module's routes may answer, beyond the kernel's. */
+  errors?: ErrorDef[]
+  /** The module's events: descriptions, and for public ones the webhook body. */
+  events?: EventDeclarations
+  /** Reactions to committed events, run on every instance (this one at commit, others through NOTIFY). */
+  on?: { [K in EventType]?: (event: DomainEvent<K>, self: S, kernel: Kernel, delivery: Delivery) => void | Promise<void> }
+  /** Called when events may have been missed (the LISTEN connection came back): drop whatever they keep fresh. */
+  onResync?(self: S, kernel: Kernel): void
+  /** Filter hooks inside the emitting transaction; throwing vetoes the change. */
+  inTx?: { [K in EventType]?: (tx: Tx, event: NewEvent<K>, emit: Emit, self: S, kernel: Kernel) => void | Promise<void> }
+  /** Queues, cron schedules and outbox consumers (durable, once-per-event work such as webhooks and mail). */
+  jobs?(jobs: JobQueue, self: S, kernel: Kernel): void
+  /** Steps of the public Story read (kernel/read.ts). */
+  readSteps?(self: S, kernel: Kernel): ReadStep[]
+  /** Per-IP limits of this module's routes (full paths, starting with /v1). */
+  rateLimits?: RateLimitRule[]
+}
+
+/** A module value. `S` is the type of its state; `Module` alone erases it for the list. */
+export interface Module<S extends object = any> extends ModuleDefinition<S> {
+  readonly __state?: S
+}
+
+export function defineModule<S extends object = Record<string, never>>(definition: ModuleDefinition<S>): Module<S> {
+  return definition as Module<S>
+}

@@ -1,0 +1,79 @@
+/**
+ * The contract of the public Story read's extension steps (spec 4.5). The stories module owns the pipeline
+ *
+ *   resolve Space → locale chain → published snapshot → steps' select → [cached body?] → steps' transform → render
+ *
+ * and knows no feature by name: personalisation, datasource markers and the beacon URL are steps contributed by
+ * their modules (`readSteps` in the module definition), run in module-list order.
+ *
+ * A step has two halves:
+ * - `select` runs on every request and must be cheap: it reads request signals and records its decision as render-key
+ *   parts (`keyParts`) and, when the response must differ per request, response headers or Cache-Control. Equal key
+ *   parts ⇒ equal body. When it can decide from memory it must not return a Promise: then the whole read stays
+ *   synchronous and cached reads take the fast path (no Elysia, no await).
+ * - `transform` runs only when no body is cached for that key: it may rewrite the content and adds its `meta` entries.
+ */
+
+export interface ReadRequest {
+  spaceSlug: string
+  /** `{path}`: the full path without its leading slash, as it came in the URL. */
+  rawPath: string
+  /** `?lang`, when given. */
+  lang: string | undefined
+  acceptLanguage: string | null
+  /** Base of absolute URLs (PUBLIC_URL or the request's origin). */
+  origin: string
+  request: Request
+  /** The client address (after trusted proxies). */
+  clientIp: string
+  /** Whether the socket peer is one of TRUSTED_PROXIES (so edge headers such as a country code can be believed). */
+  viaTrustedProxy: boolean
+  /** `?version=draft` with a Space token: drafts, never cached. */
+  preview: boolean
+}
+
+/** The Space being read from, as the public read caches it. */
+export interface ReadSpace {
+  id: number
+  slug: string
+  name: string
+  defaultLang: string
+  codes: string[]
+}
+
+/** The Story being read. */
+export interface ReadStory {
+  id: number
+  uuid: string
+  slug: string
+  fullPath: string
+}
+
+export interface ReadContext {
+  readonly req: ReadRequest
+  readonly space: ReadSpace
+  readonly story: ReadStory
+  /** The locale being served (chosen before the steps run; a step cannot change it). */
+  readonly lang: string
+  /** Every decision that changes the body (content or meta) must be pushed here: it keys the cached body. */
+  keyParts: string[]
+  /** Extra response headers of this request (not cached with the body), e.g. X-Service-Segment. */
+  headers: Record<string, string> | null
+  /** Replaces the Cache-Control of this response (e.g. `private` when it depends on per-visitor signals). */
+  cacheControl: string | null
+  /** Decisions a step passes from its `select` to its `transform`, keyed by step name. */
+  decisions: Record<string, unknown>
+}
+
+export interface RenderDraft {
+  /** The content as JSON text; a transforming step parses it, edits and stores it back. */
+  contentJson: string
+  /** `meta` entries of the response, in step order. */
+  meta: Record<string, unknown>
+}
+
+export interface ReadStep {
+  name: string
+  select?(ctx: ReadContext): void | Promise<void>
+  transform?(ctx: ReadContext, draft: RenderDraft): void | Promise<void>
+}

@@ -1,0 +1,27 @@
+import type { Module } from '../kernel/module'
+import { analyticsModule } from './analytics'
+import { authModule } from './auth'
+import { datasourcesModule } from './datasources'
+import { searchModule } from './search'
+import { segmentsModule } from './segments'
+import { spacesModule } from './spaces'
+import { storiesModule } from './stories'
+import { systemModule } from './system'
+import { webhooksModule } from './webhooks'
+
+/**
+ * Every module, once. Order matters in three ways: a module may `use()` only modules above it; read steps run in
+ * this order (personalisation picks the content before datasource markers are resolved in it); and rate-limit rows
+ * are matched in this order (module rows before the kernel's defaults).
+ */
+export const MODULES: Module[] = [
+  systemModule,
+  authModule,
+  spacesModule,
+  storiesModule,
+  segmentsModule,
+  datasourcesModule,
+  analyticsModule,
+  searchModule,
+  webhooksModule,
+]

@@ -1,0 +1,30 @@
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spaceEvents } from './events'
+import { SpaceErrors } from './model'
+import { PublicSpaces } from './public'
+import { spaceRoutes } from './routes'
+
+/**
+ * Spaces, their members' roles, Space-scoped tokens and locales. Its state is the public surface's cache of live
+ * Spaces (`publicSpaces`), which every public route resolves `{space}` through.
+ */
+export const spacesModule = defineModule({
+  name: 'spaces',
+  setup: (kernel) => ({ publicSpaces: new PublicSpaces(kernel) }),
+  routes: ({ kernel, guards }) => spaceRoutes(kernel, guards),
+  errors: Object.values(SpaceErrors),
+  events: spaceEvents,
+  on: {
+    'space.created': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
+    'space.updated': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
+    'space.locales_changed': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
+    'space.archived': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
+  },
+  onResync: (self) => self.publicSpaces.clear(),
+  rateLimits: [
+    // 4.8
+    { id: 'spaces.create', method: 'POST', path: '/v1/spaces', limit: 60, windowSeconds: MIN },
+    { id: 'spaces.list', method: 'GET', path: '/v1/spaces', limit: 60, windowSeconds: MIN },
+  ],
+})
