@@ -34,20 +34,24 @@ Errors always have the shape \`ErrorBody\`: \`{error, message, errors?}\` (\`err
 routes send \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` and \`RateLimit-Policy\`; 429 adds
 \`Retry-After\`. Every response carries \`X-Request-Id\`.`
 
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  Auth: 'Users, tenants and bearer tokens (spec 4.1).',
+  Spaces: 'Spaces, Space-scoped tokens and locales (spec 4.8).',
+  Stories: 'Stories: drafts, versions, publishing, the tree, bulk operations.',
+  Components: 'Component blueprints that Story blocks are validated against.',
+  'Public read': 'Published Stories for sites (anonymous, cached, rate limited per IP; spec 4.5).',
+  'Public search': 'Full-text search over published Stories (spec 4.4).',
+  Webhooks: 'Signed outbound webhooks and their delivery log (spec 4.11, 6).',
+  Discovery: 'Version, embed scripts and this description (spec 9, 4.7).',
+}
+
 type Operation = {
   tags?: string[]
   security?: Record<string, string[]>[]
   responses?: Record<string, unknown>
   parameters?: { name: string; in: string }[]
+  requestBody?: unknown
   [k: string]: unknown
-}
-
-interface RouteFacts {
-  /** `authenticated`, `userToken` or `spaceRole` guard. */
-  bearer: boolean
-  spaceScoped: boolean
-  body: boolean
-  rateLimited: boolean
 }
 
 const errorRef = (description: string) => ({
@@ -59,48 +63,89 @@ function describeCodes(defs: ErrorDef[]): string {
   return defs.map((d) => `\`${d.code}\`: ${d.description}`).join(' ')
 }
 
-/** Elysia path (`/v1/spaces/:space`) → OpenAPI path (`/v1/spaces/{space}`). */
-const openapiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\/\*$/, '/{*}')
+/**
+ * TypeBox schemas carry validation-only keys (`error` messages, `$id`s of recursive schemas referenced by bare name):
+ * turn them into plain JSON Schema, moving recursive definitions to components.
+ */
+function sanitize(node: unknown, components: Record<string, unknown>, isNameMap = false): unknown {
+  if (Array.isArray(node)) return node.map((n) => sanitize(n, components))
+  if (!node || typeof node !== 'object') return node
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
+    // Keys of `properties`, `paths`, `responses` ... are names, not schema keywords.
+    if (isNameMap) {
+      out[k] = sanitize(v, components)
+      continue
+    }
+    if (k === 'error' && typeof v === 'string') continue
+    if (k === '$ref' && typeof v === 'string' && !v.startsWith('#')) {
+      out.$ref = `#/components/schemas/${v}`
+      continue
+    }
+    if (k === '$id' && typeof v === 'string' && !v.startsWith('#')) {
+      if (!(v in components)) {
+        components[v] = {}
+        const { $id: _drop, ...rest } = node as Record<string, unknown>
+        components[v] = sanitize(rest, components)
+      }
+      continue
+    }
+    out[k] = sanitize(v, components, NAME_MAPS.has(k))
+  }
+  return out
+}
+
+const NAME_MAPS = new Set(['properties', 'patternProperties', 'schemas', 'responses', 'content', 'headers', 'securitySchemes'])
 
 export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly Module[]) {
-  const { paths, components } = toOpenAPISchema(app, { staticFile: false, methods: ['options'] }, undefined, undefined, '3.1.1')
+  const generated = toOpenAPISchema(app, { staticFile: false, methods: ['options'] }, undefined, undefined, '3.1.1')
+  const extraSchemas: Record<string, unknown> = {}
+  const paths = sanitize(generated.paths, extraSchemas) as Record<string, Record<string, Operation>>
+  const components = sanitize(generated.components, extraSchemas) as { schemas?: Record<string, unknown> }
 
-  // Which module owns a tag (tags are set per route group), and the error codes each module declares.
-  const facts = new Map<string, RouteFacts>()
-  for (const r of app.routes as { method: string; path: string; hooks?: Record<string, unknown> }[]) {
-    const h = r.hooks ?? {}
-    const bearer = h.authenticated !== undefined || h.userToken !== undefined || h.spaceRole !== undefined
-    facts.set(`${r.method.toLowerCase()} ${openapiPath(r.path)}`, {
-      bearer,
-      spaceScoped: h.spaceRole !== undefined,
-      body: h.body !== undefined,
-      rateLimited: kernel.rateLimiter.table.match(r.method, r.path.replace(/:([A-Za-z0-9_]+)/g, 'x').replace(/\*$/, 'x')) !== undefined,
-    })
-  }
   const moduleErrors = modules.flatMap((m) => m.errors ?? [])
-
-  for (const [path, item] of Object.entries(paths as Record<string, Record<string, Operation>>)) {
+  const table = kernel.rateLimiter.table
+  const out: Record<string, Record<string, Operation>> = {}
+  for (const [rawPath, item] of Object.entries(paths as Record<string, Record<string, Operation>>)) {
+    // Elysia's `/prefix/` roots and `*` wildcards, in OpenAPI terms: `/v1/spaces`, `/v1/cdn/{space}/stories/{path}`.
+    let path = rawPath.length > 1 ? rawPath.replace(/\/$/, '') : rawPath
+    const wildcard = path.endsWith('/*')
+    if (wildcard) path = `${path.slice(0, -2)}/{path}`
+    const sample = path.replace(/\{[^}]+\}/g, 'x')
     for (const [method, op] of Object.entries(item)) {
-      const f = facts.get(`${method} ${path}`) ?? { bearer: false, spaceScoped: false, body: false, rateLimited: false }
-      op.security = f.bearer ? [{ bearer: [] }] : []
+      const bearer = Array.isArray(op.security) && op.security.length > 0
+      const guard = typeof op['x-guard'] === 'string' ? op['x-guard'] : ''
+      const spaceScoped = guard.startsWith('role ')
+      if (!bearer) op.security = []
+      if (wildcard) {
+        op.parameters = (op.parameters ?? []).filter((p) => p.name !== '*')
+        op.parameters.unshift({ name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'The rest of the path' } as never)
+      }
+      const hasBody = op.requestBody !== undefined
+      const rateLimited = table.match(method.toUpperCase(), sample) !== undefined
       const responses = (op.responses ??= {})
       for (const [code, r] of Object.entries(responses)) {
-        if (r && typeof r === 'object' && !('description' in r)) (r as { description: string }).description = code.startsWith('2') ? 'Success' : 'Error'
+        const res = r as { description?: string; content?: Record<string, unknown> }
+        if (!res || typeof res !== 'object') continue
+        if (!res.description || res.description.startsWith('Response for status')) res.description = code === '204' ? 'No content' : 'Success'
+        // A t.Void() response: no body at all.
+        if (res.content && typeof res.content.type === 'string') delete res.content
       }
       const add = (status: number, text: string) => {
         if (!responses[status]) responses[status] = errorRef(text)
       }
-      if (f.body) {
-        add(400, 'invalid_json: the body is not valid JSON')
+      if (hasBody) {
+        add(400, 'invalid_json: the body is not valid JSON (or nests too deep)')
         add(413, 'payload_too_large: the body is over the size limit')
         add(415, 'unsupported_media_type: the body is not application/json')
       }
-      if (f.bearer) add(401, 'unauthorized: missing, invalid, expired or revoked bearer token')
-      if (f.spaceScoped || f.bearer) add(403, 'forbidden: the role (or token kind) does not allow this')
+      if (bearer) add(401, 'unauthorized: missing, invalid, expired or revoked bearer token')
+      if (bearer) add(403, spaceScoped ? 'forbidden: the role in this Space is too low for this action' : 'forbidden: this token kind may not do this')
       add(404, 'not_found: unknown route or resource, or a Space the caller cannot access')
-      if (f.body || (op.parameters?.some((p) => p.in === 'query') ?? false)) add(422, 'validation_failed: see `errors` for messages per field')
-      if (f.rateLimited) add(429, 'rate_limited: retry after Retry-After seconds')
+      if (hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false)) add(422, 'validation_failed: see `errors` for messages per field')
+      if (rateLimited) add(429, 'rate_limited: retry after Retry-After seconds')
       add(500, 'internal_error: with request_id')
+      ;(out[path] ??= {})[method] = op
     }
   }
 
@@ -110,16 +155,16 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       title: 'Content Service API',
       version: '0.1.0',
       description: `${DESCRIPTION}\n\nError codes beyond the kernel's: ${describeCodes(moduleErrors)}`,
-      license: { name: 'Proprietary' },
+      license: { name: 'Proprietary', url: 'https://github.com/content-service/content-service/blob/main/LICENSE' },
     },
     servers: [{ url: kernel.config.publicUrl ?? '/', description: 'This server' }],
-    tags: [...new Set(Object.values(paths as Record<string, Record<string, Operation>>).flatMap((i) => Object.values(i).flatMap((o) => o.tags ?? [])))]
+    tags: [...new Set(Object.values(out).flatMap((i) => Object.values(i).flatMap((o) => o.tags ?? [])))]
       .sort()
-      .map((name) => ({ name })),
-    paths,
+      .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name })),
+    paths: out,
     components: {
       ...components,
-      schemas: { ...(components?.schemas ?? {}), ErrorBody: { ...ErrorBody, $id: undefined } },
+      schemas: { ...(components?.schemas ?? {}), ...extraSchemas, ErrorBody: sanitize(ErrorBody, extraSchemas) },
       securitySchemes: {
         bearer: {
           type: 'http',

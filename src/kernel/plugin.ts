@@ -254,6 +254,7 @@ export function guardPlugin(kernel: Kernel) {
   return new Elysia({ name: 'guards' }).macro({
     /** Any valid bearer token (user or Space-scoped); resolves `principal`. */
     authenticated: {
+      detail: { security: [{ bearer: [] }], 'x-guard': 'any bearer token (user or Space-scoped)' },
       async transform({ request }) {
         resolved.set(request, await requirePrincipal(kernel, request.headers.get('authorization')))
       },
@@ -261,6 +262,7 @@ export function guardPlugin(kernel: Kernel) {
     },
     /** A user token (not Space-scoped); resolves `principal`. */
     userToken: {
+      detail: { security: [{ bearer: [] }], 'x-guard': 'a user token (Space-scoped tokens get 403)' },
       async transform({ request }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         requireUserToken(principal)
@@ -270,6 +272,7 @@ export function guardPlugin(kernel: Kernel) {
     },
     /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
     spaceRole: (min: Role) => ({
+      detail: { security: [{ bearer: [] }], 'x-guard': `role ${min} or higher in the Space (no access: 404; a lower role: 403)` },
       async transform({ request, params }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')

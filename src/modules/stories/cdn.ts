@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { FastRequest, FastRoute, RouteContext } from '../../kernel/module'
-import { notFound, validationFailed } from '../../kernel/errors'
+import { notFound } from '../../kernel/errors'
 import type { ReadRequest } from '../../kernel/read'
 import { SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
@@ -134,12 +134,7 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
       '/*',
       async ({ params, query, request }) => {
         const url = request.url
-        const version = query.version
-        if (version !== undefined && version !== 'published' && version !== 'draft') {
-          throw validationFailed({ version: ['must be published or draft'] })
-        }
-        const lang = query.lang
-        if (lang !== undefined && typeof lang !== 'string') throw validationFailed({ lang: ['must be one BCP-47 tag'] })
+        const { version, lang } = query
         const info = ctx.requestInfo(request)
         const req: ReadRequest = {
           spaceSlug: params.space,
@@ -157,16 +152,16 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
         return answer(request, served, [])
       },
       {
-        params: t.Object({ space: SpaceSlug, '*': t.String() }),
+        // No params schema: Elysia cannot mirror a `*` key; the pipeline checks the slug and the path itself.
+        query: t.Object({
+          lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies' })),
+          version: t.Optional(t.Union([t.Literal('published'), t.Literal('draft')], { error: 'must be published or draft' })),
+        }),
         detail: {
           summary: 'A published Story by full path, with locale fallback (spec 4.5)',
           description:
             'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
             'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.',
-          parameters: [
-            { name: 'lang', in: 'query', required: false, schema: { type: 'string' } },
-            { name: 'version', in: 'query', required: false, schema: { type: 'string', enum: ['published', 'draft'] } },
-          ],
           responses: {
             200: { description: 'The published Story', content: { 'application/json': { schema: PublicStoryModel as never } } },
             304: { description: 'Not modified (If-None-Match matched the ETag)' },
