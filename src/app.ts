@@ -48,6 +48,23 @@ export function rateLimitRules(modules: readonly Module[] = MODULES): RateLimitR
   return [...modules.flatMap((m) => m.rateLimits ?? []), ...OPENAPI_RATE_LIMITS, ...KERNEL_RATE_LIMITS]
 }
 
+/**
+ * Request bodies are strict by default: every object in a body schema that does not say otherwise rejects properties
+ * it does not define (422 naming them). A module opts out per object with `additionalProperties: true` (or a schema).
+ * Validators compile on first use, so setting the flag here, after every route is mounted, takes effect.
+ */
+function strictBodies(app: AnyElysia) {
+  const seen = new Set<object>()
+  const visit = (schema: unknown) => {
+    if (!schema || typeof schema !== 'object' || seen.has(schema)) return
+    seen.add(schema)
+    const s = schema as Record<string, unknown>
+    if (s.type === 'object' && s.properties && s.additionalProperties === undefined) s.additionalProperties = false
+    for (const v of Object.values(s)) if (v && typeof v === 'object') visit(v)
+  }
+  for (const r of app.routes as { hooks?: { body?: unknown } }[]) visit(r.hooks?.body)
+}
+
 export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtime {
   const modules = opts.modules ?? MODULES
   const names = new Set<string>()
@@ -95,7 +112,8 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     use,
     requestInfo: (request) => front.info.get(request) ?? front.begin(request, null),
   })
-  const app = new Elysia({ name: 'content-service' }).use(kernelPlugin(kernel, front))
+  // normalize: false — never strip unknown properties or coerce a body into shape: reject it (422) instead.
+  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front))
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
   const v1 = new Elysia({ prefix: '/v1' })
   for (const m of modules) {
@@ -104,6 +122,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   }
   app.use(v1)
   app.use(openapiRoutes(() => app, kernel, modules))
+  strictBodies(app)
   const fastRoutes: (FastRoute & { module: string })[] = []
   for (const m of modules) for (const r of m.fast?.(contextOf(m)) ?? []) fastRoutes.push({ ...r, module: m.name })
 

@@ -1,7 +1,8 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
-import { AppError, type ErrorBody, KernelErrors } from './errors'
+import { AppError, type ErrorBody, findPgError, KernelErrors } from './errors'
 import { pathOf, requestIdFrom } from './http'
+import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
 import type { RateLimitDecision } from './rate-limit'
 
@@ -112,7 +113,8 @@ export class RequestFront {
 
 /** Turns Elysia's validation error into `{field: [messages]}` keyed by the JSON path without its leading slash. */
 function validationFields(err: ValidationError): Record<string, string[]> {
-  const fields: Record<string, string[]> = {}
+  // Keys come from the request (property names such as `constructor`): no prototype to collide with.
+  const fields: Record<string, string[]> = Object.create(null)
   const seen = new Set<string>()
   for (const e of err.all as { path?: string; message?: string; summary?: string; schema?: { error?: unknown } }[]) {
     const key = (e.path ?? '').replace(/^\//, '') || (err.type === 'body' ? 'body' : err.type)
@@ -179,10 +181,19 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
         if (length > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
         const buf = await readCapped(request, config.jsonBodyLimit)
         if (buf.byteLength === 0) return undefined
-        try {
-          return JSON.parse(new TextDecoder().decode(buf))
-        } catch {
-          throw KernelErrors.invalidJson('The request body is not valid JSON.')
+        const read = readJson(buf)
+        if ('value' in read) return read.value
+        switch (read.kind) {
+          case 'encoding':
+            throw KernelErrors.invalidJson('The request body is not valid UTF-8.')
+          case 'depth':
+            throw KernelErrors.invalidJson(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`)
+          case 'size':
+            throw KernelErrors.payloadTooLarge('The request body has too many values.')
+          case 'string':
+            throw KernelErrors.validationFailed('The request is not valid.', { [read.path || 'body']: [read.reason] })
+          default:
+            throw KernelErrors.invalidJson('The request body is not valid JSON.')
         }
       }
       if (type === 'multipart/form-data') return // routes that take uploads parse these themselves
@@ -190,6 +201,20 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
         throw KernelErrors.unsupportedMediaType('Send the request body as application/json.')
       }
       return undefined
+    })
+    // Path and query values are text too: a NUL or a lone surrogate in one names nothing (404) or is invalid (422).
+    .onTransform({ as: 'global' }, ({ params, query }) => {
+      for (const k in params) {
+        const v = (params as Record<string, unknown>)[k]
+        if (typeof v === 'string' && stringProblem(v)) throw KernelErrors.notFound('Not found.')
+      }
+      for (const k in query) {
+        const v = (query as Record<string, unknown>)[k]
+        for (const item of Array.isArray(v) ? v : [v]) {
+          const problem = typeof item === 'string' ? stringProblem(item) : null
+          if (problem) throw KernelErrors.validationFailed('The request is not valid.', { [k]: [problem] })
+        }
+      }
     })
     .onError({ as: 'global' }, ({ code, error, request, set }) => {
       const ri = front.info.get(request)
@@ -218,6 +243,21 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
         }
         if (code === 'PARSE') return errorResponse(400, { error: 'invalid_json', message: 'The request body is not valid JSON.' }, headers)
         if (code === 'NOT_FOUND') return errorResponse(404, { error: 'not_found', message: 'No such route.' }, headers)
+        // The last line of defence: a value the database refuses means a boundary check is missing. Answer as the
+        // check would have (never 500), and log it so the check gets written.
+        const pg = findPgError(error)
+        if (pg?.code && (pg.code.startsWith('22') || pg.code.startsWith('23') || pg.code === '54000')) {
+          logger.warn('database refused a value: a boundary check is missing', {
+            request_id: requestId,
+            method: request.method,
+            path: ri?.pathname ?? pathOf(request.url),
+            sqlstate: pg.code,
+            error: pg.message,
+          })
+          if (pg.code === '23505') return errorResponse(409, { error: 'conflict', message: 'The change conflicts with existing data.' }, headers)
+          if (pg.code.startsWith('23')) return errorResponse(409, { error: 'conflict', message: 'The change conflicts with the current state.' }, headers)
+          return errorResponse(422, { error: 'validation_failed', message: 'A value in the request cannot be stored as given.' }, headers)
+        }
         logger.error('unhandled error', {
           request_id: requestId,
           method: request.method,

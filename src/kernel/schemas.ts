@@ -1,3 +1,4 @@
+import { Type } from '@sinclair/typebox'
 import { type TSchema, t } from 'elysia'
 import toRegexRange from 'to-regex-range'
 
@@ -8,6 +9,22 @@ import toRegexRange from 'to-regex-range'
  * Path parameters: a malformed value answers 404 (an id that cannot exist names nothing), never a database error.
  * Query values: a malformed one answers 422 naming the parameter.
  */
+
+/**
+ * A JSON integer, strictly: Elysia's own `t.Integer` also accepts numeric strings ("1") and carries a default, which
+ * makes Elysia fill in and coerce request bodies. Use this one in every schema.
+ */
+export const Int = (opts: Parameters<typeof Type.Integer>[0] = {}) => Type.Integer(opts)
+
+/**
+ * One of a fixed set of strings, with no default: Elysia's `t.UnionEnum` defaults to its first value, which would
+ * fill in a missing required field (a bulk request without `action` would publish).
+ */
+export const oneOf = <const T extends readonly [string, ...string[]]>(values: T, opts: { error?: string; description?: string } = {}) => {
+  const schema = t.UnionEnum(values, opts)
+  delete (schema as { default?: unknown }).default
+  return schema
+}
 
 export const SPACE_SLUG_PATTERN = '^[a-z][a-z0-9-]{0,63}$'
 const SPACE_SLUG_RE = new RegExp(SPACE_SLUG_PATTERN)
@@ -58,7 +75,7 @@ export const perPage = (max: number, def: number) => intString(1, max, { descrip
 export const pageQuery = (max = 100, def = 25) => t.Object({ page: t.Optional(PageNo), per_page: t.Optional(perPage(max, def)) })
 
 /** `meta` of a paginated listing. */
-export const PageMeta = t.Object({ total: t.Integer(), page: t.Integer(), per_page: t.Integer() })
+export const PageMeta = t.Object({ total: Int(), page: Int(), per_page: Int() })
 
 /** The one error body (spec 7): `{error, message, errors?}`; a 500 carries `request_id`. */
 export const ErrorBody = t.Object(

@@ -2,6 +2,7 @@ import { createRuntime, type Runtime } from '../../src/app'
 import { type Config, loadConfig } from '../../src/config'
 import { ManualClock } from '../../src/kernel/clock'
 import { createKernel, type Kernel } from '../../src/kernel/kernel'
+import type { Logger } from '../../src/kernel/logger'
 import type { Module } from '../../src/kernel/module'
 import { freshDatabase } from './db'
 
@@ -31,14 +32,14 @@ const nextIp = () => {
 export type TestApp = Awaited<ReturnType<typeof testApp>>
 
 /** A whole app on a fresh database, driven through app.handle(new Request(...)). */
-export async function testApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}) {
+export async function testApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}, opts: { logger?: Logger } = {}) {
   const tdb = await freshDatabase()
   const clock = new ManualClock(Date.now())
   const config = loadConfig(
     { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TRUSTED_PROXIES: '127.0.0.1', ...env },
     { databaseUrl: tdb.url, memoryDb: true, ...overrides },
   )
-  const kernel: Kernel = await createKernel(config, { clock, database: tdb.database, migrate: false })
+  const kernel: Kernel = await createKernel(config, { clock, database: tdb.database, migrate: false, logger: opts.logger })
   const app: Runtime = createRuntime(kernel)
   await app.start()
 

@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { defineError } from '../../kernel/errors'
-import { NullableTimestamp } from '../../kernel/schemas'
+import { Int, NullableTimestamp, oneOf } from '../../kernel/schemas'
 
 export const AuthErrors = {
   emailTaken: defineError('email_taken', 409, 'An account with this e-mail address exists (compared case-insensitively).'),
@@ -22,9 +22,9 @@ export const LoginBody = t.Object({
   password: t.String({ minLength: 1, maxLength: 1024, error: 'is required' }),
 })
 
-export const UserModel = t.Object({ id: t.Integer(), email: t.String(), name: t.String() })
+export const UserModel = t.Object({ id: Int(), email: t.String(), name: t.String() })
 export type UserView = typeof UserModel.static
-export const TenantModel = t.Object({ id: t.Integer(), name: t.String() })
+export const TenantModel = t.Object({ id: Int(), name: t.String() })
 export type TenantView = typeof TenantModel.static
 
 const Token = t.String({ description: 'Bearer token `<id>.<secret>`: shown this once, stored only as a hash' })
@@ -33,7 +33,7 @@ export type SessionView = typeof SessionModel.static
 export const RegisteredModel = t.Object({ token: Token, user: UserModel, tenant: TenantModel })
 
 export const MeModel = t.Object({
-  id: t.Union([t.Integer(), t.Null()]),
+  id: t.Union([Int(), t.Null()]),
   email: t.Union([t.String(), t.Null()]),
   name: t.Union([t.String(), t.Null()]),
   tenant: TenantModel,
@@ -42,7 +42,7 @@ export const MeModel = t.Object({
     t.Object({
       type: t.Literal('space'),
       space: t.Union([t.String(), t.Null()]),
-      role: t.UnionEnum(['viewer', 'editor', 'admin']),
+      role: oneOf(['viewer', 'editor', 'admin']),
       expires_at: NullableTimestamp,
     }),
   ]),

@@ -1,5 +1,5 @@
 import { t } from 'elysia'
-import { intString, PageNo, SpaceSlug } from '../../kernel/schemas'
+import { PageNo, Int, intString, SpaceSlug } from '../../kernel/schemas'
 import { SEARCH_FIELDS } from './text'
 
 export const SearchParams = t.Object({ space: SpaceSlug })
@@ -20,7 +20,7 @@ export const SearchQuery = t.Object({
 
 export const SearchHitModel = t.Object({
   id: t.String({ description: 'Story id and locale, e.g. 42:en' }),
-  story_id: t.Integer(),
+  story_id: Int(),
   story_uuid: t.String({ format: 'uuid' }),
   slug: t.String(),
   full_path: t.String(),
@@ -28,10 +28,10 @@ export const SearchHitModel = t.Object({
   headline: t.String({ description: 'First headline/title text field of the published content, else the Story name' }),
   lead: t.Union([t.String(), t.Null()], { description: 'First lead/intro/teaser/summary text field, else null' }),
   status: t.String({ description: 'Always published: only published Stories are searchable' }),
-  updated_at: t.Integer({ description: 'When this version was published, Unix seconds' }),
+  updated_at: Int({ description: 'When this version was published, Unix seconds' }),
 })
 
 export const SearchResponseModel = t.Object({
   data: t.Array(SearchHitModel),
-  meta: t.Object({ total: t.Integer(), query_time_ms: t.Integer(), page: t.Integer(), per_page: t.Integer() }),
+  meta: t.Object({ total: Int(), query_time_ms: Int(), page: Int(), per_page: Int() }),
 })

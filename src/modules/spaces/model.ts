@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { defineError } from '../../kernel/errors'
-import { NullableTimestamp, SpaceSlug, Timestamp } from '../../kernel/schemas'
+import { Timestamp, Int, NullableTimestamp, oneOf, SpaceSlug } from '../../kernel/schemas'
 
 export const SpaceErrors = {
   slugTaken: defineError('slug_taken', 409, 'The Space slug is taken (slugs are unique across the service).'),
@@ -11,7 +11,7 @@ export const SpaceErrors = {
 export const SLUG_PATTERN = '^[a-z][a-z0-9-]*$'
 const Slug = t.String({ pattern: SLUG_PATTERN, maxLength: 64, error: 'must match ^[a-z][a-z0-9-]*$ (at most 64 characters)' })
 const LocaleTag = t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })
-const Role = t.UnionEnum(['viewer', 'editor', 'admin'], { error: 'must be viewer, editor or admin' })
+const Role = oneOf(['viewer', 'editor', 'admin'], { error: 'must be viewer, editor or admin' })
 
 export const CreateSpaceBody = t.Object({
   slug: Slug,
@@ -57,7 +57,7 @@ export const SpaceTokenModel = t.Object({
   role: Role,
   created_at: Timestamp,
   last_used_at: NullableTimestamp,
-  created_by: t.Union([t.Integer(), t.Null()]),
+  created_by: t.Union([Int(), t.Null()]),
 })
 export type SpaceTokenView = typeof SpaceTokenModel.static
 
@@ -70,6 +70,6 @@ export const LocaleModel = t.Object({
   code: t.String(),
   fallback: t.Union([t.String(), t.Null()]),
   is_default: t.Boolean(),
-  position: t.Integer(),
+  position: Int(),
 })
 export type LocaleView = typeof LocaleModel.static

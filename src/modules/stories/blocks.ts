@@ -59,7 +59,10 @@ const MAX_TAGS = 100
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
 
 type Errors = Record<string, string[]>
-const add = (errors: Errors, key: string, msg: string) => (errors[key] ??= []).push(msg)
+const add = (errors: Errors, key: string, msg: string) => {
+  if (!Object.hasOwn(errors, key)) errors[key] = []
+  errors[key].push(msg)
+}
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v)
 
@@ -188,7 +191,7 @@ function validateBlockList(
     if (level > 1 && !bp.is_nestable) add(errors, `${path}/component`, `"${bp.name}" cannot be nested (is_nestable is false)`)
     if (whitelist && !whitelist.includes(bp.name)) add(errors, `${path}/component`, `"${bp.name}" is not allowed here`)
     for (const key of Object.keys(block)) {
-      if (key !== 'component' && key !== '_uid' && !(key in bp.schema)) add(errors, `${path}/${key}`, 'is not a field of this component')
+      if (key !== 'component' && key !== '_uid' && !Object.hasOwn(bp.schema, key)) add(errors, `${path}/${key}`, 'is not a field of this component')
     }
     for (const [field, def] of Object.entries(bp.schema)) {
       validateField(block[field], def, `${path}/${field}`, level, blueprints, errors, state)

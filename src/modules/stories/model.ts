@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { defineError } from '../../kernel/errors'
-import { IntId, intString, NullableTimestamp, PageMeta, PageNo, perPage, SpaceSlug, Timestamp, Uuid } from '../../kernel/schemas'
+import { PageMeta, PageNo, Timestamp, Int, IntId, intString, NullableTimestamp, oneOf, perPage, SpaceSlug, Uuid } from '../../kernel/schemas'
 import { FIELD_TYPES } from './blocks'
 
 export const StoryErrors = {
@@ -23,7 +23,7 @@ const Content = t.Unknown({
 })
 const Depth = intString(1, 10, { description: 'Levels, 1 to 10' })
 const StoryPerPage = perPage(100, 25)
-const Status = t.UnionEnum(['draft', 'published', 'archived'])
+const Status = oneOf(['draft', 'published', 'archived'])
 
 export const StoryParams = t.Object({ space: SpaceSlug, uuid: Uuid })
 export const VersionParams = t.Object({ space: SpaceSlug, uuid: Uuid, version_no: IntId })
@@ -44,7 +44,7 @@ export const UpdateStoryBody = t.Object({
   parent_uuid: t.Optional(t.Union([Uuid, t.Null()], { error: 'must be a uuid or null' })),
   content: t.Optional(Content),
   lang: t.Optional(Lang),
-  expected_version_no: t.Optional(t.Integer({ minimum: 1, error: 'must be a positive integer' })),
+  expected_version_no: t.Optional(Int({ minimum: 1, maximum: 2_147_483_647, error: 'must be a positive integer' })),
 })
 
 export const ListStoriesQuery = t.Object({
@@ -64,7 +64,7 @@ export const ChildrenQuery = t.Object({ depth: t.Optional(Depth) })
 export const TreeQuery = t.Object({ depth: t.Optional(Depth), page: t.Optional(PageNo), per_page: t.Optional(StoryPerPage) })
 
 export const BulkBody = t.Object({
-  action: t.UnionEnum(['publish', 'unpublish', 'archive', 'delete', 'move'], {
+  action: oneOf(['publish', 'unpublish', 'archive', 'delete', 'move'], {
     error: 'must be publish, unpublish, archive, delete or move',
   }),
   uuids: t.Array(t.String({ maxLength: 64 }), { minItems: 1, maxItems: 100, error: 'must be a list of 1 to 100 uuids' }),
@@ -95,7 +95,7 @@ export const UpdateComponentBody = t.Object({
 // ---- responses ----
 
 export const StoryModel = t.Object({
-  id: t.Integer(),
+  id: Int(),
   uuid: t.String({ format: 'uuid' }),
   name: t.String(),
   slug: t.String(),
@@ -105,7 +105,7 @@ export const StoryModel = t.Object({
   lang: t.String({ description: 'The locale of name and content in this response' }),
   primary_lang: t.String({ description: "The Story's own locale (translations are the others)" }),
   translations: t.Array(t.String()),
-  version_no: t.Integer(),
+  version_no: Int(),
   status: Status,
   has_unpublished_changes: t.Boolean(),
   content: t.Optional(Content),
@@ -118,9 +118,9 @@ export type StoryView = typeof StoryModel.static
 
 export const StoryListModel = t.Object({ data: t.Array(StoryModel), meta: PageMeta })
 
-const Author = t.Union([t.Object({ user_id: t.Integer() }), t.Null()])
+const Author = t.Union([t.Object({ user_id: Int() }), t.Null()])
 export const VersionSummaryModel = t.Object({
-  version_no: t.Integer(),
+  version_no: Int(),
   lang: t.String(),
   name: t.String(),
   slug: t.String(),
@@ -159,10 +159,10 @@ export const TreeNodeModel = t.Unsafe<TreeNode>(t.Recursive(
     }),
   { $id: 'TreeNode' },
 ))
-export const ChildrenModel = t.Object({ data: t.Array(TreeNodeModel), meta: t.Object({ depth: t.Integer(), truncated: t.Boolean() }) })
+export const ChildrenModel = t.Object({ data: t.Array(TreeNodeModel), meta: t.Object({ depth: Int(), truncated: t.Boolean() }) })
 export const TreeModel = t.Object({
   data: t.Array(TreeNodeModel),
-  meta: t.Object({ total: t.Integer(), page: t.Integer(), per_page: t.Integer(), depth: t.Integer(), truncated: t.Boolean() }),
+  meta: t.Object({ total: Int(), page: Int(), per_page: Int(), depth: Int(), truncated: t.Boolean() }),
 })
 
 export const BulkResultModel = t.Union([
@@ -170,7 +170,7 @@ export const BulkResultModel = t.Union([
   t.Object({
     uuid: t.String(),
     ok: t.Literal(false),
-    status_code: t.Integer(),
+    status_code: Int(),
     error: t.String(),
     message: t.String(),
     errors: t.Optional(t.Record(t.String(), t.Array(t.String()))),
@@ -179,15 +179,15 @@ export const BulkResultModel = t.Union([
 export type BulkResult = typeof BulkResultModel.static
 export const BulkResponseModel = t.Object({
   data: t.Array(BulkResultModel),
-  meta: t.Object({ succeeded: t.Integer(), failed: t.Integer() }),
+  meta: t.Object({ succeeded: Int(), failed: Int() }),
 })
 
 const FieldDefModel = t.Object(
   {
-    type: t.UnionEnum([...FIELD_TYPES]),
+    type: oneOf([...FIELD_TYPES]),
     required: t.Optional(t.Boolean()),
     translatable: t.Optional(t.Boolean()),
-    max_length: t.Optional(t.Integer()),
+    max_length: t.Optional(Int()),
     options: t.Optional(t.Array(t.String())),
     component_whitelist: t.Optional(t.Array(t.String())),
   },
@@ -207,13 +207,13 @@ export type ComponentView = typeof ComponentModel.static
 /** The public read (spec 4.5). `meta` entries come from the read steps of the modules (personalisation, ...). */
 export const PublicStoryModel = t.Object({
   data: t.Object({
-    id: t.Integer(),
+    id: Int(),
     uuid: t.String({ format: 'uuid' }),
     name: t.String(),
     slug: t.String(),
     full_path: t.String(),
     lang: t.String({ description: 'The locale served (after the fallback chain)' }),
-    version_no: t.Integer(),
+    version_no: Int(),
     published_at: NullableTimestamp,
     content: Content,
   }),
@@ -221,7 +221,7 @@ export const PublicStoryModel = t.Object({
     {
       beacon_url: t.Optional(t.String({ format: 'uri', description: 'Absent when SERVICE_BEACON_ENABLED=false' })),
       served_segment: t.Union([t.String(), t.Null()], { description: 'Key of the audience segment whose variant was served' }),
-      datasource_refs: t.Record(t.String(), t.Integer(), { description: 'Datasource key → markers resolved' }),
+      datasource_refs: t.Record(t.String(), Int(), { description: 'Datasource key → markers resolved' }),
     },
     { additionalProperties: true },
   ),

@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { oneOf } from '../../kernel/schemas'
 import type { Kernel } from '../../kernel/kernel'
 import { buildScript, SERVICE_VERSION, versionDocument } from './service'
 
@@ -17,7 +18,7 @@ const Component = t.Object({ latest: t.String(), npm: t.String() })
 export const VersionModel = t.Object({
   service: t.Object({
     version: t.String(),
-    channel: t.UnionEnum(['pre-alpha', 'alpha', 'beta', 'stable']),
+    channel: oneOf(['pre-alpha', 'alpha', 'beta', 'stable']),
     released_at: t.String(),
     min_supported_sdk: t.String(),
     min_supported_embed: t.String(),

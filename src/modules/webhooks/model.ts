@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import type { EventCatalog } from '../../kernel/events'
-import { IntId, intString, NullableTimestamp, SpaceSlug, Timestamp } from '../../kernel/schemas'
+import { Timestamp, Int, IntId, intString, NullableTimestamp, oneOf, SpaceSlug } from '../../kernel/schemas'
 
 const Label = t.String({ minLength: 1, maxLength: 200, error: 'is required (1 to 200 characters)' })
 const Url = t.String({ minLength: 1, maxLength: 2048, error: 'must be an http or https URL (at most 2048 characters)' })
@@ -9,7 +9,7 @@ const Url = t.String({ minLength: 1, maxLength: 2048, error: 'must be an http or
 export function webhookBodies(catalog: EventCatalog) {
   const names = catalog.publicTypes()
   const list = names.join(', ')
-  const Event = t.UnionEnum(names as [string, ...string[]], { error: `must be one of: ${list}` })
+  const Event = oneOf(names as [string, ...string[]], { error: `must be one of: ${list}` })
   const Events = t.Array(Event, { minItems: 1, maxItems: 32, error: `must be a non-empty list of event names from: ${list}` })
   return {
     CreateWebhookBody: t.Object({
@@ -35,7 +35,7 @@ export const DeliveriesQuery = t.Object({
 })
 
 export const WebhookModel = t.Object({
-  id: t.Integer(),
+  id: Int(),
   label: t.String(),
   url: t.String(),
   events: t.Array(t.String()),
@@ -51,18 +51,18 @@ export const WebhookWithSecretModel = t.Composite([
 ])
 
 export const DeliveryAttemptModel = t.Object({
-  id: t.Integer({ description: 'The log entry (one attempt, made or scheduled)' }),
+  id: Int({ description: 'The log entry (one attempt, made or scheduled)' }),
   delivery_id: t.String({ description: 'X-Service-Delivery: the same for every attempt of one delivery' }),
   event: t.String(),
   timestamp: Timestamp,
-  response_status: t.Union([t.Integer(), t.Null()]),
+  response_status: t.Union([Int(), t.Null()]),
   response_body: t.Union([t.String(), t.Null()], { description: "The first 4 KB of the receiver's response body" }),
-  latency_ms: t.Union([t.Integer(), t.Null()]),
-  retry_count: t.Integer({ description: '0 for the first attempt, 1 to 5 for the retries' }),
-  outcome: t.UnionEnum(['pending', 'delivered', 'failed']),
+  latency_ms: t.Union([Int(), t.Null()]),
+  retry_count: Int({ description: '0 for the first attempt, 1 to 5 for the retries' }),
+  outcome: oneOf(['pending', 'delivered', 'failed']),
   next_attempt_at: NullableTimestamp,
   error: t.Union([t.String(), t.Null()]),
-  delivery_status: t.UnionEnum(['pending', 'delivered', 'failed']),
+  delivery_status: oneOf(['pending', 'delivered', 'failed']),
   redelivery_of: t.Union([t.String(), t.Null()]),
 })
 export type DeliveryAttemptView = typeof DeliveryAttemptModel.static

@@ -1,0 +1,329 @@
+/**
+ * The gate every route passes: hostile bodies, path parameters and query values, generated for every route the app
+ * registers (and every property its body schema declares), never get a 5xx, a stack, a stall, or a body outside the
+ * one error shape — and never reach the database as a value it refuses (the last-line-of-defence warning must stay
+ * silent: it means a boundary check is missing).
+ *
+ * A new module's routes are fuzzed without any change here. Give a route a valid base body in VALID_BODIES when the
+ * hostile values should reach its service rather than stop at the first missing required field.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { createLogger } from '../src/kernel/logger'
+import { type TestApp, testApp } from './helpers/app'
+
+let t: TestApp
+let doc: any
+const logged: { level: string; line: string }[] = []
+
+interface World {
+  token: string
+  space: string
+  story: { uuid: string; path: string }
+  webhookId: number
+  tokenId: string
+}
+let world: World
+
+const PARAM_HOSTILE = [
+  '%00',
+  'a%00b',
+  '%ED%A0%80', // a UTF-16 surrogate encoded as UTF-8: not valid UTF-8
+  '%C0%AF', // an overlong encoding
+  '%F0%9F%98%80',
+  '1.5',
+  '1e300',
+  '-1',
+  '0',
+  '%20',
+  'NaN',
+  'Infinity',
+  '9'.repeat(40),
+  '%25',
+  '%2e%2e',
+  '__proto__',
+  'constructor',
+  "'%3B drop table users%3B --",
+  'x'.repeat(3000),
+]
+
+const QUERY_HOSTILE = ['0', '-1', '1.5', 'Infinity', 'NaN', '1e300', 'abc', '', '%00', 'a%00b', '%ED%A0%80', 'x'.repeat(5000), '[]', '%7B%7D', '9'.repeat(40)]
+
+/** JSON texts for a property's value (raw, so lone surrogates and NUL escapes reach the parser as clients send them). */
+const VALUE_HOSTILE = [
+  '"\\u0000"',
+  '"a\\u0000b"',
+  '"\\ud800"',
+  '"\\udc00x"',
+  '""',
+  '" "',
+  `"${'x'.repeat(100_000)}"`,
+  '1e300',
+  '-1',
+  '0',
+  '1.5',
+  '"1"',
+  'true',
+  'null',
+  '[]',
+  '{}',
+  '[[[[[[[[[[]]]]]]]]]]',
+  '{"__proto__":{"polluted":true}}',
+  '{"constructor":{"prototype":{"polluted":true}}}',
+  `${'['.repeat(5000)}${']'.repeat(5000)}`,
+]
+
+const BODY_HOSTILE: (string | Uint8Array)[] = [
+  '[]',
+  '"s"',
+  '123',
+  'true',
+  'null',
+  '{',
+  '{"a":',
+  '{"a":1}}',
+  '\u0000',
+  `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+  `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`,
+  '{"__proto__":{"admin":true}}',
+  '{"unknown_field_for_fuzzing":1}',
+  new Uint8Array([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), // {"a":"<invalid UTF-8>"}
+]
+
+/** Valid bodies per route (method + Elysia path), so single-property mutations reach the service. */
+function validBodies(w: World): Record<string, () => Record<string, unknown>> {
+  const uniq = () => Math.random().toString(36).slice(2, 8)
+  return {
+    'POST /v1/auth/register': () => ({ email: `f-${uniq()}@example.com`, password: 'fuzzing password', name: 'Fuzz' }),
+    'POST /v1/auth/login': () => ({ email: 'nobody@example.com', password: 'wrong password' }),
+    'POST /v1/spaces/': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz space', default_lang: 'en', locales: ['en', 'de'] }),
+    'PATCH /v1/spaces/:space': () => ({ name: 'Renamed by fuzz' }),
+    'POST /v1/spaces/:space/tokens': () => ({ name: 'fuzz token', role: 'viewer' }),
+    'POST /v1/spaces/:space/locales': () => ({ code: 'fr', fallback: 'en' }),
+    'POST /v1/spaces/:space/stories/': () => ({
+      name: 'Fuzz story',
+      slug: `fz-${uniq()}`,
+      content: { type: 'doc', blocks: [{ component: 'hero', _uid: `u${uniq()}`, headline: 'Hi' }] },
+    }),
+    'PUT /v1/spaces/:space/stories/:uuid': () => ({ name: 'Fuzzed', content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'Hi' }] } }),
+    'POST /v1/spaces/:space/stories/bulk': () => ({ action: 'unpublish', uuids: [w.story.uuid] }),
+    'POST /v1/spaces/:space/components/': () => ({ name: `fz_${uniq()}`, schema: { title: { type: 'text' } } }),
+    'PUT /v1/spaces/:space/components/:name': () => ({ display_name: 'Hero', schema: { headline: { type: 'text' } } }),
+    'POST /v1/spaces/:space/webhooks/': () => ({ label: 'Fuzz hook', url: 'http://127.0.0.1:9/hook', events: ['story.published'] }),
+    'PATCH /v1/spaces/:space/webhooks/:id': () => ({ label: 'Fuzz hook 2' }),
+  }
+}
+
+/** A valid value for each path parameter name. */
+function validParam(name: string, path: string, w: World): string {
+  switch (name) {
+    case 'space':
+      return w.space
+    case 'uuid':
+      return w.story.uuid
+    case 'version_no':
+      return '1'
+    case 'name':
+      return 'hero'
+    case 'code':
+      return 'de'
+    case 'deliveryId':
+      return crypto.randomUUID()
+    case 'id':
+      return path.includes('/webhooks/') ? String(w.webhookId) : w.tokenId
+    case '*':
+      return w.story.path
+    default:
+      return 'x'
+  }
+}
+
+async function buildWorld(): Promise<World> {
+  const owner = await t.register()
+  const space = (await t.createSpace(owner.token, { default_lang: 'en', locales: ['en', 'de'] })).slug
+  const c = await t.request('POST', `/v1/spaces/${space}/components`, {
+    token: owner.token,
+    body: { name: 'hero', schema: { headline: { type: 'text' }, items: { type: 'blocks' }, tags: { type: 'tags' } } },
+  })
+  if (c.status !== 201) throw new Error(`component: ${c.status} ${c.text}`)
+  const s = await t.request('POST', `/v1/spaces/${space}/stories`, {
+    token: owner.token,
+    body: { name: 'Home', slug: 'home', content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'Home' }] } },
+  })
+  if (s.status !== 201) throw new Error(`story: ${s.status} ${s.text}`)
+  await t.request('POST', `/v1/spaces/${space}/stories/${s.body.data.uuid}/publish`, { token: owner.token })
+  const hook = await t.request('POST', `/v1/spaces/${space}/webhooks`, {
+    token: owner.token,
+    body: { label: 'hook', url: 'http://127.0.0.1:9/hook', events: ['story.published'] },
+  })
+  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${hook.text}`)
+  const tok = await t.spaceToken(owner.token, space, 'viewer')
+  return { token: owner.token, space, story: { uuid: s.body.data.uuid, path: 'home' }, webhookId: hook.body.data.id, tokenId: tok.id }
+}
+
+/** Keeps the world usable: a fuzzed logout, archive or delete may have taken the token, Space or Story away. */
+async function ensureWorld() {
+  const me = await t.request('GET', '/v1/auth/me', { token: world.token })
+  const space = me.status === 200 ? await t.request('GET', `/v1/spaces/${world.space}`, { token: world.token }) : null
+  const story = space?.status === 200 ? await t.request('GET', `/v1/spaces/${world.space}/stories/${world.story.uuid}`, { token: world.token }) : null
+  if (me.status !== 200 || space?.status !== 200 || space.body.data.archived || story?.status !== 200 || story.body.data.status === 'archived') {
+    world = await buildWorld()
+  }
+}
+
+interface Probe {
+  method: string
+  path: string
+  raw?: string | Uint8Array
+  contentType?: string
+  token?: string
+  what: string
+}
+
+const failures: string[] = []
+let sent = 0
+
+async function probe(p: Probe) {
+  const headers: Record<string, string> = { 'X-Forwarded-For': `10.${(sent >> 16) & 255}.${(sent >> 8) & 255}.${sent & 255}` }
+  sent++
+  if (p.token) headers.Authorization = `Bearer ${p.token}`
+  if (p.raw !== undefined) headers['Content-Type'] = p.contentType ?? 'application/json'
+  const t0 = performance.now()
+  let res: Response
+  try {
+    res = await t.app.handle(new Request(`http://localhost${p.path}`, { method: p.method, headers, body: p.raw as BodyInit | undefined }))
+  } catch (err) {
+    // The Request constructor refusing a URL is the client's problem, not the server's.
+    if (err instanceof TypeError && /URL|header/i.test(String(err))) return
+    failures.push(`${p.method} ${p.path.slice(0, 120)} [${p.what}]: threw ${String(err).slice(0, 200)}`)
+    return
+  }
+  const ms = performance.now() - t0
+  const text = await res.text()
+  const where = `${p.method} ${p.path.slice(0, 120)} [${p.what}]`
+  if (res.status >= 500) failures.push(`${where}: ${res.status} ${text.slice(0, 200)}`)
+  else if (res.status >= 400) {
+    let body: any = null
+    try {
+      body = JSON.parse(text)
+    } catch {}
+    if (!body || typeof body.error !== 'string' || typeof body.message !== 'string') failures.push(`${where}: ${res.status} not the error shape: ${text.slice(0, 120)}`)
+    if (text.includes('    at ') || text.includes('/$bunfs/') || text.includes('node_modules')) failures.push(`${where}: leaks internals`)
+  }
+  if (ms > 2000) failures.push(`${where}: took ${Math.round(ms)} ms`)
+}
+
+beforeAll(async () => {
+  const logger = createLogger('warn', (line, level) => void logged.push({ level, line }))
+  t = await testApp({ outboundAllowPrivate: true }, {}, { logger })
+  world = await buildWorld()
+  doc = (await t.request('GET', '/v1/openapi.json')).body
+}, 60_000)
+
+afterAll(async () => {
+  await t?.close()
+})
+
+/** The document's operation for an Elysia route. */
+function operationOf(method: string, path: string): any {
+  let p = path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
+  if (p.length > 1) p = p.replace(/\/$/, '')
+  if (p.endsWith('/*')) p = `${p.slice(0, -2)}/{path}`
+  return doc.paths[p]?.[method.toLowerCase()]
+}
+
+function routes(): { method: string; path: string }[] {
+  const list = (t.app.app.routes as { method: string; path: string }[]).filter((r) => r.method !== 'OPTIONS' && r.method !== 'ALL')
+  // Destructive routes last, so the world is intact for the others.
+  const destructive = (r: { method: string; path: string }) => r.method === 'DELETE' || /logout|archive/.test(r.path)
+  return [...list.filter((r) => !destructive(r)), ...list.filter(destructive)]
+}
+
+function fill(path: string, override?: { name: string; value: string }) {
+  return path.replace(/:([A-Za-z0-9_]+)|\*$/g, (m, name: string | undefined) => {
+    const n = name ?? '*'
+    return override && override.name === n ? override.value : validParam(n, path, world)
+  })
+}
+
+describe('every route against hostile input', () => {
+  test(
+    'no 5xx, no stack, no stall, always the error shape; nothing refused by the database',
+    async () => {
+      const bodies = validBodies(world)
+      for (const r of routes()) {
+        await ensureWorld()
+        const op = operationOf(r.method, r.path)
+        const names = [...r.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => m[1]).concat(r.path.endsWith('*') ? ['*'] : [])
+        const hasBody = op?.requestBody !== undefined
+        const base = bodies[`${r.method} ${r.path}`]?.() ?? {}
+        const baseRaw = hasBody ? JSON.stringify(base) : undefined
+
+        // Path parameters.
+        for (const name of names) {
+          for (const value of PARAM_HOSTILE) {
+            await probe({ method: r.method, path: fill(r.path, { name, value }), raw: baseRaw, token: world.token, what: `param ${name}` })
+          }
+        }
+        const path = fill(r.path)
+        // Query values, for every query parameter the route declares (and one it does not).
+        const queryNames = ((op?.parameters ?? []) as { name: string; in: string }[]).filter((p) => p.in === 'query').map((p) => p.name)
+        for (const name of [...queryNames, 'unknown_param']) {
+          for (const value of QUERY_HOSTILE) {
+            await probe({ method: r.method, path: `${path}?${name}=${value}`, raw: baseRaw, token: world.token, what: `query ${name}` })
+          }
+          await probe({ method: r.method, path: `${path}?${name}=1&${name}=2`, raw: baseRaw, token: world.token, what: `query ${name} twice` })
+        }
+        // Whole bodies, on every route (a body where none is expected must not break it either).
+        for (const raw of BODY_HOSTILE) {
+          await probe({ method: r.method, path, raw, token: world.token, what: `body ${typeof raw === 'string' ? raw.slice(0, 20) : 'bytes'}` })
+        }
+        await probe({ method: r.method, path, raw: baseRaw ?? '{}', contentType: 'text/plain', token: world.token, what: 'text/plain body' })
+        await probe({ method: r.method, path, raw: baseRaw ?? '{}', token: 'u_AAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', what: 'unknown token' })
+        await probe({ method: r.method, path, raw: baseRaw ?? '{}', what: 'anonymous' })
+        // One property at a time, the rest of a valid body kept.
+        if (hasBody) {
+          const schema = op.requestBody.content?.['application/json']?.schema ?? {}
+          const props = Object.keys(schema.properties ?? {})
+          for (const prop of [...props, '__proto__', 'constructor', 'unknown_field']) {
+            for (const value of VALUE_HOSTILE) {
+              const rest = JSON.stringify({ ...base, [prop]: undefined })
+              const raw = rest === '{}' ? `{${JSON.stringify(prop)}:${value}}` : `${rest.slice(0, -1)},${JSON.stringify(prop)}:${value}}`
+              await probe({ method: r.method, path, raw, token: world.token, what: `body ${prop}=${value.slice(0, 20)}` })
+            }
+          }
+        }
+      }
+      const refused = logged.filter((l) => l.line.includes('boundary check is missing') || l.level === 'error')
+      expect(refused.map((l) => l.line.slice(0, 400))).toEqual([])
+      expect(failures).toEqual([])
+      expect(sent).toBeGreaterThan(2000)
+    },
+    600_000,
+  )
+
+  test('Story content: unknown and prototype keys on a block, and deep junk under a block key, are rejected', async () => {
+    await ensureWorld()
+    const at = `/v1/spaces/${world.space}/stories/${world.story.uuid}`
+    for (const key of ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'not_a_field']) {
+      const raw = `{"content":{"type":"doc","blocks":[{"component":"hero","_uid":"h1","headline":"x",${JSON.stringify(key)}:{"a":1}}]}}`
+      const r = await t.request('PUT', at, { token: world.token, raw, headers: { 'Content-Type': 'application/json' } })
+      expect({ key, status: r.status }).toEqual({ key, status: 422 })
+      expect(Object.keys(r.body.errors)).toContain(`blocks/0/${key}`)
+    }
+    const deep = `{"content":{"type":"doc","blocks":[{"component":"hero","_uid":"h1","headline":${'['.repeat(5000)}${']'.repeat(5000)}}]}}`
+    const r = await t.request('PUT', at, { token: world.token, raw: deep, headers: { 'Content-Type': 'application/json' } })
+    expect(r.status).toBe(400)
+    expect(r.body.error).toBe('invalid_json')
+  })
+
+  test('a deep body does not stall other requests', async () => {
+    await ensureWorld()
+    const deep = `{"name":${'['.repeat(200_000)}${']'.repeat(200_000)}}`
+    const slow = t.request('PUT', `/v1/spaces/${world.space}/components/hero`, { token: world.token, raw: deep, headers: { 'Content-Type': 'application/json' } })
+    const t0 = performance.now()
+    const version = await t.request('GET', '/v1/version')
+    expect(version.status).toBe(200)
+    expect(performance.now() - t0).toBeLessThan(500)
+    expect((await slow).status).toBe(400)
+  })
+})
