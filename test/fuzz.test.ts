@@ -190,7 +190,7 @@ async function probe(p: Probe) {
   const t0 = performance.now()
   let res: Response
   try {
-    res = await t.app.handle(new Request(`http://localhost${p.path}`, { method: p.method, headers, body: p.raw as BodyInit | undefined }))
+    res = await t.app.handle(new Request(`http://localhost${p.path}`, { method: p.method, headers, body: p.raw as RequestInit['body'] }))
   } catch (err) {
     // The Request constructor refusing a URL is the client's problem, not the server's.
     if (err instanceof TypeError && /URL|header/i.test(String(err))) return

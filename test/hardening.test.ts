@@ -177,8 +177,9 @@ describe('a listening server', () => {
     const kernel = await createKernel({ ...t.config, httpIdleTimeoutSeconds: 2 }, { database: t.kernel.db, clock: t.clock, migrate: false })
     const runtime = createRuntime(kernel)
     const server = runtime.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 20, idleTimeout: 2 })
+    const port = server.port!
     try {
-      const base = `http://127.0.0.1:${server.port}`
+      const base = `http://127.0.0.1:${port}`
       const r = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: `{"email":${'['.repeat(5000)}${']'.repeat(5000)}}` })
       expect(r.status).toBe(400)
       expect(r.headers.get('content-type')).toContain('application/json')
@@ -186,13 +187,13 @@ describe('a listening server', () => {
       // Dot segments are resolved before routing (RFC 3986; Bun does it for request.url): the route, its parameters
       // and the response all see the same normalised path, so a request can never be routed as one Space and served
       // as another.
-      const raw = await rawRequest(server.port, `GET /v1/cdn/${space}/stories/%2e%2e/%2e%2e/other/stories/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
+      const raw = await rawRequest(port, `GET /v1/cdn/${space}/stories/%2e%2e/%2e%2e/other/stories/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`)
       expect(raw.split('\r\n')[0]).toContain('404')
 
-      const idle = await closedAfter(server.port, 'GET /v1/version HTTP/1.1\r\nHost: x\r\n\r\n', null)
+      const idle = await closedAfter(port, 'GET /v1/version HTTP/1.1\r\nHost: x\r\n\r\n', null)
       expect(idle).toBeGreaterThan(1500)
       expect(idle).toBeLessThan(6000)
-      const trickle = await closedAfter(server.port, 'POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n', '{')
+      const trickle = await closedAfter(port, 'POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n', '{')
       expect(trickle).toBeLessThan(8000)
     } finally {
       server.stop(true)
