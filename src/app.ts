@@ -136,9 +136,12 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     for (let i = 0; i < fastRoutes.length; i++) {
       const route = fastRoutes[i]
       if (!route.matches(pathname)) continue
-      const ri = front.begin(request, server, pathname)
+      const ri = front.begin(request, server, pathname, false)
       const decision = front.count('GET', ri) as RateLimitDecision | null
-      if (decision && !decision.allowed) return undefined // the 429 comes from the Elysia path, in the one error shape
+      if (decision && !decision.allowed) {
+        front.remember(request, ri) // counted once: the Elysia path answers the 429, in the one error shape
+        return undefined
+      }
       const headers: [string, string][] = [['x-request-id', ri.id]]
       const origin = request.headers.get('origin')
       if (origin !== null) {
@@ -154,10 +157,16 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
         )
       }
       const res = route.answer(request, { pathname, requestId: ri.id, clientIp: ri.ip, viaTrustedProxy: ri.viaTrustedProxy, headers })
-      if (res === undefined) return undefined
+      if (res === undefined) {
+        front.remember(request, ri)
+        return undefined
+      }
       if (res instanceof Promise) {
         return res.then((r) => {
-          if (r === undefined) return elysiaFetch(request)
+          if (r === undefined) {
+            front.remember(request, ri)
+            return elysiaFetch(request)
+          }
           if (logRequests) front.log('GET', route.route, r.status, ri)
           return r
         })

@@ -1,22 +1,23 @@
 // bun run bench:read [--driver=pglite|postgres|both] [--server=binary|source] [--stories=10000] [--list-stories=100000]
-//                    [--duration=10] [--connections=64] [--pg=postgres://postgres@127.0.0.1:5432]
+//                    [--duration=10] [--rounds=5] [--connections=64] [--pg=postgres://postgres@127.0.0.1:5432]
 //
 // The public read against a raw Bun.serve answering the same bytes, and management listing latency at scale.
 // 1. Seeds a Space with --stories published Stories of about 5 KB (and a second Space with --list-stories Stories in
 //    100 root folders) through the service layer and bulk inserts, on a fresh PGlite directory or Postgres database.
 // 2. Starts the server as its own process: the built executable (dist/content-service, rebuilt first) or,
 //    with --server=source, `bun bin/content-service.ts serve`.
-// 3. Warms the read cache over every path, then drives GET /v1/cdn/{space}/stories/{path} over all paths with
-//    autocannon; then the same against a raw Bun.serve process that returns one of those bodies for every request.
+// 3. Warms the read cache over every path, then drives GET /v1/cdn/{space}/stories/{path} over all paths with wrk
+//    (scripts/bench/wrk.ts), alternating rounds with a raw Bun.serve in its own process that answers one of those
+//    bodies with the same headers for every request; then the same for 304 revalidations (If-None-Match per path)
+//    against a raw server answering 304 with the same headers. The ratio of medians is printed last.
 // 4. Times sequential listing and tree requests against the 100,000-Story Space.
 // Requests rotate X-Forwarded-For over many addresses (the server trusts loopback as a proxy) so the per-IP limit of
 // 600/min does not turn the run into a 429 benchmark; the limiter itself still runs on every request.
 import { scratchDatabase } from './scratch'
-import { existsSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import autocannon from 'autocannon'
+import { alternate, formatTable, startRawBaseline, type AlternateResult } from './wrk'
 import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
 import { loadConfig } from '../../src/config'
 import { createKernel } from '../../src/kernel/kernel'
@@ -35,6 +36,7 @@ const { values: args } = parseArgs({
     stories: { type: 'string', default: '10000' },
     'list-stories': { type: 'string', default: '100000' },
     duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '64' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
   },
@@ -42,6 +44,7 @@ const { values: args } = parseArgs({
 const N_STORIES = Number(args.stories)
 const N_LIST = Number(args['list-stories'])
 const DURATION = Number(args.duration)
+const ROUNDS = Number(args.rounds)
 const CONNECTIONS = Number(args.connections)
 const drivers = args.driver === 'both' ? ['pglite', 'postgres'] : [args.driver!]
 
@@ -71,7 +74,7 @@ async function waitFor(url: string, ms = 60_000) {
 }
 
 function serverCommand(): string[] {
-  if (args.server === 'source') return ['bun', join(root, 'bin', 'content-service.ts'), 'serve']
+  if (args.server === 'source') return ['bun', ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), join(root, 'bin', 'content-service.ts'), 'serve']
   // Always rebuild (it takes about a second): a stale executable would measure old code.
   const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
   const bin = join(root, 'dist', 'content-service')
@@ -190,34 +193,6 @@ function ipOf(i: number) {
   return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
 }
 
-async function cannon(base: string, paths: string[], ipBase: number) {
-  let i = 0
-  const result = await autocannon({
-    url: base,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req) => {
-          const k = i++
-          req.path = `/v1/cdn/bench/stories/${paths[k % paths.length]}`
-          req.headers = { ...req.headers, 'x-forwarded-for': ipOf(ipBase + (k % 8192)) }
-          return req
-        },
-      },
-    ],
-  })
-  return {
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    total: result.requests.total,
-  }
-}
-
 async function listingLatency(base: string, token: string, folder: string) {
   const cases: Record<string, string> = {
     'list page 1': '/v1/spaces/bench-list/stories?per_page=25',
@@ -243,6 +218,26 @@ async function listingLatency(base: string, token: string, folder: string) {
   return out
 }
 
+/** CPU time a process used over `ms` of wall time, as a fraction of one core (Linux /proc). */
+async function idleCpu(pid: number, ms: number): Promise<number> {
+  const ticks = () => {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return Number(f[11]) + Number(f[12]) // utime + stime, in clock ticks (100/s)
+  }
+  const a = ticks()
+  await Bun.sleep(ms)
+  return (ticks() - a) / 100 / (ms / 1000)
+}
+
+/** The response headers a raw server must send to answer "the same bytes and headers" (Bun adds date and length). */
+function headersOf(res: Response): Record<string, string> {
+  const out: Record<string, string> = {}
+  res.headers.forEach((v, k) => {
+    if (k !== 'date' && k !== 'content-length') out[k] = v
+  })
+  return out
+}
+
 async function run(driver: string) {
   console.log(`\n== ${driver} ==`)
   // One key for the seeding process and the server (required with DATABASE_URL).
@@ -259,43 +254,65 @@ async function run(driver: string) {
     const base = `http://127.0.0.1:${port}`
     try {
       await waitFor(`${base}/v1/version`)
-      // Warm the cache over every path (cache misses are one indexed read each).
+      // Warm the cache over every path (cache misses are one indexed read each) and keep each path's ETag.
       const t0 = performance.now()
-      let sample: { body: ArrayBuffer; headers: Headers } | null = null
+      const etags = new Map<string, string>()
+      let sample: { body: Uint8Array; headers: Record<string, string> } | null = null
       for (let k = 0; k < seeded.paths.length; k += 32) {
         await Promise.all(
           seeded.paths.slice(k, k + 32).map(async (p, j) => {
             const res = await fetch(`${base}/v1/cdn/bench/stories/${p}`, { headers: { 'x-forwarded-for': ipOf(100_000 + ((k + j) % 8192)) } })
             if (res.status !== 200) throw new Error(`warm-up ${p}: ${res.status}`)
-            const body = await res.arrayBuffer()
-            sample ??= { body, headers: res.headers }
+            const body = new Uint8Array(await res.arrayBuffer())
+            etags.set(p, res.headers.get('etag')!)
+            sample ??= { body, headers: headersOf(res) }
           }),
         )
       }
       console.log(`  warm-up: ${seeded.paths.length} paths in ${Math.round(performance.now() - t0)} ms (cold reads from the database)`)
-      const ours = await cannon(base, seeded.paths, 0)
+      const first = seeded.paths[0]
+      const probe = await fetch(`${base}/v1/cdn/bench/stories/${first}`, { headers: { 'x-forwarded-for': ipOf(1), 'if-none-match': etags.get(first)! } })
+      if (probe.status !== 304) throw new Error(`revalidation answered ${probe.status}, not 304`)
+      const notModifiedHeaders = headersOf(probe)
+      console.log(`  sample response: ${sample!.body.byteLength} bytes, headers ${Object.keys(sample!.headers).join(', ')}`)
 
-      // The baseline: a bare Bun.serve, in its own process, answering the same bytes and headers.
-      const bodyFile = join(tmpdir(), `cs-bench-body-${port}.json`)
-      writeFileSync(bodyFile, new Uint8Array(sample!.body))
-      const rawPort = port + 1
-      const raw = Bun.spawn(
-        [
-          'bun',
-          '-e',
-          `const body = new Uint8Array(await Bun.file(${JSON.stringify(bodyFile)}).arrayBuffer());
-           const headers = ${JSON.stringify({ 'content-type': sample!.headers.get('content-type'), etag: sample!.headers.get('etag'), 'cache-control': sample!.headers.get('cache-control'), vary: sample!.headers.get('vary') })};
-           Bun.serve({ port: ${rawPort}, hostname: '127.0.0.1', fetch: () => new Response(body, { headers }) });`,
-        ],
-        { stdout: 'ignore', stderr: 'inherit' },
-      )
-      await waitFor(`http://127.0.0.1:${rawPort}/`)
-      const bare = await cannon(`http://127.0.0.1:${rawPort}`, seeded.paths, 0)
-      raw.kill()
-      rmSync(bodyFile, { force: true })
+      // A server busy with its own work (an index build, job polling) would distort every round: show its idle CPU.
+      const idle = await idleCpu(server.pid, 3000)
+      console.log(`  server CPU while idle after warm-up: ${(idle * 100).toFixed(1)}% of a core`)
+
+      const wrkBase = { connections: CONNECTIONS, durationSeconds: DURATION, rounds: ROUNDS, rotateForwardedFor: 8192, baselineName: 'raw Bun.serve' }
+      const onRound = (round: number, name: string, r: { rps: number; p99Ms: number }) =>
+        console.log(`  round ${round} ${name.padEnd(16)} ${r.rps} req/s p99 ${r.p99Ms.toFixed(2)} ms`)
+      const paths = seeded.paths.map((p) => `/v1/cdn/bench/stories/${p}`)
+
+      // 200s: the same bytes and headers from a raw Bun.serve in its own process.
+      const raw = await startRawBaseline({ body: sample!.body, headers: sample!.headers })
+      let ok: AlternateResult
+      try {
+        ok = await alternate([{ name: 'content-service', base }, { name: 'raw Bun.serve', base: raw.base }], { ...wrkBase, paths, onRound })
+      } finally {
+        await raw.stop()
+      }
+      // 304s: every request revalidates its own path's ETag.
+      const raw304 = await startRawBaseline({ body: new Uint8Array(), headers: notModifiedHeaders, notModified: true })
+      let nm: AlternateResult
+      try {
+        nm = await alternate([{ name: 'content-service', base }, { name: 'raw Bun.serve', base: raw304.base }], {
+          ...wrkBase,
+          paths: seeded.paths.map((p): [string, string] => [`/v1/cdn/bench/stories/${p}`, etags.get(p)!]),
+          headerName: 'If-None-Match',
+          onRound,
+        })
+      } finally {
+        await raw304.stop()
+      }
+      for (const [label, r] of [['200', ok], ['304', nm]] as const) {
+        const ours = r.median['content-service']
+        if (ours.non2xx3xx > 0 || ours.socketErrors > 0) throw new Error(`${label}: ${ours.non2xx3xx} non-2xx/3xx answers, ${ours.socketErrors} socket errors`)
+      }
 
       const listing = await listingLatency(base, seeded.token, seeded.listFolder)
-      return { driver, ours, bare, ratio: Math.round((ours.rps / bare.rps) * 1000) / 10, listing, listCount: seeded.listCount, bodyBytes: sample!.body.byteLength }
+      return { driver, ok, nm, listing, listCount: seeded.listCount, bodyBytes: sample!.body.byteLength }
     } finally {
       server.kill()
       await server.exited
@@ -306,19 +323,23 @@ async function run(driver: string) {
 }
 
 const results: Awaited<ReturnType<typeof run>>[] = []
-for (const d of drivers) {
-  const r = await run(d)
-  results.push(r)
-  console.log(`  ${JSON.stringify(r)}`)
-}
+for (const d of drivers) results.push(await run(d))
 
-console.log(`\nGET /v1/cdn/{space}/stories/{path}: ${N_STORIES} Stories, ${CONNECTIONS} connections, ${DURATION} s, server=${args.server}`)
-console.log('driver    | server        | req/s    | p50 ms | p99 ms | non-2xx | body bytes')
-for (const r of results) {
-  console.log(`${r.driver.padEnd(9)} | content-svc   | ${String(r.ours.rps).padEnd(8)} | ${String(r.ours.p50).padEnd(6)} | ${String(r.ours.p99).padEnd(6)} | ${String(r.ours.non2xx).padEnd(7)} | ${r.bodyBytes}`)
-  console.log(`${r.driver.padEnd(9)} | raw Bun.serve | ${String(r.bare.rps).padEnd(8)} | ${String(r.bare.p50).padEnd(6)} | ${String(r.bare.p99).padEnd(6)} | ${String(r.bare.non2xx).padEnd(7)} |`)
-  console.log(`${r.driver.padEnd(9)} | ratio         | ${r.ratio}% of raw`)
-}
 console.log(`\nManagement listing on a ${results[0]?.listCount}-Story Space (sequential, client-side latency in ms)`)
 for (const r of results) for (const [k, v] of Object.entries(r.listing)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(24)} | p50 ${v.p50} | p99 ${v.p99}`)
-console.log(`\n${JSON.stringify(results)}`)
+console.log(
+  `\nGET /v1/cdn/{space}/stories/{path}: ${N_STORIES} Stories, wrk -t2 -c${CONNECTIONS}, ${ROUNDS} alternating rounds of ${DURATION} s, server=${args.server}`,
+)
+const summary: string[] = []
+for (const r of results) {
+  console.log(formatTable(`${r.driver}: 200, ${r.bodyBytes}-byte body`, r.ok))
+  console.log(formatTable(`${r.driver}: 304 revalidation`, r.nm))
+  const o = r.ok.median['content-service']
+  const b = r.ok.median['raw Bun.serve']
+  const n = r.nm.median['content-service']
+  summary.push(
+    `${r.driver}: 200 at ${r.ok.ratio['content-service'].toFixed(3)} of raw (p99 ${(o.p99Ms / b.p99Ms).toFixed(2)}× raw's); ` +
+      `304 at ${r.nm.ratio['content-service'].toFixed(3)} of raw 304, ${(n.rps / o.rps).toFixed(2)}× our own 200 rate`,
+  )
+}
+console.log(`\nratio of medians (content-service / raw Bun.serve, same run):\n${summary.join('\n')}`)

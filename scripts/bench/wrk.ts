@@ -42,7 +42,10 @@ export async function runWrk(target: WrkTarget, opts: WrkOptions): Promise<WrkRe
   const dir = mkdtempSync(join(tmpdir(), 'cs-wrk-'))
   try {
     const file = join(dir, 'paths.txt')
-    writeFileSync(file, opts.paths.map((p) => (Array.isArray(p) ? `${p[0]}\t${p[1]}` : p)).join('\n') + '\n')
+    // One request line per client address: a short path list is repeated so every address in the rotation is used.
+    const lines = opts.paths.map((p) => (Array.isArray(p) ? `${p[0]}\t${p[1]}` : p))
+    const want = Math.max(lines.length, opts.rotateForwardedFor ?? 0)
+    writeFileSync(file, Array.from({ length: want }, (_, k) => lines[k % lines.length]).join('\n') + '\n')
     const args = [
       wrkBinary(),
       `-t${opts.threads ?? 2}`,

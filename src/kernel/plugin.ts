@@ -47,9 +47,15 @@ export class RequestFront {
     this.anyManagementOrigin = this.managementOrigins.has('*')
   }
 
-  begin(request: Request, server: PeerSource | null | undefined, pathname = pathOf(request.url)): RequestInfo {
-    const known = this.info.get(request)
-    if (known) return known
+  /**
+   * The request's id, client address and start time. `remember: false` (the fast path) skips the WeakMap entry — an
+   * ephemeron per request is GC work — and calls `remember(request, ri)` only when it passes the request on.
+   */
+  begin(request: Request, server: PeerSource | null | undefined, pathname = pathOf(request.url), remember = true): RequestInfo {
+    if (remember) {
+      const known = this.info.get(request)
+      if (known) return known
+    }
     const peer = server?.requestIP(request)?.address ?? '127.0.0.1'
     const xff = request.headers.get('x-forwarded-for')
     const clientIp = this.kernel.clientIp
@@ -61,8 +67,12 @@ export class RequestFront {
       ip: xff && viaTrustedProxy ? clientIp.resolve(peer, xff) : peer,
       viaTrustedProxy,
     }
-    this.info.set(request, ri)
+    if (remember) this.info.set(request, ri)
     return ri
+  }
+
+  remember(request: Request, ri: RequestInfo) {
+    this.info.set(request, ri)
   }
 
   /** CORS response headers for a request from `origin` (public content: `*`, so shared caches never split by Origin). */

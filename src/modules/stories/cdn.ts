@@ -26,21 +26,20 @@ function rawStoryPath(url: string): string {
 
 const CDN_PREFIX = '/v1/cdn/'
 
-/** Response headers of a served read: the rendered ones, this request's own, and the steps' decisions. */
-function responseHeaders(base: Headers, extra: [string, string][], served: Served): Headers {
-  const h = new Headers(base)
+/**
+ * A served read as a Response: the rendered entry's prebuilt headers (copied once, by the Response constructor), then
+ * this request's own (request id, CORS, RateLimit-*) and the steps' decisions set on that copy.
+ */
+function answer(request: Request, served: Served, extra: [string, string][]): Response {
+  const r: Rendered = served.rendered
+  const res = etagMatches(request.headers.get('if-none-match'), r.etag)
+    ? new Response(null, { status: 304, headers: r.prebuiltNotModified })
+    : new Response(r.body, { headers: r.prebuilt })
+  const h = res.headers
   for (let i = 0; i < extra.length; i++) h.set(extra[i][0], extra[i][1])
   if (served.headers) for (const k in served.headers) h.set(k, served.headers[k])
   if (served.cacheControl) h.set('cache-control', served.cacheControl)
-  return h
-}
-
-function answer(request: Request, served: Served, extra: [string, string][]): Response {
-  const r: Rendered = served.rendered
-  if (etagMatches(request.headers.get('if-none-match'), r.etag)) {
-    return new Response(null, { status: 304, headers: responseHeaders(r.prebuiltNotModified, extra, served) })
-  }
-  return new Response(r.body, { headers: responseHeaders(r.prebuilt, extra, served) })
+  return res
 }
 
 /**
