@@ -10,7 +10,7 @@
 //    build) and the process RSS.
 // 3. In that process: latency of 1-, 2- and 3-word queries, each without and with typos (every word of 5+ characters
 //    carries as many typos as its length allows: one for 5-8, two for 9+), through the search service.
-// 4. Over HTTP with autocannon (--connections, --duration per query kind), rotating over thousands of distinct queries
+// 4. Over HTTP with wrk (--connections, --duration per query kind), rotating over thousands of distinct queries
 //    and client IPs (the server trusts loopback as a proxy, so the 600/min per-IP limit is not what is measured).
 // 5. For comparison, Orama used naively (--orama size): stock create/insert with every field and the full texts, the
 //    default tokenizer, one search() with the query's tolerance.
@@ -19,7 +19,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { create as oramaCreate, insert as oramaInsert, search as oramaSearch } from '@orama/orama'
 import { stopwords as englishStopwords } from '@orama/stopwords/english'
-import autocannon from 'autocannon'
+import { runWrk } from './wrk'
 import { stories, storyContents, storyPublished } from '../../db/schema'
 import { createRuntime } from '../../src/app'
 import { loadConfig } from '../../src/config'
@@ -410,29 +410,18 @@ async function oramaChild(n: number) {
 
 // ---- Parent ----
 
-function ipOf(i: number) {
-  return `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-}
-
-async function cannon(base: string, list: string[]) {
-  let i = 0
-  const result = await autocannon({
-    url: base,
-    connections: Number(args.connections),
-    duration: Number(args.duration),
-    requests: [
-      {
-        method: 'GET',
-        setupRequest: (req) => {
-          const k = i++
-          req.path = `/v1/cdn/bench/search?q=${encodeURIComponent(list[k % list.length])}`
-          req.headers = { ...req.headers, 'x-forwarded-for': ipOf(k % 60_000) }
-          return req
-        },
-      },
-    ],
-  })
-  return { rps: Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, errors: result.errors }
+/** Over HTTP with wrk (a C load generator: a Node one would take a core from the server on this machine). */
+async function overHttp(base: string, list: string[]) {
+  const r = await runWrk(
+    { name: 'content-service', base },
+    {
+      paths: list.map((q) => `/v1/cdn/bench/search?q=${encodeURIComponent(q)}`),
+      rotateForwardedFor: list.length,
+      connections: Number(args.connections),
+      durationSeconds: Number(args.duration),
+    },
+  )
+  return { rps: r.rps, p50: r.p50Ms, p99: r.p99Ms, non2xx: r.non2xx3xx, errors: r.socketErrors }
 }
 
 async function spawnChild(argv: string[], env: Record<string, string>, onLine: (line: string) => void): Promise<{ result: Record<string, unknown>; proc: ReturnType<typeof Bun.spawn> }> {
@@ -477,7 +466,7 @@ async function runSize(n: number, c: Corpus) {
       for (const [kind, r] of Object.entries(result.in_process as Record<string, unknown>)) console.log(`  in-process ${kind}: ${JSON.stringify(r)}`)
       const http: Record<string, unknown> = {}
       for (const [k, kind] of KINDS.entries()) {
-        http[kind] = await cannon(`http://127.0.0.1:${result.port}`, queries(c, n, kind, 5000, 500 + k))
+        http[kind] = await overHttp(`http://127.0.0.1:${result.port}`, queries(c, n, kind, 5000, 500 + k))
         console.log(`  http ${kind}: ${JSON.stringify(http[kind])}`)
       }
       return { stories: n, ...result, http }
