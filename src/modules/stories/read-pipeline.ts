@@ -318,7 +318,7 @@ function render(d: RenderInput, meta: Record<string, unknown>, cacheControl: str
   const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
   const common = { ETag: etag, 'Cache-Control': cacheControl, Vary: VARY }
   const headers = { 'Content-Type': 'application/json; charset=utf-8', 'Content-Language': d.lang, ...common }
-  return { body, etag, headers, notModifiedHeaders: common, prebuilt: new Headers(headers), prebuiltNotModified: new Headers(common) }
+  return { body: new Blob([body]), etag, headers, notModifiedHeaders: common, prebuilt: new Headers(headers), prebuiltNotModified: new Headers(common) }
 }
 
 /** The first locale of the chain the Story was published in; the Story's own locale as the last resort. */
