@@ -198,6 +198,12 @@ async function probe(p: Probe) {
     return
   }
   const ms = performance.now() - t0
+  // An event stream that opened stays open: its status and headers are the answer; stop reading.
+  if (res.status < 400 && (res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    await res.body?.cancel()
+    if (ms > 2000) failures.push(`${p.method} ${p.path.slice(0, 120)} [${p.what}]: took ${Math.round(ms)} ms`)
+    return
+  }
   const text = await res.text()
   const where = `${p.method} ${p.path.slice(0, 120)} [${p.what}]`
   if (res.status >= 500) failures.push(`${where}: ${res.status} ${text.slice(0, 200)}`)

@@ -2,8 +2,10 @@
 // @ts-nocheck: `with { type: "text" }` imports are a Bun feature TypeScript does not type.
 import m0 from './0000_init.sql' with { type: 'text' }
 import m1 from './0001_content.sql' with { type: 'text' }
+import m2 from './0002_marvelous_trish_tilby.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
   { tag: '0001_content', sql: m1 },
+  { tag: '0002_marvelous_trish_tilby', sql: m2 },
 ]

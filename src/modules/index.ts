@@ -1,3 +1,4 @@
+import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
 import { authModule } from './auth'
@@ -24,4 +25,5 @@ export const MODULES: Module[] = [
   analyticsModule,
   searchModule,
   webhooksModule,
+  collaborationModule,
 ]

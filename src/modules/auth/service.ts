@@ -1,4 +1,4 @@
-import { and, eq, isNull } from 'drizzle-orm'
+import { and, eq, inArray, isNull } from 'drizzle-orm'
 import { apiTokens, tenants, users } from '../../../db/schema'
 import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, verifyPassword } from '../../kernel/crypto'
@@ -100,4 +100,12 @@ export async function describePrincipal(kernel: Kernel, principal: Principal): P
     tenant: { id: tenant.id, name: tenant.name },
     token,
   }
+}
+
+/** Display names of users by id (for author and presence views in other modules). */
+export async function userNames(kernel: Kernel, ids: number[]): Promise<Map<number, string>> {
+  const unique = [...new Set(ids)]
+  if (!unique.length) return new Map()
+  const rows = await kernel.db.db.select({ id: users.id, name: users.name }).from(users).where(inArray(users.id, unique))
+  return new Map(rows.map((r) => [r.id, r.name]))
 }

@@ -1,0 +1,40 @@
+import { defineModule } from '../../kernel/module'
+import { collaborationEvents } from './events'
+import { createLiveHub } from './live'
+import { CollaborationErrors } from './model'
+import { collaborationRoutes } from './routes'
+import { prunePresence } from './service'
+
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'collaboration.prune-presence': Record<string, never>
+  }
+}
+
+/**
+ * Collaboration (spec 4.10): presence heartbeats and threaded comments anchored to blocks, and a live stream per
+ * Story fed by the event bus on every instance.
+ */
+export const collaborationModule = defineModule({
+  name: 'collaboration',
+  setup: (kernel) => ({ hub: createLiveHub(kernel) }),
+  close: (self) => self.hub.closeAll(),
+  routes: ({ kernel, guards, self }) => collaborationRoutes(kernel, guards, self.hub),
+  errors: Object.values(CollaborationErrors),
+  events: collaborationEvents,
+  on: {
+    'presence.changed': (e, self) => self.hub.publish(e.payload.story_uuid, 'presence', e.payload),
+    'comment.changed': (e, self) => self.hub.publish(e.payload.story_uuid, 'comment', e.payload),
+    'version.created': (e, self) =>
+      self.hub.publish(e.payload.story.uuid, 'story', { story_uuid: e.payload.story.uuid, version_no: e.payload.story.version_no }),
+  },
+  jobs: (jobs, _self, kernel) => {
+    jobs.define('collaboration.prune-presence', {
+      handler: async () => {
+        const n = await prunePresence(kernel)
+        if (n) kernel.logger.debug('pruned presence sessions', { sessions: n })
+      },
+    })
+    jobs.schedule({ name: 'collaboration.prune-presence', cron: '* * * * *', queue: 'collaboration.prune-presence', payload: {} })
+  },
+})

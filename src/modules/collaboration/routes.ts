@@ -1,0 +1,120 @@
+import { Elysia, t } from 'elysia'
+import type { Kernel } from '../../kernel/kernel'
+import type { Guards } from '../../kernel/plugin'
+import { Data, DataList } from '../../kernel/schemas'
+import { getStory } from '../stories/service'
+import type { LiveHub } from './live'
+import {
+  CommentListQuery,
+  CommentModel,
+  CommentParams,
+  CreateCommentBody,
+  HeartbeatBody,
+  HeartbeatModel,
+  PresenceModel,
+  SessionParams,
+  StoryParams,
+  UpdateCommentBody,
+} from './model'
+import { createComment, deleteComment, endSession, heartbeat, listComments, listPresence, toggleResolved, updateComment } from './service'
+
+const NoContent = t.Void({ description: 'No content' })
+
+/** Spec 4.10: presence heartbeats and threaded comments on a Story, and its live stream (beyond the spec). */
+export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub) {
+  return new Elysia({ prefix: '/spaces/:space/stories/:uuid', tags: ['Collaboration'] })
+    .use(guards)
+    .post('/presence', async ({ access, params, body }) => ({ data: await heartbeat(kernel, access, params.uuid, body) }), {
+      params: StoryParams,
+      body: HeartbeatBody,
+      spaceRole: 'viewer',
+      response: Data(HeartbeatModel),
+      detail: {
+        summary: 'Presence heartbeat (every 15 s); answers the other active sessions',
+        description: 'Upserts the session by (Story, session_id). A session belongs to the user who created it (another user: 409 session_taken). Space-scoped tokens: 403 user_required.',
+      },
+    })
+    .get('/presence', async ({ access, params }) => ({ data: await listPresence(kernel, access, params.uuid) }), {
+      params: StoryParams,
+      spaceRole: 'viewer',
+      response: DataList(PresenceModel),
+      detail: { summary: 'Sessions whose last heartbeat is at most 30 s old' },
+    })
+    .delete(
+      '/presence/:session_id',
+      async ({ access, params, set }) => {
+        await endSession(kernel, access, params.uuid, params.session_id)
+        set.status = 204
+      },
+      { params: SessionParams, spaceRole: 'viewer', response: { 204: NoContent }, detail: { summary: "End the caller's own session (someone else's: 404)" } },
+    )
+    .get('/comments', async ({ access, params, query }) => ({ data: await listComments(kernel, access, params.uuid, query.include_resolved === '1') }), {
+      params: StoryParams,
+      query: CommentListQuery,
+      spaceRole: 'viewer',
+      response: DataList(CommentModel),
+      detail: { summary: 'Comments of the Story, oldest first (resolved threads only with include_resolved=1)' },
+    })
+    .post(
+      '/comments',
+      async ({ access, params, body, set }) => {
+        set.status = 201
+        return { data: await createComment(kernel, access, params.uuid, body) }
+      },
+      {
+        params: StoryParams,
+        body: CreateCommentBody,
+        spaceRole: 'editor',
+        response: { 201: Data(CommentModel) },
+        detail: {
+          summary: 'Post a comment anchored to a block, or a reply (parent_id: a root comment)',
+          description: '`block_path` is resolved against the current draft to the block `_uid` (a path to no block: 422). Replies inherit the root’s anchor.',
+        },
+      },
+    )
+    .patch('/comments/:id', async ({ access, params, body }) => ({ data: await updateComment(kernel, access, params.uuid, Number(params.id), body) }), {
+      params: CommentParams,
+      body: UpdateCommentBody,
+      spaceRole: 'editor',
+      response: Data(CommentModel),
+      detail: { summary: 'Edit the body (editors: own comments; admins: any)' },
+    })
+    .delete(
+      '/comments/:id',
+      async ({ access, params, set }) => {
+        await deleteComment(kernel, access, params.uuid, Number(params.id))
+        set.status = 204
+      },
+      {
+        params: CommentParams,
+        spaceRole: 'editor',
+        response: { 204: NoContent },
+        detail: { summary: 'Delete (a root with replies keeps the thread: body null, deleted true)' },
+      },
+    )
+    .post('/comments/:id/resolve', async ({ access, params }) => ({ data: await toggleResolved(kernel, access, params.uuid, Number(params.id)) }), {
+      params: CommentParams,
+      spaceRole: 'editor',
+      response: Data(CommentModel),
+      detail: { summary: 'Toggle a thread resolved (editors: threads they started; admins: any; a reply: 422)' },
+    })
+    .get(
+      '/live',
+      async ({ access, params, set, request, server }) => {
+        const story = await getStory(kernel, access, params.uuid) // 404 before the stream opens
+        // The stream is quiet between events: exempt it from the idle timeout (keep-alive comments still flow).
+        server?.timeout(request, 0)
+        return hub.open(story.uuid, set.headers as Record<string, string>)
+      },
+      {
+        params: StoryParams,
+        spaceRole: 'viewer',
+        detail: {
+          summary: 'Live stream of the Story (Server-Sent Events)',
+          description:
+            'Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream.',
+          responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+        },
+      },
+    )
+}

@@ -1,0 +1,253 @@
+import { and, asc, eq, gt, lt, ne } from 'drizzle-orm'
+import { comments, presenceSessions } from '../../../db/schema'
+import type { SpaceAccess } from '../../kernel/auth'
+import { roleAtLeast } from '../../kernel/auth'
+import { forbidden, notFound, validationFailed } from '../../kernel/errors'
+import { transact } from '../../kernel/events'
+import type { Kernel } from '../../kernel/kernel'
+import type { Tx } from '../../kernel/db'
+import { userNames } from '../auth/service'
+import { getStory } from '../stories/service'
+import { blockPaths, resolveAnchor } from './anchor'
+import './events'
+import { CollaborationErrors, type CommentView, type PresenceView } from './model'
+
+export const ACTIVE_MS = 30_000
+export const PRUNE_AFTER_MS = 5 * 60_000
+
+type CommentRow = typeof comments.$inferSelect
+
+/** The acting person: Space-scoped tokens act for no one, so they may read but not write. */
+function actor(access: SpaceAccess): number {
+  if (access.principal.kind !== 'user') throw CollaborationErrors.userRequired()
+  return access.principal.userId
+}
+
+async function storyOf(kernel: Kernel, access: SpaceAccess, uuid: string) {
+  const story = await getStory(kernel, access, uuid) // 404 for a Story of another Space
+  return { id: story.id, uuid: story.uuid, content: story.content as unknown }
+}
+
+// ---- Presence ----
+
+async function activeSessions(kernel: Kernel, storyId: number): Promise<PresenceView[]> {
+  const since = new Date(kernel.clock.now().getTime() - ACTIVE_MS)
+  const rows = await kernel.db.db
+    .select()
+    .from(presenceSessions)
+    .where(and(eq(presenceSessions.storyId, storyId), gt(presenceSessions.lastSeen, since)))
+    .orderBy(asc(presenceSessions.lastSeen))
+  const names = await userNames(kernel, rows.map((r) => r.userId))
+  return rows.map((r) => ({
+    session_id: r.sessionId,
+    user_id: r.userId,
+    user_name: names.get(r.userId) ?? '',
+    block_path: r.blockPath,
+    selection: r.selection,
+    last_seen: r.lastSeen.toISOString(),
+  }))
+}
+
+export async function heartbeat(
+  kernel: Kernel,
+  access: SpaceAccess,
+  uuid: string,
+  input: { session_id: string; block_path: string; selection: { anchor: number; head: number } },
+) {
+  const userId = actor(access)
+  const story = await storyOf(kernel, access, uuid)
+  const sessionId = input.session_id.toLowerCase()
+  const now = kernel.clock.now()
+  const selection = { anchor: input.selection.anchor, head: input.selection.head }
+  await transact(kernel, async (tx, emit) => {
+    const [existing] = await tx
+      .select({ userId: presenceSessions.userId, blockPath: presenceSessions.blockPath })
+      .from(presenceSessions)
+      .where(and(eq(presenceSessions.storyId, story.id), eq(presenceSessions.sessionId, sessionId)))
+      .for('update')
+    if (existing && existing.userId !== userId) throw CollaborationErrors.sessionTaken()
+    await tx
+      .insert(presenceSessions)
+      .values({ storyId: story.id, sessionId, spaceId: access.space.id, userId, blockPath: input.block_path, selection, lastSeen: now })
+      .onConflictDoUpdate({ target: [presenceSessions.storyId, presenceSessions.sessionId], set: { blockPath: input.block_path, selection, lastSeen: now } })
+    if (!existing || existing.blockPath !== input.block_path) {
+      emit({ type: 'presence.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, session_id: sessionId, user_id: userId, block_path: input.block_path, left: false } })
+    }
+  })
+  const active = (await activeSessions(kernel, story.id)).filter((s) => s.session_id !== sessionId)
+  return { session_id: sessionId, last_seen: now.toISOString(), active }
+}
+
+export async function listPresence(kernel: Kernel, access: SpaceAccess, uuid: string) {
+  const story = await storyOf(kernel, access, uuid)
+  return activeSessions(kernel, story.id)
+}
+
+export async function endSession(kernel: Kernel, access: SpaceAccess, uuid: string, sessionId: string) {
+  const userId = actor(access)
+  const story = await storyOf(kernel, access, uuid)
+  await transact(kernel, async (tx, emit) => {
+    const gone = await tx
+      .delete(presenceSessions)
+      .where(and(eq(presenceSessions.storyId, story.id), eq(presenceSessions.sessionId, sessionId.toLowerCase()), eq(presenceSessions.userId, userId)))
+      .returning({ sessionId: presenceSessions.sessionId })
+    if (!gone.length) throw notFound('Presence session')
+    emit({ type: 'presence.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, session_id: gone[0].sessionId, user_id: userId, block_path: null, left: true } })
+  })
+}
+
+/** Deletes sessions silent for more than 5 minutes (the cron job; DELETE is optional for clients). */
+export async function prunePresence(kernel: Kernel): Promise<number> {
+  const before = new Date(kernel.clock.now().getTime() - PRUNE_AFTER_MS)
+  const gone = await kernel.db.db.delete(presenceSessions).where(lt(presenceSessions.lastSeen, before)).returning({ s: presenceSessions.sessionId })
+  return gone.length
+}
+
+// ---- Comments ----
+
+function views(rows: CommentRow[], content: unknown, names: Map<number, string>): CommentView[] {
+  const paths = blockPaths(content)
+  return rows.map((r) => {
+    const at = paths.get(r.blockUid)
+    return {
+      id: r.id,
+      block_path: at ? (r.blockSuffix ? `${at}/${r.blockSuffix}` : at) : r.blockPath,
+      block_uid: r.blockUid,
+      body: r.deleted ? null : r.body,
+      parent_id: r.parentId,
+      resolved: r.resolved,
+      author: { id: r.authorUserId, name: names.get(r.authorUserId) ?? '' },
+      created_at: r.createdAt.toISOString(),
+      updated_at: r.updatedAt.toISOString(),
+      edited: r.edited,
+      orphaned: !at,
+      deleted: r.deleted,
+    }
+  })
+}
+
+async function viewOne(kernel: Kernel, row: CommentRow, content: unknown): Promise<CommentView> {
+  return views([row], content, await userNames(kernel, [row.authorUserId]))[0]
+}
+
+export async function listComments(kernel: Kernel, access: SpaceAccess, uuid: string, includeResolved: boolean) {
+  const story = await storyOf(kernel, access, uuid)
+  const rows = await kernel.db.db.select().from(comments).where(eq(comments.storyId, story.id)).orderBy(asc(comments.id))
+  // A resolved thread is hidden as a whole: its root and the replies under it.
+  const resolvedRoots = new Set(rows.filter((r) => r.parentId === null && r.resolved).map((r) => r.id))
+  const shown = includeResolved ? rows : rows.filter((r) => !resolvedRoots.has(r.parentId ?? r.id))
+  return views(shown, story.content, await userNames(kernel, shown.map((r) => r.authorUserId)))
+}
+
+async function requireComment(tx: Tx, storyId: number, id: number): Promise<CommentRow> {
+  const [row] = await tx.select().from(comments).where(and(eq(comments.id, id), eq(comments.storyId, storyId))).for('update')
+  if (!row) throw notFound('Comment')
+  return row
+}
+
+export async function createComment(kernel: Kernel, access: SpaceAccess, uuid: string, input: { block_path: string; body: string; parent_id?: number | null }) {
+  const userId = actor(access)
+  const story = await storyOf(kernel, access, uuid)
+  const now = kernel.clock.now()
+  let anchor: { uid: string; suffix: string; path: string }
+  const parentId = input.parent_id ?? null
+  if (parentId !== null) {
+    const [root] = await kernel.db.db.select().from(comments).where(and(eq(comments.id, parentId), eq(comments.storyId, story.id)))
+    if (!root || root.parentId !== null) throw validationFailed({ parent_id: ['must be the id of a root comment of this Story (threads have one level)'] })
+    anchor = { uid: root.blockUid, suffix: root.blockSuffix, path: root.blockPath } // replies inherit the root's anchor
+  } else {
+    const a = resolveAnchor(story.content, input.block_path)
+    if (!a) throw validationFailed({ block_path: ['names no block of the Story draft'] })
+    anchor = { uid: a.uid, suffix: a.suffix, path: input.block_path }
+  }
+  const row = await transact(kernel, async (tx, emit) => {
+    const [r] = await tx
+      .insert(comments)
+      .values({
+        spaceId: access.space.id,
+        storyId: story.id,
+        parentId,
+        blockUid: anchor.uid,
+        blockSuffix: anchor.suffix,
+        blockPath: anchor.path,
+        body: input.body,
+        authorUserId: userId,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    emit({ type: 'comment.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, comment_id: r.id, action: 'created' } })
+    return r
+  })
+  return viewOne(kernel, row, story.content)
+}
+
+/** Editors act on their own comments, admins on any. */
+function mayChange(access: SpaceAccess, userId: number, row: CommentRow) {
+  if (row.authorUserId === userId) return roleAtLeast(access.role, 'editor')
+  return roleAtLeast(access.role, 'admin')
+}
+
+export async function updateComment(kernel: Kernel, access: SpaceAccess, uuid: string, id: number, input: { body: string }) {
+  const userId = actor(access)
+  const story = await storyOf(kernel, access, uuid)
+  const row = await transact(kernel, async (tx, emit) => {
+    const current = await requireComment(tx, story.id, id)
+    if (current.deleted) throw notFound('Comment')
+    if (!mayChange(access, userId, current)) throw forbidden('Editors edit their own comments; admins edit any.')
+    const [r] = await tx
+      .update(comments)
+      .set({ body: input.body, edited: true, updatedAt: kernel.clock.now() })
+      .where(eq(comments.id, current.id))
+      .returning()
+    emit({ type: 'comment.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, comment_id: r.id, action: 'edited' } })
+    return r
+  })
+  return viewOne(kernel, row, story.content)
+}
+
+export async function deleteComment(kernel: Kernel, access: SpaceAccess, uuid: string, id: number) {
+  const userId = actor(access)
+  const story = await storyOf(kernel, access, uuid)
+  await transact(kernel, async (tx, emit) => {
+    const current = await requireComment(tx, story.id, id)
+    if (current.deleted) throw notFound('Comment')
+    if (!mayChange(access, userId, current)) throw forbidden('Editors delete their own comments; admins delete any.')
+    const replies = current.parentId === null ? await tx.select({ id: comments.id }).from(comments).where(eq(comments.parentId, current.id)).limit(1) : []
+    if (replies.length) {
+      // The thread stays: the root keeps its place with its text removed.
+      await tx.update(comments).set({ body: null, deleted: true, updatedAt: kernel.clock.now() }).where(eq(comments.id, current.id))
+    } else {
+      await tx.delete(comments).where(eq(comments.id, current.id))
+      // The last reply of a deleted root takes the root with it.
+      if (current.parentId !== null) {
+        const [parent] = await tx.select().from(comments).where(eq(comments.id, current.parentId))
+        if (parent?.deleted) {
+          const left = await tx.select({ id: comments.id }).from(comments).where(and(eq(comments.parentId, parent.id), ne(comments.id, current.id))).limit(1)
+          if (!left.length) await tx.delete(comments).where(eq(comments.id, parent.id))
+        }
+      }
+    }
+    emit({ type: 'comment.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, comment_id: current.id, action: 'deleted' } })
+  })
+}
+
+export async function toggleResolved(kernel: Kernel, access: SpaceAccess, uuid: string, id: number) {
+  const userId = actor(access)
+  const story = await storyOf(kernel, access, uuid)
+  const row = await transact(kernel, async (tx, emit) => {
+    const current = await requireComment(tx, story.id, id)
+    if (current.parentId !== null) throw validationFailed({ id: ['only a root comment resolves its thread; this is a reply'] })
+    const allowed = roleAtLeast(access.role, 'admin') || (current.authorUserId === userId && roleAtLeast(access.role, 'editor'))
+    if (!allowed) throw forbidden('Editors resolve threads they started; admins resolve any.')
+    const [r] = await tx
+      .update(comments)
+      .set({ resolved: !current.resolved, updatedAt: kernel.clock.now() })
+      .where(eq(comments.id, current.id))
+      .returning()
+    emit({ type: 'comment.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, comment_id: r.id, action: r.resolved ? 'resolved' : 'reopened' } })
+    return r
+  })
+  return viewOne(kernel, row, story.content)
+}
+

@@ -1,0 +1,294 @@
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { apiTokens, memberships, presenceSessions, users } from '../db/schema'
+import { createRuntime } from '../src/app'
+import { createKernel } from '../src/kernel/kernel'
+import { prunePresence } from '../src/modules/collaboration/service'
+import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(30_000)
+
+let t: TestApp
+let space: string
+let other: string
+let admin: string
+let editor: string
+let editor2: string
+let viewer: string
+let spaceToken: string
+let story: { uuid: string; id: number }
+let otherStory: string
+
+const hero = (uid: string, headline: string) => ({ component: 'hero', _uid: uid, headline })
+const doc = (...blocks: unknown[]) => ({ type: 'doc', blocks })
+const sid = () => crypto.randomUUID()
+
+/** A second person in the owner's tenant with a role in the Space (there is no invitation API yet, so: the database). */
+async function member(ownerTenant: number, role: 'viewer' | 'editor' | 'admin') {
+  const u = await t.register()
+  const db = t.kernel.db.db
+  await db.update(users).set({ tenantId: ownerTenant }).where(eq(users.id, u.user.id))
+  await db.update(apiTokens).set({ tenantId: ownerTenant }).where(eq(apiTokens.userId, u.user.id))
+  const [s] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
+  await db.insert(memberships).values({ userId: u.user.id, spaceId: s.id, role, createdAt: new Date() } as never)
+  return u.token
+}
+
+beforeAll(async () => {
+  t = await testApp()
+  const owner = await t.register({ name: 'Ada Admin' })
+  admin = owner.token
+  space = (await t.createSpace(admin)).slug
+  other = (await t.createSpace(admin)).slug
+  for (const s of [space, other]) {
+    const c = await t.request('POST', `/v1/spaces/${s}/components`, { token: admin, body: { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } } })
+    expect(c.status).toBe(201)
+  }
+  const r = await t.request('POST', `/v1/spaces/${space}/stories`, {
+    token: admin,
+    body: { name: 'Home', slug: 'home', content: doc(hero('a', 'A'), hero('b', 'B'), hero('c', 'C')) },
+  })
+  expect(r.status).toBe(201)
+  story = { uuid: r.body.data.uuid, id: r.body.data.id }
+  otherStory = (await t.request('POST', `/v1/spaces/${other}/stories`, { token: admin, body: { name: 'X', slug: 'x', content: doc(hero('x', 'X')) } })).body.data.uuid
+  editor = await member(owner.tenant.id, 'editor')
+  editor2 = await member(owner.tenant.id, 'editor')
+  viewer = await member(owner.tenant.id, 'viewer')
+  spaceToken = (await t.spaceToken(admin, space, 'admin')).token
+})
+
+afterAll(async () => {
+  await t?.close()
+})
+
+const base = () => `/v1/spaces/${space}/stories/${story.uuid}`
+const beat = (token: string, session_id: string, block_path = 'blocks/0', selection = { anchor: 0, head: 3 }) =>
+  t.request('POST', `${base()}/presence`, { token, body: { session_id, block_path, selection } })
+
+describe('presence', () => {
+  test('each field is validated', async () => {
+    for (const body of [
+      { session_id: 'not-a-uuid', block_path: 'blocks/0', selection: { anchor: 0, head: 0 } },
+      { session_id: '6f1c1d2e-1111-1111-8111-111111111111', block_path: 'blocks/0', selection: { anchor: 0, head: 0 } }, // v1, not v4
+      { session_id: sid(), block_path: 'content/0', selection: { anchor: 0, head: 0 } },
+      { session_id: sid(), block_path: `blocks/0/${'x'.repeat(260)}`, selection: { anchor: 0, head: 0 } },
+      { session_id: sid(), block_path: 'blocks/0', selection: { anchor: -1, head: 0 } },
+      { session_id: sid(), block_path: 'blocks/0', selection: { anchor: 0, head: 1.5 } },
+      { session_id: sid(), block_path: 'blocks/0' },
+    ]) {
+      const r = await t.request('POST', `${base()}/presence`, { token: editor, body })
+      expect({ body, status: r.status, error: r.body.error }).toEqual({ body, status: 422, error: 'validation_failed' })
+    }
+  })
+
+  test('a heartbeat answers the other active sessions; a session belongs to its creator; the 30 s window; pruning after 5 min', async () => {
+    const mine = sid()
+    const theirs = sid()
+    expect((await beat(viewer, theirs, 'blocks/2')).status).toBe(200) // viewers are present too
+    const r = await beat(editor, mine, 'blocks/1/headline', { anchor: 2, head: 5 })
+    expect(r.status).toBe(200)
+    expect(r.body.data.session_id).toBe(mine)
+    expect(r.body.data.active.map((s: { session_id: string }) => s.session_id)).toEqual([theirs])
+    expect(r.body.data.active[0]).toMatchObject({ block_path: 'blocks/2', selection: { anchor: 0, head: 3 } })
+    expect(typeof r.body.data.active[0].user_name).toBe('string')
+
+    const taken = await beat(viewer, mine)
+    expect({ status: taken.status, error: taken.body.error }).toEqual({ status: 409, error: 'session_taken' })
+
+    const list = await t.request('GET', `${base()}/presence`, { token: viewer })
+    expect(list.status).toBe(200)
+    const ids = list.body.data.map((s: { session_id: string }) => s.session_id).sort()
+    expect(ids).toEqual([mine, theirs].sort())
+    expect(Object.keys(list.body.data[0]).sort()).toEqual(['block_path', 'last_seen', 'selection', 'session_id', 'user_id', 'user_name'])
+
+    t.clock.advance(20_000)
+    expect((await beat(editor, mine)).status).toBe(200)
+    t.clock.advance(15_000) // theirs: 35 s silent; mine: 15 s
+    const later = await t.request('GET', `${base()}/presence`, { token: viewer })
+    expect(later.body.data.map((s: { session_id: string }) => s.session_id)).toEqual([mine])
+
+    const count = async () => (await t.kernel.db.db.select().from(presenceSessions).where(eq(presenceSessions.storyId, story.id))).length
+    expect(await count()).toBe(2) // silent, not yet pruned
+    t.clock.advance(5 * 60_000 - 30_000) // theirs: 5 min 5 s silent; mine: 4 min 45 s
+    await prunePresence(t.kernel)
+    expect(await count()).toBe(1)
+    t.clock.advance(30_000)
+    await prunePresence(t.kernel)
+    expect(await count()).toBe(0)
+  })
+
+  test('DELETE ends the caller’s own session; someone else’s is 404', async () => {
+    const mine = sid()
+    expect((await beat(editor, mine)).status).toBe(200)
+    expect((await t.request('DELETE', `${base()}/presence/${mine}`, { token: viewer })).status).toBe(404)
+    expect((await t.request('DELETE', `${base()}/presence/${mine}`, { token: editor })).status).toBe(204)
+    expect((await t.request('DELETE', `${base()}/presence/${mine}`, { token: editor })).status).toBe(404)
+    expect((await t.request('GET', `${base()}/presence`, { token: editor })).body.data).toEqual([])
+  })
+
+  test('a Space token reads but acts for no person: 403 user_required', async () => {
+    const r = await beat(spaceToken, sid())
+    expect({ status: r.status, error: r.body.error }).toEqual({ status: 403, error: 'user_required' })
+    expect((await t.request('GET', `${base()}/presence`, { token: spaceToken })).status).toBe(200)
+  })
+
+  test('another Space’s Story, or a Story of this Space under another Space: 404', async () => {
+    expect((await t.request('GET', `/v1/spaces/${other}/stories/${story.uuid}/presence`, { token: admin })).status).toBe(404)
+    expect((await t.request('GET', `/v1/spaces/${space}/stories/${otherStory}/presence`, { token: admin })).status).toBe(404)
+    const stranger = (await t.register()).token
+    expect((await t.request('GET', `${base()}/presence`, { token: stranger })).status).toBe(404)
+  })
+})
+
+describe('comments', () => {
+  const post = (token: string, body: Record<string, unknown>) => t.request('POST', `${base()}/comments`, { token, body })
+  const list = async (q = '') => (await t.request('GET', `${base()}/comments${q}`, { token: viewer })).body.data as any[]
+
+  test('anchoring follows the block across a reorder, and an orphan keeps its last path', async () => {
+    const c = await post(editor, { block_path: 'blocks/1/headline', body: '<b>not html</b> & verbatim', parent_id: null })
+    expect(c.status).toBe(201)
+    expect(c.body.data).toMatchObject({ block_path: 'blocks/1/headline', block_uid: 'b', body: '<b>not html</b> & verbatim', parent_id: null, resolved: false, edited: false, orphaned: false, deleted: false })
+    expect(c.body.data.author.name).toBeString()
+    expect((await post(editor, { block_path: 'blocks/7', body: 'x' })).status).toBe(422)
+    expect((await post(editor, { block_path: 'blocks/0/headline/2', body: 'x' })).status).toBe(422)
+
+    const put = await t.request('PUT', base(), { token: admin, body: { content: doc(hero('c', 'C'), hero('a', 'A'), hero('b', 'B')) } })
+    expect(put.status).toBe(200)
+    let found = (await list()).find((x) => x.id === c.body.data.id)
+    expect(found).toMatchObject({ block_path: 'blocks/2/headline', orphaned: false })
+
+    await t.request('PUT', base(), { token: admin, body: { content: doc(hero('c', 'C'), hero('a', 'A')) } })
+    found = (await list()).find((x) => x.id === c.body.data.id)
+    expect(found).toMatchObject({ block_path: 'blocks/1/headline', orphaned: true, block_uid: 'b' })
+    await t.request('PUT', base(), { token: admin, body: { content: doc(hero('a', 'A'), hero('b', 'B'), hero('c', 'C')) } })
+  })
+
+  test('threads are one level; replies inherit the root’s anchor', async () => {
+    const root = (await post(editor, { block_path: 'blocks/2', body: 'root' })).body.data
+    const reply = await post(editor2, { block_path: 'blocks/0', body: 'reply', parent_id: root.id })
+    expect(reply.status).toBe(201)
+    expect(reply.body.data).toMatchObject({ parent_id: root.id, block_uid: 'c', block_path: 'blocks/2' })
+    const deeper = await post(editor, { block_path: 'blocks/0', body: 'deeper', parent_id: reply.body.data.id })
+    expect({ status: deeper.status, field: Object.keys(deeper.body.errors ?? {}) }).toEqual({ status: 422, field: ['parent_id'] })
+    expect((await post(editor, { block_path: 'blocks/0', body: 'x', parent_id: 999999 })).status).toBe(422)
+    expect((await post(editor, { block_path: 'blocks/0', body: '' })).status).toBe(422)
+    expect((await post(editor, { block_path: 'blocks/0', body: 'x'.repeat(10_001) })).status).toBe(422)
+    expect((await post(editor, { block_path: 'blocks/0', body: 'x', extra: 1 })).status).toBe(422)
+  })
+
+  test('roles: viewer reads; editor edits and deletes own; admin any; Space tokens read only', async () => {
+    const mine = (await post(editor, { block_path: 'blocks/0', body: 'mine' })).body.data
+    expect((await post(viewer, { block_path: 'blocks/0', body: 'x' })).status).toBe(403)
+    const tok = await post(spaceToken, { block_path: 'blocks/0', body: 'x' })
+    expect({ status: tok.status, error: tok.body.error }).toEqual({ status: 403, error: 'user_required' })
+    expect((await t.request('GET', `${base()}/comments`, { token: spaceToken })).status).toBe(200)
+
+    const patch = (token: string, id: number, body: string) => t.request('PATCH', `${base()}/comments/${id}`, { token, body: { body } })
+    expect((await patch(editor2, mine.id, 'hijack')).status).toBe(403)
+    expect((await patch(viewer, mine.id, 'hijack')).status).toBe(403)
+    const own = await patch(editor, mine.id, 'edited')
+    expect(own.status).toBe(200)
+    expect(own.body.data).toMatchObject({ body: 'edited', edited: true })
+    expect((await patch(admin, mine.id, 'by admin')).body.data.body).toBe('by admin')
+
+    expect((await t.request('DELETE', `${base()}/comments/${mine.id}`, { token: editor2 })).status).toBe(403)
+    expect((await t.request('DELETE', `${base()}/comments/${mine.id}`, { token: editor })).status).toBe(204)
+    expect((await t.request('DELETE', `${base()}/comments/${mine.id}`, { token: editor })).status).toBe(404)
+    const theirs = (await post(editor2, { block_path: 'blocks/0', body: 'theirs' })).body.data
+    expect((await t.request('DELETE', `${base()}/comments/${theirs.id}`, { token: admin })).status).toBe(204)
+  })
+
+  test('resolve toggles a root thread; replies 422; editors resolve their own threads, admins any; include_resolved', async () => {
+    const root = (await post(editor, { block_path: 'blocks/1', body: 'to resolve' })).body.data
+    const reply = (await post(editor2, { block_path: 'blocks/1', body: 'a reply', parent_id: root.id })).body.data
+    const resolve = (token: string, id: number) => t.request('POST', `${base()}/comments/${id}/resolve`, { token })
+    expect((await resolve(editor, reply.id)).status).toBe(422)
+    expect((await resolve(editor2, root.id)).status).toBe(403)
+    expect((await resolve(viewer, root.id)).status).toBe(403)
+    expect((await resolve(editor, root.id)).body.data.resolved).toBe(true)
+    const hidden = await list()
+    expect(hidden.some((c) => c.id === root.id || c.id === reply.id)).toBe(false)
+    const all = await list('?include_resolved=1')
+    expect(all.filter((c) => c.id === root.id || c.id === reply.id).length).toBe(2)
+    expect(all.map((c) => c.id)).toEqual([...all.map((c) => c.id)].sort((a, b) => a - b)) // oldest first
+    expect((await resolve(admin, root.id)).body.data.resolved).toBe(false)
+    expect((await list()).some((c) => c.id === root.id)).toBe(true)
+    expect((await t.request('GET', `${base()}/comments?include_resolved=yes`, { token: viewer })).status).toBe(422)
+  })
+
+  test('deleting a root with replies keeps the thread; the last reply takes a deleted root with it', async () => {
+    const root = (await post(editor, { block_path: 'blocks/0', body: 'root' })).body.data
+    const reply = (await post(editor2, { block_path: 'blocks/0', body: 'reply', parent_id: root.id })).body.data
+    expect((await t.request('DELETE', `${base()}/comments/${root.id}`, { token: editor })).status).toBe(204)
+    const kept = (await list()).find((c) => c.id === root.id)
+    expect(kept).toMatchObject({ body: null, deleted: true })
+    expect((await t.request('PATCH', `${base()}/comments/${root.id}`, { token: admin, body: { body: 'x' } })).status).toBe(404)
+    expect((await t.request('DELETE', `${base()}/comments/${reply.id}`, { token: editor2 })).status).toBe(204)
+    expect((await list()).some((c) => c.id === root.id || c.id === reply.id)).toBe(false)
+  })
+
+  test('cross-Space and cross-Story ids: 404', async () => {
+    const c = (await post(editor, { block_path: 'blocks/0', body: 'here' })).body.data
+    const o = await t.request('POST', `/v1/spaces/${other}/stories/${otherStory}/comments`, { token: admin, body: { block_path: 'blocks/0', body: 'there' } })
+    expect(o.status).toBe(201)
+    expect((await t.request('PATCH', `${base()}/comments/${o.body.data.id}`, { token: admin, body: { body: 'x' } })).status).toBe(404)
+    expect((await t.request('PATCH', `/v1/spaces/${other}/stories/${otherStory}/comments/${c.id}`, { token: admin, body: { body: 'x' } })).status).toBe(404)
+    expect((await t.request('GET', `/v1/spaces/${other}/stories/${story.uuid}/comments`, { token: admin })).status).toBe(404)
+    expect((await t.request('GET', `${base()}/comments`, { token: (await t.register()).token })).status).toBe(404)
+  })
+})
+
+describe('live stream', () => {
+  /** Reads SSE events from a streaming response until `until` is seen or the time runs out. */
+  async function collect(res: Response, until: (events: { event: string; data: any }[]) => boolean, ms = 3000) {
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    const events: { event: string; data: any }[] = []
+    let buf = ''
+    const deadline = Date.now() + ms
+    while (Date.now() < deadline && !until(events)) {
+      const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)])
+      if (!chunk || chunk.done) break
+      buf += decoder.decode(chunk.value, { stream: true })
+      let i: number
+      while ((i = buf.indexOf('\n\n')) !== -1) {
+        const block = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        const ev = /^event: (.*)$/m.exec(block)?.[1]
+        const data = /^data: (.*)$/m.exec(block)?.[1]
+        if (ev && data) events.push({ event: ev, data: JSON.parse(data) })
+      }
+    }
+    await reader.cancel().catch(() => {})
+    return events
+  }
+
+  test('a second client sees presence, comment and story events within 1 s, also from another instance', async () => {
+    const second = await createKernel(t.config, { clock: t.clock, database: t.kernel.db, migrate: false })
+    const peer = createRuntime(second)
+    await peer.start()
+    const server = peer.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 20, idleTimeout: 30 })
+    try {
+      const res = await fetch(`http://127.0.0.1:${server.port}${base()}/live`, { headers: { Authorization: `Bearer ${viewer}` } })
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toStartWith('text/event-stream')
+      const t0 = performance.now()
+      const pending = collect(res, (ev) => ['presence', 'comment', 'story'].every((k) => ev.some((e) => e.event === k)))
+      await Bun.sleep(50)
+      // Changes made through the first instance (t): they reach the second one's listeners through the event bus.
+      await beat(editor, sid(), 'blocks/2')
+      await t.request('POST', `${base()}/comments`, { token: editor, body: { block_path: 'blocks/0', body: 'live' } })
+      await t.request('PUT', base(), { token: admin, body: { name: 'Home' } })
+      const events = await pending
+      expect(performance.now() - t0).toBeLessThan(1500)
+      expect(events.find((e) => e.event === 'presence')?.data).toMatchObject({ story_uuid: story.uuid, block_path: 'blocks/2', left: false })
+      expect(events.find((e) => e.event === 'comment')?.data).toMatchObject({ story_uuid: story.uuid, action: 'created' })
+      expect(events.find((e) => e.event === 'story')?.data).toMatchObject({ story_uuid: story.uuid })
+      const denied = await fetch(`http://127.0.0.1:${server.port}/v1/spaces/${space}/stories/${otherStory}/live`, { headers: { Authorization: `Bearer ${viewer}` } })
+      expect(denied.status).toBe(404)
+    } finally {
+      server.stop(true)
+      await peer.close()
+    }
+  })
+})
