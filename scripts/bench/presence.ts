@@ -1,8 +1,8 @@
 // bun scripts/bench/presence.ts [--editors=1000] [--seconds=30] [--listeners=200]
 //
 // Presence at scale against the built executable on a fresh embedded database: --editors simulated editors each
-// heart-beating every 15 s (1,000 → ~67 heartbeats/s, spread evenly), while --listeners clients hold the Story's live
-// stream open. Reports heartbeat latency (p50/p99, measured at the client) and how long a presence change takes to
+// heart-beating every 15 s (1,000 → ~67 heartbeats/s, spread evenly), five editors per Story, while --listeners
+// clients hold the live stream of one of those Stories open. Reports heartbeat latency (p50/p99, measured at the client) and how long a presence change takes to
 // reach all listeners (the fan-out). The load is a paced open loop of ~67 requests/s, far below what would make a
 // Bun client compete with the server for a core.
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -53,8 +53,14 @@ try {
   await call('POST', '/v1/spaces', token, { slug: 'presence', name: 'Presence', default_lang: 'en' })
   await call('POST', '/v1/spaces/presence/components', token, { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } })
   const blocks = Array.from({ length: 20 }, (_, i) => ({ component: 'hero', _uid: `b${i}`, headline: `Block ${i}` }))
-  const { data: story } = await call('POST', '/v1/spaces/presence/stories', token, { name: 'Home', slug: 'home', content: { type: 'doc', blocks } })
-  const path = `/v1/spaces/presence/stories/${story.uuid}`
+  // Editors spread over Stories, five per Story (an editing team), as in a real Space; the listeners all watch Story 0.
+  const STORIES = Math.max(1, Math.ceil(EDITORS / 5))
+  const paths: string[] = []
+  for (let i = 0; i < STORIES; i++) {
+    const { data: story } = await call('POST', '/v1/spaces/presence/stories', token, { name: `Page ${i}`, slug: `page-${i}`, content: { type: 'doc', blocks } })
+    paths.push(`/v1/spaces/presence/stories/${story.uuid}`)
+  }
+  const path = paths[0]
 
   // Listeners: each records when it sees a presence event naming the probe session.
   const seen: Map<string, number>[] = []
@@ -107,9 +113,10 @@ try {
     // Every beat moves to another block, so every beat is a presence change the listeners must see.
     const blockPath = `blocks/${(Math.floor(n / EDITORS) + k) % 20}`
     const sent = performance.now()
-    const probe = n % 50 === 0
+    const storyPath = paths[k % STORIES]
+    const probe = storyPath === path
     inflight.push(
-      call('POST', path + '/presence', token, { session_id: sessions[k], block_path: blockPath, selection: { anchor: 0, head: 1 } })
+      call('POST', storyPath + '/presence', token, { session_id: sessions[k], block_path: blockPath, selection: { anchor: 0, head: 1 } })
         .then(() => {
           latencies.push(performance.now() - sent)
           if (probe) {
