@@ -219,6 +219,12 @@ async function listingLatency(base: string, token: string, folder: string) {
 }
 
 /** CPU time a process used over `ms` of wall time, as a fraction of one core (Linux /proc). */
+/** Resident set size of a process in MB, from /proc (Linux). */
+function rssMb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
+  return m ? Math.round(Number(m[1]) / 1024) : NaN
+}
+
 async function idleCpu(pid: number, ms: number): Promise<number> {
   const ticks = () => {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
@@ -279,6 +285,7 @@ async function run(driver: string) {
       // A server busy with its own work (an index build, job polling) would distort every round: show its idle CPU.
       const idle = await idleCpu(server.pid, 3000)
       console.log(`  server CPU while idle after warm-up: ${(idle * 100).toFixed(1)}% of a core`)
+      console.log(`  server RSS after warm-up: ${rssMb(server.pid)} MB`)
 
       const wrkBase = { connections: CONNECTIONS, durationSeconds: DURATION, rounds: ROUNDS, rotateForwardedFor: 8192, baselineName: 'raw Bun.serve' }
       const onRound = (round: number, name: string, r: { rps: number; p99Ms: number }) =>
