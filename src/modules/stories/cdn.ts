@@ -152,10 +152,14 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
       },
       {
         // No params schema: Elysia cannot mirror a `*` key; the pipeline checks the slug and the path itself.
-        query: t.Object({
-          lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies' })),
-          version: t.Optional(t.Union([t.Literal('published'), t.Literal('draft')], { error: 'must be published or draft' })),
-        }),
+        // Other parameters are let through: read steps may read them (audience-segment query and utm rules).
+        query: t.Object(
+          {
+            lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies' })),
+            version: t.Optional(t.Union([t.Literal('published'), t.Literal('draft')], { error: 'must be published or draft' })),
+          },
+          { additionalProperties: true },
+        ),
         detail: {
           summary: 'A published Story by full path, with locale fallback (spec 4.5)',
           description:
