@@ -321,6 +321,14 @@ describe('resolution', () => {
     expect(r.headers.get('cache-control')).toBe('private, no-store')
     expect((await resolveSegment('', {}, 'no-such-space')).status).toBe(404)
     expect(rateLimitRules().find((x) => x.path === '/v1/cdn/:space/segment')).toMatchObject({ limit: 600, windowSeconds: 60 })
+    const ip = '10.250.1.1'
+    for (let i = 0; i < 600; i++) {
+      const ok = await t.request('GET', `/v1/cdn/${space}/segment`, { ip })
+      if (ok.status !== 200) throw new Error(`request ${i}: ${ok.status}`)
+    }
+    const limited = await t.request('GET', `/v1/cdn/${space}/segment`, { ip })
+    expect(limited.status).toBe(429)
+    expect((await t.request('GET', `/v1/cdn/${space}/segment`, { ip: '10.250.1.2' })).status).toBe(200)
   })
 
   test('isSegmentKey answers from the in-memory cache (inactive segments count)', async () => {
