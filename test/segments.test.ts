@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm'
 import { apiTokens, memberships, users } from '../db/schema'
 import { rateLimitRules } from '../src/app'
 import { segmentsModule } from '../src/modules/segments'
+import { compileRule, MAX_SIGNAL_LENGTH, REGEX_BUDGET, RequestSignals, ruleMatches } from '../src/modules/segments/rules'
 import { type TestApp, testApp } from './helpers/app'
 
 setDefaultTimeout(60_000)
@@ -137,6 +138,8 @@ describe('segment management', () => {
       [rule({ type: 'referrer', operator: 'regex', value: '(a' }), 'rules/0/value'],
       [rule({ type: 'referrer', operator: 'regex', value: '(?<=a)b' }), 'rules/0/value'],
       [rule({ type: 'referrer', operator: 'regex', value: 'a'.repeat(201) }), 'rules/0/value'],
+      [rule({ type: 'referrer', operator: 'regex', value: '.{1000}' }), 'rules/0/value'],
+      [rule({ type: 'referrer', operator: 'regex', value: '(a{1000}){1000}' }), 'rules/0/value'],
       [{ key: 'ok', label: 'L', priority: 0, rules: Array.from({ length: 21 }, () => ({ type: 'country', operator: 'eq', value: 'de' })) }, 'rules'],
       [{ key: 'ok', label: 'L', priority: 0, rules: [], extra: 1 }, 'extra'],
     ]
@@ -147,6 +150,8 @@ describe('segment management', () => {
     }
     const bad = await createSegment(rule({ type: 'referrer', operator: 'regex', value: '(a' }))
     expect(bad.body.errors['rules/0/value'][0]).toContain('missing closing )')
+    const complex = await createSegment(rule({ type: 'referrer', operator: 'regex', value: 'x.{400}' }))
+    expect(complex.body.errors['rules/0/value'][0]).toContain('too complex')
     // 20 rules and a 200-character regex are fine.
     const twenty = await createSegment({ key: 'twenty', label: 'L', priority: 0, rules: Array.from({ length: 20 }, () => ({ type: 'country', operator: 'eq', value: 'de' })) })
     expect(twenty.status).toBe(201)
@@ -312,6 +317,19 @@ describe('resolution', () => {
     expect(read.body.meta.served_segment).toBe('redos')
     await deleteSegment(seg.id)
     await deleteSegment(evil.id)
+  })
+
+  test('regex work per request is bounded: values cut at 512 characters, a budget of characters × instructions', () => {
+    const big = compileRule({ type: 'cookie', key: 'c', operator: 'regex', value: '[a-z]{290}$' })!
+    expect(big.regexSize * MAX_SIGNAL_LENGTH).toBeLessThanOrEqual(REGEX_BUDGET)
+    const request = new Request('http://localhost/', { headers: { cookie: `c=${'a'.repeat(5000)}` } })
+    const signals = new RequestSignals(request, true, 'cf-ipcountry', undefined)
+    expect(signals.one('cookie', 'c')!.length).toBe(MAX_SIGNAL_LENGTH)
+    expect(ruleMatches(big, signals)).toBe(true)
+    // The budget is spent: the same rule on the same request no longer matches; a new request has its own budget.
+    expect(ruleMatches(big, signals)).toBe(false)
+    expect(ruleMatches(compileRule({ type: 'cookie', key: 'c', operator: 'eq', value: 'a'.repeat(512) })!, signals)).toBe(true)
+    expect(ruleMatches(big, new RequestSignals(request, true, 'cf-ipcountry', undefined))).toBe(true)
   })
 
   test('GET /cdn/{space}/segment: private, no-store; unknown Space 404; 600/min/IP', async () => {

@@ -4,12 +4,20 @@ import { MAX_LIST_VALUES, MAX_REGEX_LENGTH, type RuleOperator, type RuleType } f
 
 /**
  * Segment rules: checked and compiled once (at save, and again when a Space's segments are loaded into memory), then
- * evaluated against the request's signals on every public read. Regexes run on re2js, a linear-time engine: a
- * hostile pattern cannot stall reads, and neither can a long request value (signals are cut at MAX_SIGNAL_LENGTH).
+ * evaluated against the request's signals on every public read. Regexes run on re2js, a linear-time engine (no
+ * backtracking), so a hostile pattern cannot stall reads. Linear is still input length × program size, so both are
+ * bounded: request values are cut at MAX_SIGNAL_LENGTH, patterns compile to at most MAX_PROGRAM_SIZE instructions
+ * (checked at save), and one request spends at most REGEX_BUDGET units (characters × instructions) on regexes — a
+ * regex rule past the budget does not match. Measured worst cases: about 0.5 µs per unit, so ≤ ~80 ms per request
+ * with hostile values and the most complex patterns; typical values (a host, a campaign) cost a few hundred units.
  */
 
-/** Longer request values are matched on their first this-many characters: bounds the work of one rule. */
-export const MAX_SIGNAL_LENGTH = 2048
+/** Longer request values are matched on their first this-many characters. */
+export const MAX_SIGNAL_LENGTH = 512
+/** re2js program size (instructions) a pattern may compile to: refuses `.{1000}` and the like at save. */
+export const MAX_PROGRAM_SIZE = 300
+/** Regex work per request, in characters × instructions: one evaluation of the largest pattern on the longest value. */
+export const REGEX_BUDGET = MAX_SIGNAL_LENGTH * MAX_PROGRAM_SIZE
 
 /** What a request tells about its visitor; each signal is read at most once, and only when a rule asks for it. */
 export interface Signals {
@@ -18,6 +26,8 @@ export interface Signals {
   one(type: Exclude<RuleType, 'language'>, key: string | undefined): string | null
   /** The primary language subtags of Accept-Language (q > 0) and of `?lang`. */
   languages(): string[]
+  /** Takes `units` of the request's regex budget; false (nothing taken) when not enough is left. */
+  spendRegex(units: number): boolean
 }
 
 export interface CompiledRule {
@@ -27,6 +37,8 @@ export interface CompiledRule {
   /** Lower-cased comparison values (one for eq/neq/contains/starts_with). */
   values: string[]
   regex: RE2JS | null
+  /** The regex's program size: the cost of one evaluation is value length × this. */
+  regexSize: number
 }
 
 const NEGATIVE: Record<RuleOperator, boolean> = {
@@ -67,7 +79,10 @@ export function ruleErrors(rules: SegmentRule[]): Record<string, string[]> {
 export function regexError(pattern: string): string | null {
   if (pattern.length > MAX_REGEX_LENGTH) return `must be at most ${MAX_REGEX_LENGTH} characters`
   try {
-    RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE)
+    const size = RE2JS.compile(pattern, RE2JS.CASE_INSENSITIVE).programSize()
+    if (size > MAX_PROGRAM_SIZE) {
+      return `is too complex: it compiles to ${size} instructions, at most ${MAX_PROGRAM_SIZE} are allowed (use smaller counted repetitions such as {n})`
+    }
     return null
   } catch (err) {
     return `is not a valid RE2 regular expression: ${(err as Error).message.slice(0, 300)}`
@@ -82,11 +97,11 @@ export function compileRule(r: SegmentRule): CompiledRule | null {
     if (regexError(r.value as string)) return null
     regex = RE2JS.compile(r.value as string, RE2JS.CASE_INSENSITIVE)
   }
-  return { type: r.type, operator: r.operator, key: r.key, values, regex }
+  return { type: r.type, operator: r.operator, key: r.key, values, regex, regexSize: regex ? regex.programSize() : 0 }
 }
 
 /** The positive form of the operator (eq, in, contains, starts_with, regex) on one present value. */
-function positive(rule: CompiledRule, v: string): boolean {
+function positive(rule: CompiledRule, v: string, signals: Signals): boolean {
   switch (rule.operator) {
     case 'eq':
     case 'neq':
@@ -99,7 +114,7 @@ function positive(rule: CompiledRule, v: string): boolean {
     case 'starts_with':
       return v.startsWith(rule.values[0])
     case 'regex':
-      return rule.regex!.matcher(v).find()
+      return signals.spendRegex(Math.max(1, v.length) * rule.regexSize) && rule.regex!.matcher(v).find()
   }
 }
 
@@ -114,12 +129,12 @@ export function ruleMatches(rule: CompiledRule, signals: Signals): boolean {
   if (rule.type === 'language') {
     const langs = signals.languages()
     let any = false
-    for (let i = 0; i < langs.length && !any; i++) any = positive(rule, langs[i])
+    for (let i = 0; i < langs.length && !any; i++) any = positive(rule, langs[i], signals)
     return negative ? !any : any
   }
   const v = signals.one(rule.type, rule.key)
   if (v === null) return negative
-  return negative ? !positive(rule, v) : positive(rule, v)
+  return negative ? !positive(rule, v, signals) : positive(rule, v, signals)
 }
 
 // ---- Signals of a request ----
@@ -149,6 +164,7 @@ export class RequestSignals implements Signals {
   private referer: URL | null | undefined
   private cookies: Map<string, string> | undefined
   private langs: string[] | undefined
+  private regexLeft = REGEX_BUDGET
 
   constructor(
     private request: Request,
@@ -219,6 +235,12 @@ export class RequestSignals implements Signals {
         break
     }
     return v === null ? null : lower(v)
+  }
+
+  spendRegex(units: number): boolean {
+    if (units > this.regexLeft) return false
+    this.regexLeft -= units
+    return true
   }
 
   languages(): string[] {
