@@ -166,6 +166,12 @@ describe('segment management', () => {
     for (let i = 0; i < 100; i++) expect((await createSegment({ key: `s${i}`, label: 'L', priority: i, rules: [] }, s, admin)).status).toBe(201)
     const r = await createSegment({ key: 'one-too-many', label: 'L', priority: 0, rules: [] }, s, admin)
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 409, error: 'segment_limit' })
+    // Spec 4.8: creating segments is limited to 60 per minute per IP.
+    expect(rateLimitRules().find((x) => x.method === 'POST' && x.path === '/v1/spaces/:space/audience-segments')).toMatchObject({ limit: 60, windowSeconds: 60 })
+    const statuses: number[] = []
+    for (let i = 0; i < 61; i++) statuses.push((await t.request('POST', segs(s), { token: admin, ip: '10.251.0.1', body: { key: 'x' } })).status)
+    expect(statuses.slice(0, 60).every((x) => x === 422)).toBe(true)
+    expect(statuses[60]).toBe(429)
   })
 
   test('viewers read, only editors write (403); another Space’s segment is 404', async () => {

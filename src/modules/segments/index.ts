@@ -42,5 +42,9 @@ export const segmentsModule = defineModule({
     'story.published': (tx, e) => publishVariants(tx, e.payload.story.id),
     'story.unpublished': (tx, e) => withdrawVariants(tx, e.payload.story.id),
   },
-  rateLimits: [{ id: 'cdn.segment', method: 'GET', path: '/v1/cdn/:space/segment', limit: 600, windowSeconds: MIN }],
+  rateLimits: [
+    // Spec 4.8: POST audience-segments 60/min; 4.2's public default for the resolve endpoint.
+    { id: 'segments.create', method: 'POST', path: '/v1/spaces/:space/audience-segments', limit: 60, windowSeconds: MIN },
+    { id: 'cdn.segment', method: 'GET', path: '/v1/cdn/:space/segment', limit: 600, windowSeconds: MIN },
+  ],
 })
