@@ -422,6 +422,11 @@ describe('variants', () => {
     expect((await t.request('GET', variants(s.uuid, other), { token: admin })).status).toBe(404)
     expect((await addVariant(s.uuid, { audience_segment_id: seg.id, content: doc() }, other, admin)).status).toBe(404)
     expect((await t.request('GET', variants(crypto.randomUUID()), { token: admin })).status).toBe(404)
+    // An archived Story takes no variant writes (it can only be deleted); reading still works.
+    expect((await t.request('POST', `/v1/spaces/${space}/stories/${s2.uuid}/archive`, { token: editor })).status).toBe(200)
+    const archived = await addVariant(s2.uuid, { audience_segment_id: seg.id, content: doc() })
+    expect({ status: archived.status, error: archived.body.error }).toEqual({ status: 409, error: 'story_archived' })
+    expect((await t.request('GET', variants(s2.uuid), { token: viewer })).status).toBe(200)
     // Deleting the segment deletes its variants.
     await deleteSegment(seg.id)
     expect((await t.request('GET', variants(s.uuid), { token: viewer })).body.data).toEqual([])
