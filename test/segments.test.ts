@@ -295,8 +295,16 @@ describe('resolution', () => {
       await publish(s.uuid)
       const r = await untrusted.get(`/v1/cdn/${space}/stories/geo`, { 'CF-IPCountry': 'DE' })
       expect(r.body.meta.served_segment).toBe(null)
+      expect(r.headers.get('x-service-segment')).toBe(null)
+      expect(r.headers.get('cache-control')).toBe(`private, max-age=${t.config.cdnMaxAge}`)
       const trusted = await cdn('geo', { 'CF-IPCountry': 'DE' })
       expect(trusted.body.meta.served_segment).toBe('german')
+      expect(trusted.headers.get('x-service-segment')).toBe('german')
+      expect(trusted.headers.get('cache-control')).toBe(`private, max-age=${t.config.cdnMaxAge}`)
+      // A 304 of a signal-resolved read stays private too.
+      const nm = await cdn('geo', { 'CF-IPCountry': 'DE', 'If-None-Match': trusted.headers.get('etag')! })
+      expect(nm.status).toBe(304)
+      expect(nm.headers.get('cache-control')).toBe(`private, max-age=${t.config.cdnMaxAge}`)
     } finally {
       await untrusted.close()
       await custom.close()
