@@ -1,5 +1,6 @@
 // bun run bench:read [--driver=pglite|postgres|both] [--server=binary|source] [--stories=10000] [--list-stories=100000]
 //                    [--duration=10] [--rounds=5] [--connections=64] [--pg=postgres://postgres@127.0.0.1:5432]
+//                    [--case=all|segments]
 //
 // The public read against a raw Bun.serve answering the same bytes, and management listing latency at scale.
 // 1. Seeds a Space with --stories published Stories of about 5 KB (and a second Space with --list-stories Stories in
@@ -11,13 +12,18 @@
 //    bodies with the same headers for every request; then the same for 304 revalidations (If-None-Match per path)
 //    against a raw server answering 304 with the same headers. The ratio of medians is printed last.
 // 4. Times sequential listing and tree requests against the 100,000-Story Space.
+// 5. Personalisation: a copy of the Stories in a Space with 10 active audience segments × 3 rules (and a variant of
+//    every Story for one of them); reads there without X-Service-Segment (every rule evaluated, the worst case: the
+//    first two rules of each segment pass, the third fails) and with it (one of the keys per path), in alternating
+//    rounds with the segment-free reads of step 3. The ratios to the segment-free rate are printed last (target ≥ 0.9).
+//    `--case=segments` runs only this step (and seeds no listing Space).
 // Requests rotate X-Forwarded-For over many addresses (the server trusts loopback as a proxy) so the per-IP limit of
 // 600/min does not turn the run into a 429 benchmark; the limiter itself still runs on every request.
 import { scratchDatabase } from './scratch'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { alternate, formatTable, startRawBaseline, type AlternateResult } from './wrk'
+import { alternate, formatTable, runWrk, startRawBaseline, type AlternateResult, type WrkOptions, type WrkResult } from './wrk'
 import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
 import { loadConfig } from '../../src/config'
 import { createKernel } from '../../src/kernel/kernel'
@@ -27,6 +33,7 @@ import { contentErrors, type Doc } from '../../src/modules/stories/blocks'
 import { createComponent } from '../../src/modules/stories/components'
 import { blueprintsOf } from '../../src/modules/stories/repo'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
+import { createSegment } from '../../src/modules/segments/service'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: args } = parseArgs({
@@ -39,14 +46,19 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     connections: { type: 'string', default: '64' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+    case: { type: 'string', default: 'all' },
   },
 })
 const N_STORIES = Number(args.stories)
-const N_LIST = Number(args['list-stories'])
+const ONLY_SEGMENTS = args.case === 'segments'
+if (args.case !== 'all' && !ONLY_SEGMENTS) throw new Error('--case must be all or segments')
+const N_LIST = ONLY_SEGMENTS ? 0 : Number(args['list-stories'])
 const DURATION = Number(args.duration)
 const ROUNDS = Number(args.rounds)
 const CONNECTIONS = Number(args.connections)
 const drivers = args.driver === 'both' ? ['pglite', 'postgres'] : [args.driver!]
+
+const SEGMENTS = 10
 
 const LOREM =
   'Content lives in Spaces as Stories: block documents with versions, locales and a publishing status. Editors compose pages from blueprints; the public read serves the published snapshot from memory. '
@@ -143,6 +155,49 @@ async function seed(env: Record<string, string>) {
       await tx.insert(storyPublished).values(rows.map((r, k) => ({ storyId: r.id, lang: 'en', name: r.name, content: docs[k], versionNo: 1, publishedAt: now })))
       for (const r of rows) paths.push(r.fullPath.slice(1))
     })
+  }
+
+  // Personalisation: the same published Stories in a Space with 10 active segments × 3 rules, a variant for s0.
+  await createSpace(deps, principal, { slug: 'bench-seg', name: 'Bench segments', default_lang: 'en' })
+  const seg = await access('bench-seg')
+  await createComponent(deps, seg, { name: 'hero', schema: { headline: { type: 'text', required: true }, subline: { type: 'textarea' } } })
+  await createComponent(deps, seg, { name: 'paragraph', is_root: true, schema: { text: { type: 'markdown' } } })
+  const segIds: number[] = []
+  for (let i = 0; i < SEGMENTS; i++) {
+    const created = await createSegment(deps, seg, {
+      key: `s${i}`,
+      label: `Segment ${i}`,
+      priority: i,
+      rules: [
+        { type: 'country', operator: 'not_in', value: ['xx', 'yy', 'zz'] },
+        { type: 'language', operator: 'neq', value: 'xx' },
+        { type: 'cookie', key: 'segment', operator: 'eq', value: `s${i}` },
+      ],
+    })
+    segIds.push(created.id)
+  }
+  await deps.db.query(
+    `insert into stories (uuid, space_id, parent_id, lang, name, slug, full_path, depth, is_folder, status, version_no, has_unpublished_changes, published_at, created_at, updated_at)
+     select gen_random_uuid(), $2, null, lang, name, slug, full_path, depth, is_folder, status, version_no, has_unpublished_changes, published_at, created_at, updated_at
+     from stories where space_id = $1`,
+    [bench.space.id, seg.space.id],
+  )
+  await deps.db.query(
+    `insert into story_published (story_id, lang, name, content, version_no, published_at)
+     select n.id, p.lang, p.name, p.content, p.version_no, p.published_at
+     from story_published p join stories o on o.id = p.story_id join stories n on n.space_id = $2 and n.full_path = o.full_path
+     where o.space_id = $1`,
+    [bench.space.id, seg.space.id],
+  )
+  for (const table of ['story_variants', 'story_variants_published']) {
+    const extra = table === 'story_variants' ? ', space_id, created_at, updated_at' : ''
+    const extraValues = table === 'story_variants' ? ', $1, now(), now()' : ''
+    await deps.db.query(
+      `insert into ${table} (story_id, audience_segment_id, lang, content${extra})
+       select p.story_id, $2, p.lang, jsonb_set(p.content, '{blocks,0,headline}', '"For segment s0"')${extraValues}
+       from story_published p join stories s on s.id = p.story_id where s.space_id = $1`,
+      [seg.space.id, segIds[0]],
+    )
   }
 
   // The listing Space: 100 root folders, the rest spread below them, a third of them published.
@@ -244,6 +299,56 @@ function headersOf(res: Response): Record<string, string> {
   return out
 }
 
+/**
+ * Segment-free reads (Space `bench`) against reads in a Space with segments (`bench-seg`): without X-Service-Segment
+ * (rules evaluated on every request; answered `private`) and with it (one key per path). Alternating rounds, the order
+ * rotated each round; medians and their ratios to the segment-free rate.
+ */
+async function segmentRounds(base: string, paths: string[], onRound: (round: number, name: string, r: WrkResult) => void) {
+  const plain = paths.map((p) => `/v1/cdn/bench/stories/${p}`)
+  const signals = paths.map((p) => `/v1/cdn/bench-seg/stories/${p}`)
+  const header = paths.map((p, k): [string, string] => [`/v1/cdn/bench-seg/stories/${p}`, `s${k % SEGMENTS}`])
+  // Warm every body each case serves, and check the answers are what the case means to measure.
+  const check = async (path: string, headers: Record<string, string>, want: { segment: string | null; cache: string }) => {
+    const res = await fetch(base + path, { headers: { 'x-forwarded-for': ipOf(300_000 + (Math.random() * 8192) | 0), ...headers } })
+    const body = (await res.json()) as { meta: { served_segment: string | null } }
+    if (res.status !== 200 || body.meta.served_segment !== want.segment || !res.headers.get('cache-control')?.startsWith(want.cache)) {
+      throw new Error(`segment warm-up ${path}: ${res.status} ${body.meta?.served_segment} ${res.headers.get('cache-control')}`)
+    }
+  }
+  for (let k = 0; k < paths.length; k += 32) {
+    await Promise.all(
+      paths.slice(k, k + 32).flatMap((_, j) => [
+        check(signals[k + j], {}, { segment: null, cache: 'private' }),
+        check(header[k + j][0], { 'x-service-segment': header[k + j][1] }, { segment: header[k + j][1], cache: 'public' }),
+      ]),
+    )
+  }
+  await check(signals[0], { cookie: 'segment=s9' }, { segment: 's9', cache: 'private' })
+  const cases: { name: 'plain' | 'signals' | 'header'; opts: WrkOptions }[] = [
+    { name: 'plain', opts: { paths: plain } },
+    { name: 'signals', opts: { paths: signals } },
+    { name: 'header', opts: { paths: header, headerName: 'X-Service-Segment' } },
+  ]
+  const per: Record<string, WrkResult[]> = { plain: [], signals: [], header: [] }
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let k = 0; k < cases.length; k++) {
+      const c = cases[(round + k) % cases.length]
+      const r = await runWrk({ name: c.name, base }, { connections: CONNECTIONS, durationSeconds: DURATION, rotateForwardedFor: 8192, ...c.opts })
+      if (r.non2xx3xx > 0 || r.socketErrors > 0) throw new Error(`segments ${c.name}: ${r.non2xx3xx} non-2xx/3xx answers, ${r.socketErrors} socket errors`)
+      per[c.name].push(r)
+      onRound(round + 1, `seg:${c.name}`, r)
+      await Bun.sleep(500)
+    }
+  }
+  const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]
+  const median = Object.fromEntries(
+    Object.entries(per).map(([name, rs]) => [name, { rps: med(rs.map((r) => r.rps)), p99Ms: med(rs.map((r) => r.p99Ms)) }]),
+  ) as Record<'plain' | 'signals' | 'header', { rps: number; p99Ms: number }>
+  const ratio = { signals: median.signals.rps / median.plain.rps, header: median.header.rps / median.plain.rps }
+  return { median, ratio, perRound: Object.fromEntries(Object.entries(per).map(([k, rs]) => [k, rs.map((r) => r.rps)])) }
+}
+
 async function run(driver: string) {
   console.log(`\n== ${driver} ==`)
   // One key for the seeding process and the server (required with DATABASE_URL).
@@ -292,6 +397,9 @@ async function run(driver: string) {
         console.log(`  round ${round} ${name.padEnd(16)} ${r.rps} req/s p99 ${r.p99Ms.toFixed(2)} ms`)
       const paths = seeded.paths.map((p) => `/v1/cdn/bench/stories/${p}`)
 
+      const segments = await segmentRounds(base, seeded.paths, onRound)
+      if (ONLY_SEGMENTS) return { driver, segments }
+
       // 200s: the same bytes and headers from a raw Bun.serve in its own process.
       const raw = await startRawBaseline({ body: sample!.body, headers: sample!.headers })
       let ok: AlternateResult
@@ -319,7 +427,7 @@ async function run(driver: string) {
       }
 
       const listing = await listingLatency(base, seeded.token, seeded.listFolder)
-      return { driver, ok, nm, listing, listCount: seeded.listCount, bodyBytes: sample!.body.byteLength }
+      return { driver, segments, ok, nm, listing, listCount: seeded.listCount, bodyBytes: sample!.body.byteLength }
     } finally {
       server.kill()
       await server.exited
@@ -332,13 +440,27 @@ async function run(driver: string) {
 const results: Awaited<ReturnType<typeof run>>[] = []
 for (const d of drivers) results.push(await run(d))
 
-console.log(`\nManagement listing on a ${results[0]?.listCount}-Story Space (sequential, client-side latency in ms)`)
-for (const r of results) for (const [k, v] of Object.entries(r.listing)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(24)} | p50 ${v.p50} | p99 ${v.p99}`)
+const segmentSummary = results.map((r) => {
+  const m = r.segments
+  return (
+    `${r.driver}: segment-free ${m.median.plain.rps} req/s; with segments, no header ${m.median.signals.rps} req/s (${m.ratio.signals.toFixed(3)}), ` +
+    `with X-Service-Segment ${m.median.header.rps} req/s (${m.ratio.header.toFixed(3)}); p99 ${m.median.plain.p99Ms.toFixed(2)} / ${m.median.signals.p99Ms.toFixed(2)} / ${m.median.header.p99Ms.toFixed(2)} ms`
+  )
+})
+const segmentTitle = `\nPersonalisation: ${SEGMENTS} active segments × 3 rules, ${N_STORIES} Stories, wrk -t2 -c${CONNECTIONS}, ${ROUNDS} alternating rounds of ${DURATION} s (ratio to segment-free reads, target ≥ 0.9):`
+if (ONLY_SEGMENTS) {
+  console.log(`${segmentTitle}\n${segmentSummary.join('\n')}`)
+  process.exit(0)
+}
+const full = results as Extract<(typeof results)[number], { ok: unknown }>[]
+
+console.log(`\nManagement listing on a ${full[0]?.listCount}-Story Space (sequential, client-side latency in ms)`)
+for (const r of full) for (const [k, v] of Object.entries(r.listing)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(24)} | p50 ${v.p50} | p99 ${v.p99}`)
 console.log(
   `\nGET /v1/cdn/{space}/stories/{path}: ${N_STORIES} Stories, wrk -t2 -c${CONNECTIONS}, ${ROUNDS} alternating rounds of ${DURATION} s, server=${args.server}`,
 )
 const summary: string[] = []
-for (const r of results) {
+for (const r of full) {
   console.log(formatTable(`${r.driver}: 200, ${r.bodyBytes}-byte body`, r.ok))
   console.log(formatTable(`${r.driver}: 304 revalidation`, r.nm))
   const o = r.ok.median['content-service']
@@ -350,3 +472,4 @@ for (const r of results) {
   )
 }
 console.log(`\nratio of medians (content-service / raw Bun.serve, same run):\n${summary.join('\n')}`)
+console.log(`${segmentTitle}\n${segmentSummary.join('\n')}`)

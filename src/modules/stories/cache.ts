@@ -55,7 +55,8 @@ export interface PublishedStory {
   bytes: number
 }
 
-const MAX_RENDERS_PER_STORY = 16
+// Locales × served segments (+1 for none): 64 covers e.g. 3 locales × 20 segments; bodies count against maxBytes.
+const MAX_RENDERS_PER_STORY = 64
 const NEGATIVE_ENTRY_BYTES = 64
 /** Past this many cached 404s a miss is not cached: random paths must not push published Stories out. */
 const MAX_NEGATIVE_ENTRIES = 100_000
