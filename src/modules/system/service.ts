@@ -4,7 +4,7 @@ import embedSource from './assets/embed.js' with { type: 'text' }
 
 export const SERVICE_VERSION: string = pkg.version
 
-const MINIFIER = new Bun.Transpiler({ loader: 'js', minifyWhitespace: true, minify: { whitespace: true, syntax: true, identifiers: true } })
+const MINIFIER = new Bun.Transpiler({ loader: 'js', minifyWhitespace: true })
 
 export interface EmbedScript {
   body: string
