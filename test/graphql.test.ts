@@ -368,6 +368,14 @@ describe('protection', () => {
     expect(r.body.errors).toBeUndefined()
   })
 
+  test('the standard introspection query passes the limits (tooling such as codegen uses it)', async () => {
+    const { getIntrospectionQuery } = await import('graphql')
+    const r = await http('POST', getIntrospectionQuery())
+    expect(r.body.errors).toBeUndefined()
+    expect(r.body.data.__schema.queryType.name).toBe('Query')
+    expect(r.body.data.__schema.mutationType).toBeNull()
+  })
+
   test('at most 20 aliases and one operation per request', async () => {
     const aliases = (n: number) => `{ ${Array.from({ length: n }, (_, i) => `a${i}: probeEcho(text: "x")`).join(' ')} }`
     expect((await http('POST', aliases(20))).body.errors).toBeUndefined()
@@ -387,8 +395,13 @@ describe('protection', () => {
     expect((await http('POST', q(1), { variables: { p: 100 } })).body.errors).toBeUndefined()
     const r = await expectGraphQLError(q(10), 'too_costly', { p: 100 })
     expect(r.body.errors[0].extensions.cost).toBeGreaterThan(5000)
-    // The same query with small pages is cheap.
+    // The same query with small pages is cheap; a null perPage counts as the default (25).
     expect((await http('POST', q(10), { variables: { p: 2 } })).body.errors).toBeUndefined()
+    const wide = (n: number) =>
+      `query ($p: Int) { ${Array.from({ length: n }, (_, i) => `s${i}: stories(space: "${space}", perPage: $p) { items { id uuid name slug full_path lang version_no status published_at content meta { served_segment datasource_refs beacon_url } } }`).join(' ')} }`
+    expect((await http('POST', wide(14), { variables: { p: 1 } })).body.errors).toBeUndefined()
+    expect((await http('POST', wide(14), { variables: { p: null } })).body.errors?.[0]?.extensions?.code).toBe('too_costly')
+    expect((await http('POST', wide(14))).body.errors?.[0]?.extensions?.code).toBe('too_costly')
   })
 
   test('the query text is at most 100 KB (413), and bad HTTP input is the shared error shape', async () => {

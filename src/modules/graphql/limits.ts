@@ -145,8 +145,9 @@ export function operationCost(schema: GraphQLSchema, document: DocumentNode, ope
     const arg = def?.args.find((a) => a.name === 'perPage')
     if (!arg) return 1
     const node = field.arguments?.find((a) => a.name.value === 'perPage')
-    let value: unknown = arg.defaultValue
-    if (node) value = valueFromAST(node.value, arg.type, vars as Record<string, unknown>)
+    let value: unknown = node ? valueFromAST(node.value, arg.type, vars as Record<string, unknown>) : undefined
+    // Absent or null: the resolver uses the default.
+    if (value === undefined || value === null) value = arg.defaultValue
     const n = typeof value === 'number' && Number.isFinite(value) ? value : 1
     return Math.max(1, Math.min(n, 1000))
   }
