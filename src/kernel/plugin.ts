@@ -23,7 +23,7 @@ export interface PeerSource {
   requestIP(request: Request): { address: string } | null
 }
 
-const PUBLIC_PREFIXES = ['/v1/cdn/', '/embed', '/service-admin.js', '/v1/version', '/version']
+const PUBLIC_PREFIXES = ['/v1/cdn/', '/v1/graphql', '/embed', '/service-admin.js', '/v1/version', '/version']
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-Service-Segment'
 const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-Service-Segment, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
 const JSON_TYPE = 'application/json; charset=utf-8'

@@ -3,6 +3,7 @@ import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
+import { graphqlModule } from './graphql'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -26,4 +27,5 @@ export const MODULES: Module[] = [
   searchModule,
   webhooksModule,
   collaborationModule,
+  graphqlModule,
 ]
