@@ -39,8 +39,9 @@ export const segmentsModule = defineModule({
   },
   onResync: (self) => self.cache.clear(),
   inTx: {
-    'story.published': (tx, e) => publishVariants(tx, e.payload.story.id),
-    'story.unpublished': (tx, e) => withdrawVariants(tx, e.payload.story.id),
+    // Guarded: an event emitted without a Story id (a test or a plugin's hand-made event) must not veto its change.
+    'story.published': (tx, e) => (typeof e.payload.story?.id === 'number' ? publishVariants(tx, e.payload.story.id) : undefined),
+    'story.unpublished': (tx, e) => (typeof e.payload.story?.id === 'number' ? withdrawVariants(tx, e.payload.story.id) : undefined),
   },
   rateLimits: [
     // Spec 4.8: POST audience-segments 60/min; 4.2's public default for the resolve endpoint.
