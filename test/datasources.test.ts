@@ -29,11 +29,12 @@ const seenHeaders: Record<string, Headers> = {}
 let goodBody: unknown = { data: { items: [{ id: 'a', name: 'Alpha', price: 10 }, { id: 'b', name: 'Beta', price: 20 }] } }
 const HUGE = JSON.stringify(Array.from({ length: 60_000 }, (_, i) => `${i}`.padStart(100, 'x')))
 
-const source = Bun.serve({
+let sourcePort = 0
+const source: ReturnType<typeof Bun.serve> = Bun.serve({
   port: 0,
   hostname: '127.0.0.1',
   idleTimeout: 60,
-  async fetch(req) {
+  async fetch(req: Request): Promise<Response> {
     const path = new URL(req.url).pathname
     hits[path] = (hits[path] ?? 0) + 1
     seenHeaders[path] = req.headers
@@ -52,13 +53,14 @@ const source = Bun.serve({
       case '/huge':
         return new Response(HUGE, { headers: { 'content-type': 'application/json' } })
       case '/redirect':
-        return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${source.port}/good` } })
+        return new Response(null, { status: 302, headers: { location: `http://127.0.0.1:${sourcePort}/good` } })
       default:
         return new Response('not found', { status: 404 })
     }
   },
 })
-const src = (path: string) => `http://127.0.0.1:${source.port}${path}`
+sourcePort = source.port!
+const src = (path: string) => `http://127.0.0.1:${sourcePort}${path}`
 
 // ---- helpers ----
 
