@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { index, integer, json, jsonb, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { spaces } from './tenancy'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
@@ -45,5 +45,6 @@ export const datasourceEntrySets = pgTable('datasource_entry_sets', {
   datasourceId: integer('datasource_id')
     .primaryKey()
     .references(() => datasources.id, { onDelete: 'cascade' }),
-  entries: jsonb('entries').notNull(),
+  /** `json`, not `jsonb`: entries keep their fields in the order they were sent or pulled. */
+  entries: json('entries').notNull(),
 })

@@ -14,8 +14,10 @@ import type { DatasourceRef, DatasourceStore, Entry } from './store'
  *
  * - Memo known, Space's refs in memory: `select` pushes `ds:<key>=<id>.<revision>,…` synchronously; a cached read
  *   stays a few map lookups, and a push or sync changes the key (and the body, and so the ETag).
- * - Memo not known yet (first read of this snapshot and variant): `select` pushes `ds?`, a key of its own; the
- *   transform resolves the markers, notes the keys, and from the next read on the revisions are in the key.
+ * - Memo not known yet (first read of this snapshot and variant): `select` adds nothing; the transform resolves the
+ *   markers and notes the keys. Content without markers is then cached under the plain key, which is right for every
+ *   later read too; content with markers is served but not cached (its revisions were not in the key), and from the
+ *   next read on they are.
  */
 
 const MAX_PREFIXES_PER_STORY = 64
@@ -44,7 +46,6 @@ export function markerStep(store: DatasourceStore): ReadStep {
       const keys = memo.get(ctx.story)?.get(prefix)
       if (keys === undefined) {
         ctx.decisions.datasources = { prefix } satisfies Decision
-        ctx.keyParts.push('ds?')
         return
       }
       if (!keys.length) return
@@ -64,6 +65,7 @@ export function markerStep(store: DatasourceStore): ReadStep {
         if (!byPrefix) memo.set(ctx.story, (byPrefix = new Map()))
         if (byPrefix.size >= MAX_PREFIXES_PER_STORY) byPrefix.clear()
         byPrefix.set(decision.prefix, [...counts.keys()].sort())
+        if (counts.size) draft.cacheable = false
       }
       const refsMeta: Record<string, number> = {}
       if (counts.size) {

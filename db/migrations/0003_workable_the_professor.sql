@@ -1,6 +1,6 @@
 CREATE TABLE "datasource_entry_sets" (
 	"datasource_id" integer PRIMARY KEY NOT NULL,
-	"entries" jsonb NOT NULL
+	"entries" json NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "datasources" (
