@@ -571,6 +571,11 @@ describe('markers in Story reads', () => {
       'end of sentence: Pen.',
     ])
     expect(r.body.meta.datasource_refs).toEqual({ shop: 17, nosuch: 1, empty: 1 })
+    // A draft preview resolves them too (never cached).
+    const preview = await t.request('GET', `/v1/cdn/${space}/stories/markers?version=draft`, { token: editor })
+    expect(preview.status).toBe(200)
+    expect(headlines(preview.body)[0]).toBe('index: Pen / 9')
+    expect(preview.body.meta.datasource_refs.shop).toBe(17)
     // The cached read serves the same body.
     const again = await read('markers')
     expect(again.headers.get('etag')).toBe(r.headers.get('etag'))

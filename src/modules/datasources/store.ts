@@ -28,6 +28,8 @@ export interface EntrySet {
 }
 
 const MAX_SPACES = 10_000
+/** Entry sets kept in memory (oldest loaded first out); a set is at most what one 5 MB pull or 1 MB push holds. */
+const MAX_SETS = 500
 
 export class DatasourceStore {
   private spaces = new Map<number, Map<string, DatasourceRef>>()
@@ -80,7 +82,11 @@ export class DatasourceStore {
       const epoch = this.epoch(spaceId)
       p = this.loadSet(spaceId, key)
         .then((set) => {
-          if (set && this.epoch(spaceId) === epoch) this.sets.set(k, set)
+          if (set && this.epoch(spaceId) === epoch) {
+            this.sets.delete(k)
+            if (this.sets.size >= MAX_SETS) this.sets.delete(this.sets.keys().next().value!)
+            this.sets.set(k, set)
+          }
           return set
         })
         .finally(() => this.setLoads.delete(k))
