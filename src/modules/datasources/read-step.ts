@@ -26,8 +26,16 @@ interface Decision {
   prefix: string | null
 }
 
+/** What a Story variant references, and the render-key part last built from it (valid while the epoch holds). */
+interface Memo {
+  keys: string[]
+  part: string | null
+  refs: Map<string, DatasourceRef> | null
+  epoch: number
+}
+
 export function markerStep(store: DatasourceStore): ReadStep {
-  const memo = new WeakMap<object, Map<string, string[]>>()
+  const memo = new WeakMap<object, Map<string, Memo>>()
 
   const keyPart = (keys: string[], refs: Map<string, DatasourceRef>) => {
     let part = 'ds:'
@@ -43,19 +51,27 @@ export function markerStep(store: DatasourceStore): ReadStep {
     select(ctx: ReadContext) {
       if (ctx.req.preview) return
       const prefix = ctx.keyParts.length ? `${ctx.lang}\u0000${ctx.keyParts.join('\u0000')}` : ctx.lang
-      const keys = memo.get(ctx.story)?.get(prefix)
-      if (keys === undefined) {
+      const m = memo.get(ctx.story)?.get(prefix)
+      if (m === undefined) {
         ctx.decisions.datasources = { prefix } satisfies Decision
         return
       }
-      if (!keys.length) return
-      const refs = store.refs(ctx.space.id)
+      if (!m.keys.length) return
+      const spaceId = ctx.space.id
+      const refs = store.refs(spaceId)
       if (refs instanceof Promise) {
         return refs.then((r) => {
-          ctx.keyParts.push(keyPart(keys, r))
+          ctx.keyParts.push(keyPart(m.keys, r))
         })
       }
-      ctx.keyParts.push(keyPart(keys, refs))
+      // The common case: nothing changed since the last read of this variant, the same string again.
+      const epoch = store.epoch(spaceId)
+      if (m.part === null || m.refs !== refs || m.epoch !== epoch) {
+        m.part = keyPart(m.keys, refs)
+        m.refs = refs
+        m.epoch = epoch
+      }
+      ctx.keyParts.push(m.part)
     },
     async transform(ctx, draft) {
       const counts = scanMarkers(draft.contentJson)
@@ -64,7 +80,7 @@ export function markerStep(store: DatasourceStore): ReadStep {
         let byPrefix = memo.get(ctx.story)
         if (!byPrefix) memo.set(ctx.story, (byPrefix = new Map()))
         if (byPrefix.size >= MAX_PREFIXES_PER_STORY) byPrefix.clear()
-        byPrefix.set(decision.prefix, [...counts.keys()].sort())
+        byPrefix.set(decision.prefix, { keys: [...counts.keys()].sort(), part: null, refs: null, epoch: -1 })
         if (counts.size) draft.cacheable = false
       }
       const refsMeta: Record<string, number> = {}

@@ -40,7 +40,8 @@ export class DatasourceStore {
 
   constructor(private kernel: Kernel) {}
 
-  private epoch(spaceId: number) {
+  /** Moves with every change to the Space's datasources (and every forget): a memo built at one epoch holds while it stays. */
+  epoch(spaceId: number) {
     return this.epochs.get(spaceId) ?? 0
   }
 
