@@ -6,8 +6,10 @@ import { rowsOf } from '../src/kernel/db'
 import { createKernel } from '../src/kernel/kernel'
 import { defineModule } from '../src/kernel/module'
 import { MODULES } from '../src/modules'
+import type { ReadRequest } from '../src/kernel/read'
 import { datasourcesModule } from '../src/modules/datasources'
 import { replaceMarkers, scanMarkers } from '../src/modules/datasources/markers'
+import { storiesModule } from '../src/modules/stories'
 import { type TestApp, testApp } from './helpers/app'
 
 setDefaultTimeout(30_000)
@@ -613,6 +615,32 @@ describe('markers in Story reads', () => {
     } finally {
       store.entries = original
     }
+  })
+
+  test('a cached read of a Story with markers is synchronous (the fast path), also right after a push', async () => {
+    await publishStory('sync', doc('$ds:shop.p1.price / $ds:prices.0.sku / $ds:open.n'))
+    const pipeline = t.state(storiesModule).pipeline
+    const req = (): ReadRequest => ({
+      spaceSlug: space,
+      rawPath: 'sync',
+      lang: undefined,
+      acceptLanguage: null,
+      origin: 'http://localhost',
+      request: new Request('http://localhost/'),
+      clientIp: '127.0.0.1',
+      viaTrustedProxy: false,
+      preview: false,
+    })
+    await pipeline.read(req())
+    await pipeline.read(req())
+    const cached = pipeline.read(req())
+    expect(cached instanceof Promise).toBe(false)
+    expect((await read('sync')).body.meta.datasource_refs).toEqual({ shop: 1, prices: 1, open: 1 })
+    expect((await push('shop', [{ id: 'p1', price: 3.5 }], { secret })).status).toBe(200)
+    const rerender = await pipeline.read(req())
+    expect(new TextDecoder().decode(await rerender.rendered.body.arrayBuffer())).toContain('3.5 / ')
+    expect(pipeline.read(req()) instanceof Promise).toBe(false)
+    expect((await push('shop', [{ id: 'p1', price: 3 }], { secret })).status).toBe(200)
   })
 
   test('an offline datasource renders empty and the body is not cached', async () => {
