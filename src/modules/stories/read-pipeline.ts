@@ -212,16 +212,22 @@ export class StoryReadPipeline {
     const renderKey = preview ? '' : ctx.keyParts.length ? `${snapshot.lang}\u0000${ctx.keyParts.join('\u0000')}` : snapshot.lang
     const cached = preview ? undefined : story.renders.get(renderKey)
     if (cached) return { rendered: cached, headers: ctx.headers, cacheControl: ctx.cacheControl }
-    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt).then((rendered) => {
-      if (!preview) this.cache.storeRender(story, renderKey, rendered)
+    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt).then(({ rendered, cacheable }) => {
+      if (!preview && cacheable) this.cache.storeRender(story, renderKey, rendered)
       return { rendered, headers: ctx.headers, cacheControl: ctx.cacheControl }
     })
   }
 
-  private async transformAndRender(ctx: ReadContext, story: PublishedStory, snapshot: Snapshot, space: PublicSpace, publishedAt: string | null): Promise<Rendered> {
+  private async transformAndRender(
+    ctx: ReadContext,
+    story: PublishedStory,
+    snapshot: Snapshot,
+    space: PublicSpace,
+    publishedAt: string | null,
+  ): Promise<{ rendered: Rendered; cacheable: boolean }> {
     const draft: RenderDraft = { contentJson: snapshot.contentJson, meta: {} }
     for (const step of this.steps) if (step.transform) await step.transform(ctx, draft)
-    return render(
+    const rendered = render(
       {
         id: story.id,
         uuid: story.uuid,
@@ -236,6 +242,7 @@ export class StoryReadPipeline {
       draft.meta,
       ctx.req.preview ? 'private, no-store' : this.cacheControl,
     )
+    return { rendered, cacheable: draft.cacheable !== false }
   }
 
   /**
