@@ -744,6 +744,44 @@ describe('markers in Story reads', () => {
   })
 })
 
+describe('markers with the real personalisation module', () => {
+  test('a variant that references a datasource its Story default does not is resolved, and follows pushes', async () => {
+    const secret = await pushSource('crew', { slug: 'string', name: 'string' })
+    expect((await push('crew', [{ slug: 'lead', name: 'Ada' }], { secret })).status).toBe(200)
+    const seg = await t.request('POST', `/v1/spaces/${space}/audience-segments`, {
+      token: editor,
+      body: { key: 'crew-fans', label: 'Crew fans', priority: 1, rules: [{ type: 'query', key: 'fan', operator: 'eq', value: 'yes' }] },
+    })
+    expect(seg.status).toBe(201)
+    const created = await t.request('POST', `/v1/spaces/${space}/stories`, { token: editor, body: { name: 'crew', slug: 'crew', content: doc('Plain default') } })
+    expect(created.status).toBe(201)
+    const uuid = created.body.data.uuid
+    const v = await t.request('POST', `/v1/spaces/${space}/stories/${uuid}/variants`, {
+      token: editor,
+      body: { audience_segment_id: seg.body.data.id, content: doc('Led by $ds:crew.lead.name') },
+    })
+    expect(v.status).toBe(201)
+    expect((await t.request('POST', `/v1/spaces/${space}/stories/${uuid}/publish`, { token: editor })).status).toBe(200)
+    const fan = () => read('crew', { 'X-Service-Segment': 'crew-fans' })
+    const plain = await read('crew')
+    expect(headlines(plain.body)).toEqual(['Plain default'])
+    expect(plain.body.meta.datasource_refs).toEqual({})
+    let r = await fan()
+    expect(headlines(r.body)).toEqual(['Led by Ada'])
+    expect(r.body.meta).toMatchObject({ served_segment: 'crew-fans', datasource_refs: { crew: 1 } })
+    const etag = r.headers.get('etag')
+    // Selected from a request signal (no header): the same variant, resolved the same way.
+    expect(headlines((await read('crew?fan=yes')).body)).toEqual(['Led by Ada'])
+    expect((await push('crew', [{ slug: 'lead', name: 'Grace' }], { secret })).status).toBe(200)
+    for (let i = 0; i < 2; i++) {
+      r = await fan()
+      expect(headlines(r.body)).toEqual(['Led by Grace'])
+      expect(r.headers.get('etag')).not.toBe(etag)
+    }
+    expect(headlines((await read('crew')).body)).toEqual(['Plain default'])
+  })
+})
+
 describe('marker grammar', () => {
   test('scan and replace on JSON text', () => {
     const json = JSON.stringify({ a: 'x $ds:k.0.v y $$ds:k.0.v', b: ['$ds:k.name\n"q"'] })

@@ -328,6 +328,48 @@ describe('search and space', () => {
     }
   })
 
+  test('datasourceEntries (contributed by the datasources module) and $ds: markers in story content', async () => {
+    const created = await t.request('POST', `/v1/spaces/${space}/datasources`, {
+      token: editor,
+      body: { key: 'team', label: 'Team', type: 'webhook_push', config: { allow_unsigned: true, schema: { slug: 'string', name: 'string' } } },
+    })
+    expect(created.status).toBe(201)
+    const entries = [{ slug: 'ada', name: 'Ada Lovelace' }, { slug: 'alan', name: 'Alan Turing' }, { slug: 'grace', name: 'Grace Hopper' }]
+    const pushed = await t.request('POST', `/v1/spaces/${space}/datasources/team/webhook`, {
+      headers: { 'X-Service-Timestamp': String(Math.floor(t.kernel.clock.now().getTime() / 1000)) },
+      body: entries,
+    })
+    expect(pushed.status).toBe(200)
+    const q = gql`
+      query ($space: String!, $key: String!, $page: Int, $perPage: Int, $q: String) {
+        datasourceEntries(space: $space, key: $key, page: $page, perPage: $perPage, q: $q) { total page per_page revision items }
+      }
+    `
+    const r = (await client().request<any>(q, { space, key: 'team', page: 1, perPage: 2 })).datasourceEntries
+    const rest = await t.request('GET', `/v1/spaces/${space}/datasources/team/entries?page=1&per_page=2`, { token: editor })
+    expect(r).toEqual({ total: 3, page: 1, per_page: 2, revision: rest.body.meta.revision, items: rest.body.data })
+    expect(r.items.map((e: any) => e.slug)).toEqual(['ada', 'alan'])
+    expect((await client().request<any>(q, { space, key: 'team', q: 'hopper' })).datasourceEntries.items).toEqual([entries[2]])
+    expect((await client().request<any>(q, { space, key: 'nope' })).datasourceEntries).toBeNull()
+    expect((await client().request<any>(q, { space: 'no-such-space', key: 'team' })).datasourceEntries).toBeNull()
+    try {
+      await client().request(q, { space, key: 'team', perPage: 101 })
+      throw new Error('expected an error')
+    } catch (err) {
+      expect((err as ClientError).response.errors![0].extensions?.code).toBe('validation_failed')
+    }
+    // Live data: never stored by shared caches.
+    const get = await http('GET', `{ datasourceEntries(space: "${space}", key: "team") { total } }`)
+    expect(get.headers.get('cache-control')).toBe('no-store')
+    // Markers resolve in GraphQL's story field exactly as in the REST read.
+    await story({ name: 'Team page', slug: 'team-page', content: doc(hero('Led by $ds:team.grace.name')) })
+    const s = (await client().request<any>(gql`query ($s: String!) { story(space: $s, path: "team-page") { content meta { datasource_refs } } }`, { s: space })).story
+    const restStory = await t.request('GET', `/v1/cdn/${space}/stories/team-page`)
+    expect(s.content.blocks[0].headline).toBe('Led by Grace Hopper')
+    expect(s.content).toEqual(restStory.body.data.content)
+    expect(s.meta.datasource_refs).toEqual({ team: 1 })
+  })
+
   test('space with its locales', async () => {
     const r = await client().request<any>(gql`query ($s: String!) { space(slug: $s) { slug name default_lang locales { code fallback } } }`, { s: space })
     expect(r.space).toMatchObject({ slug: space, default_lang: 'en' })

@@ -1,6 +1,7 @@
 import { defineModule } from '../../kernel/module'
 import { spacesModule } from '../spaces'
 import { datasourceEvents } from './events'
+import { datasourceGraphql } from './graphql'
 import { DatasourceErrors } from './model'
 import { markerStep } from './read-step'
 import { datasourceRoutes } from './routes'
@@ -23,15 +24,16 @@ declare module '../../kernel/jobs' {
  */
 export const datasourcesModule = defineModule({
   name: 'datasources',
-  setup: (kernel) => {
+  setup: (kernel, use) => {
     const store = new DatasourceStore(kernel)
     return {
       store,
+      publicSpaces: use(spacesModule).publicSpaces,
       /** A page of a datasource's entries as the public surface sees them; null when the Space has no such key. */
       entries: (spaceId: number, key: string, opts: { page?: number; perPage?: number; q?: string } = {}) => entriesPage(store, spaceId, key, opts),
     }
   },
-  routes: ({ kernel, guards, self, use, requestInfo }) => datasourceRoutes(kernel, guards, self.store, use(spacesModule).publicSpaces, requestInfo),
+  routes: ({ kernel, guards, self, requestInfo }) => datasourceRoutes(kernel, guards, self.store, self.publicSpaces, requestInfo),
   errors: Object.values(DatasourceErrors),
   events: datasourceEvents,
   on: {
@@ -65,4 +67,5 @@ export const datasourcesModule = defineModule({
     jobs.schedule({ name: 'datasources.tick', cron: '* * * * *', queue: 'datasources.tick', payload: {} })
   },
   readSteps: (self) => [markerStep(self.store)],
+  graphql: (builder, self) => datasourceGraphql(builder, self, self.publicSpaces),
 })
