@@ -199,13 +199,12 @@ describe('hits', () => {
     expect((await q('sauerkrautfestival', '&attributes=headline,lead,body_text')).body.meta.total).toBe(0)
   })
 
-  test('stop words: left out of the body, kept in the headline; a query of only stop words still finds them', async () => {
+  test('stop words: indexed everywhere; they narrow only a query made of nothing else, where the headline ranks first', async () => {
     const band = await published({ content: article({ headline: 'The Who', body: 'A band that was loud.' }) })
     const bodyOnly = await published({ content: article({ headline: 'Elsewhere', body: 'The who and the what of it.' }) })
-    expect(slugsOf(await q('the who '))).toEqual([band.slug])
+    expect(slugsOf(await q('the who '))).toEqual([band.slug, bodyOnly.slug])
     expect(slugsOf(await q('the loud'))).toEqual([band.slug])
-    expect((await q('what', '&attributes=body_text')).body.meta.total).toBe(0)
-    expect(bodyOnly.slug).toBeTruthy()
+    expect(slugsOf(await q('what', '&attributes=body_text'))).toContain(bodyOnly.slug)
   })
 
   test('case and diacritics do not matter; every word of the query must match', async () => {
