@@ -192,6 +192,22 @@ describe('hits', () => {
     for (const word of ['marzipanoption', 'hiddenwaypoint', 'hiddenhref', 'amp']) expect((await q(word)).body.meta.total).toBe(0)
   })
 
+  test('datasource markers ($ds:key.accessor) are not indexed; $$ds: is a literal', async () => {
+    const s = await published({
+      content: article({
+        headline: 'Prices $ds:pricelist.eur.amount today',
+        body: 'Exchange: $ds:fx_rates.usd-eur.value and $$ds:literal.example, tomorrow $ds:weather.Berlin.temp_max.',
+        tags: ['$ds:tagsource.first', 'plaintag'],
+      }),
+    })
+    const r = await q('prices today')
+    expect(r.body.data.map((h: { slug: string }) => h.slug)).toEqual([s.slug])
+    expect(r.body.data[0].headline).toBe('Prices today')
+    for (const word of ['pricelist', 'fx', 'rates', 'usd', 'weather', 'berlin', 'tagsource', 'amount']) expect((await q(`${word} `)).body.meta.total).toBe(0)
+    expect(slugsOf(await q('literal example'))).toEqual([s.slug])
+    expect(slugsOf(await q('plaintag'))).toEqual([s.slug])
+  })
+
   test('tags come from tags fields', async () => {
     const s = await published({ content: article({ headline: 'Tagged', tags: ['Sauerkrautfestival', 'two words'] }) })
     expect(slugsOf(await q('sauerkrautfestival', '&attributes=tags'))).toEqual([s.slug])
@@ -290,6 +306,43 @@ describe('typo tolerance per word', () => {
     expect(await found('quay seaf')).toEqual(['typo-pair'])
     expect(await found('seaf quay')).toEqual([])
     expect(await found('shipw ')).toEqual([])
+  })
+})
+
+describe('prefixes and stop-word typos (issue 17)', () => {
+  const found = async (text: string) => (await q(text)).body.data.map((h: { slug: string }) => h.slug)
+
+  test('the last word finds every Story holding a completion, however many shorter completions there are', async () => {
+    // 40 words beginning with "defe", all shorter than "defendants", in other Stories.
+    const letters = 'abcdefghijklmnopqrstuvwxyz'
+    const shorter = Array.from({ length: 40 }, (_, i) => `defe${letters[i % 26]}${letters[Math.floor(i / 26)]}`)
+    for (let i = 0; i < shorter.length; i += 10) {
+      await published({ content: article({ headline: 'Filler', body: shorter.slice(i, i + 10).join(' ') }) })
+    }
+    const target = await published({ slug: 'fey-target', content: article({ headline: 'The fey ones', body: 'Notes on defendants and their lawyers.' }) })
+    const both = await published({ slug: 'existential-target', content: article({ headline: 'Existential dread', body: 'A handkerchief.' }) })
+    for (const w of ['hanxa', 'hanxb', 'hanxc', 'handa', 'handb']) await published({ content: article({ headline: `Other ${w}` }) })
+    expect(await found('fey defe')).toEqual([target.slug])
+    expect(await found('fey defendan')).toEqual([target.slug])
+    expect(await found('existential han')).toEqual([both.slug])
+    // The completion ranks below the exact word.
+    const exact = await published({ slug: 'defe-exact', content: article({ headline: 'defe' }) })
+    const completion = await published({ slug: 'defe-completion', content: article({ headline: 'defendable' }) })
+    const hits = await found('defe')
+    expect(hits.indexOf(exact.slug)).toBe(0)
+    expect(hits).toContain(completion.slug)
+    expect(hits).toContain(target.slug)
+  })
+
+  test('a typo in a stop word never empties the result', async () => {
+    const above = await published({ slug: 'above-target', content: article({ headline: 'Views', body: 'The hills rise above the quarrytown.' }) })
+    const slim = await published({ slug: 'slim-target', content: article({ headline: 'Cats', body: 'The slim cat liked the fish.' }) })
+    await published({ content: article({ headline: 'Questions', body: "What's that? What's this?" }) })
+    expect(await found('aabove')).toContain(above.slug)
+    expect(await found('aabove quarrytown')).toEqual([above.slug])
+    // "wahts" stands only for the stop word "whats" (which is not in the Story): it adds to the score, never vetoes.
+    expect(await found('liaked slim wahts')).toEqual([slim.slug])
+    expect(await found('liaked slim wahts ')).toEqual([slim.slug])
   })
 })
 
