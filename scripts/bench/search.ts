@@ -322,6 +322,7 @@ async function child(n: number) {
   const deps = await createKernel(config, { logger })
   const before = heapNow()
   const rssBefore = rssNow()
+  const cpu0 = process.cpuUsage()
   const t0 = performance.now()
   const app = createRuntime(deps)
   void app.start()
@@ -340,6 +341,10 @@ async function child(n: number) {
   }, 1)
   await registry.initialBuild
   const buildMs = performance.now() - t0
+  // CPU time of this process over the build (index work and, with PGlite, the database's): on a machine shared with
+  // other work, wall time also counts the time the process waited for a core.
+  const cpu = process.cpuUsage(cpu0)
+  const buildCpuMs = Math.round((cpu.user + cpu.system) / 1000)
   clearInterval(ticker)
   const heap = heapNow() - before
   const rss = rssNow()
@@ -362,7 +367,7 @@ async function child(n: number) {
     words: index.vocabulary.size,
   }
   // Progress for the parent: the quiet runs take a while.
-  console.log(`PROGRESS built ${JSON.stringify({ ms: Math.round(buildMs), ...memory })}`)
+  console.log(`PROGRESS built ${JSON.stringify({ ms: Math.round(buildMs), cpu_ms: buildCpuMs, ...memory })}`)
   const inProcess: Record<string, unknown> = {}
   // cold: the word-expansion cache emptied before every query (as right after new words arrive); warm: as it comes.
   for (const mode of ['cold', 'warm'] as const) {
@@ -419,7 +424,7 @@ async function child(n: number) {
     console.log(`PROGRESS under load ${kind} ${JSON.stringify(underLoad[kind])}`)
   }
   const result = {
-    build: { ms: Math.round(buildMs), max_event_loop_stall_ms: Math.round(stall), ...stats },
+    build: { ms: Math.round(buildMs), cpu_ms: buildCpuMs, max_event_loop_stall_ms: Math.round(stall), ...stats },
     memory,
     in_process: inProcess,
     in_process_under_load: underLoad,
@@ -561,6 +566,8 @@ interface Run {
 function summary(runs: Run[]) {
   console.log('\n== Against the targets (issue 17) ==')
   const row = (cells: (string | number)[]) => console.log(`| ${cells.join(' | ')} |`)
+  const [load] = readFileSync('/proc/loadavg', 'utf8').split(' ')
+  console.log(`(load average ${load} at the end: with more runnable processes than cores, wall times and p99 include waiting for a core)`)
   row(['Stories', 'index heap (per 1,000)', 'RSS growth (per 1,000)', 'build', 'in-process p99 quiet / under load (worst kind)', 'HTTP p99 ours / raw (worst kind)', 'targets'])
   row(['---', '---', '---', '---', '---', '---', '---'])
   for (const r of runs) {
@@ -574,13 +581,13 @@ function summary(runs: Run[]) {
     const heapTarget = r.stories <= 10_000 ? 100 : r.stories <= 50_000 ? 500 : Infinity
     const checks = [
       `heap ${m.index_heap_mb < heapTarget ? 'met' : 'MISSED'} (< ${heapTarget} MB)`,
-      ...(r.stories <= 10_000 ? [`build ${b.ms < 5000 ? 'met' : 'MISSED'} (< 5 s)`, `p99 ${loaded < 5 ? 'met' : 'MISSED'} (< 5 ms)`] : []),
+      ...(r.stories <= 10_000 ? [`build ${b.ms < 5000 ? 'met' : b.cpu_ms < 5000 ? 'met in CPU time, not wall' : 'MISSED'} (< 5 s)`, `p99 ${loaded < 5 ? 'met' : 'MISSED'} (< 5 ms)`] : []),
     ]
     row([
       `${r.stories.toLocaleString('en')} (${r.driver})`,
       `${m.index_heap_mb} MB (${m.index_heap_kb_per_1000} KB)`,
       `${m.rss_growth_mb} MB (${m.rss_growth_kb_per_1000} KB); RSS ${m.rss_mb} MB, executable ${r.executable.rss_mb} MB`,
-      `${(b.ms / 1000).toFixed(1)} s (stall ${b.max_event_loop_stall_ms} ms)`,
+      `${(b.ms / 1000).toFixed(1)} s, CPU ${(b.cpu_ms / 1000).toFixed(1)} s (stall ${b.max_event_loop_stall_ms} ms)`,
       `${quiet} / ${loaded} ms`,
       `${ours} / ${raw} ms`,
       checks.join(', '),

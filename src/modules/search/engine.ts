@@ -180,6 +180,10 @@ export class SearchIndex {
   private lengthSums = new Float64Array(FIELDS)
   private lengthDocs = new Float64Array(FIELDS)
 
+  /** Upsert's scratch: field bits by term id, and the terms set in it. */
+  private termMasks = new Uint8Array(0)
+  private touchedTerms: number[] = []
+
   /** Query word → its variants: expanding a word (typo walk, prefix range) is most of a query's cost. */
   private expansions = new Map<string, Expansion>()
   private cachedTerms = 0
@@ -262,17 +266,27 @@ export class SearchIndex {
     const o = this.ordinals++
     this.grow(this.ordinals)
     const words = this.vocabulary.size
-    const masks = new Map<number, number>()
+    // The document's terms and their field bits, in a term-indexed scratch array (cleared again below).
+    const touched = this.touchedTerms
+    touched.length = 0
     for (let f = 0; f < FIELDS; f++) {
       const text = doc.fields[SEARCH_FIELDS[f]]
       if (!text) continue
       const list = text.split(' ')
       let n = 0
+      const bit = 1 << f
       for (const w of list) {
         const t = this.vocabulary.intern(w)
         if (t < 0) continue
         n++
-        masks.set(t, (masks.get(t) ?? 0) | (1 << f))
+        if (t >= this.termMasks.length) {
+          const grown = new Uint8Array(Math.max(1024, t * 2))
+          grown.set(this.termMasks)
+          this.termMasks = grown
+        }
+        const m = this.termMasks[t]
+        if (m === 0) touched.push(t)
+        this.termMasks[t] = m | bit
       }
       this.lengths[o * FIELDS + f] = n > 0xffff ? 0xffff : n
       if (n) {
@@ -283,8 +297,11 @@ export class SearchIndex {
     // New words may be variants of cached query words.
     if (this.vocabulary.size !== words) this.clearCache()
     const base = o * SHIFT
+    const masks = this.termMasks
     if (this.bulk) {
-      for (const [t, mask] of masks) {
+      for (const t of touched) {
+        const mask = masks[t]
+        masks[t] = 0
         const chunk = this.logLength >>> 16
         const at = this.logLength & (LOG_CHUNK - 1)
         if (at === 0) {
@@ -296,14 +313,16 @@ export class SearchIndex {
         this.logLength++
       }
     } else {
-      for (const [t, mask] of masks) {
+      for (const t of touched) {
+        const mask = masks[t]
+        masks[t] = 0
         const list = this.delta.get(t)
         if (list) list.push(base + mask)
         else this.delta.set(t, [base + mask])
       }
-      this.deltaPostings += masks.size
+      this.deltaPostings += touched.length
     }
-    this.postingCounts[o] = masks.size > 0xffff ? 0xffff : masks.size
+    this.postingCounts[o] = touched.length > 0xffff ? 0xffff : touched.length
     this.ids.set(id, o)
     this.hits[o] = doc.hit
     this.versions[o] = doc.version

@@ -49,6 +49,8 @@ function reverse(w: string): string {
 
 /** Words merged (or built) per step of a sliced compaction. */
 const STEP = 8192
+/** Up to this many new words are sorted in one call (about 60 ms), more in runs merged between pauses. */
+const NATIVE_SORT = 200_000
 
 /** Two sorted lists as one, yielding every STEP words. */
 function* mergeSorted(a: string[], b: string[]): Generator<void, string[]> {
@@ -343,7 +345,9 @@ export class Vocabulary {
     const pending = this.pending
     const fresh = [...pending.keys()]
     this.forward = finish(mergeSteps(this.forward, fresh.slice().sort(), (w) => pending.get(w)!))
-    this.backward = finish(mergeSteps(this.backward, fresh.map(reverse).sort(), (w) => pending.get(reverse(w))!))
+    const reversed = new Map<string, number>()
+    for (const [w, id] of pending) reversed.set(reverse(w), id)
+    this.backward = finish(mergeSteps(this.backward, [...reversed.keys()].sort(), (w) => reversed.get(w)!))
     this.pending = new Map()
   }
 
@@ -373,13 +377,19 @@ export class Vocabulary {
         await pause()
       }
     }
-    const forward = await run(mergeSteps(this.forward, await run(sortSteps(fresh)), (w) => pending.get(w)!))
-    const reversed = new Array<string>(fresh.length)
-    for (let i = 0; i < fresh.length; i++) {
-      reversed[i] = reverse(fresh[i])
-      if ((i & (STEP - 1)) === STEP - 1) await pause()
+    // The engine's sort is ~30 times faster than merging sorted runs in JS (0.3 ms per 1,000 words): one go up to
+    // NATIVE_SORT words, runs merged between pauses beyond.
+    const sorted = async (words: string[]) => (words.length <= NATIVE_SORT ? words.sort() : await run(sortSteps(words)))
+    const forward = await run(mergeSteps(this.forward, await sorted(fresh), (w) => pending.get(w)!))
+    // Reversed word → id, with the very strings that are sorted (their hashes are computed once).
+    const reversed = new Map<string, number>()
+    let i = 0
+    for (const [w, id] of pending) {
+      reversed.set(reverse(w), id)
+      if ((++i & (STEP - 1)) === 0) await pause()
     }
-    const backward = await run(mergeSteps(this.backward, await run(sortSteps(reversed)), (w) => pending.get(reverse(w))!))
+    await pause()
+    const backward = await run(mergeSteps(this.backward, await sorted([...reversed.keys()]), (w) => reversed.get(w)!))
     this.forward = forward
     this.backward = backward
     const meanwhile = new Map<string, number>()
