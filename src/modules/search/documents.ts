@@ -1,7 +1,7 @@
 import type { Blueprint } from '../stories/blocks'
 import type { PublishedSnapshot } from '../stories/service'
 import type { IndexDocument } from './engine'
-import { storyText, tokenString } from './text'
+import { storyText, wordsOf } from './text'
 
 /** The search hit id: story id and locale (spec 2, "composed of story id and locale"). */
 export const hitId = (storyId: number, lang: string) => `${storyId}:${lang}`
@@ -29,13 +29,13 @@ export function searchDocument(story: PublishedSnapshot, locale: Locale, bluepri
       updated_at: Math.floor(Date.parse(locale.published_at) / 1000),
     },
     fields: {
-      headline: tokenString(text.headline),
-      lead: text.lead ? tokenString(text.lead) : '',
-      body_text: tokenString(text.body),
-      tags: tokenString(text.tags.join(' ')),
-      slug: tokenString(story.slug),
+      headline: wordsOf(text.headline),
+      lead: text.lead ? wordsOf(text.lead) : [],
+      body_text: wordsOf(text.body),
+      tags: wordsOf(text.tags.join(' ')),
+      slug: wordsOf(story.slug),
       // The last segment is the slug, indexed once in the slug field; a full_path search looks in both (engine.ts).
-      full_path: tokenString(story.full_path.slice(0, story.full_path.length - story.slug.length)),
+      full_path: wordsOf(story.full_path.slice(0, story.full_path.length - story.slug.length)),
     },
     version: locale.version_no,
   }

@@ -87,10 +87,13 @@ export interface SearchHit {
   updated_at: number
 }
 
-/** One Story in one locale, ready for the index: the hit and the field token strings (text.ts tokenString). */
+/**
+ * One Story in one locale, ready for the index: the hit and each field's folded words (text.ts wordsOf; repeats are
+ * counted once), or a space-separated string of them (text.ts tokenString).
+ */
 export interface IndexDocument {
   hit: SearchHit
-  fields: Record<SearchField, string>
+  fields: Record<SearchField, string | readonly string[]>
   /** The Story's version_no when this snapshot was published (reconciliation compares it with the database). */
   version: number
 }
@@ -271,20 +274,22 @@ export class SearchIndex {
     touched.length = 0
     for (let f = 0; f < FIELDS; f++) {
       const text = doc.fields[SEARCH_FIELDS[f]]
-      if (!text) continue
-      const list = text.split(' ')
+      if (!text || !text.length) continue
+      const list = typeof text === 'string' ? text.split(' ') : text
+      // Distinct words: a repeated word sets its bit once and counts once.
       let n = 0
       const bit = 1 << f
       for (const w of list) {
         const t = this.vocabulary.intern(w)
         if (t < 0) continue
-        n++
         if (t >= this.termMasks.length) {
           const grown = new Uint8Array(Math.max(1024, t * 2))
           grown.set(this.termMasks)
           this.termMasks = grown
         }
         const m = this.termMasks[t]
+        if (m & bit) continue
+        n++
         if (m === 0) touched.push(t)
         this.termMasks[t] = m | bit
       }
