@@ -1,12 +1,12 @@
 // The words of one index and their term ids, for expanding a query word to its typo variants and completions.
 //
 // A typo search walks the trie of all words depth first, carrying one row of the edit-distance table per character
-// and leaving a branch once every cell of the row is over the budget. On a radix tree of Map-linked nodes (as Orama's, which
-// the first version used) every step is a pointer chase into a large heap and a two-typo search visits tens of thousands of steps. Here the
-// trie is implicit in one sorted, flat character array: word n starts at offsets[n] and shares lcp[n] characters with
-// word n-1, so rows are reused along shared prefixes and a word whose prefix is already dead is skipped in a few
-// steps. The same words are also kept reversed, for the split search below. About 30 times faster than a walk over
-// Map-linked nodes, and a few MB per 100,000 words.
+// and leaving a branch once every cell of the row is over the budget. On a radix tree of Map-linked nodes (Orama's,
+// which the first version used) every step is a pointer chase into a large heap and a two-typo search visits tens of
+// thousands of steps. Here the trie is implicit in one sorted, flat character array: word n starts at offsets[n] and
+// shares lcp[n] characters with word n-1, so rows are reused along shared prefixes and a word whose prefix is already
+// dead is skipped in a few steps. The same words are also kept reversed, for the split search below. About 30 times
+// faster than a walk over Map-linked nodes, and a few MB per 100,000 words.
 //
 // Split search (pigeonhole): a guarded walk only keeps a branch while the path matches the start of the query within a
 // smaller budget, which prunes the shallow levels of the trie where an unguarded walk keeps nearly every prefix alive;
