@@ -526,6 +526,8 @@ async function againstBinary(bin: string, env: Record<string, string>, n: number
     const rss = rssOf(server.pid)
     const out: Record<string, unknown> = { ready_ms: readyMs, rss_mb: mb(rss) }
     console.log(`  executable: first search answered ${readyMs} ms after start (index built), RSS ${mb(rss)} MB`)
+    // Warm-up: the executable's code paths get compiled and the heap settles after the build.
+    await runWrk({ name: 'warm-up', base }, { paths: queries(c, n, '2w exact', 2000, 400).map((q) => `/v1/cdn/bench/search?q=${encodeURIComponent(q)}`), rotateForwardedFor: 2000, connections: Number(args.connections), durationSeconds: 3 })
     const http: Record<string, unknown> = {}
     for (const [k, kind] of KINDS.entries()) {
       const list = queries(c, n, kind, 5000, 500 + k)
