@@ -443,6 +443,20 @@ describe('updates', () => {
     expect((await q('axolotl')).body.meta.total).toBe(0)
   })
 
+  test('the background compaction after updates merges new words and drops removed Stories; answers stay the same', async () => {
+    const a = await published({ content: article({ headline: 'Compaction quokkaisland', body: 'Marsupials everywhere.' }) })
+    const b = await published({ content: article({ headline: 'Compaction wombatburrow' }) })
+    await act(b.uuid, 'unpublish')
+    const idx = (await t.state(searchModule).registry.index(spaceId, 'en'))!
+    const before = (await q('quokkaisland marsupials')).body
+    expect(before.data.map((h: { id: string }) => h.id)).toEqual([`${a.id}:en`])
+    // A second after the last update the index merges its new words and postings (in slices, in the background).
+    expect(await eventually(async () => idx.vocabulary.pendingCount === 0 && !idx.needsCompaction, 8000)).toBe(true)
+    expect((await q('quokkaisland marsupials')).body.data).toEqual(before.data)
+    expect(slugsOf(await q('quokkaislnd '))).toEqual([a.slug])
+    expect((await q('wombatburrow')).body.meta.total).toBe(0)
+  })
+
   test('moves: a renamed Story and the Stories of a moved folder are found under their new path', async () => {
     const folder = await story({ slug: 'reef', is_folder: true })
     const child = await published({ slug: 'coral', parent_uuid: folder.uuid, content: article({ headline: 'Coral spawning' }) })
