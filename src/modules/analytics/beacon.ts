@@ -41,6 +41,8 @@ export interface BeaconMetrics {
   received: number
   accepted: number
   written: number
+  /** Multi-row inserts made (one per flush of up to 1,000 rows). */
+  inserts: number
   dropped: Record<DropReason, number>
 }
 
@@ -48,6 +50,7 @@ export const newMetrics = (): BeaconMetrics => ({
   received: 0,
   accepted: 0,
   written: 0,
+  inserts: 0,
   dropped: { rate_limited: 0, content_type: 0, too_large: 0, parse: 0, bot: 0, space: 0, story: 0, buffer_full: 0, write_failed: 0 },
 })
 

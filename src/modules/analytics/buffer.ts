@@ -59,6 +59,7 @@ export class BeaconBuffer {
           try {
             await insertEvents(this.kernel.db.db, batch)
             this.metrics.written += batch.length
+            this.metrics.inserts++
           } catch (err) {
             // Keep the batch for the next tick unless the backlog is at its cap; then it is lost (and counted).
             if (this.rows.length + batch.length <= BUFFER_CAP) this.rows.unshift(...batch)
