@@ -41,7 +41,11 @@ export const analyticsDaily = pgTable(
     referrer: text('referrer').notNull(),
     mounts: integer('mounts').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.spaceId, t.day, t.storyUuid, t.lang, t.segmentKey, t.device, t.referrer] })],
+  (t) => [
+    primaryKey({ columns: [t.spaceId, t.day, t.storyUuid, t.lang, t.segmentKey, t.device, t.referrer] }),
+    // One Story's days (the per-Story view, a page of Stories' breakdowns).
+    index('analytics_daily_story_idx').on(t.spaceId, t.storyUuid, t.day),
+  ],
 )
 
 /**

@@ -36,6 +36,8 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '64' },
     'read-connections': { type: 'string', default: '16' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+    /** Seed only, keep the database and print its environment (to explain queries by hand). */
+    'seed-only': { type: 'boolean', default: false },
   },
 })
 const N_STORIES = Number(args.stories)
@@ -112,7 +114,7 @@ async function seed(env: Record<string, string>) {
               (array['en', 'de', 'fr', null])[1 + i % 4],
               (array['desktop', 'mobile', 'tablet'])[1 + i % 3],
               (array['https://www.google.com', 'https://news.example', null, null, null])[1 + i % 5],
-              now() - ((i * 7919) % (90 * 86400)) * interval '1 second'
+              now() - ((i::bigint * 7919) % (90 * 86400)) * interval '1 second'
          from generate_series($2::int, $3::int) i, (select array_agg(uuid) as uuids from stories where space_id = $1) s`,
       [sid, k + 1, Math.min(N_RAW, k + 200_000)],
     )
@@ -159,6 +161,10 @@ async function run(driver: string) {
   const { env, cleanup } = await scratchDatabase(driver as 'pglite' | 'postgres', args.pg, 'cs_bench_beacon')
   try {
     const seeded = await seed(env)
+    if (args['seed-only']) {
+      console.log(`  kept: ${JSON.stringify(env)}`)
+      process.exit(0)
+    }
     const port = 19_000 + Math.floor(Math.random() * 1000)
     const server = Bun.spawn(serverCommand(), {
       cwd: root,

@@ -35,73 +35,87 @@ export interface Scope {
   from: string
   to: string
   storyUuids?: string[]
+  /** The first day not rolled up (rolledUntil), read once per operation. */
+  watermark: string
 }
 
 /**
  * The counts of a Space between two days as one row set (story_uuid, day, lang, segment_key, device, referrer,
  * mounts), unknown values as ''. Finished, rolled-up days come from the rollups, the rest from raw rows.
  */
-function counts(scope: Scope, watermark: string): SQL {
+function counts(scope: Scope): SQL {
+  const { watermark } = scope
   const stories = scope.storyUuids
   const dailyTo = scope.to < watermark ? scope.to : addDays(watermark, -1)
   const rawFrom = scope.from > watermark ? scope.from : watermark
-  const storyFilterDaily = stories ? sql` and story_uuid in (${sql.join(stories.map((s) => sql`${s}::uuid`), sql`, `)})` : sql``
-  const storyFilterRaw = storyFilterDaily
+  const storyFilter = stories ? sql` and story_uuid in (${sql.join(stories.map((s) => sql`${s}::uuid`), sql`, `)})` : sql``
   return sql`(
     select story_uuid, day, lang, segment_key, device, referrer, mounts::bigint as mounts from analytics_daily
-     where space_id = ${scope.spaceId} and day >= ${scope.from}::date and day <= ${dailyTo}::date${storyFilterDaily}
+     where space_id = ${scope.spaceId} and day >= ${scope.from}::date and day <= ${dailyTo}::date${storyFilter}
     union all
     select story_uuid, (at at time zone 'UTC')::date as day, coalesce(lang, '') as lang, coalesce(segment_key, '') as segment_key,
            device, coalesce(referrer, '') as referrer, 1::bigint as mounts from analytics_events
-     where space_id = ${scope.spaceId} and at >= ${isoStart(rawFrom)}::timestamptz and at < ${isoStart(addDays(scope.to, 1))}::timestamptz${storyFilterRaw}
+     where space_id = ${scope.spaceId} and at >= ${isoStart(rawFrom)}::timestamptz and at < ${isoStart(addDays(scope.to, 1))}::timestamptz${storyFilter}
   )`
-}
-
-export interface GroupOptions {
-  /** Also count the mounts from this day on as `recent` (growth comparisons). */
-  splitAt?: string
-  /** Order by mounts (descending, then the dimensions) and page. */
-  limit?: number
-  offset?: number
-  /** Leave out rows whose (single) dimension is '' (unknown). */
-  knownOnly?: boolean
 }
 
 /** One group: the grouped dimensions ('' for the others and for unknown values), its mounts, and `recent` (splitAt). */
 export type Grouped = Record<Dim, string> & { mounts: number; recent: number }
 const DIMS: Dim[] = ['story_uuid', 'day', 'lang', 'segment_key', 'device', 'referrer']
 
-/** Mounts grouped by `dims` over the scope (only groups with mounts). */
-export async function grouped(db: DbOrTx, scope: Scope, dims: Dim[], opts: GroupOptions = {}): Promise<Grouped[]> {
-  const watermark = await rolledUntil(db)
-  const cols = dims.map((d) => (d === 'day' ? sql.raw(`c.day::text as day`) : sql.raw(`c.${d}::text as ${d}`)))
-  const keys = sql.raw(dims.map((d) => `c.${d}`).join(', ') || '1')
-  const recent = opts.splitAt ? sql`sum(c.mounts) filter (where c.day >= ${opts.splitAt}::date)` : sql`0`
-  const known = opts.knownOnly && dims.length === 1 ? sql.raw(` where c.${dims[0]} <> ''`) : sql``
-  const page =
-    opts.limit !== undefined
-      ? sql` order by mounts desc, ${sql.raw(dims.map((d) => `${d} asc`).join(', ') || '1')} limit ${opts.limit} offset ${opts.offset ?? 0}`
-      : sql``
-  const rows = await q<Record<string, unknown>>(
-    db,
-    sql`select ${sql.join([...cols, sql`sum(c.mounts)::bigint as mounts`, sql`coalesce(${recent}, 0)::bigint as recent`], sql`, `)}
-        from ${counts(scope, watermark)} c${known}
-        ${dims.length ? sql`group by ${keys}` : sql``}${page}`,
-  )
-  return rows.map((r) => {
-    const out: Record<string, unknown> = {}
-    for (const d of DIMS) out[d] = dims.includes(d) ? String(r[d] ?? '') : ''
-    out.mounts = Number(r.mounts ?? 0)
-    out.recent = Number(r.recent ?? 0)
-    return out as Grouped
-  })
+function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
+  const out: Record<string, unknown> = {}
+  for (const d of DIMS) out[d] = dims.includes(d) ? String(r[d] ?? '') : ''
+  out.mounts = Number(r.mounts ?? 0)
+  out.recent = Number(r.recent ?? 0)
+  return out as Grouped
 }
 
-/** How many Stories had mounts in the scope. */
-export async function countStories(db: DbOrTx, scope: Scope): Promise<number> {
-  const watermark = await rolledUntil(db)
-  const [row] = await q<{ n: unknown }>(db, sql`select count(distinct c.story_uuid)::bigint as n from ${counts(scope, watermark)} c`)
-  return Number(row?.n ?? 0)
+/**
+ * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan (GROUPING SETS).
+ * Returns one list per set, most mounts first; `splitAt` also counts the mounts from that day on as `recent`.
+ * Grouping happens on the native types (uuid, date); text comes after.
+ */
+export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string } = {}): Promise<Grouped[][]> {
+  const used = DIMS.filter((d) => sets.some((set) => set.includes(d)))
+  const recent = opts.splitAt ? sql`sum(c.mounts) filter (where c.day >= ${opts.splitAt}::date)` : sql`0`
+  const flags = used.map((d) => sql.raw(`grouping(c.${d}) as g_${d}`))
+  const cols = used.map((d) => sql.raw(`c.${d}::text as ${d}`))
+  const setsSql = sql.raw(sets.map((set) => `(${set.map((d) => `c.${d}`).join(', ')})`).join(', '))
+  const rows = await q<Record<string, unknown>>(
+    db,
+    sql`select ${sql.join([...cols, ...flags, sql`sum(c.mounts)::bigint as mounts`, sql`coalesce(${recent}, 0)::bigint as recent`], sql`, `)}
+        from ${counts(scope)} c group by grouping sets (${setsSql}) order by mounts desc`,
+  )
+  const out: Grouped[][] = sets.map(() => [])
+  for (const r of rows) {
+    const k = sets.findIndex((set) => used.every((d) => Number(r[`g_${d}`]) === (set.includes(d) ? 0 : 1)))
+    if (k !== -1) out[k].push(toGrouped(r, sets[k]))
+  }
+  // Ties in a stable order: by the grouped values.
+  for (const [k, list] of out.entries()) {
+    const set = sets[k]
+    list.sort((a, b) => b.mounts - a.mounts || cmp(set.map((d) => a[d]).join('\u0000'), set.map((d) => b[d]).join('\u0000')))
+  }
+  return out
+}
+
+const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Stories by mounts over the scope (most first, then by uuid), one page of them, and how many Stories had mounts. */
+export async function topStories(db: DbOrTx, scope: Scope, limit: number, offset: number): Promise<{ total: number; rows: Grouped[] }> {
+  const rows = await q<Record<string, unknown>>(
+    db,
+    sql`select g.story_uuid::text as story_uuid, g.mounts, count(*) over ()::bigint as total
+          from (select c.story_uuid, sum(c.mounts)::bigint as mounts from ${counts(scope)} c group by c.story_uuid) g
+         order by g.mounts desc, g.story_uuid asc limit ${limit} offset ${offset}`,
+  )
+  let total = rows.length ? Number(rows[0].total) : 0
+  if (!rows.length && offset > 0) {
+    const [row] = await q<{ n: unknown }>(db, sql`select count(distinct c.story_uuid)::bigint as n from ${counts(scope)} c`)
+    total = Number(row?.n ?? 0)
+  }
+  return { total, rows: rows.map((r) => toGrouped(r, ['story_uuid'])) }
 }
 
 export interface RollupResult {

@@ -8,7 +8,7 @@ import { getStory } from '../stories/service'
 import { addDays, bucketOf, bucketsFrom, type Granularity, dayOf, daysBetween, isDay } from './days'
 import type { InsightsModel, OverviewModel, StoriesAnalyticsModel, StoryAnalyticsModel } from './model'
 import { StoriesPerPage } from './model'
-import { countStories, type Dim, type Grouped, grouped, type Scope } from './repo'
+import { type Dim, type Grouped, groupedSets, rolledUntil, type Scope, topStories } from './repo'
 
 type K = Pick<Kernel, 'db' | 'clock'>
 const today = (kernel: K) => dayOf(kernel.clock.now())
@@ -52,22 +52,20 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
   if (daysBetween(from, to) + 1 > MAX_RANGE_DAYS) throw validationFailed({ to: [`the range is at most ${MAX_RANGE_DAYS} days`] })
   const g = query.granularity ?? 'day'
   const page = pageOf(query.page, query.per_page, StoriesPerPage)
-  const scope: Scope = { spaceId: access.space.id, from, to }
-
-  const [total, top] = await Promise.all([
-    countStories(kernel.db.db, scope),
-    grouped(kernel.db.db, scope, ['story_uuid'], { limit: page.perPage, offset: page.offset }),
-  ])
+  const db = kernel.db.db
+  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await rolledUntil(db) }
+  const { total, rows: top } = await topStories(db, scope, page.perPage, page.offset)
   const uuids = top.map((r) => r.story_uuid)
-  const pageScope = { ...scope, storyUuids: uuids }
-  const [days, langs, segments, slugs] = uuids.length
+  const [[days, langs, segments], slugs] = uuids.length
     ? await Promise.all([
-        grouped(kernel.db.db, pageScope, ['story_uuid', 'day']),
-        grouped(kernel.db.db, pageScope, ['story_uuid', 'lang']),
-        grouped(kernel.db.db, pageScope, ['story_uuid', 'segment_key']),
+        groupedSets(db, { ...scope, storyUuids: uuids }, [
+          ['story_uuid', 'day'],
+          ['story_uuid', 'lang'],
+          ['story_uuid', 'segment_key'],
+        ]),
         storySlugs(kernel, access.space.id, uuids),
       ])
-    : [[], [], [], new Map<string, string>()]
+    : [[[], [], []], new Map<string, string>()]
   const of = (rows: Grouped[], uuid: string) => rows.filter((r) => r.story_uuid === uuid)
   return {
     data: top.map((r) => ({
@@ -90,15 +88,9 @@ export async function storyAnalytics(kernel: Kernel, access: SpaceAccess, uuid: 
   const story = await getStory(kernel, access, uuid) // 404 for a Story of no (or another) Space
   const to = today(kernel)
   const from = addDays(to, -(days - 1))
-  const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid] }
   const db = kernel.db.db
-  const [byDay, langs, segments, devices, referrers] = await Promise.all([
-    grouped(db, scope, ['day']),
-    grouped(db, scope, ['lang']),
-    grouped(db, scope, ['segment_key']),
-    grouped(db, scope, ['device']),
-    grouped(db, scope, ['referrer']),
-  ])
+  const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await rolledUntil(db) }
+  const [byDay, langs, segments, devices, referrers] = await groupedSets(db, scope, [['day'], ['lang'], ['segment_key'], ['device'], ['referrer']])
   const by_day = series(byDay, from, to, 'day')
   const points = by_day.map((d) => d.mounts)
   return {
@@ -145,15 +137,16 @@ export async function overview(kernel: K, access: SpaceAccess): Promise<typeof O
   const from30 = addDays(to, -29)
   const db = kernel.db.db
   const spaceId = access.space.id
-  const last30: Scope = { spaceId, from: from30, to }
-  const [byDay, top, referrers, devices, langs, segments] = await Promise.all([
-    grouped(db, { spaceId, from: addDays(to, -59), to }, ['day']),
-    grouped(db, last30, ['story_uuid'], { limit: 10 }),
-    grouped(db, last30, ['referrer'], { limit: 10 }),
-    grouped(db, last30, ['device']),
-    grouped(db, last30, ['lang'], { knownOnly: true }),
-    grouped(db, last30, ['segment_key'], { knownOnly: true }),
+  const watermark = await rolledUntil(db)
+  const last30: Scope = { spaceId, from: from30, to, watermark }
+  const [[byDay], [stories, referrerRows, devices, langRows, segmentRows]] = await Promise.all([
+    groupedSets(db, { spaceId, from: addDays(to, -59), to, watermark }, [['day']]),
+    groupedSets(db, last30, [['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']]),
   ])
+  const top = stories.slice(0, 10)
+  const referrers = referrerRows.slice(0, 10)
+  const langs = langRows.filter((r) => r.lang !== '')
+  const segments = segmentRows.filter((r) => r.segment_key !== '')
   const sum = (a: string, b: string) => byDay.reduce((s, r) => (r.day >= a && r.day <= b ? s + r.mounts : s), 0)
   const period = (days: number) => {
     const from = addDays(to, -(days - 1))
@@ -196,14 +189,16 @@ export async function insights(kernel: Kernel, access: SpaceAccess): Promise<typ
   const from = addDays(to, -29)
   const mid = addDays(to, -14)
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to }
-  const [byStory, langs, segments, devices, referrers] = await Promise.all([
-    grouped(db, scope, ['story_uuid'], { splitAt: mid }),
-    grouped(db, scope, ['lang'], { knownOnly: true, limit: 5 }),
-    grouped(db, scope, ['segment_key'], { knownOnly: true, limit: 5 }),
-    grouped(db, scope, ['device'], { splitAt: mid }),
-    grouped(db, scope, ['referrer'], { limit: 5 }),
-  ])
+  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await rolledUntil(db) }
+  const [byStory, langRows, segmentRows, devices, referrerRows] = await groupedSets(
+    db,
+    scope,
+    [['story_uuid'], ['lang'], ['segment_key'], ['device'], ['referrer']],
+    { splitAt: mid },
+  )
+  const langs = langRows.filter((r) => r.lang !== '').slice(0, 5)
+  const segments = segmentRows.filter((r) => r.segment_key !== '').slice(0, 5)
+  const referrers = referrerRows.slice(0, 5)
   const total = byStory.reduce((s, r) => s + r.mounts, 0)
   const observations: string[] = []
   const result = () => ({ period: { from, to }, generated_by: 'rules' as const, observations })

@@ -26,5 +26,6 @@ CREATE TABLE "analytics_rollup_state" (
 	"updated_at" timestamp with time zone NOT NULL
 );
 --> statement-breakpoint
+CREATE INDEX "analytics_daily_story_idx" ON "analytics_daily" USING btree ("space_id","story_uuid","day");--> statement-breakpoint
 CREATE INDEX "analytics_events_space_at_idx" ON "analytics_events" USING btree ("space_id","at");--> statement-breakpoint
 CREATE INDEX "analytics_events_at_idx" ON "analytics_events" USING btree ("at");
