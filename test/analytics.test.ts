@@ -319,7 +319,7 @@ async function seed(sid: number, entries: { story: string; day: string; n: numbe
       })
     }
   }
-  await insertEvents(t.kernel.db.db, out)
+  await insertEvents(t.kernel.db, out)
 }
 
 describe('management queries', () => {

@@ -57,7 +57,7 @@ export class BeaconBuffer {
         while (this.rows.length) {
           const batch = this.rows.splice(0, FLUSH_BATCH)
           try {
-            await insertEvents(this.kernel.db.db, batch)
+            await insertEvents(this.kernel.db, batch)
             this.metrics.written += batch.length
             this.metrics.inserts++
           } catch (err) {

@@ -1,6 +1,5 @@
 import { type SQL, sql } from 'drizzle-orm'
-import { analyticsEvents } from '../../../db/schema'
-import { type DbOrTx, rowsOf } from '../../kernel/db'
+import { type Database, type DbOrTx, rowsOf } from '../../kernel/db'
 import type { BeaconRow } from './beacon'
 import { addDays, dayOf, isoStart } from './days'
 
@@ -13,8 +12,21 @@ const NOTHING_ROLLED = '1970-01-01'
 export const ROLLUP_GRACE_MS = 10 * 60_000
 export const RAW_RETENTION_DAYS = 90
 
-export async function insertEvents(db: DbOrTx, rows: BeaconRow[]): Promise<void> {
-  if (rows.length) await db.insert(analyticsEvents).values(rows)
+/**
+ * One multi-row insert of accepted beacons. The rows go in as one JSON parameter expanded by `jsonb_to_recordset` —
+ * one parameter rather than seven per row — so building the statement costs the event loop next to nothing even at
+ * 1,000 rows, on both drivers.
+ */
+export async function insertEvents(database: Pick<Database, 'query'>, rows: BeaconRow[]): Promise<void> {
+  if (!rows.length) return
+  const json = JSON.stringify(
+    rows.map((r) => ({ s: r.spaceId, u: r.storyUuid, g: r.segmentKey, l: r.lang, d: r.device, r: r.referrer, t: r.at.toISOString() })),
+  )
+  await database.query(
+    `insert into analytics_events (space_id, story_uuid, segment_key, lang, device, referrer, at)
+     select s, u, g, l, d, r, t from jsonb_to_recordset($1::jsonb) as x(s int, u uuid, g text, l text, d text, r text, t timestamptz)`,
+    [json],
+  )
 }
 
 async function q<T>(db: DbOrTx, query: SQL): Promise<T[]> {
