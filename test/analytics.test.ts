@@ -524,7 +524,10 @@ describe('rollup and retention', () => {
       { day: d0, mounts: 1 },
       { day: d0, mounts: 3 },
     ])
+    const hits = state().rollups.hits
     expect(await snapshot()).toEqual(before)
+    expect(await snapshot()).toEqual(before) // the rolled-up day's aggregates now come from memory
+    expect(state().rollups.hits).toBeGreaterThan(hits)
     // Re-running changes nothing.
     expect((await rollup(t.kernel.db.db, t.clock.now())).days).toEqual([])
     expect(await snapshot()).toEqual(before)

@@ -140,18 +140,20 @@ async function seed(env: Record<string, string>) {
 }
 
 async function sequential(base: string, token: string, cases: Record<string, string>) {
-  const out: Record<string, { p50: number; p99: number }> = {}
+  const out: Record<string, { first: number; p50: number; p99: number }> = {}
   for (const [name, path] of Object.entries(cases)) {
     const times: number[] = []
+    let first = 0
     for (let k = 0; k < 120; k++) {
       const t0 = performance.now()
       const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ipOf(300_000 + k) } })
       if (!res.ok) throw new Error(`${name}: ${res.status} ${await res.text()}`)
       await res.arrayBuffer()
+      if (k === 0) first = performance.now() - t0
       if (k >= 20) times.push(performance.now() - t0)
     }
     times.sort((a, b) => a - b)
-    out[name] = { p50: Math.round(pct(times, 50) * 100) / 100, p99: Math.round(pct(times, 99) * 100) / 100 }
+    out[name] = { first: Math.round(first * 100) / 100, p50: Math.round(pct(times, 50) * 100) / 100, p99: Math.round(pct(times, 99) * 100) / 100 }
   }
   return out
 }
@@ -242,5 +244,5 @@ for (const r of results) {
   console.log(`${''.padEnd(9)} | reads:   ${line(r.reads)}`)
   console.log(`${''.padEnd(9)} | beacons stored: ${r.stored} of ${r.beacons.requests} sent`)
 }
-console.log(`\nManagement queries (sequential, client-side latency in ms) over ${results[0]?.raw} raw rows + ${results[0]?.daily} rollup rows`)
-for (const r of results) for (const [k, v] of Object.entries(r.management)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(28)} | p50 ${v.p50} | p99 ${v.p99}`)
+console.log(`\nManagement queries (sequential, client-side latency in ms; after the first, finished days come from the rollup cache) over ${results[0]?.raw} raw rows + ${results[0]?.daily} rollup rows`)
+for (const r of results) for (const [k, v] of Object.entries(r.management)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(28)} | first (cold) ${v.first} | p50 ${v.p50} | p99 ${v.p99}`)

@@ -7,7 +7,7 @@ import { storiesModule } from '../stories'
 import { BeaconLimiter, BeaconPipeline, newMetrics, type SegmentCheck } from './beacon'
 import { BeaconBuffer } from './buffer'
 import { beaconCdnRoutes, beaconFastRoute, type BeaconDeps } from './cdn'
-import { rollup } from './repo'
+import { RollupCache, rollup } from './repo'
 import { analyticsRoutes } from './routes'
 
 declare module '../../kernel/jobs' {
@@ -52,7 +52,9 @@ export const analyticsModule = defineModule({
       metrics,
     })
     const beacon: BeaconDeps = { limiter, pipeline, metrics, inflight: new Set() }
-    return { metrics, buffer, limiter, pipeline, beacon }
+    // Aggregates of rolled-up days (they never change): dashboards re-read them without a scan.
+    const rollups = new RollupCache()
+    return { metrics, buffer, limiter, pipeline, beacon, rollups }
   },
   start(self) {
     self.buffer.start()
@@ -66,7 +68,7 @@ export const analyticsModule = defineModule({
     await self.buffer.flush()
     kernel.logger.info('beacon pipeline closed', { ...self.metrics, dropped: { ...self.metrics.dropped } })
   },
-  routes: ({ kernel, guards }) => analyticsRoutes(kernel, guards),
+  routes: ({ kernel, guards, self }) => analyticsRoutes(kernel, guards, self.rollups),
   cdn: ({ self, requestInfo }) => beaconCdnRoutes(self.beacon, (request) => requestInfo(request).ip),
   fast: ({ self }) => [beaconFastRoute(self.beacon)],
   readSteps: (_self, kernel) => [beaconStep(kernel.config)],

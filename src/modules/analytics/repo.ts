@@ -51,24 +51,22 @@ export interface Scope {
   watermark: string
 }
 
+type Part = { spaceId: number; from: string; to: string; storyUuids?: string[] }
+
 /**
  * The counts of a Space between two days as one row set (story_uuid, day, lang, segment_key, device, referrer,
- * mounts), unknown values as ''. Finished, rolled-up days come from the rollups, the rest from raw rows.
+ * mounts), unknown values as ''. `rolled`: from the rollups; else from the raw rows.
  */
-function counts(scope: Scope): SQL {
-  const { watermark } = scope
-  const stories = scope.storyUuids
-  const dailyTo = scope.to < watermark ? scope.to : addDays(watermark, -1)
-  const rawFrom = scope.from > watermark ? scope.from : watermark
+function counts(part: Part, rolled: boolean): SQL {
+  const stories = part.storyUuids
   const storyFilter = stories ? sql` and story_uuid in (${sql.join(stories.map((s) => sql`${s}::uuid`), sql`, `)})` : sql``
-  return sql`(
-    select story_uuid, day, lang, segment_key, device, referrer, mounts::bigint as mounts from analytics_daily
-     where space_id = ${scope.spaceId} and day >= ${scope.from}::date and day <= ${dailyTo}::date${storyFilter}
-    union all
-    select story_uuid, (at at time zone 'UTC')::date as day, coalesce(lang, '') as lang, coalesce(segment_key, '') as segment_key,
-           device, coalesce(referrer, '') as referrer, 1::bigint as mounts from analytics_events
-     where space_id = ${scope.spaceId} and at >= ${isoStart(rawFrom)}::timestamptz and at < ${isoStart(addDays(scope.to, 1))}::timestamptz${storyFilter}
-  )`
+  if (rolled) {
+    return sql`(select story_uuid, day, lang, segment_key, device, referrer, mounts::bigint as mounts from analytics_daily
+       where space_id = ${part.spaceId} and day >= ${part.from}::date and day <= ${part.to}::date${storyFilter})`
+  }
+  return sql`(select story_uuid, (at at time zone 'UTC')::date as day, coalesce(lang, '') as lang, coalesce(segment_key, '') as segment_key,
+         device, coalesce(referrer, '') as referrer, 1::bigint as mounts from analytics_events
+     where space_id = ${part.spaceId} and at >= ${isoStart(part.from)}::timestamptz and at < ${isoStart(addDays(part.to, 1))}::timestamptz${storyFilter})`
 }
 
 /** One group: the grouped dimensions ('' for the others and for unknown values), its mounts, and `recent` (splitAt). */
@@ -84,50 +82,105 @@ function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
 }
 
 /**
- * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan (GROUPING SETS).
- * Returns one list per set, most mounts first; `splitAt` also counts the mounts from that day on as `recent`.
- * Grouping happens on the native types (uuid, date); text comes after.
+ * Aggregates of rolled-up days, kept in memory: a day before the watermark never changes (the rollup writes it once
+ * and nothing updates it), so a result over such days stays true — on every instance, whatever the others do. Only
+ * today's raw rows are counted afresh per request. Bounded by the number of rows held; the oldest entries go first.
  */
-export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string } = {}): Promise<Grouped[][]> {
+export class RollupCache {
+  private entries = new Map<string, Grouped[][]>()
+  private held = 0
+  hits = 0
+  misses = 0
+
+  constructor(private maxRows = 400_000) {}
+
+  get(key: string): Grouped[][] | undefined {
+    const e = this.entries.get(key)
+    if (e) this.hits++
+    else this.misses++
+    return e
+  }
+
+  set(key: string, value: Grouped[][]) {
+    const size = value.reduce((n, l) => n + l.length, 0)
+    if (size > this.maxRows) return
+    while (this.held + size > this.maxRows && this.entries.size) {
+      const [k, v] = this.entries.entries().next().value!
+      this.entries.delete(k)
+      this.held -= v.reduce((n, l) => n + l.length, 0)
+    }
+    this.entries.set(key, value)
+    this.held += size
+  }
+
+  clear() {
+    this.entries.clear()
+    this.held = 0
+  }
+}
+
+async function setsOf(db: DbOrTx, part: Part, rolled: boolean, sets: Dim[][], splitAt?: string): Promise<Grouped[][]> {
   const used = DIMS.filter((d) => sets.some((set) => set.includes(d)))
-  const recent = opts.splitAt ? sql`sum(c.mounts) filter (where c.day >= ${opts.splitAt}::date)` : sql`0`
+  const recent = splitAt ? sql`sum(c.mounts) filter (where c.day >= ${splitAt}::date)` : sql`0`
   const flags = used.map((d) => sql.raw(`grouping(c.${d}) as g_${d}`))
   const cols = used.map((d) => sql.raw(`c.${d}::text as ${d}`))
   const setsSql = sql.raw(sets.map((set) => `(${set.map((d) => `c.${d}`).join(', ')})`).join(', '))
   const rows = await q<Record<string, unknown>>(
     db,
     sql`select ${sql.join([...cols, ...flags, sql`sum(c.mounts)::bigint as mounts`, sql`coalesce(${recent}, 0)::bigint as recent`], sql`, `)}
-        from ${counts(scope)} c group by grouping sets (${setsSql}) order by mounts desc`,
+        from ${counts(part, rolled)} c group by grouping sets (${setsSql})`,
   )
   const out: Grouped[][] = sets.map(() => [])
   for (const r of rows) {
     const k = sets.findIndex((set) => used.every((d) => Number(r[`g_${d}`]) === (set.includes(d) ? 0 : 1)))
     if (k !== -1) out[k].push(toGrouped(r, sets[k]))
   }
-  // Ties in a stable order: by the grouped values.
-  for (const [k, list] of out.entries()) {
-    const set = sets[k]
-    list.sort((a, b) => b.mounts - a.mounts || cmp(set.map((d) => a[d]).join('\u0000'), set.map((d) => b[d]).join('\u0000')))
-  }
   return out
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
-/** Stories by mounts over the scope (most first, then by uuid), one page of them, and how many Stories had mounts. */
-export async function topStories(db: DbOrTx, scope: Scope, limit: number, offset: number): Promise<{ total: number; rows: Grouped[] }> {
-  const rows = await q<Record<string, unknown>>(
-    db,
-    sql`select g.story_uuid::text as story_uuid, g.mounts, count(*) over ()::bigint as total
-          from (select c.story_uuid, sum(c.mounts)::bigint as mounts from ${counts(scope)} c group by c.story_uuid) g
-         order by g.mounts desc, g.story_uuid asc limit ${limit} offset ${offset}`,
-  )
-  let total = rows.length ? Number(rows[0].total) : 0
-  if (!rows.length && offset > 0) {
-    const [row] = await q<{ n: unknown }>(db, sql`select count(distinct c.story_uuid)::bigint as n from ${counts(scope)} c`)
-    total = Number(row?.n ?? 0)
+/**
+ * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
+ * SETS): rollups for the days before the watermark (from `cache` when it holds them), raw rows from it on. Returns
+ * one list per set, most mounts first, ties by the grouped values; `splitAt` also counts the mounts from that day on
+ * as `recent`.
+ */
+export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache } = {}): Promise<Grouped[][]> {
+  const { watermark } = scope
+  const dailyTo = scope.to < watermark ? scope.to : addDays(watermark, -1)
+  const rawFrom = scope.from > watermark ? scope.from : watermark
+  const base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
+  const rolledPart = async () => {
+    if (scope.from > dailyTo) return sets.map(() => [] as Grouped[])
+    const key = JSON.stringify([scope.spaceId, scope.from, dailyTo, scope.storyUuids ?? null, sets, opts.splitAt ?? null])
+    const hit = opts.cache?.get(key)
+    if (hit) return hit
+    const fresh = await setsOf(db, { ...base, from: scope.from, to: dailyTo }, true, sets, opts.splitAt)
+    opts.cache?.set(key, fresh)
+    return fresh
   }
-  return { total, rows: rows.map((r) => toGrouped(r, ['story_uuid'])) }
+  const rawPart = () => (rawFrom > scope.to ? Promise.resolve(sets.map(() => [] as Grouped[])) : setsOf(db, { ...base, from: rawFrom, to: scope.to }, false, sets, opts.splitAt))
+  const [rolled, raw] = await Promise.all([rolledPart(), rawPart()])
+  return sets.map((set, k) => {
+    const keyOf = (g: Grouped) => set.map((d) => g[d]).join('\u0000')
+    const merged = new Map<string, Grouped>()
+    for (const g of rolled[k]) merged.set(keyOf(g), { ...g })
+    for (const g of raw[k]) {
+      const m = merged.get(keyOf(g))
+      if (m) {
+        m.mounts += g.mounts
+        m.recent += g.recent
+      } else merged.set(keyOf(g), { ...g })
+    }
+    return [...merged.values()].sort((a, b) => b.mounts - a.mounts || cmp(keyOf(a), keyOf(b)))
+  })
+}
+
+/** Stories by mounts over the scope (most first, then by uuid), one page of them, and how many Stories had mounts. */
+export async function topStories(db: DbOrTx, scope: Scope, limit: number, offset: number, cache?: RollupCache): Promise<{ total: number; rows: Grouped[] }> {
+  const [all] = await groupedSets(db, scope, [['story_uuid']], { cache })
+  return { total: all.length, rows: all.slice(offset, offset + limit) }
 }
 
 export interface RollupResult {

@@ -3,13 +3,14 @@ import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
 import { Data } from '../../kernel/schemas'
 import { InsightsModel, OverviewModel, SpaceParams, StoriesAnalyticsModel, StoriesQuery, StoryAnalyticsModel, StoryAnalyticsQuery, StoryParams } from './model'
+import type { RollupCache } from './repo'
 import { insights, overview, storiesAnalytics, storyAnalytics } from './service'
 
 /** Spec 4.8 / 4.14: aggregated analytics of a Space (viewer or higher). */
-export function analyticsRoutes(kernel: Kernel, guards: Guards) {
+export function analyticsRoutes(kernel: Kernel, guards: Guards, cache: RollupCache) {
   return new Elysia({ prefix: '/spaces/:space', tags: ['Analytics'] })
     .use(guards)
-    .get('/analytics/stories', ({ access, query }) => storiesAnalytics(kernel, access, query), {
+    .get('/analytics/stories', ({ access, query }) => storiesAnalytics(kernel, access, query, cache), {
       params: SpaceParams,
       query: StoriesQuery,
       spaceRole: 'viewer',
@@ -22,7 +23,7 @@ export function analyticsRoutes(kernel: Kernel, guards: Guards) {
           'Finished days come from the daily rollups, today from the raw beacons. `page`/`per_page` (default 50, at most 200).',
       },
     })
-    .get('/stories/:uuid/analytics', async ({ access, params, query }) => ({ data: await storyAnalytics(kernel, access, params.uuid, query.days) }), {
+    .get('/stories/:uuid/analytics', async ({ access, params, query }) => ({ data: await storyAnalytics(kernel, access, params.uuid, query.days, cache) }), {
       params: StoryParams,
       query: StoryAnalyticsQuery,
       spaceRole: 'viewer',
@@ -33,7 +34,7 @@ export function analyticsRoutes(kernel: Kernel, guards: Guards) {
           '`days` 1–365 (default 30), up to and including today (UTC). `by_day` is dense; `sparkline.points` are the same numbers and `sparkline.svg` a 120×24 SVG polyline (stroke `currentColor`). A Story of another Space: 404.',
       },
     })
-    .get('/analytics/overview', async ({ access }) => ({ data: await overview(kernel, access) }), {
+    .get('/analytics/overview', async ({ access }) => ({ data: await overview(kernel, access, cache) }), {
       params: SpaceParams,
       spaceRole: 'viewer',
       response: Data(OverviewModel),
@@ -41,7 +42,7 @@ export function analyticsRoutes(kernel: Kernel, guards: Guards) {
         summary: 'The Space at a glance: last 7 and 30 days against the periods before, top Stories and referrers, shares (spec 4.8)',
       },
     })
-    .post('/analytics/ai-insights', async ({ access }) => ({ data: await insights(kernel, access) }), {
+    .post('/analytics/ai-insights', async ({ access }) => ({ data: await insights(kernel, access, cache) }), {
       params: SpaceParams,
       spaceRole: 'viewer',
       response: Data(InsightsModel),

@@ -8,7 +8,7 @@ import { getStory } from '../stories/service'
 import { addDays, bucketOf, bucketsFrom, type Granularity, dayOf, daysBetween, isDay } from './days'
 import type { InsightsModel, OverviewModel, StoriesAnalyticsModel, StoryAnalyticsModel } from './model'
 import { StoriesPerPage } from './model'
-import { type Dim, type Grouped, groupedSets, rolledUntil, type Scope, topStories } from './repo'
+import { type Dim, type Grouped, groupedSets, type RollupCache, rolledUntil, type Scope, topStories } from './repo'
 
 type K = Pick<Kernel, 'db' | 'clock'>
 const today = (kernel: K) => dayOf(kernel.clock.now())
@@ -40,7 +40,7 @@ export interface StoriesQueryInput {
 }
 
 /** `GET /spaces/{space}/analytics/stories` (spec 4.14): mounts per Story, most mounted first. */
-export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: StoriesQueryInput): Promise<typeof StoriesAnalyticsModel.static> {
+export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: StoriesQueryInput, cache?: RollupCache): Promise<typeof StoriesAnalyticsModel.static> {
   const errors: Record<string, string[]> = {}
   if (query.from !== undefined && !isDay(query.from)) errors.from = ['must be a real calendar day']
   if (query.to !== undefined && !isDay(query.to)) errors.to = ['must be a real calendar day']
@@ -54,7 +54,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
   const page = pageOf(query.page, query.per_page, StoriesPerPage)
   const db = kernel.db.db
   const scope: Scope = { spaceId: access.space.id, from, to, watermark: await rolledUntil(db) }
-  const { total, rows: top } = await topStories(db, scope, page.perPage, page.offset)
+  const { total, rows: top } = await topStories(db, scope, page.perPage, page.offset, cache)
   const uuids = top.map((r) => r.story_uuid)
   const [[days, langs, segments], slugs] = uuids.length
     ? await Promise.all([
@@ -62,7 +62,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
           ['story_uuid', 'day'],
           ['story_uuid', 'lang'],
           ['story_uuid', 'segment_key'],
-        ]),
+        ], { cache }),
         storySlugs(kernel, access.space.id, uuids),
       ])
     : [[[], [], []], new Map<string, string>()]
@@ -84,13 +84,13 @@ const min = (a: string, b: string) => (a < b ? a : b)
 const max = (a: string, b: string) => (a > b ? a : b)
 
 /** `GET /spaces/{space}/stories/{uuid}/analytics`: one Story's daily mounts and breakdowns over the last `days`. */
-export async function storyAnalytics(kernel: Kernel, access: SpaceAccess, uuid: string, days = 30): Promise<typeof StoryAnalyticsModel.static> {
+export async function storyAnalytics(kernel: Kernel, access: SpaceAccess, uuid: string, days = 30, cache?: RollupCache): Promise<typeof StoryAnalyticsModel.static> {
   const story = await getStory(kernel, access, uuid) // 404 for a Story of no (or another) Space
   const to = today(kernel)
   const from = addDays(to, -(days - 1))
   const db = kernel.db.db
   const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await rolledUntil(db) }
-  const [byDay, langs, segments, devices, referrers] = await groupedSets(db, scope, [['day'], ['lang'], ['segment_key'], ['device'], ['referrer']])
+  const [byDay, langs, segments, devices, referrers] = await groupedSets(db, scope, [['day'], ['lang'], ['segment_key'], ['device'], ['referrer']], { cache })
   const by_day = series(byDay, from, to, 'day')
   const points = by_day.map((d) => d.mounts)
   return {
@@ -132,7 +132,7 @@ const shares = (rows: Grouped[], key: Dim, whole: number) => {
 }
 
 /** `GET /spaces/{space}/analytics/overview` (spec 4.8): the Space at a glance. */
-export async function overview(kernel: K, access: SpaceAccess): Promise<typeof OverviewModel.static> {
+export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCache): Promise<typeof OverviewModel.static> {
   const to = today(kernel)
   const from30 = addDays(to, -29)
   const db = kernel.db.db
@@ -140,8 +140,8 @@ export async function overview(kernel: K, access: SpaceAccess): Promise<typeof O
   const watermark = await rolledUntil(db)
   const last30: Scope = { spaceId, from: from30, to, watermark }
   const [[byDay], [stories, referrerRows, devices, langRows, segmentRows]] = await Promise.all([
-    groupedSets(db, { spaceId, from: addDays(to, -59), to, watermark }, [['day']]),
-    groupedSets(db, last30, [['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']]),
+    groupedSets(db, { spaceId, from: addDays(to, -59), to, watermark }, [['day']], { cache }),
+    groupedSets(db, last30, [['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], { cache }),
   ])
   const top = stories.slice(0, 10)
   const referrers = referrerRows.slice(0, 10)
@@ -180,7 +180,7 @@ const signed = (p: number | null) => (p === null ? 'new' : `${p > 0 ? '+' : ''}$
  * — the last 15 days are compared with the 15 before them. No AI provider exists yet, so `generated_by` is `rules`
  * (a provider, when configured, may only rephrase these observations).
  */
-export async function insights(kernel: Kernel, access: SpaceAccess): Promise<typeof InsightsModel.static> {
+export async function insights(kernel: Kernel, access: SpaceAccess, cache?: RollupCache): Promise<typeof InsightsModel.static> {
   const decision = await kernel.rateLimiter.hit(INSIGHTS_RULE, `space:${access.space.id}`)
   if (!decision.allowed) {
     throw KernelErrors.rateLimited('This Space asked for insights 10 times in the last hour. Retry after the time given in Retry-After.', undefined, decision.headers)
@@ -194,7 +194,7 @@ export async function insights(kernel: Kernel, access: SpaceAccess): Promise<typ
     db,
     scope,
     [['story_uuid'], ['lang'], ['segment_key'], ['device'], ['referrer']],
-    { splitAt: mid },
+    { splitAt: mid, cache },
   )
   const langs = langRows.filter((r) => r.lang !== '').slice(0, 5)
   const segments = segmentRows.filter((r) => r.segment_key !== '').slice(0, 5)
