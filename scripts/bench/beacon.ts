@@ -167,7 +167,7 @@ async function run(driver: string) {
       console.log(`  kept: ${JSON.stringify(env)}`)
       process.exit(0)
     }
-    const port = 19_000 + Math.floor(Math.random() * 1000)
+    const port = 21_000 + Math.floor(Math.random() * 2000)
     const server = Bun.spawn(serverCommand(), {
       cwd: root,
       env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRUSTED_PROXIES: '127.0.0.1' },

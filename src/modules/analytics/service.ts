@@ -66,15 +66,24 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
         storySlugs(kernel, access.space.id, uuids),
       ])
     : [[[], [], []], new Map<string, string>()]
-  const of = (rows: Grouped[], uuid: string) => rows.filter((r) => r.story_uuid === uuid)
+  const byStory = (rows: Grouped[]) => {
+    const m = new Map<string, Grouped[]>()
+    for (const r of rows) {
+      const list = m.get(r.story_uuid)
+      if (list) list.push(r)
+      else m.set(r.story_uuid, [r])
+    }
+    return m
+  }
+  const [dayMap, langMap, segmentMap] = [byStory(days), byStory(langs), byStory(segments)]
   return {
     data: top.map((r) => ({
       story_uuid: r.story_uuid,
       slug: slugs.get(r.story_uuid) ?? null,
       mounts: r.mounts,
-      by_lang: toCounts(of(langs, r.story_uuid), 'lang'),
-      by_segment: toCounts(of(segments, r.story_uuid), 'segment_key'),
-      by_day: series(of(days, r.story_uuid), from, to, g),
+      by_lang: toCounts(langMap.get(r.story_uuid) ?? [], 'lang'),
+      by_segment: toCounts(segmentMap.get(r.story_uuid) ?? [], 'segment_key'),
+      by_day: series(dayMap.get(r.story_uuid) ?? [], from, to, g),
     })),
     meta: { from, to, total_stories: total, page: page.page, per_page: page.perPage },
   }
