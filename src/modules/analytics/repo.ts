@@ -135,10 +135,13 @@ async function setsOf(db: DbOrTx, part: Part, rolled: boolean, sets: Dim[][], sp
     const k = sets.findIndex((set) => used.every((d) => Number(r[`g_${d}`]) === (set.includes(d) ? 0 : 1)))
     if (k !== -1) out[k].push(toGrouped(r, sets[k]))
   }
-  return out
+  return out.map((list, k) => sortGroups(list, sets[k]))
 }
 
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+const keyOf = (set: Dim[], g: Grouped) => (set.length === 1 ? g[set[0]] : set.map((d) => g[d]).join('\u0000'))
+/** Most mounts first, ties by the grouped values. */
+const sortGroups = (list: Grouped[], set: Dim[]) => list.sort((a, b) => b.mounts - a.mounts || cmp(keyOf(set, a), keyOf(set, b)))
 
 /**
  * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
@@ -162,18 +165,21 @@ export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts:
   }
   const rawPart = () => (rawFrom > scope.to ? Promise.resolve(sets.map(() => [] as Grouped[])) : setsOf(db, { ...base, from: rawFrom, to: scope.to }, false, sets, opts.splitAt))
   const [rolled, raw] = await Promise.all([rolledPart(), rawPart()])
+  // Both lists arrive sorted; one of them empty (a range of only finished days, or only today) needs no merge. The
+  // lists are shared with the cache: read-only from here on.
   return sets.map((set, k) => {
-    const keyOf = (g: Grouped) => set.map((d) => g[d]).join('\u0000')
+    if (!raw[k].length) return rolled[k]
+    if (!rolled[k].length) return raw[k]
     const merged = new Map<string, Grouped>()
-    for (const g of rolled[k]) merged.set(keyOf(g), { ...g })
+    for (const g of rolled[k]) merged.set(keyOf(set, g), { ...g })
     for (const g of raw[k]) {
-      const m = merged.get(keyOf(g))
+      const m = merged.get(keyOf(set, g))
       if (m) {
         m.mounts += g.mounts
         m.recent += g.recent
-      } else merged.set(keyOf(g), { ...g })
+      } else merged.set(keyOf(set, g), { ...g })
     }
-    return [...merged.values()].sort((a, b) => b.mounts - a.mounts || cmp(keyOf(a), keyOf(b)))
+    return sortGroups([...merged.values()], set)
   })
 }
 

@@ -5,7 +5,7 @@ import type { Kernel } from '../../kernel/kernel'
 import { type CompiledRule, HOUR, RateLimitTable } from '../../kernel/rate-limit'
 import { storySlugs } from '../stories/published'
 import { getStory } from '../stories/service'
-import { addDays, bucketOf, bucketsFrom, type Granularity, dayOf, daysBetween, isDay } from './days'
+import { addDays, bucketOf, bucketsFrom, type Granularity, dayOf, daysBetween, daysFrom, isDay } from './days'
 import type { InsightsModel, OverviewModel, StoriesAnalyticsModel, StoryAnalyticsModel } from './model'
 import { StoriesPerPage } from './model'
 import { type Dim, type Grouped, groupedSets, type RollupCache, rolledUntil, type Scope, topStories } from './repo'
@@ -21,14 +21,22 @@ const toCounts = (rows: Grouped[], key: Dim, skipEmpty = true) => {
   return out
 }
 
+/** The buckets of from..to and the bucket of each day, computed once per request (shared by every Story's series). */
+function bucketing(from: string, to: string, g: Granularity) {
+  const buckets = bucketsFrom(from, to, g)
+  const ofDay = new Map<string, string>()
+  if (g !== 'day') for (const d of daysFrom(from, to)) ofDay.set(d, bucketOf(d, g))
+  return { buckets, bucket: (day: string) => (g === 'day' ? day : (ofDay.get(day) ?? bucketOf(day, g))) }
+}
+
 /** A dense series: every bucket of from..to, zeros included. */
-function series(rows: { day: string; mounts: number }[], from: string, to: string, g: Granularity) {
+function series(rows: { day: string; mounts: number }[], b: ReturnType<typeof bucketing>) {
   const sums = new Map<string, number>()
   for (const r of rows) {
-    const b = bucketOf(r.day, g)
-    sums.set(b, (sums.get(b) ?? 0) + r.mounts)
+    const k = b.bucket(r.day)
+    sums.set(k, (sums.get(k) ?? 0) + r.mounts)
   }
-  return bucketsFrom(from, to, g).map((date) => ({ date, mounts: sums.get(date) ?? 0 }))
+  return b.buckets.map((date) => ({ date, mounts: sums.get(date) ?? 0 }))
 }
 
 export interface StoriesQueryInput {
@@ -76,6 +84,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
     return m
   }
   const [dayMap, langMap, segmentMap] = [byStory(days), byStory(langs), byStory(segments)]
+  const b = bucketing(from, to, g)
   return {
     data: top.map((r) => ({
       story_uuid: r.story_uuid,
@@ -83,7 +92,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
       mounts: r.mounts,
       by_lang: toCounts(langMap.get(r.story_uuid) ?? [], 'lang'),
       by_segment: toCounts(segmentMap.get(r.story_uuid) ?? [], 'segment_key'),
-      by_day: series(dayMap.get(r.story_uuid) ?? [], from, to, g),
+      by_day: series(dayMap.get(r.story_uuid) ?? [], b),
     })),
     meta: { from, to, total_stories: total, page: page.page, per_page: page.perPage },
   }
@@ -100,7 +109,7 @@ export async function storyAnalytics(kernel: Kernel, access: SpaceAccess, uuid: 
   const db = kernel.db.db
   const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await rolledUntil(db) }
   const [byDay, langs, segments, devices, referrers] = await groupedSets(db, scope, [['day'], ['lang'], ['segment_key'], ['device'], ['referrer']], { cache })
-  const by_day = series(byDay, from, to, 'day')
+  const by_day = series(byDay, bucketing(from, to, 'day'))
   const points = by_day.map((d) => d.mounts)
   return {
     story_uuid: story.uuid,
