@@ -54,15 +54,24 @@ export const analyticsModule = defineModule({
     const beacon: BeaconDeps = { limiter, pipeline, metrics, inflight: new Set() }
     // Aggregates of rolled-up days (they never change): dashboards re-read them without a scan.
     const rollups = new RollupCache()
-    return { metrics, buffer, limiter, pipeline, beacon, rollups }
+    return { metrics, buffer, limiter, pipeline, beacon, rollups, metricsTimer: null as ReturnType<typeof setInterval> | null }
   },
-  start(self) {
+  start(self, kernel) {
     self.buffer.start()
     self.limiter.start()
+    // The pipeline's counters (accepted, written, drops per reason) as a log line each minute that saw beacons.
+    let seen = 0
+    self.metricsTimer = setInterval(() => {
+      if (self.metrics.received === seen) return
+      seen = self.metrics.received
+      kernel.logger.info('beacon pipeline', { ...self.metrics, dropped: { ...self.metrics.dropped }, pending: self.buffer.pending })
+    }, 60_000)
+    self.metricsTimer.unref?.()
   },
   async close(self, kernel) {
     // Beacons already answered finish their steps, then everything buffered is written.
     await Promise.allSettled([...self.beacon.inflight])
+    if (self.metricsTimer) clearInterval(self.metricsTimer)
     self.buffer.stop()
     self.limiter.stop()
     await self.buffer.flush()
