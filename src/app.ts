@@ -131,14 +131,26 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   const limiter = kernel.rateLimiter
   const logRequests = kernel.logger.logsRequests
 
-  /** The public read fast path: a GET a module can answer from memory skips Elysia's lifecycle. */
-  const fast = (request: Request, server: PeerSource | null | undefined): Response | Promise<Response> | undefined => {
+  /**
+   * The fast path: a public GET a module can answer from memory, or a self-limited public POST (the beacon), skips
+   * Elysia's lifecycle.
+   */
+  const fastGet = fastRoutes.filter((r) => (r.method ?? 'GET') === 'GET')
+  const fastPost = fastRoutes.filter((r) => r.method === 'POST')
+  const fast = (
+    request: Request,
+    server: PeerSource | null | undefined,
+    method: 'GET' | 'POST',
+    routes: typeof fastRoutes,
+  ): Response | Promise<Response> | undefined => {
     const pathname = pathOf(request.url)
-    for (let i = 0; i < fastRoutes.length; i++) {
-      const route = fastRoutes[i]
+    for (let i = 0; i < routes.length; i++) {
+      const route = routes[i]
       if (!route.matches(pathname)) continue
+      // Counting with the Postgres store needs an await: such requests take the Elysia path.
+      if (!route.selfLimited && !limiter.synchronous) return undefined
       const ri = front.begin(request, server, pathname, false)
-      const decision = front.count('GET', ri) as RateLimitDecision | null
+      const decision = route.selfLimited ? null : (front.count(method, ri) as RateLimitDecision | null)
       if (decision && !decision.allowed) {
         front.remember(request, ri) // counted once: the Elysia path answers the 429, in the one error shape
         return undefined
@@ -158,6 +170,8 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
         )
       }
       const res = route.answer(request, { pathname, requestId: ri.id, clientIp: ri.ip, viaTrustedProxy: ri.viaTrustedProxy, headers })
+      // A self-limited route's log line carries no client address (the beacon keeps no IP, not even in logs).
+      const logged = route.selfLimited ? { ...ri, ip: '-' } : ri
       if (res === undefined) {
         front.remember(request, ri)
         return undefined
@@ -168,20 +182,25 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
             front.remember(request, ri)
             return elysiaFetch(request)
           }
-          if (logRequests) front.log('GET', route.route, r.status, ri)
+          if (logRequests) front.log(method, route.route, r.status, logged)
           return r
         })
       }
-      if (logRequests) front.log('GET', route.route, res.status, ri)
+      if (logRequests) front.log(method, route.route, res.status, logged)
       return res
     }
     return undefined
   }
 
   const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
-    // Only with the in-memory limiter: the Postgres store needs an await per request anyway.
-    if (fastRoutes.length && request.method === 'GET' && limiter.synchronous) {
-      const r = fast(request, server)
+    const method = request.method
+    if (method === 'GET') {
+      if (fastGet.length) {
+        const r = fast(request, server, 'GET', fastGet)
+        if (r !== undefined) return r
+      }
+    } else if (method === 'POST' && fastPost.length) {
+      const r = fast(request, server, 'POST', fastPost)
       if (r !== undefined) return r
     }
     return elysiaFetch(request)

@@ -20,6 +20,10 @@ export interface WrkOptions {
   connections?: number
   threads?: number
   durationSeconds?: number
+  /** Another wrk script in this folder (default wrk.lua); it reads the same environment. */
+  script?: string
+  /** More environment for the script. */
+  env?: Record<string, string>
 }
 
 export interface WrkResult {
@@ -54,10 +58,10 @@ export async function runWrk(target: WrkTarget, opts: WrkOptions): Promise<WrkRe
       '--timeout',
       '5s',
       '-s',
-      join(import.meta.dir, 'wrk.lua'),
+      join(import.meta.dir, opts.script ?? 'wrk.lua'),
       target.base,
     ]
-    const env: Record<string, string> = { ...process.env, WRK_PATHS: file, WRK_IPS: String(opts.rotateForwardedFor ?? 0) } as Record<string, string>
+    const env: Record<string, string> = { ...process.env, ...opts.env, WRK_PATHS: file, WRK_IPS: String(opts.rotateForwardedFor ?? 0) } as Record<string, string>
     if (opts.headerName) env.WRK_HEADER_NAME = opts.headerName
     const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', env })
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])

@@ -33,11 +33,20 @@ export interface RouteContext<S> {
 export interface FastRoute {
   /** The route pattern, for the request log (e.g. `/v1/cdn/:space/stories/*`). */
   route: string
-  /** Cheap test on the path (no allocation): does this route take the request? Only GET requests are offered. */
+  /** The method it takes (default GET); only requests of that method are offered to `matches`. */
+  method?: 'GET' | 'POST'
+  /**
+   * The route counts requests against its own limiter (default false: the runtime counts them with the kernel's, and
+   * offers the route only with the in-memory store). A self-limited route is offered whatever the store, answers even
+   * rate-limited requests itself (the beacon: always 204), and its request log line carries no client address.
+   */
+  selfLimited?: boolean
+  /** Cheap test on the path (no allocation): does this route take the request? */
   matches(pathname: string): boolean
   /**
    * The answer, or undefined to let the regular (Elysia) route answer — on a cache miss, a query string, etc. The
-   * runtime has counted the request against its rate limit already; the response must carry `info.headers`.
+   * runtime has counted the request against its rate limit already (unless `selfLimited`); the response must carry
+   * `info.headers`.
    */
   answer(request: Request, info: FastRequest): Response | Promise<Response | undefined> | undefined
 }

@@ -1,6 +1,20 @@
 import type { Config } from '../../config'
 import { defineModule } from '../../kernel/module'
 import type { ReadStep } from '../../kernel/read'
+import { segmentsModule } from '../segments'
+import { spacesModule } from '../spaces'
+import { storiesModule } from '../stories'
+import { BeaconLimiter, BeaconPipeline, newMetrics, type SegmentCheck } from './beacon'
+import { BeaconBuffer } from './buffer'
+import { beaconCdnRoutes, beaconFastRoute, type BeaconDeps } from './cdn'
+import { RollupCache, rollup } from './repo'
+import { analyticsRoutes } from './routes'
+
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'analytics.rollup': Record<string, never>
+  }
+}
 
 /** `meta.beacon_url` of every Story read (spec 4.3 item 5): absent when SERVICE_BEACON_ENABLED=false. */
 function beaconStep(config: Config): ReadStep {
@@ -16,8 +30,66 @@ function beaconStep(config: Config): ReadStep {
   }
 }
 
-/** Privacy-first analytics (spec 4.3, 4.14). So far: the beacon URL announced in Story reads. */
+/**
+ * Privacy-first analytics (spec 4.3, 4.8, 4.14): the beacon (a pipeline of named steps into a batched writer), the
+ * daily rollup with 90-day raw retention, and the aggregated queries. No cookie, no IP, no fingerprint is kept.
+ */
 export const analyticsModule = defineModule({
   name: 'analytics',
+  setup(kernel, use) {
+    const metrics = newMetrics()
+    const buffer = new BeaconBuffer(kernel, metrics)
+    const limiter = new BeaconLimiter(() => kernel.clock.now().getTime())
+    // A beacon's segment_key must name a segment of the Space: the segments module answers from its in-memory cache.
+    const segments = use(segmentsModule)
+    const isSegmentKey: SegmentCheck = (spaceId, key) => segments.isSegmentKey(spaceId, key)
+    const pipeline = new BeaconPipeline({
+      kernel,
+      spaces: use(spacesModule).publicSpaces,
+      published: use(storiesModule).published,
+      isSegmentKey,
+      buffer,
+      metrics,
+    })
+    const beacon: BeaconDeps = { limiter, pipeline, metrics, inflight: new Set() }
+    // Aggregates of rolled-up days (they never change): dashboards re-read them without a scan.
+    const rollups = new RollupCache()
+    return { metrics, buffer, limiter, pipeline, beacon, rollups, metricsTimer: null as ReturnType<typeof setInterval> | null }
+  },
+  start(self, kernel) {
+    self.buffer.start()
+    self.limiter.start()
+    // The pipeline's counters (accepted, written, drops per reason) as a log line each minute that saw beacons.
+    let seen = 0
+    self.metricsTimer = setInterval(() => {
+      if (self.metrics.received === seen) return
+      seen = self.metrics.received
+      kernel.logger.info('beacon pipeline', { ...self.metrics, dropped: { ...self.metrics.dropped }, pending: self.buffer.pending })
+    }, 60_000)
+    self.metricsTimer.unref?.()
+  },
+  async close(self, kernel) {
+    // Beacons already answered finish their steps, then everything buffered is written.
+    await Promise.allSettled([...self.beacon.inflight])
+    if (self.metricsTimer) clearInterval(self.metricsTimer)
+    self.buffer.stop()
+    self.limiter.stop()
+    await self.buffer.flush()
+    kernel.logger.info('beacon pipeline closed', { ...self.metrics, dropped: { ...self.metrics.dropped } })
+  },
+  routes: ({ kernel, guards, self }) => analyticsRoutes(kernel, guards, self.rollups),
+  cdn: ({ self, requestInfo }) => beaconCdnRoutes(self.beacon, (request) => requestInfo(request).ip),
+  fast: ({ self }) => [beaconFastRoute(self.beacon)],
   readSteps: (_self, kernel) => [beaconStep(kernel.config)],
+  jobs: (jobs, _self, kernel) => {
+    jobs.define('analytics.rollup', {
+      handler: async () => {
+        const r = await rollup(kernel.db.db, kernel.clock.now())
+        kernel.logger.info('analytics rolled up', { days: r.days.length, raw_deleted: r.deleted, rolled_until: r.rolledUntil })
+      },
+    })
+    // Daily, after midnight UTC (and after ROLLUP_GRACE_MS); the cron fires once across all instances.
+    jobs.schedule({ name: 'analytics.rollup', cron: '20 0 * * *', queue: 'analytics.rollup', payload: {} })
+  },
 })
+

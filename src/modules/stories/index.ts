@@ -7,6 +7,7 @@ import { storyCdnRoutes, storyFastRoute } from './cdn'
 import { storyEvents } from './events'
 import { storyGraphql } from './graphql'
 import { StoryErrors } from './model'
+import { PublishedStoryIndex } from './published-index'
 import { StoryReadPipeline } from './read-pipeline'
 import { componentRoutes, storyRoutes } from './routes'
 
@@ -20,7 +21,9 @@ export const storiesModule = defineModule({
   setup(kernel, use) {
     const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.now().getTime() })
     const pipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
-    return { cache, pipeline }
+    // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
+    const published = new PublishedStoryIndex(kernel)
+    return { cache, pipeline, published }
   },
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
   cdn: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
@@ -29,14 +32,26 @@ export const storiesModule = defineModule({
   errors: Object.values(StoryErrors),
   events: storyEvents,
   on: {
-    'story.published': (e, self) => self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path]),
-    'story.unpublished': (e, self) => self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path]),
-    'story.deleted': (e, self) => self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path]),
+    'story.published': (e, self) => {
+      self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path])
+      self.published.published(e.spaceId!, e.payload.story.uuid)
+    },
+    'story.unpublished': (e, self) => {
+      self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path])
+      self.published.removed(e.spaceId!, e.payload.story.uuid)
+    },
+    'story.deleted': (e, self) => {
+      self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path])
+      self.published.removed(e.spaceId!, e.payload.story.uuid)
+    },
     'story.moved': (e, self) => self.cache.invalidateSpace(e.spaceId!),
     'space.locales_changed': (e, self) => self.cache.invalidateSpace(e.spaceId!),
     'space.archived': (e, self) => self.cache.invalidateSpace(e.spaceId!),
   },
-  onResync: (self) => self.cache.clear(),
+  onResync: (self) => {
+    self.cache.clear()
+    self.published.clear()
+  },
   rateLimits: [
     // 4.2 (specific rows; the rest of /cdn has the kernel's 600/min default)
     { id: 'cdn.og', method: 'GET', path: '/v1/cdn/:space/stories/:uuid/og.svg', limit: 300, windowSeconds: MIN },

@@ -1,4 +1,4 @@
-import { and, asc, count, eq, like, or } from 'drizzle-orm'
+import { and, asc, count, eq, inArray, like, or } from 'drizzle-orm'
 import { stories, storyPublished } from '../../../db/schema'
 import type { Kernel } from '../../kernel/kernel'
 import { likePrefix } from './paths'
@@ -50,4 +50,23 @@ export async function publishedVersions(deps: Db, spaceId: number): Promise<{ id
     .from(stories)
     .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
     .where(and(eq(stories.spaceId, spaceId), eq(stories.status, 'published')))
+}
+
+/** The uuids of a Space's published Stories (the published-story index loads a Space with it). */
+export async function publishedStoryUuids(deps: Db, spaceId: number): Promise<string[]> {
+  const rows = await deps.db.db
+    .select({ uuid: stories.uuid })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), eq(stories.status, 'published')))
+  return rows.map((r) => r.uuid)
+}
+
+/** Current slug of each of a Space's Stories among `uuids` (any status; a deleted Story is absent). */
+export async function storySlugs(deps: Db, spaceId: number, uuids: string[]): Promise<Map<string, string>> {
+  if (!uuids.length) return new Map()
+  const rows = await deps.db.db
+    .select({ uuid: stories.uuid, slug: stories.slug })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), inArray(stories.uuid, uuids)))
+  return new Map(rows.map((r) => [r.uuid, r.slug]))
 }

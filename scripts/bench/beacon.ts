@@ -1,0 +1,256 @@
+// bun scripts/bench/beacon.ts [--driver=pglite|postgres|both] [--server=binary|source] [--stories=1000] [--raw=1000000]
+//                             [--rollup-days=365] [--duration=10] [--connections=64] [--read-connections=16]
+//                             [--pg=postgres://postgres@127.0.0.1:5432]
+//
+// The beacon and the analytics queries at scale.
+// 1. Seeds a Space with --stories published Stories (bulk inserts), then --raw raw beacon rows spread over the last 90
+//    days and --rollup-days days of rollups (every Story, two rows per day), and marks every finished day rolled up:
+//    the state the daily job leaves behind.
+// 2. Starts the server as its own process (the built executable, rebuilt first; or --server=source).
+// 3. Drives POST /v1/cdn/bench/_beacon with wrk (scripts/bench/beacon.lua: text/plain bodies rotating over every
+//    Story, each request from another X-Forwarded-For address) while a second wrk keeps reading Stories
+//    (GET /v1/cdn/bench/stories/{path}); reports both, and how many beacons reached the table.
+// 4. Times sequential management requests (stories over 30 and 366 days, overview, one Story) on that data.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
+import { loadConfig } from '../../src/config'
+import type { SpaceAccess } from '../../src/kernel/auth'
+import { createKernel } from '../../src/kernel/kernel'
+import { registerUser } from '../../src/modules/auth/service'
+import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
+import { createComponent } from '../../src/modules/stories/components'
+import { scratchDatabase } from './scratch'
+import { runWrk, type WrkResult } from './wrk'
+
+const root = join(import.meta.dir, '..', '..')
+const { values: args } = parseArgs({
+  options: {
+    driver: { type: 'string', default: 'both' },
+    server: { type: 'string', default: 'binary' },
+    stories: { type: 'string', default: '1000' },
+    raw: { type: 'string', default: '1000000' },
+    'rollup-days': { type: 'string', default: '365' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '64' },
+    'read-connections': { type: 'string', default: '16' },
+    pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+    /** Seed only, keep the database and print its environment (to explain queries by hand). */
+    'seed-only': { type: 'boolean', default: false },
+  },
+})
+const N_STORIES = Number(args.stories)
+const N_RAW = Number(args.raw)
+const ROLLUP_DAYS = Number(args['rollup-days'])
+const DURATION = Number(args.duration)
+const drivers = args.driver === 'both' ? ['pglite', 'postgres'] : [args.driver!]
+
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const ipOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+
+async function waitFor(url: string, ms = 60_000) {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {}
+    await Bun.sleep(100)
+  }
+  throw new Error(`server did not come up at ${url}`)
+}
+
+function serverCommand(): string[] {
+  if (args.server === 'source') return ['bun', join(root, 'bin', 'content-service.ts'), 'serve']
+  const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
+  const bin = join(root, 'dist', 'content-service')
+  if (b.exitCode !== 0 || !existsSync(bin)) throw new Error('build failed; run with --server=source to bench from source')
+  return [bin, 'serve']
+}
+
+async function seed(env: Record<string, string>) {
+  const deps = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'warn' }))
+  const t0 = performance.now()
+  const { token, user, tenant } = await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
+  const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
+  await createSpace(deps, principal, { slug: 'bench', name: 'Bench', default_lang: 'en' })
+  const bench: SpaceAccess = { principal, space: (await findLiveSpace(deps, 'bench'))!, role: 'admin' }
+  await createComponent(deps, bench, { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } })
+  const now = new Date()
+  const made: { uuid: string; path: string }[] = []
+  for (let k = 0; k < N_STORIES; k += 500) {
+    await deps.db.db.transaction(async (tx) => {
+      const rows = await tx
+        .insert(stories)
+        .values(
+          Array.from({ length: Math.min(500, N_STORIES - k) }, (_, j) => ({
+            uuid: crypto.randomUUID(), spaceId: bench.space.id, parentId: null, lang: 'en', name: `Article ${k + j}`, slug: `article-${k + j}`,
+            fullPath: `/article-${k + j}`, depth: 1, isFolder: false, status: 'published' as const, versionNo: 1, hasUnpublishedChanges: false,
+            publishedAt: now, createdAt: now, updatedAt: now,
+          })),
+        )
+        .returning({ id: stories.id, uuid: stories.uuid, fullPath: stories.fullPath, name: stories.name, slug: stories.slug })
+      const doc = (r: { name: string }) => ({ type: 'doc', blocks: [{ component: 'hero', _uid: 'h', headline: r.name }] })
+      await tx.insert(storyContents).values(rows.map((r) => ({ storyId: r.id, lang: 'en', content: doc(r), updatedAt: now })))
+      await tx.insert(storyVersions).values(
+        rows.map((r) => ({ storyId: r.id, versionNo: 1, lang: 'en', name: r.name, slug: r.slug, fullPath: r.fullPath, content: doc(r), authorUserId: user.id, createdAt: now })),
+      )
+      await tx.insert(storyPublished).values(rows.map((r) => ({ storyId: r.id, lang: 'en', name: r.name, content: doc(r), versionNo: 1, publishedAt: now })))
+      for (const r of rows) made.push({ uuid: r.uuid, path: r.fullPath.slice(1) })
+    })
+  }
+  await deps.db.query(
+    `insert into story_counts (space_id, status, count) select space_id, status, count(*)::int from stories group by 1, 2
+     on conflict (space_id, status) do update set count = excluded.count`,
+  )
+  const sid = bench.space.id
+  // Raw rows: the last 90 days, evenly spread (so about 1/90 of them fall on today); rollups: every finished day.
+  const t1 = performance.now()
+  for (let k = 0; k < N_RAW; k += 200_000) {
+    await deps.db.query(
+      `insert into analytics_events (space_id, story_uuid, segment_key, lang, device, referrer, at)
+       select $1, s.uuids[1 + (i % array_length(s.uuids, 1))],
+              case when i % 10 = 0 then 'vip' end,
+              (array['en', 'de', 'fr', null])[1 + i % 4],
+              (array['desktop', 'mobile', 'tablet'])[1 + i % 3],
+              (array['https://www.google.com', 'https://news.example', null, null, null])[1 + i % 5],
+              now() - ((i::bigint * 7919) % (90 * 86400)) * interval '1 second'
+         from generate_series($2::int, $3::int) i, (select array_agg(uuid) as uuids from stories where space_id = $1) s`,
+      [sid, k + 1, Math.min(N_RAW, k + 200_000)],
+    )
+  }
+  await deps.db.query(
+    `insert into analytics_daily (space_id, day, story_uuid, lang, segment_key, device, referrer, mounts)
+     select $1, (current_date - d), st.uuid, v.lang, v.seg, v.device, v.ref, 1 + ((d * 31 + st.id) % 40)
+       from generate_series(1, $2::int) d
+       cross join (select id, uuid from stories where space_id = $1) st
+       cross join (values ('en', '', 'desktop', ''), ('de', 'vip', 'mobile', 'https://www.google.com')) v(lang, seg, device, ref)`,
+    [sid, ROLLUP_DAYS],
+  )
+  await deps.db.query(`insert into analytics_rollup_state (id, rolled_until, updated_at) values (1, current_date, now()) on conflict (id) do update set rolled_until = current_date`)
+  await deps.db.query('analyze')
+  const [{ raw }] = await deps.db.query<{ raw: number }>('select count(*)::int as raw from analytics_events')
+  const [{ daily }] = await deps.db.query<{ daily: number }>('select count(*)::int as daily from analytics_daily')
+  const [{ today }] = await deps.db.query<{ today: number }>(`select count(*)::int as today from analytics_events where at >= current_date`)
+  console.log(
+    `  seeded ${made.length} Stories in ${Math.round(t1 - t0)} ms; ${raw} raw rows (${today} of them today) and ${daily} rollup rows in ${Math.round(performance.now() - t1)} ms`,
+  )
+  await deps.close()
+  return { token, stories: made, raw, daily, today }
+}
+
+async function sequential(base: string, token: string, cases: Record<string, string>) {
+  const out: Record<string, { first: number; p50: number; p99: number }> = {}
+  for (const [name, path] of Object.entries(cases)) {
+    const times: number[] = []
+    let first = 0
+    for (let k = 0; k < 120; k++) {
+      const t0 = performance.now()
+      const res = await fetch(base + path, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ipOf(300_000 + k) } })
+      if (!res.ok) throw new Error(`${name}: ${res.status} ${await res.text()}`)
+      await res.arrayBuffer()
+      if (k === 0) first = performance.now() - t0
+      if (k >= 20) times.push(performance.now() - t0)
+    }
+    times.sort((a, b) => a - b)
+    out[name] = { first: Math.round(first * 100) / 100, p50: Math.round(pct(times, 50) * 100) / 100, p99: Math.round(pct(times, 99) * 100) / 100 }
+  }
+  return out
+}
+
+async function run(driver: string) {
+  console.log(`\n== ${driver} ==`)
+  const { env, cleanup } = await scratchDatabase(driver as 'pglite' | 'postgres', args.pg, 'cs_bench_beacon')
+  try {
+    const seeded = await seed(env)
+    if (args['seed-only']) {
+      console.log(`  kept: ${JSON.stringify(env)}`)
+      process.exit(0)
+    }
+    const port = 21_000 + Math.floor(Math.random() * 2000)
+    const server = Bun.spawn(serverCommand(), {
+      cwd: root,
+      env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRUSTED_PROXIES: '127.0.0.1' },
+      stdout: 'ignore',
+      stderr: 'inherit',
+    })
+    const base = `http://127.0.0.1:${port}`
+    try {
+      await waitFor(`${base}/v1/version`)
+      const readPaths = seeded.stories.map((s) => `/v1/cdn/bench/stories/${s.path}`)
+      for (let k = 0; k < readPaths.length; k += 32) {
+        await Promise.all(readPaths.slice(k, k + 32).map((p, j) => fetch(base + p, { headers: { 'x-forwarded-for': ipOf(200_000 + k + j) } }).then((r) => r.arrayBuffer())))
+      }
+      // One beacon warms the published-story index of the Space.
+      await fetch(`${base}/v1/cdn/bench/_beacon`, { method: 'POST', body: JSON.stringify({ story_uuid: seeded.stories[0].uuid }), headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) Chrome/124.0' } })
+      await Bun.sleep(1500)
+
+      const langs = ['en', 'de', 'fr-CH', 'pt-br']
+      const devices = ['desktop', 'mobile', 'tablet']
+      const bodies: [string, string][] = seeded.stories.map((s, i) => [
+        '/v1/cdn/bench/_beacon',
+        JSON.stringify({ story_uuid: s.uuid, lang: langs[i % 4], device: devices[i % 3], referrer: i % 2 ? 'https://www.google.com/search?q=x' : '' }),
+      ])
+      const cases = {
+        'stories, 30 days': '/v1/spaces/bench/analytics/stories',
+        'stories, 366 days by week': `/v1/spaces/bench/analytics/stories?from=${dayOf(-365)}&to=${dayOf(0)}&granularity=week`,
+        overview: '/v1/spaces/bench/analytics/overview',
+        'one Story, 365 days': `/v1/spaces/bench/stories/${seeded.stories[1].uuid}/analytics?days=365`,
+      }
+      // As seeded (today: about 1/90 of the raw rows), then again after the beacon run has added its rows to today.
+      const managementSeeded = await sequential(base, seeded.token, cases)
+      const [beacons, reads] = await Promise.all([
+        runWrk({ name: 'beacon', base }, {
+          paths: bodies,
+          script: 'beacon.lua',
+          rotateForwardedFor: 50_000,
+          connections: Number(args.connections),
+          threads: 1,
+          durationSeconds: DURATION,
+        }),
+        runWrk({ name: 'reads', base }, { paths: readPaths, rotateForwardedFor: 8192, connections: Number(args['read-connections']), threads: 1, durationSeconds: DURATION }),
+      ])
+      const management = await sequential(base, seeded.token, cases)
+      // A graceful stop flushes the buffer: then every accepted beacon is in the table (the server held PGlite's folder).
+      server.kill('SIGTERM')
+      await server.exited
+      const stored = (await countRaw(env)) - seeded.raw - 1
+      return { driver, beacons, reads, stored, managementSeeded, management, raw: seeded.raw, daily: seeded.daily, today: seeded.today }
+    } finally {
+      if (server.exitCode === null) server.kill('SIGTERM')
+      await server.exited
+    }
+  } finally {
+    await cleanup()
+  }
+}
+
+const dayOf = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10)
+
+async function countRaw(env: Record<string, string>): Promise<number> {
+  const deps = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'warn' }))
+  try {
+    const [{ n }] = await deps.db.query<{ n: number }>('select count(*)::int as n from analytics_events')
+    return Number(n)
+  } finally {
+    await deps.close()
+  }
+}
+
+const results: Awaited<ReturnType<typeof run>>[] = []
+for (const d of drivers) results.push(await run(d))
+
+const line = (r: WrkResult) => `${r.rps} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, non-2xx ${r.non2xx3xx}, socket errors ${r.socketErrors}`
+console.log(`\nPOST /v1/cdn/{space}/_beacon (wrk -t1 -c${args.connections}, ${DURATION} s) while GET story reads run (wrk -t1 -c${args['read-connections']})`)
+for (const r of results) {
+  console.log(`${r.driver.padEnd(9)} | beacons: ${line(r.beacons)}`)
+  console.log(`${''.padEnd(9)} | reads:   ${line(r.reads)}`)
+  console.log(`${''.padEnd(9)} | beacons stored: ${r.stored} of ${r.beacons.requests} sent`)
+}
+console.log(`\nManagement queries (sequential, client-side latency in ms; after the first, finished days come from the rollup cache) over ${results[0]?.raw} raw rows + ${results[0]?.daily} rollup rows`)
+for (const r of results) {
+  console.log(`${r.driver}: as seeded (${r.today} raw rows today)`)
+  for (const [k, v] of Object.entries(r.managementSeeded)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(28)} | first (cold) ${v.first} | p50 ${v.p50} | p99 ${v.p99}`)
+  console.log(`${r.driver}: after the beacon run (about ${r.today + r.stored} raw rows today)`)
+  for (const [k, v] of Object.entries(r.management)) console.log(`${r.driver.padEnd(9)} | ${k.padEnd(28)} | first (cold) ${v.first} | p50 ${v.p50} | p99 ${v.p99}`)
+}
