@@ -7,6 +7,7 @@ import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
 import { storiesModule } from './stories'
+import { subscribersModule } from './subscribers'
 import { systemModule } from './system'
 import { webhooksModule } from './webhooks'
 
@@ -26,4 +27,5 @@ export const MODULES: Module[] = [
   searchModule,
   webhooksModule,
   collaborationModule,
+  subscribersModule,
 ]
