@@ -3,6 +3,7 @@ import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
+import { formsModule } from './forms'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -28,4 +29,5 @@ export const MODULES: Module[] = [
   webhooksModule,
   collaborationModule,
   subscribersModule,
+  formsModule,
 ]
