@@ -45,16 +45,18 @@ export function compileSchema(fields: FormFieldDef[]): JsonSchema {
 const ajv = new Ajv2020({ allErrors: true, strict: false })
 addFormats(ajv, ['email'])
 
-/** Compiled validators by form (id and save time): a save compiles afresh, an old entry is dropped. */
+/** Compiled validators by the loaded schema object (each load of a form row brings a new one: a save recompiles). */
 export class Validators {
-  private byForm = new Map<number, { stamp: number; fn: ValidateFunction }>()
+  private bySchema = new WeakMap<object, ValidateFunction>()
 
-  get(formId: number, stamp: number, schema: JsonSchema): ValidateFunction {
-    const hit = this.byForm.get(formId)
-    if (hit && hit.stamp === stamp) return hit.fn
-    if (this.byForm.size > 5000) this.byForm.clear()
-    const fn = ajv.compile(schema)
-    this.byForm.set(formId, { stamp, fn })
+  get(schema: JsonSchema): ValidateFunction {
+    let fn = this.bySchema.get(schema)
+    if (!fn) {
+      fn = ajv.compile(schema)
+      // Ajv keeps every compiled schema object in its own cache; the function is ours to keep, the entry is not.
+      ajv.removeSchema(schema)
+      this.bySchema.set(schema, fn)
+    }
     return fn
   }
 }
@@ -62,6 +64,7 @@ export class Validators {
 /** Checks that a compiled schema is one Ajv accepts (every save). */
 export function assertCompiles(schema: JsonSchema) {
   ajv.compile(schema)
+  ajv.removeSchema(schema)
 }
 
 function message(e: ErrorObject): string {

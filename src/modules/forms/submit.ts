@@ -149,7 +149,7 @@ export async function submitForm(
   if (body.data === undefined) throw validationFailed({ data: ['is required'] })
   const fields = form.fields as FormFieldDef[]
   const normalized = normalizeData(fields, body.data)
-  const validate = deps.validators.get(form.id, form.updatedAt.getTime(), form.compiledSchema as Record<string, unknown>)
+  const validate = deps.validators.get(form.compiledSchema as Record<string, unknown>)
   if (!validate(normalized.data)) throw KernelErrors.validationFailed('The submission is not valid.', fieldErrors(validate.errors))
   if (form.spamProvider && !(await verifyCaptcha(kernel, form, body.captcha_token))) throw FormErrors.captchaFailed()
 
