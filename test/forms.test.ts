@@ -331,6 +331,12 @@ describe('limits', () => {
     expect((await submit(f.slug, { data: valid }, { ip })).status).toBe(201) // a new day
   })
 
+  test('parallel submits from one address cannot pass the daily limit', async () => {
+    const f = await makeForm({ rate_limit_per_ip: 3 })
+    const res = await Promise.all(Array.from({ length: 10 }, () => submit(f.slug, { data: valid }, { ip: '203.0.113.99' })))
+    expect(res.map((r) => r.status).sort()).toEqual([201, 201, 201, 429, 429, 429, 429, 429, 429, 429])
+  })
+
   test('20 per minute per IP on the route', async () => {
     const f = await makeForm({ rate_limit_per_ip: 1000 })
     const ip = '198.51.100.20'

@@ -1,6 +1,7 @@
-import { and, eq, gte, lt, sql } from 'drizzle-orm'
-import { formIpSalts, formSubmissions } from '../../../db/schema'
+import { eq, lt, sql } from 'drizzle-orm'
+import { formIpSalts } from '../../../db/schema'
 import { randomBytes, sha256Hex } from '../../kernel/crypto'
+import { rowsOf } from '../../kernel/db'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
@@ -166,35 +167,29 @@ export async function submitForm(
   const dayStart = new Date(`${day}T00:00:00.000Z`)
 
   await kernel.db.db.transaction(async (tx) => {
-    // One submit at a time per (form, IP hash): the count below cannot be raced past the limit.
-    await tx.execute(sql`select pg_advisory_xact_lock(${form.id}::int, hashtext(${ipHash}))`)
-    const [{ n }] = await tx
-      .select({ n: sql<number>`count(*)::int` })
-      .from(formSubmissions)
-      .where(and(eq(formSubmissions.formId, form.id), eq(formSubmissions.ipHash, ipHash), gte(formSubmissions.submittedAt, dayStart)))
-    if (Number(n) >= form.rateLimitPerIp) {
+    // One submit at a time per (form, IP hash): the count below cannot be raced past the limit. The embedded database
+    // never analyzes its tables (no autovacuum): without this the planner may scan every submission for the count.
+    await tx.execute(
+      sql`select set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock(${form.id}::int, hashtext(${ipHash}))`,
+    )
+    // The daily count and the insert in one statement: a row comes back only when the limit is not reached.
+    const rows = rowsOf<{ id: number | string }>(
+      await tx.execute(sql`
+        insert into form_submissions (uuid, form_id, space_id, data, lang, submitted_at, spam_score, spam, ip_hash, ua_hash, referrer, action_status)
+        select ${uuid}::uuid, ${form.id}::int, ${space.id}::int, ${JSON.stringify(storedData(fields, normalized.data))}::jsonb, ${msg.lang}::text,
+               ${now.toISOString()}::timestamptz, ${score}::real, ${spam}::boolean, ${ipHash}::text, ${uaHash}::text,
+               ${referrerOrigin(req.referer)}::text, ${runsAction ? 'pending' : 'none'}::text
+        where (select count(*) from form_submissions
+               where form_id = ${form.id}::int and ip_hash = ${ipHash}::text and submitted_at >= ${dayStart.toISOString()}::timestamptz) < ${form.rateLimitPerIp}::int
+        returning id`),
+    )
+    if (!rows.length) {
       const retry = String(secondsToEndOfDay(now))
       throw KernelErrors.rateLimited(`This form takes ${form.rateLimitPerIp} submissions per day from one address; try again tomorrow (UTC).`, undefined, {
         'Retry-After': retry,
       })
     }
-    const [row] = await tx
-      .insert(formSubmissions)
-      .values({
-        uuid,
-        formId: form.id,
-        spaceId: space.id,
-        data: storedData(fields, normalized.data),
-        lang: msg.lang,
-        submittedAt: now,
-        spamScore: score,
-        spam,
-        ipHash,
-        uaHash,
-        referrer: referrerOrigin(req.referer),
-        actionStatus: runsAction ? 'pending' : 'none',
-      })
-      .returning({ id: formSubmissions.id })
+    const row = { id: Number(rows[0].id) }
     if (runsAction) await kernel.jobs.enqueue(FORM_ACTION_QUEUE, { submissionId: row.id, base: req.base }, { tx })
   })
   return { honeypot: false, submission_uuid: uuid, success_message: msg.text, redirect_url: form.redirectUrl }
