@@ -91,9 +91,13 @@ describe('double opt-in', () => {
     expect(again.body).toEqual({ data: { ok: true } })
     await t.kernel.jobs.runDueJobs()
     expect(sink.mails).toHaveLength(0)
-    // pending: a fresh confirmation mail
+    // pending: a fresh confirmation mail, at most one per 10 minutes
     await subscribe({ email: 'pending@example.com' })
     await subscribe({ email: 'pending@example.com' })
+    await t.kernel.jobs.runDueJobs()
+    expect(sink.mails.filter((m) => m.to.includes('pending@example.com'))).toHaveLength(1)
+    t.clock.advance(10 * 60_000 + 1000)
+    expect((await subscribe({ email: 'pending@example.com' })).status).toBe(202)
     await t.kernel.jobs.runDueJobs()
     expect(sink.mails.filter((m) => m.to.includes('pending@example.com'))).toHaveLength(2)
   })

@@ -15,6 +15,8 @@ type SubscriberRow = typeof subscribers.$inferSelect
 
 /** Confirmation links work this long (and once). */
 export const CONFIRM_TTL_MS = 7 * 86_400_000
+/** A pending address gets another confirmation mail only after this. */
+export const RESEND_AFTER_MS = 10 * 60_000
 
 const EMAIL_RE = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/
 
@@ -97,6 +99,20 @@ export async function requestSubscription(
       })
       .returning()
     if (row.status === 'confirmed') return
+    // At most one confirmation mail per address per 10 minutes: the public route must not become a way to flood
+    // someone's inbox (the earlier link still works).
+    const [recent] = await tx
+      .select({ id: subscriberTokens.id })
+      .from(subscriberTokens)
+      .where(
+        and(
+          eq(subscriberTokens.subscriberId, row.id),
+          eq(subscriberTokens.kind, 'confirm'),
+          gt(subscriberTokens.createdAt, new Date(now.getTime() - RESEND_AFTER_MS)),
+        ),
+      )
+      .limit(1)
+    if (recent) return
     const c = newToken()
     await tx.insert(subscriberTokens).values({
       tokenHash: c.hash,
