@@ -4,7 +4,6 @@ import { Int, IntId, NullableTimestamp, oneOf, pageQuery, SpaceSlug, Timestamp }
 export const SUBSCRIBER_STATUSES = ['pending', 'confirmed', 'unsubscribed'] as const
 export type SubscriberStatus = (typeof SUBSCRIBER_STATUSES)[number]
 
-const Email = t.String({ minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$', error: 'must be an e-mail address' })
 const Name = t.String({ maxLength: 200, error: 'must be at most 200 characters' })
 const Lang = t.String({ maxLength: 35, error: 'must be a locale code' })
 
@@ -62,5 +61,3 @@ export const NewsletterSettingsModel = t.Object({
 export const NewsletterSettingsBody = t.Object({
   newsletter_redirect_url: t.Union([t.String({ maxLength: 2000, format: 'uri' }), t.Null()], { error: 'must be an http(s) URL or null' }),
 })
-
-export { Email }
