@@ -8,6 +8,7 @@ import { FormErrors } from './model'
 import { formCdnRoutes, formRoutes } from './routes'
 import { Validators } from './schema'
 import { DailySalts } from './submit'
+import { SubmissionWriter } from './writer'
 
 /**
  * Forms (spec 2, 4.6, 4.12): definitions compiled to JSON Schema, the public submit with honeypot, validation,
@@ -21,6 +22,7 @@ export const formsModule = defineModule({
     forms: new FormCache(kernel),
     salts: new DailySalts(kernel),
     validators: new Validators(),
+    writer: new SubmissionWriter(kernel),
   }),
   routes: ({ kernel, guards }) => formRoutes(kernel, guards),
   cdn: ({ kernel, self, requestInfo }) => formCdnRoutes(kernel, self, requestInfo),

@@ -23,6 +23,7 @@ import {
 import type { Validators } from './schema'
 import { archiveForm, createForm, getForm, listForms, listSubmissions, rotateFormSecret, submissionsCsv, toggleSpam, updateForm } from './service'
 import { type DailySalts, submitForm } from './submit'
+import type { SubmissionWriter } from './writer'
 
 const NoContent = t.Void({ description: 'No content' })
 
@@ -149,7 +150,7 @@ const SUBMIT_DESCRIPTION = `Spec 4.6. Anonymous; \`Content-Type: application/jso
 /** The public submit (spec 4.6). */
 export function formCdnRoutes(
   kernel: Kernel,
-  deps: { spaces: PublicSpaces; forms: FormCache; salts: DailySalts; validators: Validators },
+  deps: { spaces: PublicSpaces; forms: FormCache; salts: DailySalts; validators: Validators; writer: SubmissionWriter },
   requestInfo: (request: Request) => RequestInfo,
 ) {
   return new Elysia({ prefix: '/cdn/:space/forms', tags: ['Public forms'] }).post(

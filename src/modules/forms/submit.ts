@@ -1,16 +1,15 @@
-import { eq, lt, sql } from 'drizzle-orm'
+import { eq, lt } from 'drizzle-orm'
 import { formIpSalts } from '../../../db/schema'
 import { randomBytes, sha256Hex } from '../../kernel/crypto'
-import { rowsOf } from '../../kernel/db'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import type { PublicSpace } from '../spaces/public'
 import { bestAcceptLanguage, localeChain } from '../stories/read-pipeline'
-import { FORM_ACTION_QUEUE } from './actions'
 import { type FormFieldDef, FormErrors } from './model'
 import { fieldErrors, normalizeData, parseRenderedAt, SPAM_THRESHOLD, spamScore, storedData, type Validators } from './schema'
 import { SPAM_SECRET_CONTEXT, type FormRow } from './service'
+import type { SubmissionWriter } from './writer'
 
 const DAY_MS = 86_400_000
 
@@ -135,12 +134,12 @@ function successMessage(space: PublicSpace, form: FormRow, req: SubmitRequest): 
 }
 
 /**
- * The public submit (spec 4.6): honeypot → normalise and validate → captcha → daily per-IP-hash limit and insert
- * (one transaction, serialised per form and IP hash) → the action job, queued in the same transaction.
+ * The public submit (spec 4.6): honeypot → normalise and validate → captcha → daily per-IP-hash limit, insert and
+ * the action job in one transaction, under the advisory lock of the (form, IP hash) (SubmissionWriter).
  */
 export async function submitForm(
   kernel: Kernel,
-  deps: { salts: DailySalts; validators: Validators },
+  deps: { salts: DailySalts; validators: Validators; writer: SubmissionWriter },
   space: PublicSpace,
   form: FormRow,
   body: SubmitBodyInput,
@@ -166,31 +165,27 @@ export async function submitForm(
   const uuid = crypto.randomUUID()
   const dayStart = new Date(`${day}T00:00:00.000Z`)
 
-  await kernel.db.db.transaction(async (tx) => {
-    // One submit at a time per (form, IP hash): the count below cannot be raced past the limit. The embedded database
-    // never analyzes its tables (no autovacuum): without this the planner may scan every submission for the count.
-    await tx.execute(
-      sql`select set_config('enable_seqscan', 'off', true), pg_advisory_xact_lock(${form.id}::int, hashtext(${ipHash}))`,
-    )
-    // The daily count and the insert in one statement: a row comes back only when the limit is not reached.
-    const rows = rowsOf<{ id: number | string }>(
-      await tx.execute(sql`
-        insert into form_submissions (uuid, form_id, space_id, data, lang, submitted_at, spam_score, spam, ip_hash, ua_hash, referrer, action_status)
-        select ${uuid}::uuid, ${form.id}::int, ${space.id}::int, ${JSON.stringify(storedData(fields, normalized.data))}::jsonb, ${msg.lang}::text,
-               ${now.toISOString()}::timestamptz, ${score}::real, ${spam}::boolean, ${ipHash}::text, ${uaHash}::text,
-               ${referrerOrigin(req.referer)}::text, ${runsAction ? 'pending' : 'none'}::text
-        where (select count(*) from form_submissions
-               where form_id = ${form.id}::int and ip_hash = ${ipHash}::text and submitted_at >= ${dayStart.toISOString()}::timestamptz) < ${form.rateLimitPerIp}::int
-        returning id`),
-    )
-    if (!rows.length) {
-      const retry = String(secondsToEndOfDay(now))
-      throw KernelErrors.rateLimited(`This form takes ${form.rateLimitPerIp} submissions per day from one address; try again tomorrow (UTC).`, undefined, {
-        'Retry-After': retry,
-      })
-    }
-    const row = { id: Number(rows[0].id) }
-    if (runsAction) await kernel.jobs.enqueue(FORM_ACTION_QUEUE, { submissionId: row.id, base: req.base }, { tx })
+  const stored = await deps.writer.write({
+    uuid,
+    formId: form.id,
+    spaceId: space.id,
+    data: storedData(fields, normalized.data),
+    lang: msg.lang,
+    submittedAt: now.toISOString(),
+    spamScore: score,
+    spam,
+    ipHash,
+    uaHash,
+    referrer: referrerOrigin(req.referer),
+    runsAction,
+    base: req.base,
+    limit: form.rateLimitPerIp,
+    dayStart: dayStart.toISOString(),
   })
+  if (!stored) {
+    throw KernelErrors.rateLimited(`This form takes ${form.rateLimitPerIp} submissions per day from one address; try again tomorrow (UTC).`, undefined, {
+      'Retry-After': String(secondsToEndOfDay(now)),
+    })
+  }
   return { honeypot: false, submission_uuid: uuid, success_message: msg.text, redirect_url: form.redirectUrl }
 }
