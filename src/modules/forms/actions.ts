@@ -155,7 +155,8 @@ async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number;
 
 export function registerFormJobs(jobs: JobQueue, kernel: Kernel, salts: DailySalts) {
   jobs.define(FORM_ACTION_QUEUE, {
-    concurrency: 8,
+    // Low on purpose: on the embedded database actions share its one connection with the submits they follow.
+    concurrency: 2,
     retryDelaysMs: RETRY_DELAYS_MS,
     handler: (ctx) => runAction(kernel, ctx),
   })
