@@ -55,6 +55,14 @@ export interface Config {
   searchReconcileSeconds: number
   /** How long `content-service reindex` waits for the running instances to finish rebuilding. */
   searchReindexTimeoutSeconds: number
+  /** SMTP server for outgoing mail (`smtp://user:pass@host:587`, `smtps://...`); null: mail is written as .eml files under `<dataDir>/mail/`. */
+  smtpUrl: string | null
+  /** The sender of outgoing mail. */
+  mailFrom: string
+  /** Cloudflare Turnstile's siteverify endpoint (forms with spam_provider `turnstile`). */
+  turnstileVerifyUrl: string
+  /** hCaptcha's siteverify endpoint (forms with spam_provider `hcaptcha`). */
+  hcaptchaVerifyUrl: string
 }
 
 export class ConfigError extends Error {}
@@ -119,6 +127,21 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '')
 }
 
+function smtpUrl(env: Env, name: string): string | null {
+  const raw = env[name]?.trim()
+  if (!raw) return null
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be an smtp:// or smtps:// URL, got "${raw}"`)
+  }
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') {
+    throw new ConfigError(`${name} must be an smtp:// or smtps:// URL, got "${raw}"`)
+  }
+  return raw
+}
+
 function secretKey(env: Env, name: string): string | null {
   const raw = env[name]?.trim()
   if (!raw) return null
@@ -161,6 +184,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     webhookTimeoutMs: 10_000,
     searchReconcileSeconds: int(env, 'SEARCH_RECONCILE_SECONDS', 300, 0, 86_400),
     searchReindexTimeoutSeconds: int(env, 'SEARCH_REINDEX_TIMEOUT_SECONDS', 900, 1, 86_400),
+    smtpUrl: smtpUrl(env, 'SMTP_URL'),
+    mailFrom: env.MAIL_FROM?.trim() || 'Content Service <no-reply@localhost>',
+    turnstileVerifyUrl: url(env, 'TURNSTILE_VERIFY_URL') ?? 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
+    hcaptchaVerifyUrl: url(env, 'HCAPTCHA_VERIFY_URL') ?? 'https://api.hcaptcha.com/siteverify',
   }
   return { ...config, ...overrides }
 }

@@ -21,6 +21,8 @@ interface World {
   story: { uuid: string; path: string }
   webhookId: number
   tokenId: string
+  form: { uuid: string; slug: string; submissionUuid: string }
+  subscriberId: number
 }
 let world: World
 
@@ -114,8 +116,21 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
       query: `query ($p: Int) { story(space: "${w.space}", path: "${w.story.path}") { uuid content } stories(space: "${w.space}", perPage: $p) { total } }`,
       variables: { p: 10 },
     }),
+    'POST /v1/spaces/:space/forms': () => ({ slug: `fz-${uniq()}`, label: 'Fuzz form', fields: FUZZ_FORM_FIELDS }),
+    'PUT /v1/spaces/:space/forms/:uuid': () => ({ slug: w.form.slug, label: 'Fuzz form', fields: FUZZ_FORM_FIELDS, rate_limit_per_ip: 10_000 }),
+    'POST /v1/cdn/:space/forms/:slug': () => ({ data: { name: 'Fuzz', email: 'fuzz@example.com', age: 3, ok: true } }),
+    'POST /v1/cdn/:space/subscribe': () => ({ email: `fz-${uniq()}@example.com` }),
+    'PATCH /v1/spaces/:space/subscribers/:id': () => ({ name: 'Fuzz' }),
+    'PUT /v1/spaces/:space/newsletter': () => ({ newsletter_redirect_url: null }),
   }
 }
+
+const FUZZ_FORM_FIELDS = [
+  { key: 'name', type: 'text', label: 'Name', required: true },
+  { key: 'email', type: 'email', label: 'E-mail' },
+  { key: 'age', type: 'number', label: 'Age' },
+  { key: 'ok', type: 'consent', label: 'OK' },
+]
 
 /** A valid value for each path parameter name. */
 function validParam(name: string, path: string, w: World): string {
@@ -123,7 +138,13 @@ function validParam(name: string, path: string, w: World): string {
     case 'space':
       return w.space
     case 'uuid':
-      return w.story.uuid
+      return path.includes('/forms/') ? w.form.uuid : w.story.uuid
+    case 'slug':
+      return path.includes('/forms/') ? w.form.slug : 'x'
+    case 'submissionUuid':
+      return w.form.submissionUuid
+    case 'token':
+      return 'A'.repeat(43)
     case 'version_no':
       return '1'
     case 'name':
@@ -133,7 +154,7 @@ function validParam(name: string, path: string, w: World): string {
     case 'deliveryId':
       return crypto.randomUUID()
     case 'id':
-      return path.includes('/webhooks/') ? String(w.webhookId) : w.tokenId
+      return path.includes('/webhooks/') ? String(w.webhookId) : path.includes('/subscribers/') ? String(w.subscriberId) : w.tokenId
     case '*':
       return w.story.path
     default:
@@ -161,7 +182,24 @@ async function buildWorld(): Promise<World> {
   })
   if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${hook.text}`)
   const tok = await t.spaceToken(owner.token, space, 'viewer')
-  return { token: owner.token, space, story: { uuid: s.body.data.uuid, path: 'home' }, webhookId: hook.body.data.id, tokenId: tok.id }
+  const form = await t.request('POST', `/v1/spaces/${space}/forms`, {
+    token: owner.token,
+    body: { slug: 'fuzz-form', label: 'Fuzz', fields: FUZZ_FORM_FIELDS, rate_limit_per_ip: 10_000 },
+  })
+  if (form.status !== 201) throw new Error(`form: ${form.status} ${form.text}`)
+  const sub = await t.request('POST', `/v1/cdn/${space}/forms/fuzz-form`, { body: { data: { name: 'Seed', email: 'seed@example.com' } } })
+  if (sub.status !== 201) throw new Error(`submission: ${sub.status} ${sub.text}`)
+  await t.request('POST', `/v1/cdn/${space}/subscribe`, { body: { email: 'seed@example.com' } })
+  const subs = await t.request('GET', `/v1/spaces/${space}/subscribers`, { token: owner.token })
+  return {
+    token: owner.token,
+    space,
+    story: { uuid: s.body.data.uuid, path: 'home' },
+    webhookId: hook.body.data.id,
+    tokenId: tok.id,
+    form: { uuid: form.body.data.uuid, slug: 'fuzz-form', submissionUuid: sub.body.data.submission_uuid },
+    subscriberId: subs.body.data[0].id,
+  }
 }
 
 /** Keeps the world usable: a fuzzed logout, archive or delete may have taken the token, Space or Story away. */

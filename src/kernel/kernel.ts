@@ -7,6 +7,7 @@ import { EventBus, EventCatalog } from './events'
 import { ClientIpResolver } from './http'
 import { JobQueue } from './jobs'
 import { createLogger, type Logger } from './logger'
+import { Mailer, registerMailQueue } from './mail'
 import { migrate } from './migrate'
 import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
@@ -29,6 +30,8 @@ export interface Kernel {
   events: EventCatalog
   /** The durable job queue; workers run only after startWorkers(kernel) (kernel/jobs.ts). */
   jobs: JobQueue
+  /** Outgoing mail: `enqueue` in a transaction (sent by the durable `mail.send` job), `send` from job handlers (kernel/mail.ts). */
+  mail: Mailer
   /** Seals and opens stored secrets (AES-256-GCM under SERVICE_SECRET_KEY). */
   secrets: SecretBox
   /** Per-IP limits; the rows come from the modules (createRuntime) and the kernel's defaults. */
@@ -89,6 +92,8 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     leaseMs: config.jobLeaseSeconds * 1000,
     pollIntervalMs: config.jobPollIntervalMs,
   })
+  const mail = new Mailer(config, logger, clock, jobs)
+  registerMailQueue(jobs, mail)
   // Committed events wake the outbox relay (here, or on the worker instances through NOTIFY). Only the committing
   // instance does: the others learn of the outbox row from that NOTIFY or their own polling.
   bus.subscribe('*', (_e, { origin }) => {
@@ -104,6 +109,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     bus,
     events: new EventCatalog(),
     jobs,
+    mail,
     secrets,
     rateLimiter: new RateLimiter(new RateLimitTable(), store, clock),
     clientIp: new ClientIpResolver(config.trustedProxies),
@@ -112,6 +118,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     close() {
       closing ??= (async () => {
         await jobs.stop()
+        mail.close()
         await bus.close()
         if (ownsDatabase) await db.close()
       })()

@@ -4,10 +4,12 @@ import { analyticsModule } from './analytics'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
+import { formsModule } from './forms'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
 import { storiesModule } from './stories'
+import { subscribersModule } from './subscribers'
 import { systemModule } from './system'
 import { webhooksModule } from './webhooks'
 
@@ -28,4 +30,6 @@ export const MODULES: Module[] = [
   webhooksModule,
   collaborationModule,
   graphqlModule,
+  subscribersModule,
+  formsModule,
 ]

@@ -1,0 +1,117 @@
+// bun scripts/bench/forms.ts [--connections=8] [--seconds=20] [--rounds=3] [--driver=pglite|postgres]
+//
+// Public form submits against the built executable on a fresh database: a `store` form with four fields
+// (rate_limit_per_ip 10,000), wrk POSTing valid submissions from 8,192 rotating X-Forwarded-For addresses through a
+// trusted proxy (so neither the 20/min route limit nor the daily per-IP limit answers 429). Every request is a full
+// submit: validation, IP hash, the daily count under its advisory lock, the insert. Reports req/s and latency per
+// round; the target is ≥ 500 submits/s sustained with p99 < 50 ms.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import postgres from 'postgres'
+
+const { values: args } = parseArgs({
+  options: {
+    connections: { type: 'string', default: '8' },
+    seconds: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '3' },
+    driver: { type: 'string', default: 'pglite' },
+    action: { type: 'string', default: 'store' },
+  },
+})
+const root = join(import.meta.dir, '..', '..')
+const build = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
+if (build.exitCode !== 0) throw new Error('build failed')
+
+const dir = mkdtempSync(join(tmpdir(), 'cs-forms-'))
+const port = 19_000 + Math.floor(Math.random() * 1000)
+const env: Record<string, string> = { ...(process.env as Record<string, string>), DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRUSTED_PROXIES: '127.0.0.1' }
+let dropDb: (() => Promise<void>) | null = null
+if (args.driver === 'postgres') {
+  const server = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+  const name = `cs_bench_forms_${Date.now().toString(36)}`
+  const admin = postgres(server, { max: 1, onnotice: () => {} })
+  await admin.unsafe(`create database ${name}`)
+  await admin.end()
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  env.DATABASE_URL = url.toString()
+  env.SERVICE_SECRET_KEY = 'a'.repeat(64)
+  dropDb = async () => {
+    const a = postgres(server, { max: 1, onnotice: () => {} })
+    await a.unsafe(`drop database if exists ${name} with (force)`)
+    await a.end()
+  }
+}
+const server = Bun.spawn([join(root, 'dist', 'content-service'), 'serve'], { env, stdout: 'ignore', stderr: 'inherit' })
+const base = `http://127.0.0.1:${port}`
+
+try {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/v1/version`)).ok) break
+    } catch {}
+    if (i > 300) throw new Error('server did not start')
+    await Bun.sleep(100)
+  }
+  const call = async (method: string, path: string, token: string | null, body?: unknown) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}), 'x-forwarded-for': '10.250.0.1' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await res.text()
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${text}`)
+    return text ? JSON.parse(text) : null
+  }
+  const { data: session } = await call('POST', '/v1/auth/register', null, { email: `f${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
+  await call('POST', '/v1/spaces', session.token, { slug: 'bench', name: 'Bench', default_lang: 'en' })
+  const action = args.action === 'email' ? { submit_action: 'email', notification_email: 'team@example.com' } : {}
+  await call('POST', '/v1/spaces/bench/forms', session.token, {
+    slug: 'contact',
+    label: 'Contact',
+    rate_limit_per_ip: 10_000,
+    success_message: { en: 'Thanks!' },
+    ...action,
+    fields: [
+      { key: 'name', type: 'text', label: 'Name', required: true },
+      { key: 'email', type: 'email', label: 'E-mail', required: true },
+      { key: 'message', type: 'textarea', label: 'Message' },
+      { key: 'consent', type: 'consent', label: 'I agree', required: true },
+    ],
+  })
+  const wrkArgs = (seconds: number) => [
+    'wrk',
+    '-t2',
+    `-c${args.connections}`,
+    `-d${seconds}s`,
+    '--timeout',
+    '5s',
+    '-s',
+    join(import.meta.dir, 'forms.lua'),
+    base,
+  ]
+  const run = async (seconds: number) => {
+    const p = Bun.spawn(wrkArgs(seconds), { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, WRK_PATH: '/v1/cdn/bench/forms/contact', WRK_IPS: '8192' } })
+    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+    const line = out.split('\n').find((l) => l.startsWith('WRK_RESULT '))
+    if (code !== 0 || !line) throw new Error(`wrk failed (${code}): ${err || out}`)
+    const r = JSON.parse(line.slice('WRK_RESULT '.length))
+    return { rps: Math.round(r.requests / (r.duration_us / 1e6)), p50: r.p50_us / 1000, p90: r.p90_us / 1000, p99: r.p99_us / 1000, non2xx: r.non2xx3xx, errors: r.socket_errors }
+  }
+  await run(3) // warm-up
+  console.log(`driver ${args.driver}, action ${args.action}, ${args.connections} connections, ${args.seconds} s per round`)
+  for (let round = 1; round <= Number(args.rounds); round++) {
+    const r = await run(Number(args.seconds))
+    console.log(
+      `round ${round}: ${r.rps} submits/s   p50 ${r.p50.toFixed(2)} ms   p90 ${r.p90.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-2xx ${r.non2xx}   socket errors ${r.errors}`,
+    )
+    await Bun.sleep(500)
+  }
+} finally {
+  server.kill()
+  await server.exited
+  rmSync(dir, { recursive: true, force: true })
+  await dropDb?.()
+}

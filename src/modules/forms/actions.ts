@@ -1,0 +1,170 @@
+import { eq } from 'drizzle-orm'
+import { formSubmissions, forms, spaces } from '../../../db/schema'
+import { signDelivery } from '../../kernel/crypto'
+import type { JobContext, JobQueue } from '../../kernel/jobs'
+import type { Kernel } from '../../kernel/kernel'
+import { OutboundError, outboundFetch } from '../../kernel/outbound'
+import { requestSubscription } from '../subscribers/service'
+import { RESPONSE_BODY_LIMIT, RETRY_DELAYS_MS } from '../webhooks/delivery'
+import type { FormFieldDef } from './model'
+import type { DailySalts } from './submit'
+import { WEBHOOK_SECRET_CONTEXT } from './service'
+
+/**
+ * A submission's action (email, webhook, lead) runs as one durable job, queued in the submit's transaction and
+ * retried on the webhook schedule of spec 6 (30 s, 5 min, 30 min, 2 h, 12 h). The submission's `action_status`
+ * follows: pending → done, or failed once retries are exhausted (or at once for a 4xx from a webhook receiver).
+ */
+export const FORM_ACTION_QUEUE = 'forms.action' as const
+
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'forms.action': { submissionId: number; base: string }
+    'forms.prune-salts': Record<string, never>
+  }
+}
+
+type Outcome = { kind: 'done' } | { kind: 'retry' | 'failed'; error: string }
+
+function readable(fields: FormFieldDef[], data: Record<string, unknown>): string {
+  return fields
+    .filter((f) => Object.hasOwn(data, f.key))
+    .map((f) => {
+      const v = data[f.key]
+      const text =
+        v && typeof v === 'object' && 'accepted' in v
+          ? `${(v as { accepted: boolean }).accepted ? 'yes' : 'no'} (“${(v as unknown as { text: string }).text}”)`
+          : typeof v === 'boolean'
+            ? v
+              ? 'yes'
+              : 'no'
+            : String(v)
+      return `${f.label} (${f.key}):\n${text}\n`
+    })
+    .join('\n')
+}
+
+async function sendWebhook(kernel: Kernel, form: typeof forms.$inferSelect, body: string, deliveryId: string, at: Date): Promise<Outcome> {
+  if (!form.webhookUrl || !form.webhookSecretSealed) return { kind: 'failed', error: 'the form has no webhook_url or secret' }
+  let secret: string
+  try {
+    secret = kernel.secrets.open(form.webhookSecretSealed, WEBHOOK_SECRET_CONTEXT)
+  } catch {
+    return { kind: 'failed', error: 'the signing secret cannot be decrypted (was SERVICE_SECRET_KEY changed?); rotate the secret' }
+  }
+  const timestamp = Math.floor(at.getTime() / 1000)
+  try {
+    const res = await outboundFetch(
+      form.webhookUrl,
+      {
+        method: 'POST',
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Service-Event': 'form.submitted',
+          'X-Service-Signature': signDelivery(secret, timestamp, body),
+          'X-Service-Timestamp': String(timestamp),
+          'X-Service-Delivery': deliveryId,
+        },
+        body,
+        timeoutMs: kernel.config.webhookTimeoutMs,
+        maxResponseBytes: RESPONSE_BODY_LIMIT,
+      },
+      { allowPrivate: kernel.config.outboundAllowPrivate },
+    )
+    if (res.status >= 200 && res.status < 300) return { kind: 'done' }
+    if (res.status >= 500) return { kind: 'retry', error: `the receiver answered ${res.status}` }
+    return { kind: 'failed', error: `the receiver answered ${res.status}` }
+  } catch (err) {
+    if (!(err instanceof OutboundError)) throw err
+    const retry = err.kind === 'timeout' || err.kind === 'connection_failed' || err.kind === 'dns_failed'
+    return { kind: retry ? 'retry' : 'failed', error: `${err.kind}: ${err.message}` }
+  }
+}
+
+async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number; base: string }>) {
+  const [row] = await kernel.db.db
+    .select({ submission: formSubmissions, form: forms, space: { id: spaces.id, slug: spaces.slug, name: spaces.name } })
+    .from(formSubmissions)
+    .innerJoin(forms, eq(forms.id, formSubmissions.formId))
+    .innerJoin(spaces, eq(spaces.id, formSubmissions.spaceId))
+    .where(eq(formSubmissions.id, ctx.job.payload.submissionId))
+    .limit(1)
+  if (!row || row.submission.actionStatus !== 'pending') return
+  const { submission: s, form, space } = row
+  const fields = form.fields as FormFieldDef[]
+  const data = s.data as Record<string, unknown>
+  let outcome: Outcome
+  try {
+    switch (form.submitAction) {
+      case 'email': {
+        if (!form.notificationEmail) {
+          outcome = { kind: 'failed', error: 'the form has no notification_email' }
+          break
+        }
+        await kernel.mail.send({
+          to: form.notificationEmail,
+          subject: `New submission: ${form.label}`,
+          text: `A new submission of the form "${form.label}" (${form.slug}) in ${space.name} arrived at ${s.submittedAt.toISOString()}.\n\n${readable(fields, data)}\nSubmission ${s.uuid}`,
+        })
+        outcome = { kind: 'done' }
+        break
+      }
+      case 'webhook': {
+        const now = kernel.clock.now()
+        const body = JSON.stringify({
+          event: 'form.submitted',
+          delivered_at: now.toISOString(),
+          space: { slug: space.slug },
+          form: { uuid: form.uuid, slug: form.slug },
+          submission: { uuid: s.uuid, data, lang: s.lang, submitted_at: s.submittedAt.toISOString(), spam_score: s.spamScore },
+        })
+        outcome = await sendWebhook(kernel, form, body, s.uuid, now)
+        break
+      }
+      case 'lead': {
+        const emailField = fields.find((f) => f.type === 'email' && typeof data[f.key] === 'string')
+        if (!emailField) {
+          outcome = { kind: 'done' } // the optional e-mail field was left empty: no one to subscribe
+          break
+        }
+        const name = typeof data.name === 'string' ? data.name : null
+        await requestSubscription(kernel, space, { email: data[emailField.key] as string, name, lang: s.lang }, { base: ctx.job.payload.base, source: 'form' })
+        outcome = { kind: 'done' }
+        break
+      }
+      default:
+        outcome = { kind: 'done' }
+    }
+  } catch (err) {
+    outcome = { kind: 'retry', error: err instanceof Error ? err.message : String(err) }
+  }
+  const next = outcome.kind === 'retry' ? ctx.nextRetryAt() : null
+  const final = outcome.kind === 'retry' && !next ? 'failed' : outcome.kind
+  const error = outcome.kind === 'done' ? null : outcome.error.slice(0, 2000)
+  await kernel.db.db.transaction(async (tx) => {
+    await tx
+      .update(formSubmissions)
+      .set({ actionStatus: final === 'retry' ? 'pending' : final, actionError: error })
+      .where(eq(formSubmissions.id, s.id))
+    await ctx.settle(
+      tx,
+      final === 'done' ? { status: 'done' } : final === 'retry' ? { status: 'retry', error: error!, runAt: next! } : { status: 'failed', error: error! },
+    )
+  })
+}
+
+export function registerFormJobs(jobs: JobQueue, kernel: Kernel, salts: DailySalts) {
+  jobs.define(FORM_ACTION_QUEUE, {
+    // Low on purpose: on the embedded database actions share its one connection with the submits they follow.
+    concurrency: 2,
+    retryDelaysMs: RETRY_DELAYS_MS,
+    handler: (ctx) => runAction(kernel, ctx),
+  })
+  jobs.define('forms.prune-salts', {
+    handler: async () => {
+      const n = await salts.prune()
+      if (n) kernel.logger.info('deleted old form IP salts', { salts: n })
+    },
+  })
+  jobs.schedule({ name: 'forms.prune-salts', cron: '7 * * * *', queue: 'forms.prune-salts', payload: {} })
+}

@@ -1,0 +1,40 @@
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spacesModule } from '../spaces'
+import { registerFormJobs } from './actions'
+import { FormCache } from './cache'
+import { formEvents } from './events'
+import { FormErrors } from './model'
+import { formCdnRoutes, formRoutes } from './routes'
+import { Validators } from './schema'
+import { DailySalts } from './submit'
+import { SubmissionWriter } from './writer'
+
+/**
+ * Forms (spec 2, 4.6, 4.12): definitions compiled to JSON Schema, the public submit with honeypot, validation,
+ * privacy-preserving hashes, captcha and a spam heuristic, actions (e-mail, signed webhook, lead → subscriber) as
+ * durable jobs, submissions and their CSV export.
+ */
+export const formsModule = defineModule({
+  name: 'forms',
+  setup: (kernel, use) => ({
+    spaces: use(spacesModule).publicSpaces,
+    forms: new FormCache(kernel),
+    salts: new DailySalts(kernel),
+    validators: new Validators(),
+    writer: new SubmissionWriter(kernel),
+  }),
+  routes: ({ kernel, guards }) => formRoutes(kernel, guards),
+  cdn: ({ kernel, self, requestInfo }) => formCdnRoutes(kernel, self, requestInfo),
+  errors: Object.values(FormErrors),
+  events: formEvents,
+  on: {
+    'form.changed': (e, self) => self.forms.invalidate(e.payload.space_id, e.payload.slug),
+  },
+  onResync: (self) => self.forms.clear(),
+  jobs: (jobs, self, kernel) => registerFormJobs(jobs, kernel, self.salts),
+  rateLimits: [
+    // Spec 4.2 / 4.6: 20/min/IP at the route; the form's own rate_limit_per_ip (per UTC day) is checked in the submit.
+    { id: 'cdn.forms.submit', method: 'POST', path: '/v1/cdn/:space/forms/:slug', limit: 20, windowSeconds: MIN },
+  ],
+})

@@ -1,0 +1,21 @@
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spacesModule } from '../spaces'
+import { subscriberCdnRoutes, subscriberRoutes } from './routes'
+
+/**
+ * Newsletter subscribers (spec 4.2): public subscribe with double opt-in by mail (kernel mailer), confirm and
+ * unsubscribe links, management and CSV export. Forms with `submit_action: lead` call `requestSubscription`.
+ */
+export const subscribersModule = defineModule({
+  name: 'subscribers',
+  setup: (_kernel, use) => ({ spaces: use(spacesModule).publicSpaces }),
+  routes: ({ kernel, guards }) => subscriberRoutes(kernel, guards),
+  cdn: ({ kernel, self }) => subscriberCdnRoutes(kernel, self.spaces),
+  rateLimits: [
+    // Spec 4.2.
+    { id: 'cdn.subscribe', method: 'POST', path: '/v1/cdn/:space/subscribe', limit: 20, windowSeconds: MIN },
+    { id: 'cdn.subscribe.confirm', method: 'GET', path: '/v1/cdn/:space/subscribe/confirm/:token', limit: 60, windowSeconds: MIN },
+    { id: 'cdn.unsubscribe', method: 'GET', path: '/v1/cdn/:space/unsubscribe/:token', limit: 60, windowSeconds: MIN },
+  ],
+})
