@@ -1,6 +1,7 @@
 import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
+import { assetsModule } from './assets'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
 import { searchModule } from './search'
@@ -26,4 +27,5 @@ export const MODULES: Module[] = [
   searchModule,
   webhooksModule,
   collaborationModule,
+  assetsModule,
 ]
