@@ -65,7 +65,7 @@ describe('upload', () => {
     expect(a).toMatchObject({ filename: 'beach.jpg', content_type: 'image/jpeg', size: jpeg.length, width: 1200, height: 800, alt: { en: 'A beach', de: 'Ein Strand' } })
     expect(a.sha256).toBe(new Bun.CryptoHasher('sha256').update(jpeg).digest('hex'))
     expect(a.url).toBe(`http://localhost/v1/cdn/${space}/assets/${a.uuid}`)
-    const [ev] = await t.kernel.db.query<{ payload: any }>(`select payload from outbox where type = 'asset.uploaded' order by id desc limit 1`)
+    const [ev] = await t.kernel.db.query<{ payload: any }>(`select payload from events where type = 'asset.uploaded' order by id desc limit 1`)
     expect(ev!.payload).toEqual({ asset: { uuid: a.uuid, filename: 'beach.jpg', content_type: 'image/jpeg', size: jpeg.length, alt: { en: 'A beach', de: 'Ein Strand' } } })
   })
 
@@ -406,25 +406,25 @@ describe('image transforms', () => {
   })
 
   test('resize quality: PSNR ≥ 40 dB against an area-average reference', async () => {
-    // 2400×1600 → 800×533.33: an exact 3:1 box average of the decoded source is the reference.
-    const src = photo(2400, 1599, 7)
+    // 1920×1281 → 640×427: an exact 3:1 box average of the decoded source is the reference.
+    const src = photo(1920, 1281, 7)
     const srcJpeg = await jpegOf(src, 95)
     const id = (await upload(srcJpeg, 'q.jpg', 'image/jpeg')).body.data.uuid
-    const r = await cdn(`${space}/assets/${id}.png?w=800`)
+    const r = await cdn(`${space}/assets/${id}.png?w=640`)
     const out = decodePng(r.bytes)
-    expect([out.width, out.height]).toEqual([800, 533])
+    expect([out.width, out.height]).toEqual([640, 427])
     const decoded = decodePng(await new Bun.Image(srcJpeg).png({ compressionLevel: 0 }).bytes())
-    const ref = new Uint8Array(800 * 533 * 4)
-    for (let y = 0; y < 533; y++) {
-      for (let x = 0; x < 800; x++) {
+    const ref = new Uint8Array(640 * 427 * 4)
+    for (let y = 0; y < 427; y++) {
+      for (let x = 0; x < 640; x++) {
         for (let k = 0; k < 4; k++) {
           let sum = 0
-          for (let dy = 0; dy < 3; dy++) for (let dx = 0; dx < 3; dx++) sum += decoded.data[((y * 3 + dy) * 2400 + x * 3 + dx) * 4 + k]!
-          ref[(y * 800 + x) * 4 + k] = Math.round(sum / 9)
+          for (let dy = 0; dy < 3; dy++) for (let dx = 0; dx < 3; dx++) sum += decoded.data[((y * 3 + dy) * 1920 + x * 3 + dx) * 4 + k]!
+          ref[(y * 640 + x) * 4 + k] = Math.round(sum / 9)
         }
       }
     }
-    const score = psnr(out, { data: ref, width: 800, height: 533 })
+    const score = psnr(out, { data: ref, width: 640, height: 427 })
     expect(score).toBeGreaterThanOrEqual(40)
   })
 
@@ -470,7 +470,7 @@ describe('image transforms', () => {
 describe('the variant cache', () => {
   let small: TestApp
   beforeAll(async () => {
-    small = await testApp({ imageCacheBytes: 40 * 1024, imageConcurrency: 1 })
+    small = await testApp({ imageCacheBytes: 4608, imageConcurrency: 1 })
   })
   afterAll(() => small?.close())
 
@@ -479,10 +479,10 @@ describe('the variant cache', () => {
     const s = await small.createSpace(u.token)
     const res = await small.request('POST', `/v1/spaces/${s.slug}/assets`, { token: u.token, raw: form(jpeg, 'p.jpg', 'image/jpeg') })
     const id = res.body.data.uuid
-    const get = (w: number) => small.app.handle(new Request(`http://localhost/v1/cdn/${s.slug}/assets/${id}.png?w=${w}`, { headers: { 'X-Forwarded-For': '10.1.1.1' } }))
+    const get = (w: number) => small.app.handle(new Request(`http://localhost/v1/cdn/${s.slug}/assets/${id}.webp?w=${w}`, { headers: { 'X-Forwarded-For': '10.1.1.1' } }))
     const images = small.state(assetsModule).images
     for (const w of [96, 128, 256]) expect((await get(w)).status).toBe(200)
-    expect(images.cache.usedBytes).toBeLessThanOrEqual(40 * 1024)
+    expect(images.cache.usedBytes).toBeLessThanOrEqual(4608)
     const names = [...(images.cache as any).entries.keys()] as string[]
     expect(names.some((n) => n.includes('-96x'))).toBe(false) // the oldest went first
     expect(names.some((n) => n.includes('-256x'))).toBe(true)

@@ -168,7 +168,8 @@ class DiskCache {
 
   private async evict() {
     for (const [name, size] of this.entries) {
-      if (this.bytes <= this.budget) break
+      // The newest entry stays even when it alone is over the budget: the request that made it is about to read it.
+      if (this.bytes <= this.budget || this.entries.size === 1) break
       this.entries.delete(name)
       this.bytes -= size
       await unlink(this.path(name)).catch(() => {})

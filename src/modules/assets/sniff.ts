@@ -7,7 +7,8 @@ import { ALLOWED_TYPES } from './model'
  */
 export async function detectType(head: Uint8Array, readAll: () => Promise<Uint8Array>, size: number): Promise<string | null> {
   const found = await fileTypeFromBuffer(head)
-  if (found) return (ALLOWED_TYPES as readonly string[]).includes(found.mime) ? found.mime : null
+  // An SVG with an XML declaration is reported as XML: it still has to parse as SVG below.
+  if (found && found.mime !== 'application/xml' && found.mime !== 'text/xml') return (ALLOWED_TYPES as readonly string[]).includes(found.mime) ? found.mime : null
   if (size <= SVG_MAX_BYTES && looksLikeXml(head) && isSvg(await readAll())) return 'image/svg+xml'
   return null
 }
