@@ -170,7 +170,7 @@ describe('the 100 MB cap', () => {
       } as RequestInit),
     )
     expect(res.status).toBe(413)
-    expect((await res.json()).error).toBe('payload_too_large')
+    expect(((await res.json()) as { error: string }).error).toBe('payload_too_large')
     expect(pulled).toBeLessThan(3)
   })
 

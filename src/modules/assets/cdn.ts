@@ -136,7 +136,7 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
           'Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first).',
         responses: {
           200: { description: 'The bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
-          206: { description: 'A byte range of the original' },
+          206: { description: 'A byte range of the original', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
           304: { description: 'Not modified' },
           416: { description: 'Range not satisfiable' },
         },
