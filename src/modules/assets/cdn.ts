@@ -4,7 +4,7 @@ import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
 import type { PublicSpaces } from '../spaces/public'
-import type { ImageService } from './images'
+import { type ImageService, TransformError } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
 import { publicAsset, readAllBytes, streamBytes, verifySignature } from './service'
 import type { Fit, OutputFormat } from './transform'
@@ -118,7 +118,11 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
         maxPixels: kernel.config.imageMaxPixels,
       })
       for (let attempt = 0; ; attempt++) {
-        const path = await images.variant(name, load)
+        const path = await images.variant(name, load).catch((err) => {
+          // The bytes passed the upload checks but the codec refuses them (a damaged file): no variant to give.
+          if (err instanceof TransformError) throw AssetErrors.invalidImage('The image cannot be decoded.')
+          throw err
+        })
         // Evicted between the lookup and the read (a full cache under load): transform again, once.
         const size = await stat(path).then((s) => s.size, () => -1)
         if (size >= 0) return new Response(Bun.file(path), { headers: { ...headers, 'Content-Length': String(size) } })

@@ -26,6 +26,14 @@ export class TransformError extends Error {
   }
 }
 
+/**
+ * Inside the compiled executable the Worker is an entrypoint of its own (scripts/build.ts), found by its path from
+ * the project root; from source, next to this file.
+ */
+const WORKER_SPECIFIER = import.meta.url.includes('$bunfs')
+  ? './src/modules/assets/transform-worker.ts'
+  : new URL('./transform-worker.ts', import.meta.url).href
+
 class WorkerPool {
   private idle: Worker[] = []
   private all: Worker[] = []
@@ -41,8 +49,7 @@ class WorkerPool {
   }
 
   private spawn(): Worker {
-    // The path is an entrypoint of the compiled executable too (scripts/build.ts).
-    const w = new Worker(new URL('./transform-worker.ts', import.meta.url).href)
+    const w = new Worker(WORKER_SPECIFIER)
     w.onmessage = (e: MessageEvent) => {
       const msg = e.data
       if (msg.warm) return
@@ -59,6 +66,7 @@ class WorkerPool {
       if (id !== undefined) this.pending.delete(id)
       job?.reject(new TransformError(String(e.message ?? e), null))
       this.all = this.all.filter((x) => x !== w)
+      this.idle = this.idle.filter((x) => x !== w)
       w.terminate()
       this.pump()
     }
