@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, ilike, like, lte } from 'drizzle-orm'
+import { and, count, desc, eq, gte, ilike, like, lte, type SQL, sql } from 'drizzle-orm'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { assetChunks, assets } from '../../../db/schema'
@@ -17,6 +17,16 @@ import { avifSize, detectType, svgSize } from './sniff'
 import type { ReceivedUpload } from './upload'
 
 export const CHUNK_BYTES = 1024 * 1024
+
+/**
+ * The `data` column as the driver moves it fastest. PGlite passes bytea through its text form (hex, parsed in
+ * JavaScript byte by byte: ~0.3 s per MiB here); base64 through encode()/decode() is 3–8× faster on both ways.
+ * postgres.js moves bytea as binary.
+ */
+function chunkData(kernel: Kernel): SQL<Uint8Array | string> {
+  return kernel.db.driver === 'pglite' ? sql<string>`encode(${assetChunks.data}, 'base64')` : sql<Uint8Array>`${assetChunks.data}`
+}
+const bytesOf = (v: Uint8Array | string): Uint8Array => (typeof v === 'string' ? Buffer.from(v, 'base64') : v)
 
 type AssetRow = typeof assets.$inferSelect
 
@@ -147,7 +157,9 @@ export async function uploadAsset(kernel: Kernel, access: SpaceAccess, upload: R
       // The bytes, 1 MiB a row, read from the temporary file one piece at a time.
       for (let idx = 0, at = 0; at < upload.size; idx++, at += CHUNK_BYTES) {
         const data = await file.slice(at, Math.min(at + CHUNK_BYTES, upload.size)).bytes()
-        await tx.insert(assetChunks).values({ assetId: row!.id, idx, data })
+        if (kernel.db.driver === 'pglite') {
+          await tx.insert(assetChunks).values({ assetId: row!.id, idx, data: sql`decode(${Buffer.from(data).toString('base64')}, 'base64')` as never })
+        } else await tx.insert(assetChunks).values({ assetId: row!.id, idx, data })
       }
       emit({
         type: 'asset.uploaded',
@@ -261,14 +273,15 @@ export function streamBytes(kernel: Kernel, assetId: number, from: number, to: n
     async pull(controller) {
       if (idx > last) return controller.close()
       const [row] = await kernel.db.db
-        .select({ data: assetChunks.data })
+        .select({ data: chunkData(kernel) })
         .from(assetChunks)
         .where(and(eq(assetChunks.assetId, assetId), eq(assetChunks.idx, idx)))
       if (!row) return controller.error(new Error('asset chunk missing'))
+      const data = bytesOf(row.data)
       const base = idx * CHUNK_BYTES
       const start = Math.max(0, from - base)
-      const end = Math.min(row.data.length, to - base + 1)
-      controller.enqueue(new Uint8Array(row.data.subarray(start, end)))
+      const end = Math.min(data.length, to - base + 1)
+      controller.enqueue(new Uint8Array(data.subarray(start, end)))
       idx++
       if (idx > last) controller.close()
     },
@@ -280,14 +293,15 @@ export async function readAllBytes(kernel: Kernel, assetId: number, size: number
   const out = new Uint8Array(size)
   for (let idx = 0, at = 0; at < size; idx++) {
     const rows = await kernel.db.db
-      .select({ idx: assetChunks.idx, data: assetChunks.data })
+      .select({ idx: assetChunks.idx, data: chunkData(kernel) })
       .from(assetChunks)
       .where(and(eq(assetChunks.assetId, assetId), gte(assetChunks.idx, idx), lte(assetChunks.idx, idx + 7)))
       .orderBy(assetChunks.idx)
     if (!rows.length) throw new Error('asset chunk missing')
     for (const r of rows) {
-      out.set(r.data, r.idx * CHUNK_BYTES)
-      at = r.idx * CHUNK_BYTES + r.data.length
+      const data = bytesOf(r.data)
+      out.set(data, r.idx * CHUNK_BYTES)
+      at = r.idx * CHUNK_BYTES + data.length
     }
     idx = rows[rows.length - 1]!.idx
   }
