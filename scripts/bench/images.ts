@@ -1,4 +1,4 @@
-// bun scripts/bench/images.ts [--samples=7] [--seconds=5] [--concurrency=8]
+// bun scripts/bench/images.ts [--samples=7] [--seconds=5] [--concurrency=8] [--image-concurrency=<cores>]
 //
 // Image transforms and uploads measured against the built executable (rebuilt first), on an embedded database:
 // 1. A 2000×1333 JPEG → 800 px WebP and AVIF: time per transform (new variants, so each request runs one; medians
@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util'
 import { jpegOf, photo } from '../../test/helpers/images'
 
 const { values: args } = parseArgs({
-  options: { samples: { type: 'string', default: '7' }, seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '8' } },
+  options: { samples: { type: 'string', default: '7' }, seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '8' }, 'image-concurrency': { type: 'string' } },
 })
 const SAMPLES = Number(args.samples)
 const SECONDS = Number(args.seconds)
@@ -35,6 +35,7 @@ const server = Bun.spawn([join(root, 'dist', 'content-service'), 'serve'], {
     LOG_LEVEL: 'warn',
     TRUSTED_PROXIES: '127.0.0.1',
     IMAGE_WIDTHS: WIDTHS.join(' '),
+    ...(args['image-concurrency'] ? { IMAGE_CONCURRENCY: args['image-concurrency'] } : {}),
   },
   stdout: 'ignore',
   stderr: 'inherit',
@@ -76,7 +77,7 @@ try {
   fd.append('file', new Blob([jpeg], { type: 'image/jpeg' }), 'photo.jpg')
   const up = await fetch(`${base}/v1/spaces/bench/assets`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip() }, body: fd })
   const asset = ((await up.json()) as { data: { uuid: string } }).data
-  console.log(`source: 2000×1333 JPEG, ${(jpeg.length / 1024).toFixed(0)} KB; IMAGE_CONCURRENCY = cores (${navigator.hardwareConcurrency})`)
+  console.log(`source: 2000×1333 JPEG, ${(jpeg.length / 1024).toFixed(0)} KB; IMAGE_CONCURRENCY = ${args['image-concurrency'] ?? `cores (${navigator.hardwareConcurrency})`}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
   // Every call asks for a variant not made before (q walks down from 99).
   let qn = 100
