@@ -254,6 +254,23 @@ describe('list, show, update, delete', () => {
     expect((await t.request('GET', `/v1/spaces/${space}/assets/${uuid}`, { token: viewer })).status).toBe(200)
   })
 
+  test('another instance serves the same bytes and drops its cached variants when the asset is deleted there', async () => {
+    const id = (await upload(png, 'shared.png', 'image/png')).body.data.uuid
+    const b = await t.instance()
+    try {
+      const r = await b.get(`/v1/cdn/${space}/assets/${id}.webp?w=64`)
+      expect(r.status).toBe(200)
+      const bImages = b.state(assetsModule).images
+      const cached = () => [...(bImages.cache as any).entries.keys()].filter((k: string) => k.startsWith(id))
+      expect(cached().length).toBe(1)
+      expect((await t.request('DELETE', `/v1/spaces/${space}/assets/${id}`, { token: editor })).status).toBe(204)
+      for (let i = 0; i < 50 && cached().length; i++) await Bun.sleep(20)
+      expect(cached().length).toBe(0)
+    } finally {
+      await b.close()
+    }
+  })
+
   test('DELETE removes the bytes and the cached variants', async () => {
     const del = (await upload(png, 'gone.png', 'image/png')).body.data.uuid
     expect((await cdn(`${space}/assets/${del}.webp?w=64`)).status).toBe(200)
