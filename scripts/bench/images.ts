@@ -1,4 +1,5 @@
-// bun scripts/bench/images.ts [--samples=7] [--seconds=5] [--concurrency=8] [--image-concurrency=<cores>]
+// bun scripts/bench/images.ts [--driver=pglite|postgres] [--samples=7] [--seconds=5] [--concurrency=8]
+//                             [--image-concurrency=<cores>] [--pg=postgres://postgres@127.0.0.1:5432]
 //
 // Image transforms and uploads measured against the built executable (rebuilt first), on an embedded database:
 // 1. A 2000×1333 JPEG → 800 px WebP and AVIF: time per transform (new variants, so each request runs one; medians
@@ -11,9 +12,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { jpegOf, photo } from '../../test/helpers/images'
+import { scratchDatabase } from './scratch'
 
 const { values: args } = parseArgs({
-  options: { samples: { type: 'string', default: '7' }, seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '8' }, 'image-concurrency': { type: 'string' } },
+  options: { samples: { type: 'string', default: '7' }, seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '8' },
+    'image-concurrency': { type: 'string' },
+    driver: { type: 'string', default: 'pglite' },
+    pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+  },
 })
 const SAMPLES = Number(args.samples)
 const SECONDS = Number(args.seconds)
@@ -23,6 +29,7 @@ const root = join(import.meta.dir, '..', '..')
 const build = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
 if (build.exitCode !== 0) throw new Error('build failed')
 const dir = mkdtempSync(join(tmpdir(), 'cs-images-'))
+const scratch = await scratchDatabase(args.driver === 'postgres' ? 'postgres' : 'pglite', args.pg!, 'bench_images')
 const port = 20_000 + Math.floor(Math.random() * 1000)
 const WIDTHS = [640, 750, 800, 828, 1080, 1200]
 const server = Bun.spawn([join(root, 'dist', 'content-service'), 'serve'], {
@@ -30,6 +37,7 @@ const server = Bun.spawn([join(root, 'dist', 'content-service'), 'serve'], {
   env: {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     DATA_DIR: join(dir, 'data'),
+    ...scratch.env,
     PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
@@ -77,7 +85,7 @@ try {
   fd.append('file', new Blob([jpeg], { type: 'image/jpeg' }), 'photo.jpg')
   const up = await fetch(`${base}/v1/spaces/bench/assets`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip() }, body: fd })
   const asset = ((await up.json()) as { data: { uuid: string } }).data
-  console.log(`source: 2000×1333 JPEG, ${(jpeg.length / 1024).toFixed(0)} KB; IMAGE_CONCURRENCY = ${args['image-concurrency'] ?? `cores (${navigator.hardwareConcurrency})`}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
+  console.log(`${args.driver}; source: 2000×1333 JPEG, ${(jpeg.length / 1024).toFixed(0)} KB; IMAGE_CONCURRENCY = ${args['image-concurrency'] ?? `cores (${navigator.hardwareConcurrency})`}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
   // Every call asks for a variant not made before (q walks down from 99).
   let qn = 100
@@ -179,4 +187,5 @@ try {
   server.kill('SIGTERM')
   await server.exited
   rmSync(dir, { recursive: true, force: true })
+  await scratch.cleanup()
 }
