@@ -3,6 +3,7 @@ import { eq } from 'drizzle-orm'
 import { apiTokens, assetChunks, assets, memberships, users } from '../db/schema'
 import { decodePng, psnr } from '../src/modules/assets/pixels'
 import { assetsModule } from '../src/modules/assets'
+import { deliveryBody } from '../src/modules/webhooks/delivery'
 import { type TestApp, testApp } from './helpers/app'
 import { animatedGif, bombPng, jpegOf, photo, pngOf, webpOf, withExifOrientation } from './helpers/images'
 
@@ -67,6 +68,14 @@ describe('upload', () => {
     expect(a.url).toBe(`http://localhost/v1/cdn/${space}/assets/${a.uuid}`)
     const [ev] = await t.kernel.db.query<{ payload: any }>(`select payload from events where type = 'asset.uploaded' order by id desc limit 1`)
     expect(ev!.payload).toEqual({ asset: { uuid: a.uuid, filename: 'beach.jpg', content_type: 'image/jpeg', size: jpeg.length, alt: { en: 'A beach', de: 'Ein Strand' } } })
+    // The webhook body of docs/webhooks.md.
+    const body = JSON.parse(deliveryBody(t.kernel.events, 'asset.uploaded', new Date(0), space, ev!.payload))
+    expect(body).toEqual({
+      event: 'asset.uploaded',
+      delivered_at: '1970-01-01T00:00:00.000Z',
+      space: { slug: space },
+      asset: { uuid: a.uuid, filename: 'beach.jpg', content_type: 'image/jpeg', size: jpeg.length, alt: { en: 'A beach', de: 'Ein Strand' } },
+    })
   })
 
   test('the bytes are kept in 1 MiB rows and come back identical', async () => {

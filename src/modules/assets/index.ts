@@ -6,6 +6,7 @@ import { assetEvents } from './events'
 import { ImageService } from './images'
 import { AssetErrors } from './model'
 import { assetRoutes } from './routes'
+import { removeStaleUploads, uploadTmpDir } from './service'
 
 /**
  * Assets (spec 2, 4.2, 4.8): uploads checked by their bytes and kept in Postgres, public delivery of originals, and
@@ -14,7 +15,11 @@ import { assetRoutes } from './routes'
 export const assetsModule = defineModule({
   name: 'assets',
   setup: (kernel) => ({ images: new ImageService(kernel) }),
-  start: (self) => self.images.warm(),
+  start: async (self, kernel) => {
+    self.images.warm()
+    // Temporary upload files left by a process that stopped mid-upload.
+    if (!kernel.config.memoryDb) await removeStaleUploads(uploadTmpDir(kernel), kernel.clock.now().getTime())
+  },
   close: (self) => self.images.close(),
   routes: ({ kernel, guards }) => assetRoutes(kernel, guards),
   cdn: ({ kernel, self, use }) => assetCdnRoutes(kernel, use(spacesModule).publicSpaces, self.images),

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, gte, ilike, like, lte, type SQL, sql } from 'drizzle-orm'
-import { open } from 'node:fs/promises'
+import { open, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { assetChunks, assets } from '../../../db/schema'
@@ -33,6 +33,18 @@ type AssetRow = typeof assets.$inferSelect
 
 export function uploadTmpDir(kernel: Kernel) {
   return kernel.config.memoryDb ? tmpdir() : join(kernel.config.dataDir, 'tmp')
+}
+
+/** Deletes `upload-*` files older than an hour (an upload in flight on another instance sharing the folder is younger). */
+export async function removeStaleUploads(dir: string, now: number) {
+  const names = await readdir(dir).catch(() => [] as string[])
+  const cutoff = now - 3600_000
+  for (const name of names) {
+    if (!name.startsWith('upload-')) continue
+    const path = join(dir, name)
+    const st = await stat(path).catch(() => null)
+    if (st && st.mtimeMs < cutoff) await rm(path, { force: true })
+  }
 }
 
 export function assetUrl(origin: string, spaceSlug: string, uuid: string) {
