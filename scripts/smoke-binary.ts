@@ -93,7 +93,7 @@ try {
   // Assets: an upload, then WebP and AVIF variants — the transform Worker and the AVIF wasm must be inside the binary.
   const png = await new Bun.Image(solidPng(64, 48)).png().bytes()
   const fd = new FormData()
-  fd.append('file', new Blob([png], { type: 'image/png' }), 'smoke.png')
+  fd.append('file', new Blob([png as BlobPart], { type: 'image/png' }), 'smoke.png')
   const up = await fetch(`${base}/v1/spaces/smoke/assets`, { method: 'POST', headers: { Authorization: `Bearer ${data.token}` }, body: fd })
   check(up.status === 201, `asset upload answers 201 (got ${up.status})`)
   const asset = ((await up.json()) as { data: { uuid: string } }).data

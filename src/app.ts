@@ -87,7 +87,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   for (const m of modules) states.set(m, m.setup?.(kernel, use) ?? {})
   const stateOf = (m: Module) => states.get(m)!
 
-  // Reactions, filter hooks, jobs and read steps.
+  // Reactions, filter hooks, jobs, read steps and GraphQL fields.
   for (const m of modules) {
     const self = stateOf(m)
     for (const [type, handler] of Object.entries(m.on ?? {})) {
@@ -99,6 +99,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     }
     m.jobs?.(kernel.jobs, self, kernel)
     if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
+    if (m.graphql) kernel.graphql.push({ module: m.name, contribute: (builder) => m.graphql!(builder, self, kernel) })
   }
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 

@@ -29,6 +29,8 @@ export interface Config {
   cdnStaleWhileRevalidate: number
   /** Memory budget of the public Story read cache (rendered bodies and snapshots), in bytes. */
   cdnCacheBytes: number
+  /** Request header carrying the visitor's country code, set by the edge; believed only from TRUSTED_PROXIES peers. */
+  segmentCountryHeader: string
   /**
    * 32-byte key sealing stored secrets (webhook signing secrets) with AES-256-GCM, as 64 hex characters or base64.
    * Unset: generated once into `<dataDir>/secret.key` on the embedded database; required with DATABASE_URL.
@@ -115,6 +117,13 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return raw as T
 }
 
+function headerName(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim()
+  if (!raw) return fallback
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/.test(raw)) throw new ConfigError(`${name} must be an HTTP header name, got "${raw}"`)
+  return raw
+}
+
 function url(env: Env, name: string): string | null {
   const raw = env[name]
   if (raw === undefined || raw === '') return null
@@ -162,6 +171,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     cdnMaxAge: int(env, 'CDN_MAX_AGE', 60),
     cdnStaleWhileRevalidate: int(env, 'CDN_STALE_WHILE_REVALIDATE', 300),
     cdnCacheBytes: int(env, 'CDN_CACHE_MB', 256, 1, 65536) * 1024 * 1024,
+    segmentCountryHeader: headerName(env, 'SEGMENT_COUNTRY_HEADER', 'CF-IPCountry'),
     secretKey: secretKey(env, 'SERVICE_SECRET_KEY'),
     outboundAllowPrivate: bool(env, 'SERVICE_OUTBOUND_ALLOW_PRIVATE', false),
     workerEnabled: bool(env, 'SERVICE_WORKER_ENABLED', true),

@@ -31,7 +31,7 @@ async function member(ownerTenant: number, role: 'viewer' | 'editor' | 'admin') 
 function form(file: Uint8Array | string, name: string, type: string, fields: Record<string, string> = {}) {
   const fd = new FormData()
   for (const [k, v] of Object.entries(fields)) fd.append(k, v)
-  fd.append('file', new Blob([file], { type }), name)
+  fd.append('file', new Blob([file as BlobPart], { type }), name)
   return fd
 }
 

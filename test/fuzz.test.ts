@@ -110,6 +110,10 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'PUT /v1/spaces/:space/components/:name': () => ({ display_name: 'Hero', schema: { headline: { type: 'text' } } }),
     'POST /v1/spaces/:space/webhooks/': () => ({ label: 'Fuzz hook', url: 'http://127.0.0.1:9/hook', events: ['story.published'] }),
     'PATCH /v1/spaces/:space/webhooks/:id': () => ({ label: 'Fuzz hook 2' }),
+    'POST /v1/graphql': () => ({
+      query: `query ($p: Int) { story(space: "${w.space}", path: "${w.story.path}") { uuid content } stories(space: "${w.space}", perPage: $p) { total } }`,
+      variables: { p: 10 },
+    }),
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'bun:test'
-import { parseQuery, SearchIndex } from '../src/modules/search/engine'
-import { SEARCH_FIELDS, storyText, stopWordsFor, stripMarkup, tokenString, wordsOf } from '../src/modules/search/text'
+import { parseQuery, PREFIX_POSTING_BUDGET, SearchIndex } from '../src/modules/search/engine'
+import { SEARCH_FIELDS, storyText, stopWordsFor, stripDatasourceMarkers, stripMarkup, tokenString, wordsOf } from '../src/modules/search/text'
 import { editDistance, typoBudget } from '../src/modules/search/tolerance'
 import { Vocabulary } from '../src/modules/search/vocabulary'
 
@@ -139,6 +139,16 @@ describe('text', () => {
     ])
   })
 
+  test('datasource markers: key [a-z][a-z0-9_]*, dot-separated accessor segments; $$ds: escapes', () => {
+    expect(stripDatasourceMarkers('a $ds:prices.eur b')).toBe('a   b')
+    expect(stripDatasourceMarkers('$ds:k_1.a-b.C_9.x')).toBe(' ')
+    expect(stripDatasourceMarkers('$$ds:prices.eur')).toBe('$ds:prices.eur')
+    expect(stripDatasourceMarkers('$$$ds:prices.eur')).toBe('$$ds:prices.eur')
+    // Not markers: no accessor, a key starting with a digit or a capital.
+    for (const t of ['$ds:prices', '$ds:1x.y', '$ds:Prices.eur', 'ds:prices.eur']) expect(stripDatasourceMarkers(t)).toBe(t)
+    expect(wordsOf(stripMarkup('<p>Now $ds:shop.price.gross &amp; more</p>'))).toEqual(['now', 'more'])
+  })
+
   test('storyText: field types from blueprints decide what is text, tags, or neither', () => {
     const blueprints = new Map([
       [
@@ -217,6 +227,81 @@ describe('index', () => {
     expect(parseQuery('foo bar ')).toEqual({ words: ['foo', 'bar'], lastIsPrefix: false })
     expect(parseQuery('one two three four five six seven eight nine').words).toHaveLength(8)
     expect(parseQuery('!!!').words).toEqual([])
+  })
+
+  test('a query word standing only for stop words is optional; a stop word typed wrong still finds its Stories', () => {
+    const idx = new SearchIndex('en')
+    idx.upsert(doc(1, { body_text: 'slim cat liked fish' }))
+    idx.upsert(doc(2, { body_text: 'whats up above' }))
+    const opts = { ...all, optional: stopWordsFor('en') }
+    expect(idx.search(parseQuery('liaked slim wahts'), opts).hits.map((h) => h.story_id)).toEqual([1])
+    expect(idx.search(parseQuery('aabove'), opts).hits.map((h) => h.story_id)).toEqual([2])
+    // A word with no match at all still vetoes.
+    expect(idx.search(parseQuery('slim zzzzzz'), opts).total).toBe(0)
+  })
+
+  test('prefix: every completion is a candidate, exact before completions, bounded by postings, not words', () => {
+    const idx = new SearchIndex('en')
+    for (let i = 0; i < 60; i++) idx.upsert(doc(i + 1, { body_text: `defe${i.toString(36)}x` }))
+    idx.upsert(doc(100, { body_text: 'defendants' }))
+    idx.upsert(doc(101, { body_text: 'defe' }))
+    const r = idx.search(parseQuery('defe'), { ...all, limit: 100 })
+    expect(r.total).toBe(62)
+    expect(r.hits[0].story_id).toBe(101)
+    expect(PREFIX_POSTING_BUDGET).toBeGreaterThanOrEqual(10_000)
+  })
+
+  test('build mode, delta, tombstones and compaction answer alike', async () => {
+    const r = rng(5)
+    const words = Array.from({ length: 400 }, (_, i) => `w${i.toString(36)}${'abcdefgh'[i % 8]}ord`)
+    const fields = (seed: number) => {
+      const pick = () => words[Math.floor(r() * words.length)]
+      return { headline: `${pick()} ${pick()}`, body_text: Array.from({ length: 20 + (seed % 15) }, pick).join(' '), tags: pick() }
+    }
+    const bulk = new SearchIndex('en', { bulk: true })
+    const live = new SearchIndex('en')
+    const docs = Array.from({ length: 300 }, (_, i) => doc(i + 1, fields(i)))
+    for (const d of docs) {
+      bulk.upsert(d)
+      live.upsert(d)
+    }
+    // Churn: replace a third, remove a sixth.
+    for (let i = 0; i < 300; i += 3) {
+      const d = doc(i + 1, fields(i + 7))
+      bulk.upsert(d)
+      live.upsert(d)
+    }
+    for (let i = 1; i < 300; i += 6) {
+      bulk.remove(`${i + 1}:en`)
+      live.remove(`${i + 1}:en`)
+    }
+    const queries = Array.from({ length: 60 }, (_, k) => {
+      const w = words[Math.floor(r() * words.length)]
+      return k % 3 === 0 ? w.slice(0, 3) : k % 3 === 1 ? `${w} ${words[Math.floor(r() * words.length)]} ` : `${w.slice(0, -1)}x `
+    })
+    const answer = (idx: SearchIndex) => queries.map((q) => idx.search(parseQuery(q), { ...all, limit: 300 }))
+    // Until compacted, removed documents still count in a word's document frequency (idf): the same documents
+    // match, the order may differ slightly.
+    const matched = (rs: { hits: { id: string }[] }[]) => rs.map((r) => r.hits.map((h) => h.id).sort())
+    const before = answer(live)
+    expect(matched(answer(bulk))).toEqual(matched(before))
+    expect(before.filter((r) => r.total > 0).length).toBeGreaterThan(30)
+    expect(live.needsCompaction).toBe(true)
+    const postings = live.postingCount
+    await live.compactInSlices(async () => {
+      // Searchable while compacting, against the old arrays and the frozen delta.
+      expect(live.search(parseQuery(queries[1]), { ...all, limit: 300 })).toEqual(before[1])
+    })
+    expect(live.postingCount).toBeLessThan(postings)
+    const after = answer(live)
+    expect(after).toEqual(answer(bulk))
+    expect(matched(after)).toEqual(matched(before))
+    // Changes after a compaction go to the delta again and are found at once.
+    live.upsert(doc(999, { headline: 'brandnewword' }))
+    expect(live.search(parseQuery('brandnewwrod '), all).hits.map((h) => h.story_id)).toEqual([999])
+    live.compact()
+    expect(live.search(parseQuery('brandnew'), all).hits.map((h) => h.story_id)).toEqual([999])
+    expect(live.size).toBe(300 - 50 + 1)
   })
 
   test('pages are stable: equal scores fall back to the most recent, then the id', () => {

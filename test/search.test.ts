@@ -192,6 +192,22 @@ describe('hits', () => {
     for (const word of ['marzipanoption', 'hiddenwaypoint', 'hiddenhref', 'amp']) expect((await q(word)).body.meta.total).toBe(0)
   })
 
+  test('datasource markers ($ds:key.accessor) are not indexed; $$ds: is a literal', async () => {
+    const s = await published({
+      content: article({
+        headline: 'Prices $ds:pricelist.eur.amount today',
+        body: 'Exchange: $ds:fx_rates.usd-eur.value and $$ds:literal.example, tomorrow $ds:weather.Berlin.temp_max.',
+        tags: ['$ds:tagsource.first', 'plaintag'],
+      }),
+    })
+    const r = await q('prices today')
+    expect(r.body.data.map((h: { slug: string }) => h.slug)).toEqual([s.slug])
+    expect(r.body.data[0].headline).toBe('Prices today')
+    for (const word of ['pricelist', 'fx', 'rates', 'usd', 'weather', 'berlin', 'tagsource', 'amount']) expect((await q(`${word} `)).body.meta.total).toBe(0)
+    expect(slugsOf(await q('literal example'))).toEqual([s.slug])
+    expect(slugsOf(await q('plaintag'))).toEqual([s.slug])
+  })
+
   test('tags come from tags fields', async () => {
     const s = await published({ content: article({ headline: 'Tagged', tags: ['Sauerkrautfestival', 'two words'] }) })
     expect(slugsOf(await q('sauerkrautfestival', '&attributes=tags'))).toEqual([s.slug])
@@ -199,13 +215,12 @@ describe('hits', () => {
     expect((await q('sauerkrautfestival', '&attributes=headline,lead,body_text')).body.meta.total).toBe(0)
   })
 
-  test('stop words: left out of the body, kept in the headline; a query of only stop words still finds them', async () => {
+  test('stop words: indexed everywhere; they narrow only a query made of nothing else, where the headline ranks first', async () => {
     const band = await published({ content: article({ headline: 'The Who', body: 'A band that was loud.' }) })
     const bodyOnly = await published({ content: article({ headline: 'Elsewhere', body: 'The who and the what of it.' }) })
-    expect(slugsOf(await q('the who '))).toEqual([band.slug])
+    expect(slugsOf(await q('the who '))).toEqual([band.slug, bodyOnly.slug])
     expect(slugsOf(await q('the loud'))).toEqual([band.slug])
-    expect((await q('what', '&attributes=body_text')).body.meta.total).toBe(0)
-    expect(bodyOnly.slug).toBeTruthy()
+    expect(slugsOf(await q('what', '&attributes=body_text'))).toContain(bodyOnly.slug)
   })
 
   test('case and diacritics do not matter; every word of the query must match', async () => {
@@ -291,6 +306,43 @@ describe('typo tolerance per word', () => {
     expect(await found('quay seaf')).toEqual(['typo-pair'])
     expect(await found('seaf quay')).toEqual([])
     expect(await found('shipw ')).toEqual([])
+  })
+})
+
+describe('prefixes and stop-word typos (issue 17)', () => {
+  const found = async (text: string) => (await q(text)).body.data.map((h: { slug: string }) => h.slug)
+
+  test('the last word finds every Story holding a completion, however many shorter completions there are', async () => {
+    // 40 words beginning with "defe", all shorter than "defendants", in other Stories.
+    const letters = 'abcdefghijklmnopqrstuvwxyz'
+    const shorter = Array.from({ length: 40 }, (_, i) => `defe${letters[i % 26]}${letters[Math.floor(i / 26)]}`)
+    for (let i = 0; i < shorter.length; i += 10) {
+      await published({ content: article({ headline: 'Filler', body: shorter.slice(i, i + 10).join(' ') }) })
+    }
+    const target = await published({ slug: 'fey-target', content: article({ headline: 'The fey ones', body: 'Notes on defendants and their lawyers.' }) })
+    const both = await published({ slug: 'existential-target', content: article({ headline: 'Existential dread', body: 'A handkerchief.' }) })
+    for (const w of ['hanxa', 'hanxb', 'hanxc', 'handa', 'handb']) await published({ content: article({ headline: `Other ${w}` }) })
+    expect(await found('fey defe')).toEqual([target.slug])
+    expect(await found('fey defendan')).toEqual([target.slug])
+    expect(await found('existential han')).toEqual([both.slug])
+    // The completion ranks below the exact word.
+    const exact = await published({ slug: 'defe-exact', content: article({ headline: 'defe' }) })
+    const completion = await published({ slug: 'defe-completion', content: article({ headline: 'defendable' }) })
+    const hits = await found('defe')
+    expect(hits.indexOf(exact.slug)).toBe(0)
+    expect(hits).toContain(completion.slug)
+    expect(hits).toContain(target.slug)
+  })
+
+  test('a typo in a stop word never empties the result', async () => {
+    const above = await published({ slug: 'above-target', content: article({ headline: 'Views', body: 'The hills rise above the quarrytown.' }) })
+    const slim = await published({ slug: 'slim-target', content: article({ headline: 'Cats', body: 'The slim cat liked the fish.' }) })
+    await published({ content: article({ headline: 'Questions', body: "What's that? What's this?" }) })
+    expect(await found('aabove')).toContain(above.slug)
+    expect(await found('aabove quarrytown')).toEqual([above.slug])
+    // "wahts" stands only for the stop word "whats" (which is not in the Story): it adds to the score, never vetoes.
+    expect(await found('liaked slim wahts')).toEqual([slim.slug])
+    expect(await found('liaked slim wahts ')).toEqual([slim.slug])
   })
 })
 
@@ -389,6 +441,20 @@ describe('updates', () => {
     await act(a.uuid, 'publish')
     expect(slugsOf(await q('salamander'))).toEqual([a.slug])
     expect((await q('axolotl')).body.meta.total).toBe(0)
+  })
+
+  test('the background compaction after updates merges new words and drops removed Stories; answers stay the same', async () => {
+    const a = await published({ content: article({ headline: 'Compaction quokkaisland', body: 'Marsupials everywhere.' }) })
+    const b = await published({ content: article({ headline: 'Compaction wombatburrow' }) })
+    await act(b.uuid, 'unpublish')
+    const idx = (await t.state(searchModule).registry.index(spaceId, 'en'))!
+    const before = (await q('quokkaisland marsupials')).body
+    expect(before.data.map((h: { id: string }) => h.id)).toEqual([`${a.id}:en`])
+    // A second after the last update the index merges its new words and postings (in slices, in the background).
+    expect(await eventually(async () => idx.vocabulary.pendingCount === 0 && !idx.needsCompaction, 8000)).toBe(true)
+    expect((await q('quokkaisland marsupials')).body.data).toEqual(before.data)
+    expect(slugsOf(await q('quokkaislnd '))).toEqual([a.slug])
+    expect((await q('wombatburrow')).body.meta.total).toBe(0)
   })
 
   test('moves: a renamed Story and the Stories of a moved folder are found under their new path', async () => {

@@ -3,11 +3,15 @@
 import m0 from './0000_init.sql' with { type: 'text' }
 import m1 from './0001_content.sql' with { type: 'text' }
 import m2 from './0002_marvelous_trish_tilby.sql' with { type: 'text' }
-import m3 from './0003_fast_next_avengers.sql' with { type: 'text' }
+import m3 from './0003_amused_redwing.sql' with { type: 'text' }
+import m4 from './0004_safe_la_nuit.sql' with { type: 'text' }
+import m5 from './0005_lyrical_whirlwind.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
   { tag: '0001_content', sql: m1 },
   { tag: '0002_marvelous_trish_tilby', sql: m2 },
-  { tag: '0003_fast_next_avengers', sql: m3 },
+  { tag: '0003_amused_redwing', sql: m3 },
+  { tag: '0004_safe_la_nuit', sql: m4 },
+  { tag: '0005_lyrical_whirlwind', sql: m5 },
 ]

@@ -82,7 +82,7 @@ try {
 
   const jpeg = await jpegOf(photo(2000, 1333), 90)
   const fd = new FormData()
-  fd.append('file', new Blob([jpeg], { type: 'image/jpeg' }), 'photo.jpg')
+  fd.append('file', new Blob([jpeg as BlobPart], { type: 'image/jpeg' }), 'photo.jpg')
   const up = await fetch(`${base}/v1/spaces/bench/assets`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': ip() }, body: fd })
   const asset = ((await up.json()) as { data: { uuid: string } }).data
   console.log(`${args.driver}; source: 2000×1333 JPEG, ${(jpeg.length / 1024).toFixed(0)} KB; IMAGE_CONCURRENCY = ${args['image-concurrency'] ?? `cores (${navigator.hardwareConcurrency})`}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)

@@ -418,11 +418,28 @@ export class JobQueue {
     this.background.add(tracked)
   }
 
+  /**
+   * One statement asks what is due (unrelayed events, a schedule tick, pending jobs per queue); only that work then
+   * touches the database. An idle poll is one cheap read instead of a transaction per concern and a claim per queue —
+   * on embedded PGlite every statement runs on the event loop, so idle polling showed up as read-latency spikes.
+   */
   private async poll() {
     if (!this.started) return
-    this.kickRelay()
-    await this.tickSchedules()
-    for (const q of this.queues.values()) await this.pump(q)
+    const now = iso(this.clock.now())
+    const [due] = await query<{ events: boolean; schedules: boolean; queues: string[] | null }>(
+      this.db.db,
+      sql`select exists(select 1 from events where handled_at is null) as events,
+                 exists(select 1 from job_schedules where next_run_at <= ${now}::timestamptz) as schedules,
+                 (select array_agg(distinct queue) from jobs where status = 'pending' and run_at <= ${now}::timestamptz) as queues`,
+    )
+    if (!due || !this.started) return
+    if (due.events) this.kickRelay()
+    if (due.schedules) await this.tickSchedules()
+    // A tick just enqueued its job and notified; a pump already running for that queue folds the call in.
+    for (const name of due.schedules ? this.queues.keys() : (due.queues ?? [])) {
+      const q = this.queues.get(name)
+      if (q) await this.pump(q)
+    }
   }
 
   private async syncSchedules() {

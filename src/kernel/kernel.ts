@@ -8,6 +8,7 @@ import { ClientIpResolver } from './http'
 import { JobQueue } from './jobs'
 import { createLogger, type Logger } from './logger'
 import { migrate } from './migrate'
+import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
 import { MemoryRateLimitStore, PostgresRateLimitStore, RateLimiter, RateLimitTable } from './rate-limit'
 
@@ -35,6 +36,8 @@ export interface Kernel {
   clientIp: ClientIpResolver
   /** Steps of the public Story read, from the modules (createRuntime), in module-list order (kernel/read.ts). */
   readSteps: ReadStep[]
+  /** The modules' GraphQL fields (createRuntime), in module-list order; the graphql module builds the schema from them. */
+  graphql: GraphQLContribution[]
   /** Stops the workers and the bus, then closes the database if the kernel opened it. */
   close(): Promise<void>
 }
@@ -105,6 +108,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     rateLimiter: new RateLimiter(new RateLimitTable(), store, clock),
     clientIp: new ClientIpResolver(config.trustedProxies),
     readSteps: [],
+    graphql: [],
     close() {
       closing ??= (async () => {
         await jobs.stop()

@@ -1,5 +1,6 @@
 import type { AnyElysia } from 'elysia'
 import type { ErrorDef } from './errors'
+import type { GraphQLBuilder } from './graphql'
 import type { Delivery, DomainEvent, Emit, EventDeclarations, EventType, NewEvent } from './events'
 import type { Tx } from './db'
 import type { JobQueue } from './jobs'
@@ -85,6 +86,11 @@ export interface ModuleDefinition<S extends object> {
   jobs?(jobs: JobQueue, self: S, kernel: Kernel): void
   /** Steps of the public Story read (kernel/read.ts). */
   readSteps?(self: S, kernel: Kernel): ReadStep[]
+  /**
+   * Fields of the read-only GraphQL schema (kernel/graphql.ts): `builder.queryField(...)` and the types they need,
+   * resolved through this module's own services.
+   */
+  graphql?(builder: GraphQLBuilder, self: S, kernel: Kernel): void
   /** Per-IP limits of this module's routes (full paths, starting with /v1). */
   rateLimits?: RateLimitRule[]
 }

@@ -16,6 +16,8 @@ export interface RequestInfo {
   viaTrustedProxy: boolean
   /** The rate-limit decision once the request was counted (undefined: not counted yet; null: route not limited). */
   rate?: RateLimitDecision | null
+  /** The exact bytes of a JSON request body, once parsed: what a signature over the raw body is checked against. */
+  rawBody?: Uint8Array
 }
 
 /** Anything with Bun's `requestIP` (the server); absent for in-process calls (tests), which count as loopback. */
@@ -23,7 +25,7 @@ export interface PeerSource {
   requestIP(request: Request): { address: string } | null
 }
 
-const PUBLIC_PREFIXES = ['/v1/cdn/', '/embed', '/service-admin.js', '/v1/version', '/version']
+const PUBLIC_PREFIXES = ['/v1/cdn/', '/v1/graphql', '/embed', '/service-admin.js', '/v1/version', '/version']
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-Service-Segment'
 const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-Service-Segment, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -193,6 +195,8 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
       if (type === 'application/json' || type.endsWith('+json')) {
         if (length > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
         const buf = await readCapped(request, config.jsonBodyLimit)
+        const ri = front.info.get(request)
+        if (ri) ri.rawBody = buf
         if (buf.byteLength === 0) return undefined
         const read = readJson(buf)
         if ('value' in read) return read.value

@@ -70,6 +70,11 @@ export interface RenderDraft {
   contentJson: string
   /** `meta` entries of the response, in step order. */
   meta: Record<string, unknown>
+  /**
+   * Set to false by a step whose output reflects a passing failure (a datasource that could not be loaded): the body
+   * is served but not cached under its render key, so the next read tries again.
+   */
+  cacheable?: boolean
 }
 
 export interface ReadStep {

@@ -4,6 +4,7 @@ import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
+import { graphqlModule } from './graphql'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -27,5 +28,6 @@ export const MODULES: Module[] = [
   searchModule,
   webhooksModule,
   collaborationModule,
+  graphqlModule,
   assetsModule,
 ]

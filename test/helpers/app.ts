@@ -32,7 +32,11 @@ const nextIp = () => {
 export type TestApp = Awaited<ReturnType<typeof testApp>>
 
 /** A whole app on a fresh database, driven through app.handle(new Request(...)). */
-export async function testApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}, opts: { logger?: Logger } = {}) {
+export async function testApp(
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+  opts: { logger?: Logger; /** Another module list (e.g. MODULES plus a probe module). */ modules?: readonly Module[] } = {},
+) {
   const tdb = await freshDatabase()
   const clock = new ManualClock(Date.now())
   const config = loadConfig(
@@ -40,7 +44,7 @@ export async function testApp(overrides: Partial<Config> = {}, env: Record<strin
     { databaseUrl: tdb.url, memoryDb: true, ...overrides },
   )
   const kernel: Kernel = await createKernel(config, { clock, database: tdb.database, migrate: false, logger: opts.logger })
-  const app: Runtime = createRuntime(kernel)
+  const app: Runtime = createRuntime(kernel, { modules: opts.modules })
   await app.start()
 
   async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {

@@ -1,17 +1,71 @@
 import { defineModule } from '../../kernel/module'
+import { spacesModule } from '../spaces'
+import { datasourceEvents } from './events'
+import { datasourceGraphql } from './graphql'
+import { DatasourceErrors } from './model'
+import { markerStep } from './read-step'
+import { datasourceRoutes } from './routes'
+import { dueDatasources, entriesPage, syncDatasource } from './service'
+import { DatasourceStore } from './store'
+
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'datasources.tick': Record<string, never>
+    'datasources.sync': { datasourceId: number }
+  }
+}
 
 /**
- * Datasources (spec 4.5 markers, 4.13). So far only its read step exists: no datasource can be defined yet, so no
- * `$ds:` marker resolves and every read reports `meta.datasource_refs: {}`.
+ * Datasources (spec 2, 4.5 markers, 4.13): http_json pulls on a cron schedule, signed webhook pushes, and `$ds:`
+ * markers resolved in every Story read from an in-memory copy per (Space, key, revision).
+ *
+ * State: the store (refs and entries in memory) and `entries(spaceId, key, {page, perPage, q})`, the entries
+ * listing other surfaces (GraphQL) serve.
  */
 export const datasourcesModule = defineModule({
   name: 'datasources',
-  readSteps: () => [
-    {
-      name: 'datasources',
-      transform(_ctx, draft) {
-        draft.meta.datasource_refs = {}
-      },
+  setup: (kernel, use) => {
+    const store = new DatasourceStore(kernel)
+    return {
+      store,
+      publicSpaces: use(spacesModule).publicSpaces,
+      /** A page of a datasource's entries as the public surface sees them; null when the Space has no such key. */
+      entries: (spaceId: number, key: string, opts: { page?: number; perPage?: number; q?: string } = {}) => entriesPage(store, spaceId, key, opts),
+    }
+  },
+  routes: ({ kernel, guards, self, requestInfo }) => datasourceRoutes(kernel, guards, self.store, self.publicSpaces, requestInfo),
+  errors: Object.values(DatasourceErrors),
+  events: datasourceEvents,
+  on: {
+    'datasource.changed': (e, self) => {
+      if (e.spaceId === null) return
+      const p = e.payload
+      self.store.changed(e.spaceId, p.key, p.revision === null ? null : { id: p.id, revision: p.revision })
     },
-  ],
+  },
+  onResync: (self) => self.store.clear(),
+  jobs: (jobs, self, kernel) => {
+    // One tick a minute across all instances (the queue's cron: one instance wins it); it enqueues a pull for every
+    // http_json datasource whose own cron fires in that minute, deduplicated per datasource and minute.
+    jobs.define('datasources.tick', {
+      handler: async ({ job }) => {
+        const tick = new Date(Math.floor(job.runAt.getTime() / 60_000) * 60_000)
+        const due = await dueDatasources(kernel, tick)
+        if (!due.length) return
+        await jobs.enqueueMany(
+          kernel.db.db,
+          due.map((id) => ({ queue: 'datasources.sync', payload: { datasourceId: id }, dedupeKey: `ds:${id}:${tick.toISOString()}` })),
+        )
+      },
+    })
+    jobs.define('datasources.sync', {
+      concurrency: 4,
+      handler: async ({ job }) => {
+        await syncDatasource(kernel, self.store, job.payload.datasourceId)
+      },
+    })
+    jobs.schedule({ name: 'datasources.tick', cron: '* * * * *', queue: 'datasources.tick', payload: {} })
+  },
+  readSteps: (self) => [markerStep(self.store)],
+  graphql: (builder, self) => datasourceGraphql(builder, self, self.publicSpaces),
 })

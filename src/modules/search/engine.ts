@@ -1,23 +1,26 @@
-// One search index: the published Stories of one Space in one locale, held in an Orama database.
+// One search index: the published Stories of one Space in one locale, in a compact inverted index of our own.
 //
-// How Orama is used, and why (measurements in docs/search.md):
-// - Orama stores only the six searchable fields, each already reduced to its distinct folded words joined by spaces
-//   (text.ts); its tokenizer only splits on spaces, its sorter is off. Stop words are left out of lead and body_text.
-//   Hit metadata (uuid, path, headline, lead, dates) lives in an array by Orama's internal id, not in Orama.
-// - The index component is Orama's with three hooks replaced. Term frequency is not stored: Orama's tokenizer removes
-//   duplicates anyway, so its per-document frequency table only ever held 1/length for every word of every document
-//   (the largest structure of a naive index, filled by a loop quadratic in the document length); field lengths stay
-//   for BM25's length normalisation, and a word's document frequency is the size of its postings. Insertion keeps a
-//   word → node map per field, so a known word gets the document without a walk down the tree.
-// - A query is not one Orama search() call: Orama's tolerance is one number per query, counts any word that merely
-//   starts with the term as a match, knows no transpositions, and collects postings with a quadratic de-duplication.
-//   Here each query word is expanded once against the index's vocabulary with its own typo budget (vocabulary.ts),
-//   the variants' postings are taken from each field's Orama tree, the candidates come from the rarest word and are
-//   only narrowed by the others (a document that cannot match every word is never scored), and the score is BM25 with
-//   binary term frequency, weighted per field and by how the word matched.
-import { type AnyOrama, components, count, create, insert, remove } from '@orama/orama'
-import { SEARCH_FIELDS, type SearchField, wordsOf } from './text'
-import { exactNode, type RadixNode, typoBudget } from './tolerance'
+// Layout (figures in docs/search.md):
+// - Terms: the index's vocabulary (vocabulary.ts) gives every distinct word a term id, once, and keeps the words in
+//   sorted flat arrays for the typo walk and the prefix range.
+// - Postings: per term, the documents holding it, each as one 32-bit number: the document's ordinal × 64 + six field
+//   bits (headline, lead, body_text, tags, slug, full_path). Term frequency is binary (the fields hold distinct words),
+//   so the bits are all BM25 needs besides the field lengths. The bulk of the postings is one Uint32Array in term
+//   order (`start[t] .. start[t + 1]`, ascending ordinals); changes since the last compaction are small per-term
+//   arrays (`delta`). Ordinals only grow, so each list stays sorted by document and a candidate can be looked up by
+//   binary search.
+// - Documents: a table by ordinal — the hit (what the API returns), the published version, the six field lengths, a
+//   tombstone. An update is a removal (tombstone) and an insertion under a new ordinal; a removed document's postings
+//   are skipped by the tombstone and dropped by the next compaction, which runs in the background in slices.
+// - A build appends (term, posting) pairs to a chunked log and sorts them into the term-ordered array once, at the end
+//   (a counting sort: O(postings)).
+//
+// A query expands each word once against the vocabulary with its own typo budget, and the last word also to every
+// word it begins (bounded by a posting budget, not a word count); the candidates come from the rarest word and are
+// only narrowed by the others (a document that cannot match every word is never scored); the score is BM25 with binary
+// term frequency, weighted per field and by how the word matched.
+import { SEARCH_FIELDS, type SearchField, stopWordsFor, wordsOf } from './text'
+import { typoBudget } from './tolerance'
 import { Vocabulary } from './vocabulary'
 
 /**
@@ -33,31 +36,42 @@ export const FIELD_WEIGHTS: Record<SearchField, number> = {
   slug: 1.25,
   full_path: 1,
 }
-/** Score factor of a word matched through a typo or as a prefix of the last query word. */
+/** Score factor of a word matched through a typo or as a completion of the last query word. */
 const DISTANCE_FACTOR = [1, 0.5, 0.3]
 const PREFIX_FACTOR = 0.7
-/** Vocabulary words one query word may expand to, per field (closest first, then most frequent). */
+/** Typo variants one query word may expand to (closest first, then most frequent). */
 export const MAX_TERMS_PER_WORD = 48
-/** Query words whose expansions are kept (cleared when full, and by every change to the index). */
+/**
+ * Completions of the last query word: all of them, unless their postings add up to more than this (then the shortest
+ * completions first, until the budget is spent). A budget of postings, not of words, bounds the work of a query
+ * without dropping the one long word a Story holds.
+ */
+export const PREFIX_POSTING_BUDGET = 100_000
+/** Query words whose expansions are kept (cleared when full, and when new words enter the index). */
 const MAX_CACHED_WORDS = 10_000
+const MAX_CACHED_TERMS = 400_000
 /** Query words beyond this many are ignored. */
 export const MAX_QUERY_WORDS = 8
-/** The last query word also matches as a prefix from this many characters on, standing for at most so many words. */
+/** The last query word also matches as a prefix from this many characters on. */
 const MIN_PREFIX = 2
-const MAX_PREFIX_WORDS = 32
 // BM25 with binary term frequency: k1 1.2, b 0.3, a field's length against its average capped at 3:1 either way.
 const K1 = 1.2
 const B = 0.3
 const MAX_LENGTH_RATIO = 3
 
-const SCHEMA = {
-  headline: 'string',
-  lead: 'string',
-  body_text: 'string',
-  tags: 'string',
-  slug: 'string',
-  full_path: 'string',
-} as const
+/** Field bits of a posting, in SEARCH_FIELDS order; a posting is ordinal × 64 + bits. */
+const FIELDS = SEARCH_FIELDS.length
+const SHIFT = 64
+const SLUG_BIT = 4
+const PATH_BIT = 5
+/** Score groups: each field its own, except slug and full_path, which share one (the better of the two counts). */
+const GROUP_OF_BIT = [0, 1, 2, 3, 4, 4]
+const GROUPS = 5
+/** Postings per step of a sliced compaction. */
+const COMPACT_STEP = 1 << 16
+const LOG_CHUNK = 1 << 16
+/** Largest ordinal a posting can hold (2^26: 67 million insertions into one index before a rebuild). */
+const MAX_ORDINAL = 2 ** 32 / SHIFT - 1
 
 /** A search hit as the API returns it (spec 2, Search hit). */
 export interface SearchHit {
@@ -73,10 +87,13 @@ export interface SearchHit {
   updated_at: number
 }
 
-/** One Story in one locale, ready for the index: the hit and the field token strings (text.ts tokenString). */
+/**
+ * One Story in one locale, ready for the index: the hit and each field's folded words (text.ts wordsOf; repeats are
+ * counted once), or a space-separated string of them (text.ts tokenString).
+ */
 export interface IndexDocument {
   hit: SearchHit
-  fields: Record<SearchField, string>
+  fields: Record<SearchField, string | readonly string[]>
   /** The Story's version_no when this snapshot was published (reconciliation compares it with the database). */
   version: number
 }
@@ -107,370 +124,572 @@ export interface SearchResult {
   hits: SearchHit[]
 }
 
+/** A vocabulary word a query word stands for. */
 interface Variant {
-  word: string
-  node: RadixNode
+  id: number
   factor: number
-  /** The field whose tree holds the node (slug for the last segment of a full_path). */
-  from: SearchField
+}
+
+interface Expansion {
+  variants: Variant[]
+  /** Every variant is a stop word (a stop word typed with a typo): the word is then optional, never a veto. */
+  stopOnly: boolean
 }
 
 interface Term {
-  docs: Set<number>
-  /** weight × idf × typo/prefix factor: the document's length norm is the only per-document part. */
+  id: number
+  /** idf × typo/prefix factor: field weight and length norm are the per-document part. */
   base: number
-  from: SearchField
-}
-
-interface IndexStore {
-  indexes: Record<string, { node: RadixNode & { insert(word: string, id: number): void } }>
-  fieldLengths: Record<string, Record<number, number | undefined>>
-  avgFieldLength: Record<string, number | undefined>
-  /** Sum of lengths and number of documents with the field non-empty (added here): the average is over those. */
-  lengthTotals?: Record<string, { sum: number; docs: number }>
-  /** Word → its node, per field (added here): Orama never replaces or deletes a word's node once made. */
-  words?: Record<string, Map<string, RadixNode>>
-  /** Words new to some field since the index last collected them (for the vocabulary). */
-  newWords?: string[]
-}
-
-/**
- * Orama's index component with term frequencies left out (see the file comment), and insertion through a word → node
- * map per field: a known word's postings get the document directly instead of through a walk down the tree from its
- * root (a pointer chase per level), which halves the build time. New words still go in through Orama's tree.
- */
-const oramaIndex = (() => {
-  const base = components.index.createIndex()
-  return {
-    ...base,
-    insert(
-      implementation: { insertDocumentScoreParameters: (...a: unknown[]) => void },
-      index: IndexStore,
-      prop: string,
-      _id: unknown,
-      internalId: number,
-      value: unknown,
-      _type: unknown,
-      language: string | undefined,
-      tokenizer: { tokenize(raw: string, language?: string, prop?: string, withCache?: boolean): string[] },
-      docsCount: number,
-    ) {
-      const tokens = tokenizer.tokenize(value as string, language, prop, false)
-      implementation.insertDocumentScoreParameters(index, prop, internalId, tokens, docsCount)
-      const tree = index.indexes[prop].node
-      const words = ((index.words ??= {})[prop] ??= new Map())
-      const fresh = (index.newWords ??= [])
-      for (const token of tokens) {
-        const node = words.get(token)
-        if (node) node.d.add(internalId)
-        else {
-          tree.insert(token, internalId)
-          words.set(token, exactNode(tree, token)!)
-          fresh.push(token)
-        }
-      }
-    },
-    insertDocumentScoreParameters(index: IndexStore, prop: string, internalId: unknown, tokens: string[], docsCount: number) {
-      // The average length is over documents that have the field: most have no tags, and an average near zero would
-      // make every tagged document's tags look very long.
-      const totals = ((index.lengthTotals ??= {})[prop] ??= { sum: 0, docs: 0 })
-      if (tokens.length) {
-        totals.sum += tokens.length
-        totals.docs++
-      }
-      index.avgFieldLength[prop] = totals.docs ? totals.sum / totals.docs : 0
-      index.fieldLengths[prop][internalId as number] = tokens.length
-    },
-    insertTokenScoreParameters() {},
-    removeDocumentScoreParameters(index: IndexStore & { sharedInternalDocumentStore: never }, prop: string, id: unknown, docsCount: number) {
-      const internalId = components.internalDocumentIDStore.getInternalDocumentId(index.sharedInternalDocumentStore, id as string)
-      const len = index.fieldLengths[prop][internalId] ?? 0
-      const totals = ((index.lengthTotals ??= {})[prop] ??= { sum: 0, docs: 0 })
-      if (len) {
-        totals.sum -= len
-        totals.docs--
-      }
-      index.avgFieldLength[prop] = totals.docs ? totals.sum / totals.docs : 0
-      delete index.fieldLengths[prop][internalId]
-    },
-    removeTokenScoreParameters() {},
-  }
-})()
-
-const spaceTokenizer = {
-  language: 'none',
-  normalizationCache: new Map<string, string>(),
-  tokenize: (raw: string) => (raw ? raw.split(' ') : []),
 }
 
 export class SearchIndex {
-  private db: AnyOrama
-  /** Hit metadata and published version by Orama internal document id. */
-  private hits: (SearchHit | undefined)[] = []
-  private versions: number[] = []
-  private internalIds = new Map<string, number>()
-  /**
-   * Every word of every field, so a query word is expanded to its typo variants once rather than once per field; the
-   * variants are then looked up exactly in each field's tree. Words are never removed from it (a variant without
-   * postings costs one lookup); a rebuild starts afresh.
-   */
+  /** Every word of every field, with its term id. */
   readonly vocabulary = new Vocabulary()
-  /**
-   * Query word → its variants' nodes per field. Expanding a word (typo walk, exact lookups in six trees) is most of a
-   * query's cost and words repeat across queries far more than documents change: cleared by every change.
-   */
-  private expansions = new Map<string, Map<SearchField, Variant[]>>()
+  private readonly stop: ReadonlySet<string>
+
+  // ---- Postings ----
+  /** Term t's postings in the compacted array: post[start[t] .. start[t + 1]). Terms past start.length - 1 have none. */
+  private start = new Uint32Array(1)
+  private post = new Uint32Array(0)
+  /** Postings added since the last compaction, by term (ascending ordinals, as ordinals only grow). */
+  private delta = new Map<number, number[]>()
+  /** The delta being merged by a running compaction (still searched until the merged array replaces both). */
+  private frozen: Map<number, number[]> | null = null
+  private deltaPostings = 0
+  /** Postings of removed documents still in the arrays (dropped by the next compaction). */
+  private deadPostings = 0
+  /** Build mode: (term, posting) pairs appended to a log, sorted into `post` by the first compaction. */
+  private bulk: boolean
+  private logTerms: Uint32Array[] = []
+  private logPosts: Uint32Array[] = []
+  private logLength = 0
+  private compaction: Generator<void, void> | null = null
+  /** A running compaction holds the build log: searches finish it first. */
+  private sealing = false
+  private compacting: Promise<void> | null = null
+
+  // ---- Documents, by ordinal ----
+  private ordinals = 0
+  private capacity = 0
+  private hits: (SearchHit | undefined)[] = []
+  private versions = new Uint32Array(0)
+  /** Distinct words per field: lengths[ordinal × 6 + field]. */
+  private lengths = new Uint16Array(0)
+  private dead = new Uint8Array(0)
+  /** Postings each document holds (for the dead-postings count). */
+  private postingCounts = new Uint16Array(0)
+  private ids = new Map<string, number>()
+  /** Sum of lengths and number of documents with the field non-empty, per field: the average is over those. */
+  private lengthSums = new Float64Array(FIELDS)
+  private lengthDocs = new Float64Array(FIELDS)
+
+  /** Upsert's scratch: field bits by term id, and the terms set in it. */
+  private termMasks = new Uint8Array(0)
+  private touchedTerms: number[] = []
+
+  /** Query word → its variants: expanding a word (typo walk, prefix range) is most of a query's cost. */
+  private expansions = new Map<string, Expansion>()
+  private cachedTerms = 0
   readonly cacheStats = { hits: 0, misses: 0 }
   private scratch = new Scratch()
-  /** Documents removed since the index was built: their vocabulary stays in Orama's trees until a rebuild. */
+  /** Documents removed or replaced since the index was built. */
   removals = 0
 
-  constructor(readonly lang: string) {
-    this.db = create({
-      schema: SCHEMA,
-      // Results are ordered here (score, then date); Orama's sorter would keep a sorted copy of every field.
-      sort: { enabled: false },
-      components: { tokenizer: spaceTokenizer as never, index: oramaIndex as never },
-    }) as AnyOrama
+  /** `bulk`: the index is being built off to the side; the first compaction (or search) sorts its postings. */
+  constructor(
+    readonly lang: string,
+    opts: { bulk?: boolean } = {},
+  ) {
+    this.stop = stopWordsFor(lang)
+    this.bulk = opts.bulk ?? false
   }
 
   get size(): number {
-    return count(this.db)
+    return this.ids.size
+  }
+
+  /** Ordinals given out (live and removed documents): the size of the per-document table. */
+  get ordinalCount(): number {
+    return this.ordinals
   }
 
   has(id: string): boolean {
-    return this.internalIds.has(id)
+    return this.ids.has(id)
   }
 
   hit(id: string): SearchHit | undefined {
-    const internal = this.internalIds.get(id)
-    return internal === undefined ? undefined : this.hits[internal]
+    const o = this.ids.get(id)
+    return o === undefined ? undefined : this.hits[o]
   }
 
   /** Every document: its hit and published version. */
   *documents(): IterableIterator<{ hit: SearchHit; version: number }> {
-    for (const [, internal] of this.internalIds) yield { hit: this.hits[internal]!, version: this.versions[internal] }
+    for (const o of this.ids.values()) yield { hit: this.hits[o]!, version: this.versions[o] }
   }
 
-  /** Forgets cached query-word expansions (they are also dropped by every change). */
+  /** Forgets cached query-word expansions (they are also dropped when new words enter the index). */
   clearCache(): void {
     if (this.expansions.size) this.expansions.clear()
+    this.cachedTerms = 0
+  }
+
+  /** Postings held, in the compacted array, the build log and the deltas (removed documents' included until compacted). */
+  get postingCount(): number {
+    return this.post.length + this.logLength + this.deltaPostings + this.frozenPostings()
+  }
+
+  private frozenPostings(): number {
+    let n = 0
+    if (this.frozen) for (const list of this.frozen.values()) n += list.length
+    return n
+  }
+
+  private grow(min: number) {
+    if (min <= this.capacity) return
+    const cap = Math.max(min, Math.ceil(this.capacity * 1.5), 256)
+    const versions = new Uint32Array(cap)
+    versions.set(this.versions)
+    const lengths = new Uint16Array(cap * FIELDS)
+    lengths.set(this.lengths)
+    const dead = new Uint8Array(cap)
+    dead.set(this.dead)
+    const counts = new Uint16Array(cap)
+    counts.set(this.postingCounts)
+    this.versions = versions
+    this.lengths = lengths
+    this.dead = dead
+    this.postingCounts = counts
+    this.capacity = cap
   }
 
   upsert(doc: IndexDocument): void {
-    this.clearCache()
     const id = doc.hit.id
-    if (this.internalIds.has(id)) this.remove(id)
-    insert(this.db, { id, ...doc.fields } as never)
-    const fresh = this.store.newWords
-    if (fresh?.length) {
-      for (const w of fresh) this.vocabulary.add(w)
-      fresh.length = 0
+    if (this.ids.has(id)) this.remove(id)
+    if (this.ordinals >= MAX_ORDINAL) throw new Error('search index: too many insertions; rebuild it')
+    const o = this.ordinals++
+    this.grow(this.ordinals)
+    const words = this.vocabulary.size
+    // The document's terms and their field bits, in a term-indexed scratch array (cleared again below).
+    const touched = this.touchedTerms
+    touched.length = 0
+    for (let f = 0; f < FIELDS; f++) {
+      const text = doc.fields[SEARCH_FIELDS[f]]
+      if (!text || !text.length) continue
+      const list = typeof text === 'string' ? text.split(' ') : text
+      // Distinct words: a repeated word sets its bit once and counts once.
+      let n = 0
+      const bit = 1 << f
+      for (const w of list) {
+        const t = this.vocabulary.intern(w)
+        if (t < 0) continue
+        if (t >= this.termMasks.length) {
+          const grown = new Uint8Array(Math.max(1024, t * 2))
+          grown.set(this.termMasks)
+          this.termMasks = grown
+        }
+        const m = this.termMasks[t]
+        if (m & bit) continue
+        n++
+        if (m === 0) touched.push(t)
+        this.termMasks[t] = m | bit
+      }
+      this.lengths[o * FIELDS + f] = n > 0xffff ? 0xffff : n
+      if (n) {
+        this.lengthSums[f] += n
+        this.lengthDocs[f]++
+      }
     }
-    const internal = this.db.internalDocumentIDStore.idToInternalId.get(id) as number
-    this.internalIds.set(id, internal)
-    this.hits[internal] = doc.hit
-    this.versions[internal] = doc.version
+    // New words may be variants of cached query words.
+    if (this.vocabulary.size !== words) this.clearCache()
+    const base = o * SHIFT
+    const masks = this.termMasks
+    if (this.bulk) {
+      for (const t of touched) {
+        const mask = masks[t]
+        masks[t] = 0
+        const chunk = this.logLength >>> 16
+        const at = this.logLength & (LOG_CHUNK - 1)
+        if (at === 0) {
+          this.logTerms.push(new Uint32Array(LOG_CHUNK))
+          this.logPosts.push(new Uint32Array(LOG_CHUNK))
+        }
+        this.logTerms[chunk][at] = t
+        this.logPosts[chunk][at] = base + mask
+        this.logLength++
+      }
+    } else {
+      for (const t of touched) {
+        const mask = masks[t]
+        masks[t] = 0
+        const list = this.delta.get(t)
+        if (list) list.push(base + mask)
+        else this.delta.set(t, [base + mask])
+      }
+      this.deltaPostings += touched.length
+    }
+    this.postingCounts[o] = touched.length > 0xffff ? 0xffff : touched.length
+    this.ids.set(id, o)
+    this.hits[o] = doc.hit
+    this.versions[o] = doc.version
   }
 
   remove(id: string): boolean {
-    const internal = this.internalIds.get(id)
-    if (internal === undefined) return false
-    this.clearCache()
-    remove(this.db, id)
-    this.internalIds.delete(id)
-    this.hits[internal] = undefined
+    const o = this.ids.get(id)
+    if (o === undefined) return false
+    this.ids.delete(id)
+    this.hits[o] = undefined
+    this.dead[o] = 1
+    for (let f = 0; f < FIELDS; f++) {
+      const n = this.lengths[o * FIELDS + f]
+      if (n) {
+        this.lengthSums[f] -= n
+        this.lengthDocs[f]--
+      }
+    }
+    this.deadPostings += this.postingCounts[o]
     this.removals++
     return true
   }
 
-  private get store(): IndexStore {
-    return this.db.data.index as unknown as IndexStore
+  // ---- Compaction ----
+
+  /** Whether a compaction would do anything worth its cost (new words to merge, a build log, enough churn). */
+  get needsCompaction(): boolean {
+    return (
+      this.vocabulary.pendingCount > 0 ||
+      this.logLength > 0 ||
+      this.deltaPostings + this.deadPostings >= Math.max(4096, this.post.length >>> 5)
+    )
+  }
+
+  /** Merges everything at once (tools, tests, and a search of an index still in build mode). */
+  compact(): void {
+    this.vocabulary.compact()
+    this.compaction ??= this.beginCompaction()
+    this.finishCompaction()
+  }
+
+  private finishCompaction() {
+    const steps = this.compaction
+    if (!steps) return
+    while (!steps.next().done) {}
+  }
+
+  /**
+   * The same in slices with `pause()` between them, in the background: the vocabulary merge, then the postings (the
+   * delta and the build log merged into the term-ordered array, removed documents' postings dropped). Searches go on
+   * meanwhile against the old array plus the deltas; the merged array replaces them at the end of the last slice.
+   */
+  compactInSlices(pause: () => Promise<void>): Promise<void> {
+    this.compacting ??= (async () => {
+      try {
+        await this.vocabulary.compactInSlices(pause)
+        if (!this.logLength && this.deltaPostings + this.deadPostings === 0) return
+        const steps = (this.compaction ??= this.beginCompaction())
+        while (!steps.next().done) await pause()
+      } finally {
+        this.compacting = null
+      }
+    })()
+    return this.compacting
+  }
+
+  /**
+   * Freezes what is to be merged (the build log, the delta, which documents are removed) and returns the merge in
+   * steps; changes made meanwhile go to a fresh delta and tombstones, as usual.
+   */
+  private beginCompaction(): Generator<void, void> {
+    const terms = this.vocabulary.size
+    const oldStart = this.start
+    const oldPost = this.post
+    const logTerms = this.logTerms
+    const logPosts = this.logPosts
+    const logLength = this.logLength
+    const frozen = this.delta
+    this.logTerms = []
+    this.logPosts = []
+    this.logLength = 0
+    this.bulk = false
+    this.sealing = logLength > 0
+    this.frozen = frozen
+    this.delta = new Map()
+    this.deltaPostings = 0
+    const deadAt = this.dead.slice(0, this.ordinals)
+    const self = this
+    return (function* () {
+      try {
+        const before = oldPost.length + logLength + [...frozen.values()].reduce((n, l) => n + l.length, 0)
+        const counts = new Uint32Array(terms + 1)
+        const oldTerms = oldStart.length - 1
+        let work = 0
+        for (let t = 0; t < oldTerms; t++) {
+          const end = oldStart[t + 1]
+          let n = 0
+          for (let i = oldStart[t]; i < end; i++) if (!deadAt[Math.floor(oldPost[i] / SHIFT)]) n++
+          counts[t] += n
+          work += end - oldStart[t]
+          if (work >= COMPACT_STEP) {
+            work = 0
+            yield
+          }
+        }
+        for (let i = 0; i < logLength; i++) {
+          const c = i >>> 16
+          const k = i & (LOG_CHUNK - 1)
+          if (!deadAt[Math.floor(logPosts[c][k] / SHIFT)]) counts[logTerms[c][k]]++
+          if (k === LOG_CHUNK - 1) yield
+        }
+        for (const [t, list] of frozen) for (const p of list) if (!deadAt[Math.floor(p / SHIFT)]) counts[t]++
+        yield
+        const start = new Uint32Array(terms + 1)
+        let total = 0
+        for (let t = 0; t < terms; t++) {
+          start[t] = total
+          total += counts[t]
+        }
+        start[terms] = total
+        const post = new Uint32Array(total)
+        const cursor = start.slice(0, terms)
+        for (let t = 0; t < oldTerms; t++) {
+          const end = oldStart[t + 1]
+          let at = cursor[t]
+          for (let i = oldStart[t]; i < end; i++) {
+            const p = oldPost[i]
+            if (!deadAt[Math.floor(p / SHIFT)]) post[at++] = p
+          }
+          cursor[t] = at
+          work += end - oldStart[t]
+          if (work >= COMPACT_STEP) {
+            work = 0
+            yield
+          }
+        }
+        // The log holds ordinals in ascending order, all above the compacted array's: appended in order, each term's
+        // list stays sorted.
+        for (let i = 0; i < logLength; i++) {
+          const c = i >>> 16
+          const k = i & (LOG_CHUNK - 1)
+          const p = logPosts[c][k]
+          if (!deadAt[Math.floor(p / SHIFT)]) post[cursor[logTerms[c][k]]++] = p
+          if (k === LOG_CHUNK - 1) {
+            logTerms[c] = EMPTY_U32
+            logPosts[c] = EMPTY_U32
+            yield
+          }
+        }
+        for (const [t, list] of frozen) for (const p of list) if (!deadAt[Math.floor(p / SHIFT)]) post[cursor[t]++] = p
+        self.start = start
+        self.post = post
+        self.frozen = null
+        self.deadPostings = Math.max(0, self.deadPostings - (before - total))
+      } finally {
+        self.compaction = null
+        self.sealing = false
+      }
+    })()
+  }
+
+  // ---- Queries ----
+
+  /** Documents holding term t (removed ones included until compacted). */
+  private frequency(t: number): number {
+    let n = t < this.start.length - 1 ? this.start[t + 1] - this.start[t] : 0
+    const d = this.delta.get(t)
+    if (d) n += d.length
+    const f = this.frozen?.get(t)
+    if (f) n += f.length
+    return n
   }
 
   /**
    * The vocabulary words a query word stands for, with their score factor: itself or words within its typo budget
-   * (closer is better), and for the last word of a query also the words it begins.
+   * (closer is better; at most MAX_TERMS_PER_WORD, best factor then most frequent), and for the last word of a query
+   * also every word it begins (the shortest first should their postings exceed PREFIX_POSTING_BUDGET).
    */
-  private variants(word: string, asPrefix: boolean): Map<string, number> {
-    const found = new Map<string, number>()
+  private expand(word: string, asPrefix: boolean): Expansion {
+    const key = `${asPrefix ? '>' : '='}${word}`
+    const cached = this.expansions.get(key)
+    if (cached) {
+      this.cacheStats.hits++
+      return cached
+    }
+    this.cacheStats.misses++
+    const found = new Map<number, number>()
+    let stopOnly = true
     const budget = typoBudget(word)
     if (budget === 0) {
-      if (this.vocabulary.has(word)) found.set(word, DISTANCE_FACTOR[0])
+      const id = this.vocabulary.idOf(word)
+      if (id >= 0) {
+        found.set(id, DISTANCE_FACTOR[0])
+        stopOnly = this.stop.has(word)
+      }
     } else {
-      this.vocabulary.fuzzy(word, budget, (w, dist) => {
-        const f = DISTANCE_FACTOR[dist]
-        if ((found.get(w) ?? 0) < f) found.set(w, f)
+      const typos: { id: number; factor: number; df: number }[] = []
+      this.vocabulary.fuzzy(word, budget, (w, dist, id) => {
+        typos.push({ id, factor: DISTANCE_FACTOR[dist], df: this.frequency(id) })
+        if (!this.stop.has(w)) stopOnly = false
       })
+      if (typos.length > MAX_TERMS_PER_WORD) {
+        typos.sort((a, b) => b.factor - a.factor || b.df - a.df)
+        typos.length = MAX_TERMS_PER_WORD
+      }
+      for (const v of typos) found.set(v.id, v.factor)
     }
     if (asPrefix && word.length >= MIN_PREFIX) {
-      for (const w of this.vocabulary.completions(word, MAX_PREFIX_WORDS)) {
-        if (!found.has(w)) found.set(w, w === word ? DISTANCE_FACTOR[0] : PREFIX_FACTOR)
+      const completions: { id: number; len: number; df: number }[] = []
+      let total = 0
+      let checked = 0
+      this.vocabulary.prefixRange(word, (id, len, w) => {
+        if (len === word.length) return // the word itself: matched exactly above
+        const df = this.frequency(id)
+        if (df === 0) return
+        completions.push({ id, len, df })
+        total += df
+        // A completion that is not a stop word makes the word required; past a few, one surely is not.
+        if (stopOnly && (++checked > 64 || !this.stop.has(w()))) stopOnly = false
+      })
+      if (total > PREFIX_POSTING_BUDGET) completions.sort((a, b) => a.len - b.len || b.df - a.df)
+      let spent = 0
+      for (const c of completions) {
+        if (spent >= PREFIX_POSTING_BUDGET) break
+        spent += c.df
+        if ((found.get(c.id) ?? 0) < PREFIX_FACTOR) found.set(c.id, PREFIX_FACTOR)
       }
     }
-    return found
-  }
-
-  /** The nodes of a word's variants in one field, at most MAX_TERMS_PER_WORD, best factor then most frequent. */
-  private lookup(field: SearchField, variants: Map<string, number>): Variant[] {
-    let found: Variant[] = []
-    // full_path is indexed without its last segment, which is the slug (documents.ts): its words are in slug's tree.
-    for (const from of field === 'full_path' ? (['full_path', 'slug'] as const) : [field]) {
-      const words = this.store.words?.[from]
-      if (!words) continue
-      for (const [w, factor] of variants) {
-        const node = words.get(w)
-        if (node && node.d.size > 0) found.push({ word: w, node, factor, from })
-      }
-    }
-    if (found.length > MAX_TERMS_PER_WORD) {
-      found.sort((a, b) => b.factor - a.factor || b.node.d.size - a.node.d.size)
-      found = found.slice(0, MAX_TERMS_PER_WORD)
-    }
-    return found
-  }
-
-  /**
-   * How many documents hold a word, estimated as its largest postings over the fields (the exact count, a union of
-   * sets, is not worth it): one idf per word for every field, so the field weights alone order the fields.
-   */
-  private documentFrequency(word: string): number {
-    let df = 0
-    const words = this.store.words
-    if (!words) return 0
-    for (const field of SEARCH_FIELDS) {
-      const n = words[field]?.get(word)?.d.size ?? 0
-      if (n > df) df = n
-    }
-    return df
-  }
-
-  /** A query word's terms in the given fields, with their score bases (idf from the current postings). */
-  private expand(word: string, asPrefix: boolean, fields: readonly SearchField[], docsCount: number): Map<SearchField, Term[]> {
-    const key = `${asPrefix ? '>' : '='}${word}`
-    let cached = this.expansions.get(key)
-    if (cached) this.cacheStats.hits++
-    else {
-      this.cacheStats.misses++
-      if (this.expansions.size >= MAX_CACHED_WORDS) this.expansions.clear()
-      this.expansions.set(key, (cached = new Map()))
-    }
-    let variants: Map<string, number> | null = null
-    const idfs = new Map<string, number>()
-    const idfOf = (w: string) => {
-      let idf = idfs.get(w)
-      if (idf === undefined) {
-        const df = this.documentFrequency(w)
-        idfs.set(w, (idf = Math.log(1 + (docsCount - df + 0.5) / (df + 0.5))))
-      }
-      return idf
-    }
-    const out = new Map<SearchField, Term[]>()
-    for (const field of fields) {
-      let list = cached.get(field)
-      if (!list) {
-        variants ??= this.variants(word, asPrefix)
-        list = variants.size ? this.lookup(field, variants) : []
-        cached.set(field, list)
-      }
-      const weight = FIELD_WEIGHTS[field]
-      out.set(
-        field,
-        list.map(({ word: w, node, factor, from }) => ({ docs: node.d, base: weight * idfOf(w) * factor, from })),
-      )
-    }
-    return out
+    const variants: Variant[] = []
+    for (const [id, factor] of found) variants.push({ id, factor })
+    const expansion = { variants, stopOnly: stopOnly && variants.length > 0 }
+    if (this.expansions.size >= MAX_CACHED_WORDS || this.cachedTerms + variants.length > MAX_CACHED_TERMS) this.clearCache()
+    this.expansions.set(key, expansion)
+    this.cachedTerms += variants.length
+    return expansion
   }
 
   /**
-   * Scores one word: per field the best of the word's terms, summed over fields — except slug and full_path, where
-   * the path contains the slug: the better of the two counts, so a slug match weighs 1.25, not 2.25, and stays below
-   * a body or tag match as the spec orders them. With `within` (the candidates so far), only those documents are
-   * looked at, from whichever side is smaller. Returns the documents scored; their scores are in scratch.word.
+   * Scores one word over the fields in `bitWeight`: per field the best of the word's terms, summed over fields (slug
+   * and full_path: the better of the two, so a slug match weighs 1.25, not 2.25, and stays below a tag match as the
+   * spec orders them). With `within` (the candidates so far), only those documents count, visited from whichever side
+   * is cheaper. Returns the documents scored; their scores are in scratch.word.
    */
-  private scoreWord(terms: Map<SearchField, Term[]>, within: number[] | null): number[] {
+  private scoreWord(terms: Term[], bitWeight: Float64Array, fieldMask: number, within: number[] | null): number[] {
     const sc = this.scratch
-    const store = this.store
     const wordGen = sc.next('word')
-    const touched: number[] = []
-    const groups: Term[][] = []
-    let path: Term[] = []
-    for (const [field, list] of terms) {
-      if (!list.length) continue
-      if (field === 'slug' || field === 'full_path') path = path.concat(list)
-      else groups.push(list)
-    }
-    if (path.length) groups.push(path)
     const candGen = sc.gens.cand
-    for (const list of groups) {
-      const single = list.length === 1
-      const bestGen = single ? 0 : sc.next('best')
-      const bestTouched: number[] = []
-      for (const term of list) {
-        const lengths = store.fieldLengths[term.from]
-        const avg = store.avgFieldLength[term.from] || 1
-        const base = term.base
-        const docs = term.docs
-        const visit = (doc: number) => {
-          let r = (lengths[doc] ?? avg) / avg
-          if (r > MAX_LENGTH_RATIO) r = MAX_LENGTH_RATIO
-          else if (r < 1 / MAX_LENGTH_RATIO) r = 1 / MAX_LENGTH_RATIO
-          const v = (base * (K1 + 1)) / (1 + K1 * (1 - B + B * r))
-          if (single) {
-            if (sc.wordMark[doc] !== wordGen) {
-              sc.wordMark[doc] = wordGen
-              sc.word[doc] = v
-              touched.push(doc)
-            } else sc.word[doc] += v
-          } else if (sc.bestMark[doc] !== bestGen) {
-            sc.bestMark[doc] = bestGen
-            sc.best[doc] = v
-            bestTouched.push(doc)
-          } else if (sc.best[doc] < v) sc.best[doc] = v
-        }
-        if (within && within.length < docs.size) {
-          for (const doc of within) if (docs.has(doc)) visit(doc)
-        } else if (within) {
-          for (const doc of docs) if (sc.candMark[doc] === candGen) visit(doc)
-        } else {
-          for (const doc of docs) visit(doc)
-        }
+    const touched: number[] = []
+    const { dead, lengths } = this
+    const best = sc.best
+    const wordMark = sc.wordMark
+    const candMark = sc.candMark
+    const avg = new Float64Array(FIELDS)
+    for (let f = 0; f < FIELDS; f++) avg[f] = this.lengthDocs[f] ? this.lengthSums[f] / this.lengthDocs[f] : 1
+    const bitBase = new Float64Array(FIELDS)
+    const visit = (p: number) => {
+      const doc = Math.floor(p / SHIFT)
+      const m = p & fieldMask
+      if (m === 0 || dead[doc]) return
+      if (wordMark[doc] !== wordGen) {
+        wordMark[doc] = wordGen
+        const g = doc * GROUPS
+        best[g] = best[g + 1] = best[g + 2] = best[g + 3] = best[g + 4] = 0
+        touched.push(doc)
       }
-      for (const doc of bestTouched) {
-        if (sc.wordMark[doc] !== wordGen) {
-          sc.wordMark[doc] = wordGen
-          sc.word[doc] = sc.best[doc]
-          touched.push(doc)
-        } else sc.word[doc] += sc.best[doc]
+      for (let f = 0; f < FIELDS; f++) {
+        if ((m & (1 << f)) === 0) continue
+        let r = (lengths[doc * FIELDS + f] || avg[f]) / avg[f]
+        if (r > MAX_LENGTH_RATIO) r = MAX_LENGTH_RATIO
+        else if (r < 1 / MAX_LENGTH_RATIO) r = 1 / MAX_LENGTH_RATIO
+        const v = (bitBase[f] * (K1 + 1)) / (1 + K1 * (1 - B + B * r))
+        const slot = doc * GROUPS + GROUP_OF_BIT[f]
+        if (v > best[slot]) best[slot] = v
       }
+    }
+    const scan = (list: ArrayLike<number>, lo: number, hi: number) => {
+      const n = hi - lo
+      if (n <= 0) return
+      if (within && within.length * 12 < n) {
+        // Few candidates, long list: look each candidate up (the list is sorted by ordinal).
+        for (const doc of within) {
+          const key = doc * SHIFT
+          let a = lo
+          let b = hi
+          while (a < b) {
+            const mid = (a + b) >>> 1
+            if (list[mid] < key) a = mid + 1
+            else b = mid
+          }
+          if (a < hi && list[a] < key + SHIFT) visit(list[a])
+        }
+      } else if (within) {
+        for (let i = lo; i < hi; i++) {
+          const p = list[i]
+          if (candMark[Math.floor(p / SHIFT)] === candGen) visit(p)
+        }
+      } else {
+        for (let i = lo; i < hi; i++) visit(list[i])
+      }
+    }
+    const compacted = this.start.length - 1
+    for (const term of terms) {
+      for (let f = 0; f < FIELDS; f++) bitBase[f] = bitWeight[f] * term.base
+      const t = term.id
+      if (t < compacted) scan(this.post, this.start[t], this.start[t + 1])
+      const fr = this.frozen?.get(t)
+      if (fr) scan(fr, 0, fr.length)
+      const d = this.delta.get(t)
+      if (d) scan(d, 0, d.length)
+    }
+    const word = sc.word
+    for (const doc of touched) {
+      const g = doc * GROUPS
+      word[doc] = best[g] + best[g + 1] + best[g + 2] + best[g + 3] + best[g + 4]
     }
     return touched
   }
 
   search(query: ParsedQuery, opts: SearchOptions): SearchResult {
+    if (this.logLength > 0) this.compact()
+    else if (this.sealing) this.finishCompaction()
     const docsCount = this.size
     if (!query.words.length || docsCount === 0) return { total: 0, hits: [] }
+    // Weight of each field bit for the fields asked for. full_path is indexed without its last segment, the slug
+    // (documents.ts): a full_path search also looks at the slug bit.
+    const bitWeight = new Float64Array(FIELDS)
+    for (const field of opts.fields) {
+      const f = SEARCH_FIELDS.indexOf(field)
+      bitWeight[f] = Math.max(bitWeight[f], FIELD_WEIGHTS[field])
+      if (f === PATH_BIT) bitWeight[SLUG_BIT] = Math.max(bitWeight[SLUG_BIT], FIELD_WEIGHTS.full_path)
+    }
+    let fieldMask = 0
+    for (let f = 0; f < FIELDS; f++) if (bitWeight[f] > 0) fieldMask |= 1 << f
     const last = query.words.length - 1
-    const expanded = query.words.map((word, i) => {
-      const terms = this.expand(word, i === last && query.lastIsPrefix, opts.fields, docsCount)
+    const words = query.words.map((word, i) => {
+      const { variants, stopOnly } = this.expand(word, i === last && query.lastIsPrefix)
+      const terms: Term[] = []
       let estimate = 0
-      for (const list of terms.values()) for (const t of list) estimate += t.docs.size
-      return { word, terms, estimate }
+      for (const v of variants) {
+        const df = this.frequency(v.id)
+        if (df === 0) continue
+        estimate += df
+        terms.push({ id: v.id, base: Math.log(1 + (docsCount - df + 0.5) / (df + 0.5)) * v.factor })
+      }
+      // A stop word, or a word that only stands for stop words (a typo in one), does not narrow the result.
+      const optional = opts.optional !== undefined && (opts.optional.has(word) || stopOnly)
+      return { word, terms, estimate, optional }
     })
-    let required = expanded.filter((w) => !opts.optional?.has(w.word))
-    let optional = expanded.filter((w) => opts.optional?.has(w.word))
+    let required = words.filter((w) => !w.optional)
+    let optional = words.filter((w) => w.optional)
     if (!required.length) {
       required = optional
       optional = []
     }
     const sc = this.scratch
-    sc.ensure(this.db.internalDocumentIDStore.internalIdToId.length + 1)
+    sc.ensure(this.ordinals + 1)
     // Rarest word first: it bounds the candidates; every other word only narrows them.
     required.sort((a, b) => a.estimate - b.estimate)
     let candidates: number[] | null = null
     for (const w of required) {
       if (w.estimate === 0) return { total: 0, hits: [] }
-      const scored = this.scoreWord(w.terms, candidates)
+      const scored = this.scoreWord(w.terms, bitWeight, fieldMask, candidates)
       const gen = sc.next('cand')
       for (const doc of scored) {
         sc.cand[doc] = candidates === null ? sc.word[doc] : sc.cand[doc] + sc.word[doc]
@@ -479,11 +698,13 @@ export class SearchIndex {
       candidates = scored
       if (candidates.length === 0) return { total: 0, hits: [] }
     }
-    for (const w of optional) for (const doc of this.scoreWord(w.terms, candidates)) sc.cand[doc] += sc.word[doc]
+    for (const w of optional) {
+      if (w.terms.length) for (const doc of this.scoreWord(w.terms, bitWeight, fieldMask, candidates)) sc.cand[doc] += sc.word[doc]
+    }
     return { total: candidates!.length, hits: this.top(candidates!, sc.cand, opts.offset, opts.limit) }
   }
 
-  /** The page [offset, offset+limit) by score, then most recently updated, then id (a stable order for paging). */
+  /** The page [offset, offset+limit) by score, then most recently updated, then ordinal (a stable order for paging). */
   private top(docs: number[], scores: Float64Array, offset: number, limit: number): SearchHit[] {
     const k = offset + limit
     if (offset >= docs.length) return []
@@ -535,33 +756,33 @@ export class SearchIndex {
   }
 }
 
+const EMPTY_U32 = new Uint32Array(0)
+
 /**
- * Per-document working arrays of a query, indexed by Orama's internal id and reused across queries (a search runs
- * start to end without yielding, so one set per index serves every request). A mark equal to the current generation
- * says the slot holds this query's value; bumping the generation clears a whole array in O(1).
+ * Per-document working arrays of a query, indexed by ordinal and reused across queries (a search runs start to end
+ * without yielding, so one set per index serves every request). A mark equal to the current generation says the slot
+ * holds this query's value; bumping the generation clears a whole array in O(1). `best` holds GROUPS slots per document.
  */
 class Scratch {
   best = new Float64Array(0)
-  bestMark = new Uint32Array(0)
   word = new Float64Array(0)
   wordMark = new Uint32Array(0)
   cand = new Float64Array(0)
   candMark = new Uint32Array(0)
-  gens = { best: 0, word: 0, cand: 0 }
+  gens = { word: 0, cand: 0 }
 
   ensure(size: number) {
-    if (this.best.length >= size) return
-    const n = Math.max(size, Math.ceil(this.best.length * 1.5), 1024)
-    this.best = new Float64Array(n)
-    this.bestMark = new Uint32Array(n)
+    if (this.word.length >= size) return
+    const n = Math.max(size, Math.ceil(this.word.length * 1.5), 1024)
+    this.best = new Float64Array(n * GROUPS)
     this.word = new Float64Array(n)
     this.wordMark = new Uint32Array(n)
     this.cand = new Float64Array(n)
     this.candMark = new Uint32Array(n)
-    this.gens = { best: 0, word: 0, cand: 0 }
+    this.gens = { word: 0, cand: 0 }
   }
 
-  next(which: 'best' | 'word' | 'cand'): number {
+  next(which: 'word' | 'cand'): number {
     if (this.gens[which] >= 0xfffffffe) {
       this[`${which}Mark`].fill(0)
       this.gens[which] = 0

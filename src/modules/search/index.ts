@@ -1,6 +1,7 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
+import { searchGraphql } from './graphql'
 import { SearchRegistry } from './registry'
 import { searchCdnRoutes } from './routes'
 
@@ -14,6 +15,7 @@ export const searchModule = defineModule({
   start: (self) => self.registry.start(),
   close: (self) => self.registry.close(),
   cdn: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
+  graphql: (builder, self) => searchGraphql(builder, self),
   on: {
     'story.published': (e, self) => self.registry.onStoryEvent(e),
     'story.unpublished': (e, self) => self.registry.onStoryEvent(e),

@@ -6,7 +6,6 @@ import { countPublishedStories, publishedPathsUnder, publishedVersions, spacesWi
 import { type PublishedSnapshot, publishedSnapshots, spaceBlueprints } from '../stories/service'
 import { hitId, searchDocument } from './documents'
 import { SearchIndex } from './engine'
-import { stopWordsFor } from './text'
 
 /**
  * The search indexes of this process: one per Space and locale, built from the database at start-up and kept in step
@@ -55,7 +54,7 @@ interface SpaceEntry {
   /** Saves being checked for moves (a query each): a search waits for them as for `draining`. */
   checks: Set<Promise<void>>
   draining: Promise<void> | null
-  /** A vocabulary merge scheduled after updates (debounced). */
+  /** A compaction (vocabulary and postings) scheduled after updates (debounced). */
   merge: ReturnType<typeof setTimeout> | null
   /** False once a build found the Space archived or gone: it is not served, updated or reconciled. */
   live: boolean
@@ -233,7 +232,7 @@ export class SearchRegistry {
         if (!page.length) break
         let sliceStart = performance.now()
         for (const story of page) {
-          addStory(fresh, story, blueprints)
+          addStory(fresh, story, blueprints, true)
           if (performance.now() - sliceStart > SLICE_MS) {
             indexMs += performance.now() - sliceStart
             await yieldToEventLoop()
@@ -249,15 +248,17 @@ export class SearchRegistry {
           this.kernel.logger.info('search: building', { space: space.slug, stories: read, of: total, ms: Math.round(performance.now() - t0) })
         }
       }
-      // Stories that changed while we read: read them again, until nothing changed during the last read.
+      // Sort the postings into their compact arrays and merge the vocabulary (in slices), then re-read the Stories that
+      // changed while we read, until nothing changed during the last read; the swap follows without a pause.
+      const t2 = performance.now()
+      for (const idx of fresh.values()) await idx.compactInSlices(yieldToEventLoop)
+      indexMs += performance.now() - t2
       while (dirty.size) {
         const ids = [...dirty]
         dirty.clear()
         await this.refresh(e.id, fresh, ids)
       }
-      const t2 = performance.now()
-      for (const idx of fresh.values()) await idx.vocabulary.compactInSlices(yieldToEventLoop)
-      indexMs += performance.now() - t2
+      if (this.closed) return
       e.indexes = fresh
       let documents = 0
       for (const idx of fresh.values()) documents += idx.size
@@ -325,29 +326,30 @@ export class SearchRegistry {
         const story = published.get(id)
         const langs = new Set(story?.locales.map((l) => l.lang))
         for (const [lang, idx] of indexes) if (!langs.has(lang)) idx.remove(hitId(id, lang))
-        if (story) addStory(indexes, story, blueprints)
+        if (story) addStory(indexes, story, blueprints, false)
       }
     }
   }
 
   /**
-   * New words are searchable at once but checked one by one until merged into the sorted vocabulary: the merge (O(all
-   * words), in slices) runs a second after the last update, not after each. A rebuild once removals outnumber the
-   * documents (their words pile up in Orama's trees).
+   * New words are searchable at once but checked one by one until merged into the sorted vocabulary, and new postings
+   * sit in small per-word arrays until merged into the compact one (removed documents' postings are dropped then):
+   * the compaction (O(postings), in slices) runs a second after the last update, not after each. A rebuild once the
+   * per-document table holds three times as many ordinals as live documents (each update takes a new ordinal).
    */
   private maybeCompact(e: SpaceEntry) {
     if (!e.indexes || this.closed) return
     let rebuild = false
     let merge = false
     for (const idx of e.indexes.values()) {
-      if (idx.vocabulary.pendingCount > 0) merge = true
-      if (idx.removals > Math.max(1000, idx.size)) rebuild = true
+      if (idx.needsCompaction) merge = true
+      if (idx.ordinalCount > Math.max(20_000, 3 * idx.size)) rebuild = true
     }
     if (merge) {
       if (e.merge) clearTimeout(e.merge)
       e.merge = setTimeout(() => {
         e.merge = null
-        for (const idx of e.indexes?.values() ?? []) void this.track(idx.vocabulary.compactInSlices(yieldToEventLoop))
+        for (const idx of e.indexes?.values() ?? []) if (idx.needsCompaction) void this.track(idx.compactInSlices(yieldToEventLoop))
       }, 1000)
       e.merge.unref?.()
     }
@@ -505,12 +507,12 @@ export class SearchRegistry {
   }
 }
 
-/** Puts every published locale of a Story into the index of that locale. */
-function addStory(indexes: Map<string, SearchIndex>, story: PublishedSnapshot, blueprints: Map<string, Blueprint>) {
+/** Puts every published locale of a Story into the index of that locale (`bulk`: indexes being built). */
+function addStory(indexes: Map<string, SearchIndex>, story: PublishedSnapshot, blueprints: Map<string, Blueprint>, bulk: boolean) {
   for (const locale of story.locales) {
     let idx = indexes.get(locale.lang)
-    if (!idx) indexes.set(locale.lang, (idx = new SearchIndex(locale.lang)))
-    idx.upsert(searchDocument(story, locale, blueprints, stopWordsFor(locale.lang)))
+    if (!idx) indexes.set(locale.lang, (idx = new SearchIndex(locale.lang, { bulk })))
+    idx.upsert(searchDocument(story, locale, blueprints))
   }
 }
 

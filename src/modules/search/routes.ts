@@ -9,7 +9,8 @@ const DESCRIPTION = `Full-text search over the published Stories of a Space, one
 
 Fields by descending weight: headline, lead, body_text, tags, slug, full_path. Every query word must match; words of
 up to 4 characters match exactly, 5 to 8 characters tolerate one typo, 9 or more two (a typo is a missing, extra or
-wrong character, or two adjacent characters swapped); the last word also matches as the beginning of a longer word.
+wrong character, or two adjacent characters swapped); the last word also matches as the beginning of any longer word.
+A stop word, or a word that only stands for stop words (a misspelt "the"), adds to the score but does not narrow.
 
 Rate limit: 600 requests per minute per IP. The spec states both 60/min (route listing) and 600/min (search
 description); search is driven by search-as-you-type boxes that send a request per pause in typing, one visitor easily

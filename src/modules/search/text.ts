@@ -124,9 +124,26 @@ function decodeEntities(s: string): string {
   })
 }
 
-/** Text without HTML tags (script and style contents dropped), entities decoded, Markdown links reduced to their text. */
+/**
+ * Datasource markers (issue 11): `$ds:<key>.<accessor>` stands for a value filled in at read time — key
+ * `[a-z][a-z0-9_]*`, accessor one or more dot-separated segments of `[A-Za-z0-9_-]` — and is not text of the Story;
+ * `$$ds:` is the escape for a literal `$ds:`. One left-to-right pass, so an escape is never read as a marker.
+ */
+const DS_MARKER = /\$\$ds:|\$ds:[a-z][a-z0-9_]*(?:\.[A-Za-z0-9_-]+)+/g
+
+/** Text without datasource markers (an escaped `$$ds:` becomes the literal `$ds:`). */
+export function stripDatasourceMarkers(s: string): string {
+  if (!s.includes('$ds:')) return s
+  return s.replace(DS_MARKER, (m) => (m === '$$ds:' ? '$ds:' : ' '))
+}
+
+/**
+ * Text without HTML tags (script and style contents dropped), entities decoded, Markdown links reduced to their text,
+ * datasource markers removed.
+ */
 export function stripMarkup(s: string): string {
   if (s.length > MAX_FIELD_CHARS) s = s.slice(0, MAX_FIELD_CHARS)
+  s = stripDatasourceMarkers(s)
   if (s.includes('<')) s = s.replace(/<(script|style)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ').replace(/<\/?[a-z!][^>]*>/gi, ' ')
   if (s.includes('&')) s = decodeEntities(s)
   if (s.includes('](')) s = s.replace(/!?\[([^\]]*)\]\([^)\s]*(?:\s+"[^"]*")?\)/g, '$1')
@@ -187,7 +204,7 @@ export function storyText(content: unknown, name: string, blueprints: Map<string
       const value = block[key]
       const type = schema?.[key]?.type
       if (type === 'tags') {
-        if (Array.isArray(value)) for (const v of value) if (typeof v === 'string') tags.push(v)
+        if (Array.isArray(value)) for (const v of value) if (typeof v === 'string') tags.push(stripDatasourceMarkers(v))
         continue
       }
       if (Array.isArray(value)) {

@@ -1,18 +1,7 @@
-// Typo tolerance per query word (spec 4.4), and the shape of Orama's radix tree nodes.
+// Typo tolerance per query word (spec 4.4).
 //
-// Orama's own `tolerance` is one number for a whole query, counts any word that merely starts with the query word as
-// distance 0, and does not know transpositions. The spec wants a budget per word by its length: each query word is
-// expanded to the vocabulary words within its own budget (vocabulary.ts), whose postings are then taken from each
-// field's tree (engine.ts). A typo is an inserted, missing or replaced character, or two adjacent characters swapped.
-
-/** The radix tree node of Orama 3 (trees/radix.ts): edge label, children by first character, postings, end flag. */
-export interface RadixNode {
-  s: string
-  c: Map<string, RadixNode>
-  d: Set<number>
-  e: boolean
-  w: string
-}
+// The spec wants a budget per word by its length: each query word is expanded to the vocabulary words within its own
+// budget (vocabulary.ts), whose postings are then read from the index (engine.ts). A typo is an inserted, missing or replaced character, or two adjacent characters swapped.
 
 /** Typos a query word may carry (spec 4.4): up to 4 characters none, 5 to 8 one, 9 or more two. */
 export function typoBudget(word: string): 0 | 1 | 2 {
@@ -27,19 +16,6 @@ function codePointLength(s: string): number {
     if (c < 0xd800 || c > 0xdbff) n++
   }
   return n
-}
-
-/** The node of a word, when the tree holds it with at least one document (a walk from the root). */
-export function exactNode(root: RadixNode, word: string): RadixNode | null {
-  let node = root
-  let i = 0
-  while (i < word.length) {
-    const child = node.c.get(word[i])
-    if (!child || !word.startsWith(child.s, i)) return null
-    i += child.s.length
-    node = child
-  }
-  return node.e && node.d.size > 0 ? node : null
 }
 
 /** Optimal string alignment distance, by definition (tests check vocabulary.ts against it). */

@@ -1,17 +1,51 @@
 import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spacesModule } from '../spaces'
+import { SegmentCache } from './cache'
+import { segmentCdnRoutes } from './cdn'
+import { segmentEvents } from './events'
+import { SegmentErrors } from './model'
+import { segmentReadStep } from './read'
+import { segmentRoutes } from './routes'
+import { publishVariants, withdrawVariants } from './service'
 
 /**
- * Personalisation (spec 4.5, 4.9): audience segments pick a per-Story variant at read time. So far only its read step
- * exists: no segment can be defined yet, so every read reports `meta.served_segment: null`.
+ * Personalisation (spec 4.5, 4.9): audience segments, resolved on every public Story read from memory, pick a
+ * per-Story variant. Segments are cached per Space and refreshed through the module's events on every instance;
+ * variants are content, published with their Story (the `inTx` hooks below run in the publish transaction).
  */
 export const segmentsModule = defineModule({
   name: 'segments',
-  readSteps: () => [
-    {
-      name: 'segment',
-      transform(_ctx, draft) {
-        draft.meta.served_segment = null
+  setup: (kernel, use) => {
+    const cache = new SegmentCache(kernel)
+    return {
+      cache,
+      spaces: use(spacesModule).publicSpaces,
+      /** Whether `key` names a segment of the Space (active or not), from the in-memory cache (for other modules). */
+      isSegmentKey(spaceId: number, key: string): boolean | Promise<boolean> {
+        const set = cache.get(spaceId)
+        return set instanceof Promise ? set.then((s) => s.keys.has(key)) : set.keys.has(key)
       },
-    },
+    }
+  },
+  routes: ({ kernel, guards }) => segmentRoutes(kernel, guards),
+  cdn: ({ kernel, self, requestInfo }) => segmentCdnRoutes(kernel, self.cache, self.spaces, requestInfo),
+  readSteps: (self, kernel) => [segmentReadStep(kernel, self.cache)],
+  errors: Object.values(SegmentErrors),
+  events: segmentEvents,
+  on: {
+    'audience_segment.changed': (e, self) => self.cache.invalidate(e.spaceId!),
+    'space.archived': (e, self) => self.cache.invalidate(e.spaceId!),
+  },
+  onResync: (self) => self.cache.clear(),
+  inTx: {
+    // Guarded: an event emitted without a Story id (a test or a plugin's hand-made event) must not veto its change.
+    'story.published': (tx, e) => (typeof e.payload.story?.id === 'number' ? publishVariants(tx, e.payload.story.id) : undefined),
+    'story.unpublished': (tx, e) => (typeof e.payload.story?.id === 'number' ? withdrawVariants(tx, e.payload.story.id) : undefined),
+  },
+  rateLimits: [
+    // Spec 4.8: POST audience-segments 60/min; 4.2's public default for the resolve endpoint.
+    { id: 'segments.create', method: 'POST', path: '/v1/spaces/:space/audience-segments', limit: 60, windowSeconds: MIN },
+    { id: 'cdn.segment', method: 'GET', path: '/v1/cdn/:space/segment', limit: 600, windowSeconds: MIN },
   ],
 })

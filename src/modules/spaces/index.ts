@@ -1,6 +1,7 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spaceEvents } from './events'
+import { spaceGraphql } from './graphql'
 import { SpaceErrors } from './model'
 import { PublicSpaces } from './public'
 import { spaceRoutes } from './routes'
@@ -13,6 +14,7 @@ export const spacesModule = defineModule({
   name: 'spaces',
   setup: (kernel) => ({ publicSpaces: new PublicSpaces(kernel) }),
   routes: ({ kernel, guards }) => spaceRoutes(kernel, guards),
+  graphql: (builder, self) => spaceGraphql(builder, self),
   errors: Object.values(SpaceErrors),
   events: spaceEvents,
   on: {

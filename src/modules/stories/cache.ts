@@ -55,7 +55,8 @@ export interface PublishedStory {
   bytes: number
 }
 
-const MAX_RENDERS_PER_STORY = 16
+// Locales × served segments (+1 for none): 64 covers e.g. 3 locales × 20 segments; bodies count against maxBytes.
+const MAX_RENDERS_PER_STORY = 64
 const NEGATIVE_ENTRY_BYTES = 64
 /** Past this many cached 404s a miss is not cached: random paths must not push published Stories out. */
 const MAX_NEGATIVE_ENTRIES = 100_000
@@ -109,9 +110,19 @@ export class StoryCache {
 
   /** Adds a rendered body to a cached Story; bodies count against the byte budget. */
   storeRender(story: PublishedStory, key: string, rendered: Rendered) {
-    if (story.renders.size >= MAX_RENDERS_PER_STORY) return
+    let size = rendered.body.size + key.length
+    const old = story.renders.get(key)
+    if (old) {
+      story.renders.delete(key)
+      size -= old.body.size + key.length
+    } else if (story.renders.size >= MAX_RENDERS_PER_STORY) {
+      // Oldest first: render keys that carry data revisions (datasource markers) go stale with every push, so the
+      // newest bodies are the ones worth keeping.
+      const [oldKey, oldRendered] = story.renders.entries().next().value!
+      story.renders.delete(oldKey)
+      size -= oldRendered.body.size + oldKey.length
+    }
     story.renders.set(key, rendered)
-    const size = rendered.body.size + key.length
     story.bytes += size
     // Only a Story that is still in the cache counts; one evicted meanwhile is garbage after this request.
     if (this.stories.get(this.key(story.spaceId, story.fullPath))?.story === story) {

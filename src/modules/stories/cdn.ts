@@ -152,15 +152,22 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
       },
       {
         // No params schema: Elysia cannot mirror a `*` key; the pipeline checks the slug and the path itself.
-        query: t.Object({
-          lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies' })),
-          version: t.Optional(t.Union([t.Literal('published'), t.Literal('draft')], { error: 'must be published or draft' })),
-        }),
+        // Other parameters are let through: read steps may read them (audience-segment query and utm rules).
+        query: t.Object(
+          {
+            lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies' })),
+            version: t.Optional(t.Union([t.Literal('published'), t.Literal('draft')], { error: 'must be published or draft' })),
+          },
+          { additionalProperties: true },
+        ),
         detail: {
           summary: 'A published Story by full path, with locale fallback (spec 4.5)',
           description:
             'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
-            'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.',
+            'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. ' +
+            'Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). ' +
+            "The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. " +
+            'A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`.',
           responses: {
             200: { description: 'The published Story', content: { 'application/json': { schema: PublicStoryModel as never } } },
             304: { description: 'Not modified (If-None-Match matched the ETag)' },

@@ -5,6 +5,7 @@ import { spacesModule } from '../spaces'
 import { StoryCache } from './cache'
 import { storyCdnRoutes, storyFastRoute } from './cdn'
 import { storyEvents } from './events'
+import { storyGraphql } from './graphql'
 import { StoryErrors } from './model'
 import { StoryReadPipeline } from './read-pipeline'
 import { componentRoutes, storyRoutes } from './routes'
@@ -24,6 +25,7 @@ export const storiesModule = defineModule({
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
   cdn: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
   fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline)],
+  graphql: (builder, self, kernel) => storyGraphql(builder, self, kernel),
   errors: Object.values(StoryErrors),
   events: storyEvents,
   on: {

@@ -140,35 +140,31 @@ export class StoryReadPipeline {
 
   private async loadStory(spaceId: number, fullPath: string, epoch: number): Promise<PublishedStory | null> {
     const rows = await repo.publishedByPath(this.kernel.db.db, spaceId, fullPath)
-    let entry: PublishedStory | null = null
-    if (rows.length) {
-      const first = rows[0]
-      const snapshots = new Map<string, Snapshot>()
-      let bytes = 256
-      for (const r of rows) {
-        snapshots.set(r.lang, {
-          lang: r.lang,
-          name: r.name,
-          contentJson: r.contentJson,
-          versionNo: r.versionNo,
-          publishedAt: r.publishedAt.toISOString(),
-        })
-        bytes += r.contentJson.length + r.name.length + 64
-      }
-      entry = {
-        spaceId,
-        id: first.id,
-        uuid: first.uuid,
-        slug: first.slug,
-        fullPath: first.fullPath,
-        lang: first.storyLang,
-        snapshots,
-        renders: new Map(),
-        bytes,
-      }
-    }
+    const entry = rows.length ? entryOf(spaceId, rows) : null
     this.cache.storeStory(spaceId, fullPath, entry, epoch)
     return entry
+  }
+
+  /**
+   * Loads the published snapshots of many paths into the cache in one query (paths already cached are skipped), so
+   * that reading each of them next is a cache hit: a list of N Stories costs a fixed number of queries, not N. A
+   * load that raced with an invalidation is not stored (the reads then load for themselves, as always).
+   */
+  async prime(space: PublicSpace, fullPaths: string[]): Promise<void> {
+    const now = this.kernel.clock.now().getTime()
+    const missing = [...new Set(fullPaths)].filter((p) => this.cache.story(space.id, p, now) === undefined)
+    if (!missing.length) return
+    const epoch = this.cache.epoch(space.id)
+    const byPath = new Map<string, repo.PublishedRow[]>()
+    for (const r of await repo.publishedByPaths(this.kernel.db.db, space.id, missing)) {
+      const list = byPath.get(r.fullPath)
+      if (list) list.push(r)
+      else byPath.set(r.fullPath, [r])
+    }
+    for (const p of missing) {
+      const rows = byPath.get(p)
+      this.cache.storeStory(space.id, p, rows ? entryOf(space.id, rows) : null, epoch)
+    }
   }
 
   // ---- The whole read ----
@@ -216,16 +212,22 @@ export class StoryReadPipeline {
     const renderKey = preview ? '' : ctx.keyParts.length ? `${snapshot.lang}\u0000${ctx.keyParts.join('\u0000')}` : snapshot.lang
     const cached = preview ? undefined : story.renders.get(renderKey)
     if (cached) return { rendered: cached, headers: ctx.headers, cacheControl: ctx.cacheControl }
-    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt).then((rendered) => {
-      if (!preview) this.cache.storeRender(story, renderKey, rendered)
+    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt).then(({ rendered, cacheable }) => {
+      if (!preview && cacheable) this.cache.storeRender(story, renderKey, rendered)
       return { rendered, headers: ctx.headers, cacheControl: ctx.cacheControl }
     })
   }
 
-  private async transformAndRender(ctx: ReadContext, story: PublishedStory, snapshot: Snapshot, space: PublicSpace, publishedAt: string | null): Promise<Rendered> {
+  private async transformAndRender(
+    ctx: ReadContext,
+    story: PublishedStory,
+    snapshot: Snapshot,
+    space: PublicSpace,
+    publishedAt: string | null,
+  ): Promise<{ rendered: Rendered; cacheable: boolean }> {
     const draft: RenderDraft = { contentJson: snapshot.contentJson, meta: {} }
     for (const step of this.steps) if (step.transform) await step.transform(ctx, draft)
-    return render(
+    const rendered = render(
       {
         id: story.id,
         uuid: story.uuid,
@@ -240,6 +242,7 @@ export class StoryReadPipeline {
       draft.meta,
       ctx.req.preview ? 'private, no-store' : this.cacheControl,
     )
+    return { rendered, cacheable: draft.cacheable !== false }
   }
 
   /**
@@ -285,6 +288,34 @@ export class StoryReadPipeline {
     const ctx = newContext({ ...req, preview: true }, space, story, snapshot.lang)
     await this.select(ctx, 0)
     return this.served(ctx, story, snapshot, space, first.publishedAt?.toISOString() ?? null)
+  }
+}
+
+/** A cache entry from the rows of one Story (one per published locale). */
+function entryOf(spaceId: number, rows: repo.PublishedRow[]): PublishedStory {
+  const first = rows[0]
+  const snapshots = new Map<string, Snapshot>()
+  let bytes = 256
+  for (const r of rows) {
+    snapshots.set(r.lang, {
+      lang: r.lang,
+      name: r.name,
+      contentJson: r.contentJson,
+      versionNo: r.versionNo,
+      publishedAt: r.publishedAt.toISOString(),
+    })
+    bytes += r.contentJson.length + r.name.length + 64
+  }
+  return {
+    spaceId,
+    id: first.id,
+    uuid: first.uuid,
+    slug: first.slug,
+    fullPath: first.fullPath,
+    lang: first.storyLang,
+    snapshots,
+    renders: new Map(),
+    bytes,
   }
 }
 

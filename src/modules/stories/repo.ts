@@ -294,6 +294,66 @@ export async function publishedByPath(db: DbOrTx, spaceId: number, fullPath: str
     .where(and(eq(stories.spaceId, spaceId), eq(stories.fullPath, fullPath), eq(stories.status, 'published')))
 }
 
+/** `publishedByPath` for many paths in one query (the GraphQL list and batched reads prime the cache with it). */
+export async function publishedByPaths(db: DbOrTx, spaceId: number, fullPaths: string[]): Promise<PublishedRow[]> {
+  if (!fullPaths.length) return []
+  return db
+    .select({
+      id: stories.id,
+      uuid: stories.uuid,
+      slug: stories.slug,
+      fullPath: stories.fullPath,
+      storyLang: stories.lang,
+      lang: storyPublished.lang,
+      name: storyPublished.name,
+      contentJson: sql<string>`${storyPublished.content}::text`,
+      versionNo: storyPublished.versionNo,
+      publishedAt: storyPublished.publishedAt,
+    })
+    .from(stories)
+    .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
+    .where(and(eq(stories.spaceId, spaceId), inArray(stories.fullPath, fullPaths), eq(stories.status, 'published')))
+}
+
+/** The full paths of published Stories by uuid (malformed uuids name nothing), in one query. */
+export async function publishedPathsByUuids(db: DbOrTx, spaceId: number, uuids: string[]): Promise<Map<string, string>> {
+  const valid = [...new Set(uuids.filter(isUuid).map((u) => u.toLowerCase()))]
+  if (!valid.length) return new Map()
+  const rows = await db
+    .select({ uuid: stories.uuid, fullPath: stories.fullPath })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), inArray(stories.uuid, valid), eq(stories.status, 'published')))
+  return new Map(rows.map((r) => [r.uuid, r.fullPath]))
+}
+
+export type PublishedSort = 'full_path:asc' | 'full_path:desc' | 'published_at:asc' | 'published_at:desc'
+
+/**
+ * One page of the published Stories' full paths whose path starts with `prefix` (a plain prefix of `full_path`), and
+ * how many there are: two queries, whatever the page size (the bodies are loaded in one more, publishedByPaths).
+ */
+export async function publishedPathsPage(
+  db: DbOrTx,
+  spaceId: number,
+  o: { prefix: string | null; sort: PublishedSort; limit: number; offset: number },
+): Promise<{ paths: string[]; total: number }> {
+  const where: SQL[] = [eq(stories.spaceId, spaceId), eq(stories.status, 'published')]
+  if (o.prefix) where.push(like(stories.fullPath, `${o.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`))
+  const cond = and(...where)
+  const [field, dir] = o.sort.split(':') as ['full_path' | 'published_at', 'asc' | 'desc']
+  const order = dir === 'asc' ? asc : desc
+  const orderBy = field === 'full_path' ? [order(stories.fullPath)] : [order(stories.publishedAt), asc(stories.fullPath)]
+  const rows = await db
+    .select({ fullPath: stories.fullPath })
+    .from(stories)
+    .where(cond)
+    .orderBy(...orderBy)
+    .limit(o.limit)
+    .offset(o.offset)
+  const [c] = await db.select({ total: count() }).from(stories).where(cond)
+  return { paths: rows.map((r) => r.fullPath), total: Number(c.total) }
+}
+
 export async function publishedByUuid(db: DbOrTx, spaceId: number, uuid: string) {
   if (!isUuid(uuid)) return []
   return db

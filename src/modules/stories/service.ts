@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { stories, storyContents, storyPublished, storyVersions } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
-import type { Tx } from '../../kernel/db'
+import type { DbOrTx, Tx } from '../../kernel/db'
 import { AppError, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
@@ -647,4 +647,38 @@ export async function publishedSnapshots(
 /** The component blueprints of a Space (e.g. for an indexer that weighs fields by type). */
 export async function spaceBlueprints(kernel: Kernel, spaceId: number): Promise<Map<string, Blueprint>> {
   return repo.blueprintsOf(kernel.db.db, spaceId)
+}
+
+// ---- For modules that attach content to a Story (audience-segment variants) ----
+
+export interface StoryRef {
+  id: number
+  uuid: string
+  lang: string
+  status: StoryStatus
+}
+
+/** The Story `uuid` of the Space (404 otherwise, a Story of another Space included). */
+export async function storyRefOrFail(db: DbOrTx, spaceId: number, uuid: string): Promise<StoryRef> {
+  const s = await repo.findStory(db, spaceId, uuid)
+  if (!s) throw notFound('Story')
+  return { id: s.id, uuid: s.uuid, lang: s.lang, status: s.status }
+}
+
+/**
+ * Inside the transaction of a change to content attached to the Story: locks the Story (404; archived: 409), so the
+ * change and a concurrent publish are ordered, and marks it as having unpublished changes — the attached content
+ * reaches the public snapshot at the next publish, like a draft save.
+ */
+export async function touchStoryContent(tx: Tx, kernel: Kernel, spaceId: number, uuid: string): Promise<StoryRef> {
+  const s = await repo.findStory(tx, spaceId, uuid, true)
+  if (!s) throw notFound('Story')
+  mutable(s)
+  await tx.update(stories).set({ hasUnpublishedChanges: true, updatedAt: kernel.clock.now() }).where(eq(stories.id, s.id))
+  return { id: s.id, uuid: s.uuid, lang: s.lang, status: s.status }
+}
+
+/** Validates content against the Space's component blueprints exactly as a Story save does (422 keyed by field path). */
+export async function checkStoryContent(db: DbOrTx, spaceId: number, content: unknown): Promise<Doc> {
+  return validateContent(content, await repo.blueprintsOf(db, spaceId))
 }

@@ -1,0 +1,177 @@
+import { Elysia, t } from 'elysia'
+import { KernelErrors, notFound } from '../../kernel/errors'
+import type { Kernel } from '../../kernel/kernel'
+import type { Guards, RequestInfo } from '../../kernel/plugin'
+import type { CompiledRule } from '../../kernel/rate-limit'
+import { Data, DataList, ErrorBody, SpaceParams } from '../../kernel/schemas'
+import type { PublicSpaces } from '../spaces/public'
+import {
+  CreateDatasourceBody,
+  DatasourceModel,
+  DatasourceParams,
+  DatasourceWithSecretModel,
+  EntriesPage,
+  EntriesQuery,
+  PushResultModel,
+  SyncResultModel,
+  UpdateDatasourceBody,
+} from './model'
+import {
+  createDatasource,
+  deleteDatasource,
+  getDatasource,
+  listDatasources,
+  listEntries,
+  PUSH_MAX_BYTES,
+  pushTarget,
+  rotateSecret,
+  storePush,
+  syncByKey,
+  updateDatasource,
+  verifyPush,
+} from './service'
+import type { DatasourceStore } from './store'
+
+/** 120 pushes a minute per datasource (not per IP: a sender's IP says nothing about which feed it fills). */
+const PUSH_LIMIT: CompiledRule = {
+  id: 'datasources.webhook',
+  method: 'POST',
+  path: '/v1/spaces/:space/datasources/:key/webhook',
+  limit: 120,
+  windowSeconds: 60,
+  regex: /$^/,
+  windowMs: 60_000,
+  policy: '120;w=60',
+}
+
+/** Spec 4.13: datasources of a Space (viewer reads, editor writes) and the signed ingest (anonymous). */
+export function datasourceRoutes(
+  kernel: Kernel,
+  guards: Guards,
+  store: DatasourceStore,
+  spaces: PublicSpaces,
+  requestInfo: (request: Request) => RequestInfo,
+) {
+  return new Elysia({ prefix: '/spaces/:space/datasources', tags: ['Datasources'] })
+    .use(guards)
+    .get('/', async ({ access }) => ({ data: await listDatasources(kernel, access) }), {
+      params: SpaceParams,
+      spaceRole: 'viewer',
+      response: DataList(DatasourceModel),
+      detail: { summary: 'List datasources', description: 'Every datasource of the Space by key; header values masked, secrets never shown.' },
+    })
+    .post(
+      '/',
+      async ({ access, body, set }) => {
+        set.status = 201
+        return { data: await createDatasource(kernel, access, body) }
+      },
+      {
+        params: SpaceParams,
+        body: CreateDatasourceBody,
+        spaceRole: 'editor',
+        response: { 201: Data(DatasourceWithSecretModel) },
+        detail: {
+          summary: 'Create a datasource',
+          description:
+            '`http_json` {url, json_path, cron, headers}: the URL must pass the outbound policy, the JSONPath (RFC 9535) and the ' +
+            'five-field cron are checked at save. `webhook_push` {secret_hash, allow_unsigned, schema}: `secret_hash: "auto"` ' +
+            '(the default) generates a secret returned once as `webhook_secret`. 409 when the key exists.',
+        },
+      },
+    )
+    .get('/:key', async ({ access, params }) => ({ data: await getDatasource(kernel, access, params.key) }), {
+      params: DatasourceParams,
+      spaceRole: 'viewer',
+      response: Data(DatasourceModel),
+      detail: { summary: 'One datasource', description: 'Settings (header values masked, secret as a fingerprint), status, revision, entry count.' },
+    })
+    .patch('/:key', async ({ access, params, body }) => ({ data: await updateDatasource(kernel, access, params.key, body) }), {
+      params: DatasourceParams,
+      body: UpdateDatasourceBody,
+      spaceRole: 'editor',
+      response: Data(DatasourceWithSecretModel),
+      detail: {
+        summary: 'Update a datasource',
+        description:
+          'Label and settings; `type` cannot change (422). `headers` replaces the map; a value of "••••" keeps the stored one. ' +
+          'A new `secret_hash` ("auto" or a secret) replaces the push secret ("auto" returns it once as `webhook_secret`).',
+      },
+    })
+    .delete(
+      '/:key',
+      async ({ access, params, set }) => {
+        await deleteDatasource(kernel, access, params.key)
+        set.status = 204
+      },
+      {
+        params: DatasourceParams,
+        spaceRole: 'editor',
+        response: { 204: t.Void() },
+        detail: { summary: 'Delete a datasource', description: 'Its entries go with it; markers of its key render empty from now on.' },
+      },
+    )
+    .post('/:key/rotate-secret', async ({ access, params }) => ({ data: await rotateSecret(kernel, access, params.key) }), {
+      params: DatasourceParams,
+      spaceRole: 'editor',
+      response: Data(DatasourceWithSecretModel),
+      detail: { summary: 'Rotate the push secret', description: 'webhook_push only (422 otherwise): a new secret, returned once as `webhook_secret`.' },
+    })
+    .post('/:key/sync', async ({ access, params }) => ({ data: await syncByKey(kernel, store, access, params.key) }), {
+      params: DatasourceParams,
+      spaceRole: 'editor',
+      response: Data(SyncResultModel),
+      detail: {
+        summary: 'Pull now',
+        description:
+          'http_json: runs the pull now (10 s, 5 MB, no redirects) and answers the entry count, the first entry and the revision; ' +
+          'a failed pull answers 200 with `status: "error"` and `error`, keeping the last good entries. webhook_push: `ignored: true`.',
+      },
+    })
+    .get(
+      '/:key/entries',
+      async ({ access, params, query }) => listEntries(kernel, store, access, params.key, { page: query.page, perPage: query.per_page, q: query.q }),
+      {
+        params: DatasourceParams,
+        query: EntriesQuery,
+        spaceRole: 'viewer',
+        response: EntriesPage,
+        detail: {
+          summary: 'Entries',
+          description: 'Entries as markers see them, paginated (page 1, per_page 25, at most 100); `q` matches any string value, case-insensitively.',
+        },
+      },
+    )
+    .post(
+      '/:key/webhook',
+      async ({ params, body, request, set }) => {
+        const space = await spaces.get(params.space)
+        if (!space) throw notFound('Datasource')
+        const row = await pushTarget(kernel, space.id, params.key)
+        const decision = await kernel.rateLimiter.hit(PUSH_LIMIT, `${space.id}:${row.id}`)
+        Object.assign(set.headers, decision.headers)
+        if (!decision.allowed) throw KernelErrors.rateLimited('Too many pushes to this datasource. Retry after the time given in Retry-After.', undefined, decision.headers)
+        const raw = requestInfo(request).rawBody ?? new Uint8Array(0)
+        if (raw.byteLength > PUSH_MAX_BYTES) throw KernelErrors.payloadTooLarge('A push body is at most 1 MB.')
+        verifyPush(kernel, row, raw, request.headers.get('x-service-signature'), request.headers.get('x-service-timestamp'))
+        if (body === undefined || body === null || typeof body !== 'object') {
+          throw KernelErrors.validationFailed('The request is not valid.', { body: ['must be an entry object or an array of entry objects'] })
+        }
+        return { data: await storePush(kernel, row, body) }
+      },
+      {
+        params: DatasourceParams,
+        body: t.Unknown({ description: 'One entry object, or an array of them: replaces the whole entry set' }),
+        response: { 200: Data(PushResultModel), 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },
+        detail: {
+          summary: 'Signed push (anonymous)',
+          description:
+            'Headers `X-Service-Signature: sha256=<hex>` (HMAC-SHA256 of `<timestamp>.<raw body>` with the datasource secret) and ' +
+            '`X-Service-Timestamp` (Unix seconds). The body replaces the entry set atomically and bumps the revision when the data ' +
+            'changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 404 for an ' +
+            'unknown Space or datasource or an http_json one, 413 over 1 MB, 422 with errors keyed `<index>.<field>` when a row does ' +
+            'not fit the schema (nothing stored), 429 past 120 pushes a minute per datasource. `allow_unsigned` skips the signature check only.',
+        },
+      },
+    )
+}

@@ -1,0 +1,299 @@
+import { Elysia, t } from 'elysia'
+import { GraphQLError, type GraphQLSchema } from 'graphql'
+import { createYoga, type Plugin } from 'graphql-yoga'
+import { AppError, KernelErrors } from '../../kernel/errors'
+import { DataLoader, type GraphQLContext } from '../../kernel/graphql'
+import { readJson } from '../../kernel/json'
+import type { Kernel } from '../../kernel/kernel'
+import type { RouteContext } from '../../kernel/module'
+import { LIMITS, operationCost, VALIDATION_RULES } from './limits'
+import { buildSchema } from './schema'
+
+/** The per-request context plus what the endpoint learns while executing (was there an error, cache hints). */
+interface RequestContext extends GraphQLContext {
+  /** Shared by reference: yoga's context object inherits from the one handed to it. */
+  outcome: { executed: boolean; errored: boolean }
+  hints: string[]
+}
+
+/** `Cache-Control` of a GET answer: the strictest hint a resolver gave, else the public read's. */
+function cacheControlOf(hints: string[], publicCache: string): string {
+  if (hints.some((h) => h.includes('no-store'))) return 'no-store'
+  return hints.find((h) => h.startsWith('private')) ?? publicCache
+}
+
+function newContext(request: Request, requestId: string, clientIp: string, viaTrustedProxy: boolean, origin: string): RequestContext {
+  const loaders = new Map<string, DataLoader<unknown, unknown, string>>()
+  const hints: string[] = []
+  return {
+    request,
+    requestId,
+    clientIp,
+    viaTrustedProxy,
+    origin,
+    outcome: { executed: false, errored: false },
+    hints,
+    loader<K, V>(name: string, batch: DataLoader.BatchLoadFn<K, V>, options?: DataLoader.Options<K, V, string>) {
+      let l = loaders.get(name) as DataLoader<K, V, string> | undefined
+      if (!l) {
+        l = new DataLoader<K, V, string>(batch, { maxBatchSize: 1000, ...options })
+        loaders.set(name, l as DataLoader<unknown, unknown, string>)
+      }
+      return l
+    },
+    cacheHint(cacheControl: string) {
+      hints.push(cacheControl)
+    },
+  }
+}
+
+/**
+ * Limits and error masking as a yoga plugin: the validation rules (one operation, read-only, aliases, depth) run with
+ * graphql-js's own; the cost needs the variables, so it is checked when execution starts. After execution, AppErrors
+ * become GraphQL errors with their machine code; any other error is logged and masked, with the request id.
+ */
+function guardPlugin(kernel: Kernel): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      for (const rule of VALIDATION_RULES) addValidationRule(rule)
+    },
+    onExecute({ args, setResultAndStopExecution }) {
+      const ctx = args.contextValue as unknown as RequestContext
+      const cost = operationCost(args.schema, args.document, args.operationName, args.variableValues as Record<string, unknown> | undefined)
+      if (cost > LIMITS.maxCost) {
+        ctx.outcome.errored = true
+        setResultAndStopExecution({
+          errors: [
+            new GraphQLError(`The query costs ${cost}; at most ${LIMITS.maxCost} is allowed. Ask for fewer items (perPage) or fields.`, {
+              extensions: { code: 'too_costly', cost, max_cost: LIMITS.maxCost },
+            }),
+          ],
+        })
+        return
+      }
+      return {
+        onExecuteDone({ result, setResult }) {
+          if (Symbol.asyncIterator in (result as object)) return
+          const r = result as { data?: unknown; errors?: readonly GraphQLError[] }
+          ctx.outcome.executed = true
+          if (!r.errors?.length) return
+          ctx.outcome.errored = true
+          setResult({ ...r, errors: r.errors.map((e) => maskError(kernel, e, ctx.requestId)) } as never)
+        },
+      }
+    },
+  }
+}
+
+function maskError(kernel: Kernel, e: GraphQLError, requestId: string): GraphQLError {
+  const original = e.originalError
+  // Raised on purpose (a GraphQLError thrown by a resolver, or graphql-js's own coercion errors): shown as is.
+  if (!original || original instanceof GraphQLError) return e
+  if (original instanceof AppError) {
+    const detail = original.fields ? Object.entries(original.fields).map(([k, v]) => `${k} ${v.join('; ')}`) : []
+    return new GraphQLError(detail.length ? `${original.message} ${detail.join('. ')}.` : original.message, {
+      nodes: e.nodes,
+      path: e.path,
+      extensions: { code: original.code, ...(original.fields ? { errors: original.fields } : {}) },
+    })
+  }
+  kernel.logger.error('unhandled error in a GraphQL resolver', {
+    request_id: requestId,
+    path: e.path?.join('.'),
+    error: `${original.name}: ${original.message}`,
+    stack: original.stack,
+  })
+  return new GraphQLError('Something went wrong on our side.', {
+    nodes: e.nodes,
+    path: e.path,
+    extensions: { code: 'internal_error', request_id: requestId },
+  })
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8'
+const VARY = 'Accept-Language, X-Service-Segment'
+
+const GraphQLQuery = t.Object({
+  query: t.String({ minLength: 1, maxLength: LIMITS.maxQueryBytes, error: 'is required: a GraphQL document of at most 100 KB', description: 'The GraphQL document (at most 100 KB)' }),
+  variables: t.Optional(t.String({ maxLength: 64 * 1024, error: 'must be a JSON object', description: 'Variables as a JSON object' })),
+  operationName: t.Optional(t.String({ maxLength: 200, error: 'must be an operation name' })),
+  extensions: t.Optional(t.String({ maxLength: 4096, error: 'must be a JSON object' })),
+})
+
+const JsonObject = t.Record(t.String(), t.Unknown())
+const GraphQLBody = t.Object({
+  query: t.String({ minLength: 1, maxLength: LIMITS.maxQueryBytes, error: 'is required: a GraphQL document of at most 100 KB', description: 'The GraphQL document (at most 100 KB)' }),
+  variables: t.Optional(t.Union([JsonObject, t.Null()], { error: 'must be a JSON object' })),
+  operationName: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()], { error: 'must be an operation name' })),
+  extensions: t.Optional(t.Union([JsonObject, t.Null()], { error: 'must be a JSON object' })),
+})
+
+/** A JSON object from a query-string value (GET), bounded like every JSON body. */
+function jsonParam(name: string, value: string | undefined): Record<string, unknown> | undefined {
+  if (value === undefined || value === '') return undefined
+  const read = readJson(new TextEncoder().encode(value))
+  if ('value' in read && (read.value === null || (typeof read.value === 'object' && !Array.isArray(read.value)))) {
+    return (read.value as Record<string, unknown> | null) ?? undefined
+  }
+  throw KernelErrors.validationFailed('The request is not valid.', { [name]: ['must be a JSON object'] })
+}
+
+const RESULT_DOC = {
+  description: 'A GraphQL response: `data` and/or `errors` (GraphQL errors, parse and validation errors included, answer 200)',
+  content: {
+    'application/json': {
+      schema: {
+        type: 'object' as const,
+        properties: {
+          data: { type: ['object', 'null'] as never, description: 'The selected fields' },
+          errors: {
+            type: 'array' as const,
+            items: {
+              type: 'object' as const,
+              properties: {
+                message: { type: 'string' as const },
+                path: { type: 'array' as const, items: {} },
+                extensions: { type: 'object' as const, description: '`code` (machine code); `request_id` on internal errors' },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+}
+
+const ABOUT = `Read-only: a Query type only (a mutation or subscription is a GraphQL error). Fields come from the modules:
+\`story(space, path | uuid, lang, segment)\`, \`stories(space, startsWith, page, perPage, lang, sortBy)\`,
+\`search(space, q, lang, page, perPage)\`, \`space(slug)\` — through the same services as the REST routes (published
+content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
+
+Limits: the query text at most 100 KB; one operation per request; at most 20 aliases; fields nested at most 10 deep;
+a cost of at most 5,000 (every field 1, a list field's selection times its \`perPage\`). Errors: GraphQL errors carry
+\`extensions.code\`; unexpected ones are masked ("Something went wrong on our side.") with \`extensions.request_id\`.
+600 requests per minute per IP.`
+
+/** POST and GET /v1/graphql (graphql-yoga inside this Elysia app), GET /v1/graphql/schema.gql. */
+export function graphqlRoutes(ctx: RouteContext<unknown>) {
+  const { kernel } = ctx
+  const { schema, sdl } = buildSchema(kernel.graphql)
+  const publicCache = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+  const sdlEtag = `"${new Bun.CryptoHasher('sha256').update(sdl).digest('base64url').slice(0, 27)}"`
+
+  const yoga = createYoga<Record<string, unknown>>({
+    schema: schema as GraphQLSchema,
+    graphqlEndpoint: '/v1/graphql',
+    graphiql: false,
+    landingPage: false,
+    maskedErrors: false, // guardPlugin masks, with the request id
+    logging: false,
+    cors: false, // the kernel's request front answers CORS
+    batching: false,
+    plugins: [guardPlugin(kernel)],
+  })
+
+  async function execute(
+    request: Request,
+    method: 'GET' | 'POST',
+    params: { query: string; variables?: Record<string, unknown>; operationName?: string; extensions?: Record<string, unknown> },
+  ): Promise<Response> {
+    const bytes = Buffer.byteLength(params.query)
+    if (bytes > LIMITS.maxQueryBytes) throw KernelErrors.payloadTooLarge(`The query is ${Math.ceil(bytes / 1024)} KB; at most 100 KB is allowed.`)
+    const info = ctx.requestInfo(request)
+    const origin = kernel.config.publicUrl ?? new URL(request.url).origin
+    // yoga gets the parsed parameters as a JSON POST (the kernel read and checked the body already) with the
+    // caller's headers, so resolvers see Accept-Language, X-Service-Segment and the rest as sent.
+    const headers = new Headers(request.headers)
+    headers.delete('content-length')
+    headers.set('content-type', 'application/json')
+    headers.set('accept', 'application/json')
+    const inner = new Request('http://graphql.internal/v1/graphql', { method: 'POST', headers, body: JSON.stringify(params) })
+    const context = newContext(inner, info.id, info.ip, info.viaTrustedProxy, origin)
+    const res = await yoga.fetch(inner, context as unknown as Record<string, unknown>)
+    const text = await res.text()
+    if (res.status >= 500) throw new Error(`graphql-yoga answered ${res.status}: ${text.slice(0, 200)}`)
+    if (res.status >= 400) {
+      let message = 'The GraphQL request is not valid.'
+      try {
+        message = JSON.parse(text).errors?.[0]?.message ?? message
+      } catch {}
+      throw KernelErrors.validationFailed(message, { query: [message] })
+    }
+    const out: Record<string, string> = { 'Content-Type': JSON_TYPE }
+    if (method === 'GET' && context.outcome.executed && !context.outcome.errored) {
+      const etag = `"${new Bun.CryptoHasher('sha256').update(text).digest('base64url').slice(0, 27)}"`
+      out.ETag = etag
+      out['Cache-Control'] = cacheControlOf(context.hints, publicCache)
+      out.Vary = VARY
+      if (etagMatches(request.headers.get('if-none-match'), etag)) {
+        delete out['Content-Type']
+        return new Response(null, { status: 304, headers: out })
+      }
+    } else {
+      out['Cache-Control'] = 'no-store'
+    }
+    return new Response(text, { status: 200, headers: out })
+  }
+
+  return new Elysia({ tags: ['GraphQL'] })
+    .get(
+      '/graphql',
+      ({ request, query }) =>
+        execute(request, 'GET', {
+          query: query.query,
+          variables: jsonParam('variables', query.variables),
+          operationName: query.operationName || undefined,
+          extensions: jsonParam('extensions', query.extensions),
+        }),
+      {
+        query: GraphQLQuery,
+        detail: {
+          summary: 'GraphQL query over GET (cacheable)',
+          description: `${ABOUT}\n\nA GET answer without errors carries \`ETag\` (If-None-Match → 304), \`Cache-Control\` like the public Story read (\`no-store\` when it includes search results, \`private\` when a personalised variant was served) and \`Vary: ${VARY}\`.`,
+          responses: { 200: RESULT_DOC, 304: { description: 'Not modified (If-None-Match matched the ETag)' } },
+        },
+      },
+    )
+    .post(
+      '/graphql',
+      ({ request, body }) =>
+        execute(request, 'POST', {
+          query: body.query,
+          variables: body.variables ?? undefined,
+          operationName: body.operationName ?? undefined,
+          extensions: body.extensions ?? undefined,
+        }),
+      {
+        body: GraphQLBody,
+        detail: { summary: 'GraphQL query (read-only)', description: `${ABOUT}\n\nPOST answers are \`Cache-Control: no-store\`.`, responses: { 200: RESULT_DOC } },
+      },
+    )
+    .get(
+      '/graphql/schema.gql',
+      ({ request }) => {
+        const headers: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'public, max-age=300', ETag: sdlEtag }
+        if (etagMatches(request.headers.get('if-none-match'), sdlEtag)) return new Response(null, { status: 304, headers })
+        return new Response(sdl, { headers })
+      },
+      {
+        detail: {
+          summary: 'The GraphQL schema (SDL)',
+          description: 'The printed schema of GET/POST /v1/graphql, sorted by name. 600 requests per minute per IP.',
+          responses: {
+            200: { description: 'The schema in GraphQL SDL', content: { 'text/plain': { schema: { type: 'string' } } } },
+            304: { description: 'Not modified' },
+          },
+        },
+      },
+    )
+}
+
+/** `If-None-Match` against a strong ETag (weak comparison, as for GET). */
+function etagMatches(header: string | null, etag: string): boolean {
+  if (!header || header.length > 4096) return false
+  if (header.trim() === '*') return true
+  return header.split(',').some((p) => {
+    const v = p.trim()
+    return v === etag || v === `W/${etag}`
+  })
+}

@@ -1,0 +1,108 @@
+import { asc, eq } from 'drizzle-orm'
+import { audienceSegments } from '../../../db/schema'
+import type { Kernel } from '../../kernel/kernel'
+import { type CompiledRule, compileRule, ruleMatches, type Signals } from './rules'
+
+/** A segment as resolution uses it. */
+export interface LiveSegment {
+  id: number
+  key: string
+  /** The render-key part: id and key, so a renamed or re-created segment never meets a body rendered for the old one. */
+  part: string
+  rules: CompiledRule[]
+  /** A stored rule no longer compiles: the segment never matches by rules (the header short-cut still names it). */
+  broken: boolean
+}
+
+/** The segments of one Space, as resolution needs them. */
+export interface SegmentSet {
+  /** Active segments in priority order, ties by id. */
+  active: LiveSegment[]
+  /** Active segments by key (the X-Service-Segment short-cut). */
+  byKey: Map<string, LiveSegment>
+  /** Every key of the Space, inactive segments included. */
+  keys: Set<string>
+}
+
+const MAX_SPACES = 10_000
+
+/**
+ * Every Space's segments in memory, so resolving a read costs no database round trip. Loaded on first use; dropped
+ * by the module's event handlers when a segment changes (this instance at commit, the others through the event
+ * bus's LISTEN/NOTIFY), and wholesale when the bus reconnects. A load that raced with a change is not stored.
+ */
+export class SegmentCache {
+  private sets = new Map<number, SegmentSet>()
+  private inflight = new Map<string, Promise<SegmentSet>>()
+  private epochs = new Map<number, number>()
+  private generation = 0
+
+  constructor(private kernel: Pick<Kernel, 'db'>) {}
+
+  get(spaceId: number): SegmentSet | Promise<SegmentSet> {
+    const hit = this.sets.get(spaceId)
+    if (hit) return hit
+    const epoch = this.epoch(spaceId)
+    const key = `${this.generation}:${spaceId}:${epoch}`
+    let p = this.inflight.get(key)
+    if (!p) {
+      p = this.load(spaceId, epoch).finally(() => this.inflight.delete(key))
+      this.inflight.set(key, p)
+    }
+    return p
+  }
+
+  private epoch(spaceId: number) {
+    return this.epochs.get(spaceId) ?? 0
+  }
+
+  private async load(spaceId: number, epoch: number): Promise<SegmentSet> {
+    const generation = this.generation
+    const rows = await this.kernel.db.db
+      .select()
+      .from(audienceSegments)
+      .where(eq(audienceSegments.spaceId, spaceId))
+      .orderBy(asc(audienceSegments.priority), asc(audienceSegments.id))
+    const set: SegmentSet = { active: [], byKey: new Map(), keys: new Set() }
+    for (const r of rows) {
+      set.keys.add(r.key)
+      if (!r.active) continue
+      const compiled = r.rules.map(compileRule)
+      const rules = compiled.filter((c): c is CompiledRule => c !== null)
+      const s: LiveSegment = { id: r.id, key: r.key, part: `seg:${r.id}:${r.key}`, rules, broken: rules.length !== compiled.length }
+      set.active.push(s)
+      set.byKey.set(r.key, s)
+    }
+    if (generation === this.generation && epoch === this.epoch(spaceId)) {
+      if (this.sets.size >= MAX_SPACES) this.sets.clear()
+      this.sets.set(spaceId, set)
+    }
+    return set
+  }
+
+  invalidate(spaceId: number) {
+    this.epochs.set(spaceId, this.epoch(spaceId) + 1)
+    this.sets.delete(spaceId)
+  }
+
+  clear() {
+    this.generation++
+    this.sets.clear()
+  }
+}
+
+/** §4.9: active segments in priority order; the first whose rules all match. */
+export function matchSegment(set: SegmentSet, signals: Signals): LiveSegment | null {
+  outer: for (const s of set.active) {
+    if (s.broken) continue
+    for (const r of s.rules) if (!ruleMatches(r, signals)) continue outer
+    return s
+  }
+  return null
+}
+
+/** The X-Service-Segment short-cut: an active segment of the Space named by the header, or null (ignored). */
+export function segmentFromHeader(set: SegmentSet, header: string | null): LiveSegment | null {
+  if (!header || header.length > 64) return null
+  return set.byKey.get(header) ?? set.byKey.get(header.trim().toLowerCase()) ?? null
+}

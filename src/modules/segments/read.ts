@@ -1,0 +1,60 @@
+import type { Kernel } from '../../kernel/kernel'
+import type { ReadContext, ReadStep } from '../../kernel/read'
+import { type LiveSegment, matchSegment, type SegmentCache, type SegmentSet, segmentFromHeader } from './cache'
+import { RequestSignals } from './rules'
+import { variantContentJson } from './service'
+
+export const SEGMENT_HEADER = 'x-service-segment'
+
+/** What a request resolves to in a Space. */
+export interface Resolution {
+  segment: LiveSegment | null
+  /** Chosen from the request's own signals (no usable X-Service-Segment) in a Space with active segments. */
+  fromSignals: boolean
+}
+
+const NONE: Resolution = { segment: null, fromSignals: false }
+
+/** §4.9 on one request: the X-Service-Segment short-cut, else the first active segment whose rules all match. */
+export function resolve(set: SegmentSet, request: Request, viaTrustedProxy: boolean, countryHeader: string, lang: string | undefined): Resolution {
+  if (!set.active.length) return NONE
+  const named = segmentFromHeader(set, request.headers.get(SEGMENT_HEADER))
+  if (named) return { segment: named, fromSignals: false }
+  return { segment: matchSegment(set, new RequestSignals(request, viaTrustedProxy, countryHeader, lang)), fromSignals: true }
+}
+
+/**
+ * The personalisation step of the public Story read. `select` decides from memory (the Space's segments are cached),
+ * so cached reads stay on the fast path; the served segment goes into the render key (so into the body's
+ * `meta.served_segment` and its ETag) and into X-Service-Segment. A segment picked from per-visitor signals makes the
+ * response `private` — a shared cache must not hand it to others — unless the Space has no active segments at all.
+ * `transform` (only when the body is not cached) swaps in the segment's variant for the served locale.
+ */
+export function segmentReadStep(kernel: Kernel, cache: SegmentCache): ReadStep {
+  const privateCacheControl = `private, max-age=${kernel.config.cdnMaxAge}`
+  const countryHeader = kernel.config.segmentCountryHeader
+  const decide = (ctx: ReadContext, set: SegmentSet) => {
+    const r = resolve(set, ctx.req.request, ctx.req.viaTrustedProxy, countryHeader, ctx.req.lang)
+    if (r.fromSignals && !ctx.req.preview) ctx.cacheControl = privateCacheControl
+    const s = r.segment
+    if (!s) return
+    ctx.decisions.segment = s
+    ctx.keyParts.push(s.part)
+    ctx.headers = ctx.headers ? { ...ctx.headers, 'X-Service-Segment': s.key } : { 'X-Service-Segment': s.key }
+  }
+  return {
+    name: 'segment',
+    select(ctx) {
+      const set = cache.get(ctx.space.id)
+      if (set instanceof Promise) return set.then((s) => decide(ctx, s))
+      decide(ctx, set)
+    },
+    async transform(ctx, draft) {
+      const s = ctx.decisions.segment as LiveSegment | undefined
+      draft.meta.served_segment = s ? s.key : null
+      if (!s) return
+      const json = await variantContentJson(kernel, ctx.req.preview, ctx.story.id, s.id, ctx.lang)
+      if (json !== null) draft.contentJson = json
+    },
+  }
+}

@@ -1,0 +1,144 @@
+import { Elysia, t } from 'elysia'
+import type { Kernel } from '../../kernel/kernel'
+import type { Guards } from '../../kernel/plugin'
+import { Data, DataList, SpaceParams } from '../../kernel/schemas'
+import {
+  CreateSegmentBody,
+  CreateVariantBody,
+  PatchSegmentBody,
+  PatchVariantBody,
+  SegmentModel,
+  SegmentParams,
+  VariantModel,
+  VariantParams,
+  VariantStoryParams,
+} from './model'
+import {
+  createSegment,
+  createVariant,
+  deleteSegment,
+  deleteVariant,
+  getSegment,
+  listSegments,
+  listVariants,
+  updateSegment,
+  updateVariant,
+} from './service'
+
+const NoContent = t.Void({ description: 'No content' })
+
+const RULES_DOC =
+  'Rules (all must match): `type` ∈ country, language, referrer, cookie, query, utm_source, utm_campaign; `operator` ∈ eq, neq, in, not_in, contains, starts_with, regex. ' +
+  '`value`: an array of 1–50 strings for in / not_in, a string otherwise; `regex` is RE2 syntax (linear time), at most 200 characters, compiled at save (422 with the reason). ' +
+  '`cookie` and `query` rules name their cookie or parameter in `key`. Comparisons are case-insensitive; an absent signal fails every operator but neq and not_in; ' +
+  'country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space.'
+
+/** Spec 4.9: audience segments and per-Story variants (management). */
+export function segmentRoutes(kernel: Kernel, guards: Guards) {
+  return new Elysia({ tags: ['Personalisation'] })
+    .use(guards)
+    .group('/spaces/:space/audience-segments', (app) =>
+      app
+        .get('', async ({ access }) => ({ data: await listSegments(kernel, access) }), {
+          params: SpaceParams,
+          spaceRole: 'viewer',
+          response: DataList(SegmentModel),
+          detail: { summary: 'Audience segments of the Space, by priority then id', description: 'Resolution on public reads takes the active segments in this order; the first whose rules all match wins.' },
+        })
+        .post(
+          '',
+          async ({ access, body, set }) => {
+            set.status = 201
+            return { data: await createSegment(kernel, access, body) }
+          },
+          {
+            params: SpaceParams,
+            body: CreateSegmentBody,
+            spaceRole: 'editor',
+            response: { 201: Data(SegmentModel) },
+            detail: { summary: 'Create an audience segment', description: `\`key\` is unique per Space (409 conflict); \`active\` defaults to true. ${RULES_DOC}` },
+          },
+        )
+        .get('/:idOrKey', async ({ access, params }) => ({ data: await getSegment(kernel, access, params.idOrKey) }), {
+          params: SegmentParams,
+          spaceRole: 'viewer',
+          response: Data(SegmentModel),
+          detail: { summary: 'One audience segment, by id (digits only) or key' },
+        })
+        .put('/:idOrKey', async ({ access, params, body }) => ({ data: await updateSegment(kernel, access, params.idOrKey, body, true) }), {
+          params: SegmentParams,
+          body: CreateSegmentBody,
+          spaceRole: 'editor',
+          response: Data(SegmentModel),
+          detail: { summary: 'Replace an audience segment (by id or key)', description: `Every field but \`active\` (default true) is required. ${RULES_DOC}` },
+        })
+        .patch('/:idOrKey', async ({ access, params, body }) => ({ data: await updateSegment(kernel, access, params.idOrKey, body, false) }), {
+          params: SegmentParams,
+          body: PatchSegmentBody,
+          spaceRole: 'editor',
+          response: Data(SegmentModel),
+          detail: { summary: 'Change fields of an audience segment (by id or key)', description: `Given fields replace the stored ones (\`rules\` as a whole). ${RULES_DOC}` },
+        })
+        .delete(
+          '/:idOrKey',
+          async ({ access, params, set }) => {
+            await deleteSegment(kernel, access, params.idOrKey)
+            set.status = 204
+          },
+          {
+            params: SegmentParams,
+            spaceRole: 'editor',
+            response: { 204: NoContent },
+            detail: { summary: 'Delete an audience segment (by id or key) and its variants' },
+          },
+        ),
+    )
+    .group('/spaces/:space/stories/:uuid/variants', (app) =>
+      app
+        .get('', async ({ access, params }) => ({ data: await listVariants(kernel, access, params.uuid) }), {
+          params: VariantStoryParams,
+          spaceRole: 'viewer',
+          response: DataList(VariantModel),
+          detail: { summary: 'Draft variants of the Story, by segment priority then locale' },
+        })
+        .post(
+          '',
+          async ({ access, params, body, set }) => {
+            set.status = 201
+            return { data: await createVariant(kernel, access, params.uuid, body) }
+          },
+          {
+            params: VariantStoryParams,
+            body: CreateVariantBody,
+            spaceRole: 'editor',
+            response: { 201: Data(VariantModel) },
+            detail: {
+              summary: 'Add a variant: content served instead of the Story’s to one segment in one locale',
+              description:
+                '`lang` defaults to the Space default locale and must be one of its locales; one variant per (Story, segment, lang) (409 conflict). `content` is validated against the component blueprints like a Story save (422 keyed `content/blocks/<i>/<field>`). ' +
+                'Variants are content: they reach the public read when the Story is next published (the Story shows `has_unpublished_changes`); `?version=draft` previews them.',
+            },
+          },
+        )
+        .patch('/:id', async ({ access, params, body }) => ({ data: await updateVariant(kernel, access, params.uuid, params.id, body) }), {
+          params: VariantParams,
+          body: PatchVariantBody,
+          spaceRole: 'editor',
+          response: Data(VariantModel),
+          detail: { summary: 'Change a variant (content, segment or locale); public at the next publish' },
+        })
+        .delete(
+          '/:id',
+          async ({ access, params, set }) => {
+            await deleteVariant(kernel, access, params.uuid, params.id)
+            set.status = 204
+          },
+          {
+            params: VariantParams,
+            spaceRole: 'editor',
+            response: { 204: NoContent },
+            detail: { summary: 'Delete a variant (the published one is served until the next publish)' },
+          },
+        ),
+    )
+}
