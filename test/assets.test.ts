@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
+import { unlink } from 'node:fs/promises'
 import { apiTokens, assetChunks, assets, memberships, users } from '../db/schema'
 import { decodePng, psnr } from '../src/modules/assets/pixels'
 import { assetsModule } from '../src/modules/assets'
@@ -481,6 +482,18 @@ describe('image transforms', () => {
     const back = await cdn(`${space}/assets/${a.uuid}.png?w=64`)
     expect(back.status).toBe(200)
     expect((await new Bun.Image(back.bytes).metadata()).width).toBe(64)
+  })
+
+  test('a cached file removed from disk behind the index is transformed again', async () => {
+    const images = t.state(assetsModule).images
+    const url = `${space}/assets/${uuid}.jpg?w=96`
+    expect((await cdn(url)).status).toBe(200)
+    const name = [...(images.cache as any).entries.keys()].find((k: string) => k.startsWith(uuid) && k.includes('-96x') && k.endsWith('.jpg'))!
+    await unlink(images.cache.path(name))
+    const before = images.transformsRun
+    const again = await cdn(url)
+    expect(again.status).toBe(200)
+    expect(images.transformsRun).toBe(before + 1)
   })
 
   test('single-flight: 100 concurrent requests for one new variant run one transform', async () => {

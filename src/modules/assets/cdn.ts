@@ -127,6 +127,7 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
         const size = await stat(path).then((s) => s.size, () => -1)
         if (size >= 0) return new Response(Bun.file(path), { headers: { ...headers, 'Content-Length': String(size) } })
         if (attempt > 0) throw new Error('variant vanished from the cache twice')
+        images.forget(name)
       }
     },
     {

@@ -184,6 +184,14 @@ class DiskCache {
     }
   }
 
+  /** Forget one entry whose file is gone (removed by another process sharing the folder). */
+  forget(name: string) {
+    const size = this.entries.get(name)
+    if (size === undefined) return
+    this.entries.delete(name)
+    this.bytes -= size
+  }
+
   /** Drop every variant of one asset (its files start with `<uuid>.`). */
   async dropPrefix(prefix: string) {
     for (const [name, size] of [...this.entries]) {
@@ -233,6 +241,11 @@ export class ImageService {
     }
     await p
     return this.cache.path(name)
+  }
+
+  /** The cached file of `name` vanished from disk: the next request transforms it again. */
+  forget(name: string) {
+    this.cache.forget(name)
   }
 
   dropAsset(uuid: string) {
