@@ -51,6 +51,7 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
   let partFilename = ''
   let failure: unknown = null
   let fileDone: Promise<void> = Promise.resolve()
+  let out: ReturnType<typeof createWriteStream> | null = null
 
   const bb = Busboy({
     headers: { 'content-type': contentType },
@@ -67,12 +68,14 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
     }
     sawFile = true
     partFilename = filename ?? ''
-    const out = createWriteStream(path)
+    const file = createWriteStream(path)
+    out = file
     fileDone = new Promise<void>((resolve, reject) => {
-      out.on('error', reject)
-      out.on('finish', resolve)
+      file.on('error', reject)
+      file.on('finish', resolve)
     })
     stream.on('data', (chunk: Buffer) => {
+      if (file.destroyed) return // the upload failed: the rest of the part is dropped
       size += chunk.length
       hasher.update(chunk)
       if (headLength < HEAD_BYTES) {
@@ -80,13 +83,15 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
         head.set(chunk.subarray(0, take), headLength)
         headLength += take
       }
-      if (!out.write(chunk)) {
+      if (!file.write(chunk)) {
         stream.pause()
-        out.once('drain', () => stream.resume())
+        file.once('drain', () => stream.resume())
       }
     })
     stream.on('limit', () => fail(tooLarge(maxBytes)))
-    stream.on('end', () => out.end())
+    stream.on('end', () => {
+      if (!file.destroyed) file.end()
+    })
   })
   bb.on('field', (name, value, _nameTruncated, valueTruncated) => {
     if (valueTruncated) fail(validationFailed({ [name]: [`must be at most ${FIELD_BYTES} bytes`] }))
@@ -123,6 +128,8 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
     if (failure) throw failure
   } catch (err) {
     bb.destroy()
+    fileDone.catch(() => {}) // a write cut short by destroy() below is expected
+    ;(out as ReturnType<typeof createWriteStream> | null)?.destroy() // closes the temporary file before it goes
     await cleanup()
     if (err instanceof Error && !(err as { status?: number }).status && /multipart|boundary|Unexpected end/i.test(err.message)) {
       throw validationFailed({ body: ['is not a well-formed multipart/form-data body'] })
