@@ -2,7 +2,6 @@
 // reads keep flowing during a burst of transforms. Listed as an extra entrypoint in scripts/build.ts so the compiled
 // executable carries it. The AVIF encoder (WASM) is warmed up when the Worker starts: its first encode is slow.
 import { avifCodec } from './avif-codec'
-import { encodePng } from './pixels'
 import { transform, type TransformRequest } from './transform'
 
 declare const self: Worker
@@ -15,7 +14,6 @@ self.onmessage = async (event: MessageEvent<{ id: number; req: TransformRequest 
     try {
       const px = new Uint8Array(16 * 16 * 4).fill(128)
       await avifCodec.encode({ data: px, width: 16, height: 16 }, 50)
-      void encodePng
     } catch {}
     self.postMessage({ warm: true })
     return
