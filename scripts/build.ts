@@ -1,5 +1,6 @@
 // bun run build → dist/content-service: one executable holding the server, its migrations, the embed scripts and
-// PGlite's wasm and data files (imported `with { type: 'file' }` in src/kernel/pglite-assets.ts).
+// PGlite's wasm and data files (imported `with { type: 'file' }` in src/kernel/pglite-assets.ts), and the image
+// transform Worker with the AVIF codec's wasm files (src/modules/assets/avif-codec.ts).
 import { mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
@@ -9,7 +10,8 @@ mkdirSync(join(root, 'dist'), { recursive: true })
 
 const t0 = performance.now()
 const result = await Bun.build({
-  entrypoints: [join(root, 'bin', 'content-service.ts')],
+  // The transform Worker is an entrypoint of its own: `new Worker(...)` finds it inside the executable.
+  entrypoints: [join(root, 'bin', 'content-service.ts'), join(root, 'src', 'modules', 'assets', 'transform-worker.ts')],
   compile: { outfile },
   minify: true,
   define: { 'process.env.NODE_ENV': '"production"' },

@@ -41,6 +41,28 @@ async function start(port: number) {
   throw new Error('the executable did not answer within 30 s')
 }
 
+/** A tiny uncompressed PNG made by hand (the smoke test imports nothing from src/). */
+function solidPng(width: number, height: number): Uint8Array {
+  const { deflateSync } = require('node:zlib') as typeof import('node:zlib')
+  const chunk = (type: string, body: Uint8Array) => {
+    const out = new Uint8Array(12 + body.length)
+    const dv = new DataView(out.buffer)
+    dv.setUint32(0, body.length)
+    out.set(new TextEncoder().encode(type), 4)
+    out.set(body, 8)
+    dv.setUint32(8 + body.length, Bun.hash.crc32(out.subarray(4, 8 + body.length)) >>> 0)
+    return out
+  }
+  const ihdr = new Uint8Array(13)
+  new DataView(ihdr.buffer).setUint32(0, width)
+  new DataView(ihdr.buffer).setUint32(4, height)
+  ihdr.set([8, 2, 0, 0, 0], 8)
+  const raw = new Uint8Array((width * 3 + 1) * height)
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) raw.set([x * 4, y * 5, 128], y * (width * 3 + 1) + 1 + x * 3)
+  const parts = [new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', deflateSync(raw)), chunk('IEND', new Uint8Array(0))]
+  return new Uint8Array(parts.flatMap((p) => [...p]))
+}
+
 function check(cond: unknown, what: string) {
   if (!cond) {
     console.error(`FAIL: ${what}`)
@@ -68,6 +90,18 @@ try {
     body: JSON.stringify({ slug: 'smoke', name: 'Smoke' }),
   })
   check(sp.status === 201, `create space answers 201 (got ${sp.status})`)
+  // Assets: an upload, then WebP and AVIF variants — the transform Worker and the AVIF wasm must be inside the binary.
+  const png = await new Bun.Image(solidPng(64, 48)).png().bytes()
+  const fd = new FormData()
+  fd.append('file', new Blob([png as BlobPart], { type: 'image/png' }), 'smoke.png')
+  const up = await fetch(`${base}/v1/spaces/smoke/assets`, { method: 'POST', headers: { Authorization: `Bearer ${data.token}` }, body: fd })
+  check(up.status === 201, `asset upload answers 201 (got ${up.status})`)
+  const asset = ((await up.json()) as { data: { uuid: string } }).data
+  for (const format of ['webp', 'avif'] as const) {
+    const v = await fetch(`${base}/v1/cdn/smoke/assets/${asset.uuid}.${format}?w=32`)
+    const bytes = new Uint8Array(await v.arrayBuffer())
+    check(v.status === 200 && v.headers.get('content-type') === `image/${format}` && bytes.length > 0, `${format} variant answers 200 (got ${v.status})`)
+  }
   proc.kill('SIGTERM')
   const code = await proc.exited
   check(code === 0, `SIGTERM stops it cleanly (exit ${code})`)

@@ -63,6 +63,16 @@ export interface Config {
   turnstileVerifyUrl: string
   /** hCaptcha's siteverify endpoint (forms with spam_provider `hcaptcha`). */
   hcaptchaVerifyUrl: string
+  /** Widths (and heights) a public image transform may ask for without a signature (`s=`). */
+  imageWidths: number[]
+  /** Image transforms running at once in this process (one Worker each); default: the number of cores. */
+  imageConcurrency: number
+  /** Disk budget of the transformed-variant cache under `<dataDir>/cache`, in bytes (least recently used go first). */
+  imageCacheBytes: number
+  /** Largest asset upload in bytes (spec 8: 100 MB). Not an environment variable: tests shorten it. */
+  assetMaxBytes: number
+  /** Images above this many pixels are refused at upload (422) and never decoded. Not an environment variable. */
+  imageMaxPixels: number
 }
 
 export class ConfigError extends Error {}
@@ -94,6 +104,16 @@ function list(env: Env, name: string, fallback: string[]): string[] {
     .split(',')
     .map((s) => s.trim())
     .filter(Boolean)
+}
+
+function widths(env: Env, name: string, fallback: number[]): number[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const out = raw.split(/[\s,]+/).filter(Boolean).map(Number)
+  if (out.some((n) => !Number.isInteger(n) || n < 1 || n > 8192)) {
+    throw new ConfigError(`${name} must be integers from 1 to 8192 separated by spaces or commas, got "${raw}"`)
+  }
+  return [...new Set(out)].sort((a, b) => a - b)
 }
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
@@ -188,6 +208,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mailFrom: env.MAIL_FROM?.trim() || 'Content Service <no-reply@localhost>',
     turnstileVerifyUrl: url(env, 'TURNSTILE_VERIFY_URL') ?? 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
     hcaptchaVerifyUrl: url(env, 'HCAPTCHA_VERIFY_URL') ?? 'https://api.hcaptcha.com/siteverify',
+    imageWidths: widths(env, 'IMAGE_WIDTHS', [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080, 1200, 1920, 2048, 3840]),
+    imageConcurrency: int(env, 'IMAGE_CONCURRENCY', Math.max(1, navigator.hardwareConcurrency || 1), 1, 64),
+    imageCacheBytes: int(env, 'IMAGE_CACHE_MB', 1024, 1, 1_048_576) * 1024 * 1024,
+    assetMaxBytes: 100 * 1024 * 1024,
+    imageMaxPixels: 50_000_000,
   }
   return { ...config, ...overrides }
 }

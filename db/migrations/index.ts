@@ -7,6 +7,7 @@ import m3 from './0003_amused_redwing.sql' with { type: 'text' }
 import m4 from './0004_safe_la_nuit.sql' with { type: 'text' }
 import m5 from './0005_lovely_ma_gnuci.sql' with { type: 'text' }
 import m6 from './0006_wise_grandmaster.sql' with { type: 'text' }
+import m7 from './0007_fearless_johnny_storm.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -16,4 +17,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0004_safe_la_nuit', sql: m4 },
   { tag: '0005_lovely_ma_gnuci', sql: m5 },
   { tag: '0006_wise_grandmaster', sql: m6 },
+  { tag: '0007_fearless_johnny_storm', sql: m7 },
 ]

@@ -147,6 +147,9 @@ function errorResponse(status: number, body: ErrorBody, headers: Record<string, 
   return new Response(JSON.stringify(body), { status, headers })
 }
 
+/** The parsed body of a multipart request: nothing is read; the route reads `request.body` itself. */
+export const MULTIPART_UNREAD: Record<string, never> = Object.freeze({}) as Record<string, never>
+
 /**
  * What every Elysia-routed request goes through: the front (request id, client IP, CORS, rate limit), the JSON body
  * parser with its size limit, the one error body, and one log line per request. The hooks are synchronous (with the
@@ -210,7 +213,9 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
             throw KernelErrors.invalidJson('The request body is not valid JSON.')
         }
       }
-      if (type === 'multipart/form-data') return // routes that take uploads parse these themselves
+      // Routes that take uploads stream these themselves (modules/assets/upload.ts). Returning a value stops Elysia
+      // from running its own multipart parser, which would buffer the whole body in memory first.
+      if (type === 'multipart/form-data') return MULTIPART_UNREAD
       if (request.body !== null || length > 0) {
         throw KernelErrors.unsupportedMediaType('Send the request body as application/json.')
       }

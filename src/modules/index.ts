@@ -1,6 +1,7 @@
 import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
+import { assetsModule } from './assets'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
@@ -32,4 +33,5 @@ export const MODULES: Module[] = [
   graphqlModule,
   subscribersModule,
   formsModule,
+  assetsModule,
 ]

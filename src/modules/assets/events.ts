@@ -1,0 +1,28 @@
+import type { EventDeclarations } from '../../kernel/events'
+
+/** docs/webhooks.md: `asset: {uuid, filename, content_type, size, alt}`. */
+export interface AssetUploadedPayload {
+  asset: { uuid: string; filename: string; content_type: string; size: number; alt: Record<string, string> }
+}
+
+/** Internal: an asset was deleted; every instance drops its cached variants. */
+export interface AssetDeletedPayload {
+  asset: { uuid: string }
+}
+
+declare module '../../kernel/events' {
+  interface EventMap {
+    'asset.uploaded': AssetUploadedPayload
+    'asset.deleted': AssetDeletedPayload
+  }
+}
+
+const ASSET_FIELDS = ['uuid', 'filename', 'content_type', 'size', 'alt'] as const
+
+export const assetEvents: EventDeclarations = {
+  'asset.uploaded': {
+    description: 'An asset upload completed.',
+    webhook: (p) => ({ asset: Object.fromEntries(ASSET_FIELDS.map((f) => [f, (p as AssetUploadedPayload).asset?.[f] ?? null])) }),
+  },
+  'asset.deleted': { description: 'Internal: an asset was deleted (cached variants are dropped on every instance).' },
+}

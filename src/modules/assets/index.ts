@@ -1,0 +1,36 @@
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { spacesModule } from '../spaces'
+import { assetCdnRoutes } from './cdn'
+import { assetEvents } from './events'
+import { ImageService } from './images'
+import { AssetErrors } from './model'
+import { assetRoutes } from './routes'
+import { removeStaleUploads, uploadTmpDir } from './service'
+
+/**
+ * Assets (spec 2, 4.2, 4.8): uploads checked by their bytes and kept in Postgres, public delivery of originals, and
+ * image variants transformed in Workers and cached on local disk.
+ */
+export const assetsModule = defineModule({
+  name: 'assets',
+  setup: (kernel) => ({ images: new ImageService(kernel) }),
+  start: async (self, kernel) => {
+    self.images.warm()
+    // Temporary upload files left by a process that stopped mid-upload.
+    if (!kernel.config.memoryDb) await removeStaleUploads(uploadTmpDir(kernel), kernel.clock.now().getTime())
+  },
+  close: (self) => self.images.close(),
+  routes: ({ kernel, guards }) => assetRoutes(kernel, guards),
+  cdn: ({ kernel, self, use }) => assetCdnRoutes(kernel, use(spacesModule).publicSpaces, self.images),
+  errors: Object.values(AssetErrors),
+  events: assetEvents,
+  on: {
+    'asset.deleted': (e, self) => self.images.dropAsset(e.payload.asset.uuid),
+  },
+  rateLimits: [
+    // 4.8 and 4.2
+    { id: 'assets.upload', method: 'POST', path: '/v1/spaces/:space/assets', limit: 30, windowSeconds: MIN },
+    { id: 'cdn.assets', method: 'GET', path: '/v1/cdn/:space/assets/:file', limit: 600, windowSeconds: MIN },
+  ],
+})

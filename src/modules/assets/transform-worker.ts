@@ -1,0 +1,28 @@
+// A transform Worker (one per IMAGE_CONCURRENCY slot): decodes, resizes and encodes off the main thread, so public
+// reads keep flowing during a burst of transforms. Listed as an extra entrypoint in scripts/build.ts so the compiled
+// executable carries it. The AVIF encoder (WASM) is warmed up when the Worker starts: its first encode is slow.
+import { avifCodec } from './avif-codec'
+import { transform, type TransformRequest } from './transform'
+
+declare const self: Worker
+
+const codec = async () => avifCodec
+
+self.onmessage = async (event: MessageEvent<{ id: number; req: TransformRequest } | { warm: true }>) => {
+  const msg = event.data
+  if ('warm' in msg) {
+    try {
+      const px = new Uint8Array(16 * 16 * 4).fill(128)
+      await avifCodec.encode({ data: px, width: 16, height: 16 }, 50)
+    } catch {}
+    self.postMessage({ warm: true })
+    return
+  }
+  try {
+    const out = await transform(msg.req, codec)
+    self.postMessage({ id: msg.id, ok: true, bytes: out }, [out.buffer as ArrayBuffer])
+  } catch (err) {
+    const e = err as { code?: string; message?: string }
+    self.postMessage({ id: msg.id, ok: false, code: e?.code ?? null, message: String(e?.message ?? err) })
+  }
+}
