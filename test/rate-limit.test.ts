@@ -185,6 +185,22 @@ function storeContract(name: string, makeStore: () => RateLimitStore) {
 
 storeContract('MemoryRateLimitStore', () => new MemoryRateLimitStore())
 storeContract('PostgresRateLimitStore', () => new PostgresRateLimitStore(tdb.database))
+storeContract('PostgresRateLimitStore (hashed keys)', () => new PostgresRateLimitStore(tdb.database, new Uint8Array(32).fill(7)))
+
+describe('PostgresRateLimitStore with a hash key', () => {
+  test('stores keyed digests, never the key (client IPs stay out of the database)', async () => {
+    const store = new PostgresRateLimitStore(tdb.database, new Uint8Array(32).fill(9))
+    const key = `cdn|203.0.113.${Math.floor(Math.random() * 250)}|${freshKey()}`
+    expect((await store.hit(key, 60_000, T0)).count).toBe(1)
+    expect((await store.hit(key, 60_000, T0)).count).toBe(2)
+    const stored = store.storedKey(key)
+    expect(stored).toMatch(/^[A-Za-z0-9_-]{22}$/)
+    const rows = await tdb.database.query<{ key: string; count: number }>('select key, count from rate_limit_counters where key = $1 or key = $2', [key, stored])
+    expect(rows).toEqual([{ key: stored, count: 2 }])
+    // Another hash key gives another digest: the digest cannot be recomputed without SERVICE_SECRET_KEY.
+    expect(new PostgresRateLimitStore(tdb.database, new Uint8Array(32).fill(8)).storedKey(key)).not.toBe(stored)
+  })
+})
 
 describe('PostgresRateLimitStore housekeeping', () => {
   test('expired counters are swept from the table', async () => {

@@ -84,7 +84,8 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   const bus = new EventBus(instanceId, (err, event) =>
     logger.error('event handler failed', { event: event.type, event_id: event.id, error: String(err) }),
   )
-  const store = config.rateLimitStore === 'postgres' ? new PostgresRateLimitStore(db) : new MemoryRateLimitStore()
+  const store =
+    config.rateLimitStore === 'postgres' ? new PostgresRateLimitStore(db, secrets.derive('rate-limit-keys')) : new MemoryRateLimitStore()
   const jobs = new JobQueue({
     db,
     clock,

@@ -120,12 +120,26 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
-/** Fixed-window counters in Postgres, shared by every instance: one atomic upsert per hit. */
+/**
+ * Fixed-window counters in Postgres, shared by every instance: one atomic upsert per hit. Keys hold client IPs, so
+ * with a `keyHash` key (every instance derives the same one from SERVICE_SECRET_KEY) they are stored as keyed
+ * SHA-256 digests: no client address is ever written to the database.
+ */
 export class PostgresRateLimitStore implements RateLimitStore {
   private lastSweep = 0
-  constructor(private database: Database) {}
+  constructor(
+    private database: Database,
+    private keyHash: Uint8Array | null = null,
+  ) {}
 
-  async hit(key: string, windowMs: number, now: number): Promise<Hit> {
+  /** The key as stored: a keyed digest (base64url, 22 characters) when a hash key is set. */
+  storedKey(key: string): string {
+    if (!this.keyHash) return key
+    return new Bun.CryptoHasher('sha256', this.keyHash).update(key).digest('base64url').slice(0, 22)
+  }
+
+  async hit(rawKey: string, windowMs: number, now: number): Promise<Hit> {
+    const key = this.storedKey(rawKey)
     const nowTs = new Date(now).toISOString()
     const resetTs = new Date(now + windowMs).toISOString()
     const rows = await this.database.query<{ count: number; reset_at: string | Date }>(
