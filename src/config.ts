@@ -67,6 +67,8 @@ export interface Config {
   imageWidths: number[]
   /** Image transforms running at once in this process (one Worker each); default: the number of cores. */
   imageConcurrency: number
+  /** Nice value (0–19) of the transform Workers' threads: public reads on the main thread keep a busy core first. */
+  imageNice: number
   /** Disk budget of the transformed-variant cache under `<dataDir>/cache`, in bytes (least recently used go first). */
   imageCacheBytes: number
   /** Largest asset upload in bytes (spec 8: 100 MB). Not an environment variable: tests shorten it. */
@@ -210,6 +212,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     hcaptchaVerifyUrl: url(env, 'HCAPTCHA_VERIFY_URL') ?? 'https://api.hcaptcha.com/siteverify',
     imageWidths: widths(env, 'IMAGE_WIDTHS', [16, 32, 48, 64, 96, 128, 256, 384, 640, 750, 828, 1080, 1200, 1920, 2048, 3840]),
     imageConcurrency: int(env, 'IMAGE_CONCURRENCY', Math.max(1, navigator.hardwareConcurrency || 1), 1, 64),
+    imageNice: int(env, 'IMAGE_NICE', 10, 0, 19),
     imageCacheBytes: int(env, 'IMAGE_CACHE_MB', 1024, 1, 1_048_576) * 1024 * 1024,
     assetMaxBytes: 100 * 1024 * 1024,
     imageMaxPixels: 50_000_000,

@@ -506,6 +506,18 @@ describe('image transforms', () => {
   })
 })
 
+describe('transform Workers', () => {
+  test('run at IMAGE_NICE (10) on their own threads; the main thread that answers reads stays at 0', async () => {
+    if (process.platform !== 'linux') return
+    const { readdirSync, readFileSync } = await import('node:fs')
+    const niceOf = (tid: string) => Number(readFileSync(`/proc/${process.pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16])
+    const tids = readdirSync(`/proc/${process.pid}/task`)
+    expect(niceOf(String(process.pid))).toBe(0)
+    // Transforms ran above, so the pool's Workers exist and have applied their first message.
+    expect(tids.some((tid) => niceOf(tid) === 10)).toBe(true)
+  })
+})
+
 describe('the variant cache', () => {
   let small: TestApp
   beforeAll(async () => {

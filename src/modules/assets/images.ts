@@ -44,12 +44,17 @@ class WorkerPool {
   private size: number
   private closed = false
 
-  constructor(size: number) {
+  constructor(
+    size: number,
+    private nice: number,
+  ) {
     this.size = size
   }
 
   private spawn(): Worker {
     const w = new Worker(WORKER_SPECIFIER)
+    // First message: lower this Worker's thread priority, so public reads on the main thread win a busy core.
+    if (this.nice > 0) w.postMessage({ nice: this.nice })
     w.onmessage = (e: MessageEvent) => {
       const msg = e.data
       if (msg.warm) return
@@ -216,7 +221,7 @@ export class ImageService {
     this.ephemeral = kernel.config.memoryDb
     const dir = this.ephemeral ? join(tmpdir(), `content-service-images-${kernel.instanceId}`) : join(kernel.config.dataDir, 'cache', 'images')
     this.cache = new DiskCache(dir, kernel.config.imageCacheBytes)
-    this.pool = new WorkerPool(kernel.config.imageConcurrency)
+    this.pool = new WorkerPool(kernel.config.imageConcurrency, kernel.config.imageNice)
   }
 
   warm() {
