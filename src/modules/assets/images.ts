@@ -1,6 +1,6 @@
-import { mkdirSync, readdirSync, statSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { rename, rm, unlink, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { setPriority, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Kernel } from '../../kernel/kernel'
 import type { TransformRequest } from './transform'
@@ -33,6 +33,32 @@ export class TransformError extends Error {
 const WORKER_SPECIFIER = import.meta.url.includes('$bunfs')
   ? './src/modules/assets/transform-worker.ts'
   : new URL('./transform-worker.ts', import.meta.url).href
+
+/**
+ * Bun.Image decodes, resizes and encodes on Bun's native thread pool ("Bun Pool N" threads), not on the Worker's own
+ * thread, so lowering the Worker's priority alone leaves that work at the main thread's. On Linux each thread has its
+ * own nice value: this lowers the pool's threads to `nice` (once per thread; the pool may grow, so it is called on
+ * every transform — a read of /proc/self/task, microseconds against a transform's tens of milliseconds). Public reads
+ * never use the pool (their bodies are in memory), so during a burst of transforms the main thread keeps a core first.
+ */
+const lowered = new Set<string>()
+function lowerPoolThreads(nice: number) {
+  if (nice <= 0 || process.platform !== 'linux') return
+  let tids: string[]
+  try {
+    tids = readdirSync('/proc/self/task')
+  } catch {
+    return
+  }
+  for (const tid of tids) {
+    if (lowered.has(tid)) continue
+    try {
+      if (!readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').startsWith('Bun Pool')) continue
+      setPriority(Number(tid), nice)
+    } catch {}
+    lowered.add(tid)
+  }
+}
 
 class WorkerPool {
   private idle: Worker[] = []
@@ -215,13 +241,15 @@ export class ImageService {
   /** Transforms actually run (tests check single-flight with it). */
   transformsRun = 0
   private ephemeral: boolean
+  private nice: number
 
   constructor(kernel: Kernel) {
     // In-memory databases (tests) get a throw-away cache folder of their own.
     this.ephemeral = kernel.config.memoryDb
     const dir = this.ephemeral ? join(tmpdir(), `content-service-images-${kernel.instanceId}`) : join(kernel.config.dataDir, 'cache', 'images')
     this.cache = new DiskCache(dir, kernel.config.imageCacheBytes)
-    this.pool = new WorkerPool(kernel.config.imageConcurrency, kernel.config.imageNice)
+    this.nice = kernel.config.imageNice
+    this.pool = new WorkerPool(kernel.config.imageConcurrency, this.nice)
   }
 
   warm() {
@@ -239,7 +267,9 @@ export class ImageService {
       p = (async () => {
         const req = await load()
         this.transformsRun++
+        lowerPoolThreads(this.nice)
         const bytes = await this.pool.run(req)
+        lowerPoolThreads(this.nice)
         await this.cache.put(name, bytes)
       })().finally(() => this.inflight.delete(name))
       this.inflight.set(name, p)
