@@ -9,6 +9,8 @@ export interface LiveSegment {
   key: string
   /** The render-key part: id and key, so a renamed or re-created segment never meets a body rendered for the old one. */
   part: string
+  /** `{X-Service-Segment: key}`, one object per segment: the read path keys its prebuilt response headers by it. */
+  headers: Record<string, string>
   rules: CompiledRule[]
   /** A stored rule no longer compiles: the segment never matches by rules (the header short-cut still names it). */
   broken: boolean
@@ -69,7 +71,7 @@ export class SegmentCache {
       if (!r.active) continue
       const compiled = r.rules.map(compileRule)
       const rules = compiled.filter((c): c is CompiledRule => c !== null)
-      const s: LiveSegment = { id: r.id, key: r.key, part: `seg:${r.id}:${r.key}`, rules, broken: rules.length !== compiled.length }
+      const s: LiveSegment = { id: r.id, key: r.key, part: `seg:${r.id}:${r.key}`, headers: { 'X-Service-Segment': r.key }, rules, broken: rules.length !== compiled.length }
       set.active.push(s)
       set.byKey.set(r.key, s)
     }

@@ -40,7 +40,7 @@ export function segmentReadStep(kernel: Kernel, cache: SegmentCache): ReadStep {
     if (!s) return
     ctx.decisions.segment = s
     ctx.keyParts.push(s.part)
-    ctx.headers = ctx.headers ? { ...ctx.headers, 'X-Service-Segment': s.key } : { 'X-Service-Segment': s.key }
+    ctx.headers = ctx.headers ? { ...ctx.headers, ...s.headers } : s.headers
   }
   return {
     name: 'segment',

@@ -164,6 +164,7 @@ export class RequestSignals implements Signals {
   private referer: URL | null | undefined
   private cookies: Map<string, string> | undefined
   private langs: string[] | undefined
+  private country: string | null | undefined
   private regexLeft = REGEX_BUDGET
 
   constructor(
@@ -216,8 +217,9 @@ export class RequestSignals implements Signals {
     let v: string | null = null
     switch (type) {
       case 'country': {
-        const h = this.request.headers.get(this.countryHeader)
-        v = h?.trim() || null
+        // Read once per request: every segment with a country rule asks again.
+        if (this.country === undefined) this.country = this.request.headers.get(this.countryHeader)?.trim() || null
+        v = this.country
         break
       }
       case 'referrer':

@@ -39,6 +39,12 @@ export interface Rendered {
   /** `headers` and `notModifiedHeaders` as prebuilt Headers: the fast path clones them instead of building anew. */
   prebuilt: Headers
   prebuiltNotModified: Headers
+  /**
+   * `prebuilt` / `prebuiltNotModified` completed with a read step's decisions (e.g. X-Service-Segment, a private
+   * Cache-Control), keyed by the identity of the step's headers object and the Cache-Control string: a personalised
+   * cached read copies one Headers instead of setting headers one by one. A few entries at most; the oldest goes.
+   */
+  decided?: { headers: Record<string, string> | null; cacheControl: string | null; key: string; ok: Headers; notModified: Headers }[]
 }
 
 export interface PublishedStory {

@@ -32,14 +32,46 @@ const CDN_PREFIX = '/v1/cdn/'
  */
 function answer(request: Request, served: Served, extra: [string, string][]): Response {
   const r: Rendered = served.rendered
-  const res = etagMatches(request.headers.get('if-none-match'), r.etag)
-    ? new Response(null, { status: 304, headers: r.prebuiltNotModified })
-    : new Response(r.body, { headers: r.prebuilt })
+  const notModified = etagMatches(request.headers.get('if-none-match'), r.etag)
+  let ok = r.prebuilt
+  let nm = r.prebuiltNotModified
+  if (served.headers || served.cacheControl) {
+    const d = decidedHeaders(r, served.headers, served.cacheControl)
+    ok = d.ok
+    nm = d.notModified
+  }
+  const res = notModified ? new Response(null, { status: 304, headers: nm }) : new Response(r.body, { headers: ok })
   const h = res.headers
   for (let i = 0; i < extra.length; i++) h.set(extra[i][0], extra[i][1])
-  if (served.headers) for (const k in served.headers) h.set(k, served.headers[k])
-  if (served.cacheControl) h.set('cache-control', served.cacheControl)
   return res
+}
+
+const MAX_DECIDED = 8
+
+/**
+ * The rendered entry's prebuilt headers completed with the steps' decisions, built once per distinct decision. Found by
+ * the identity of the steps' headers object (a step that keeps one object per decision, as segments does, costs a
+ * pointer compare), else by content.
+ */
+function decidedHeaders(r: Rendered, headers: Record<string, string> | null, cacheControl: string | null) {
+  const list = (r.decided ??= [])
+  for (let i = 0; i < list.length; i++) {
+    const d = list[i]
+    if (d.headers === headers && d.cacheControl === cacheControl) return d
+  }
+  let key = cacheControl ?? ''
+  if (headers) for (const k in headers) key += `\n${k}:${headers[k]}`
+  for (let i = 0; i < list.length; i++) if (list[i].key === key) return list[i]
+  const ok = new Headers(r.prebuilt)
+  const notModified = new Headers(r.prebuiltNotModified)
+  for (const target of [ok, notModified]) {
+    if (headers) for (const k in headers) target.set(k, headers[k])
+    if (cacheControl) target.set('cache-control', cacheControl)
+  }
+  const d = { headers, cacheControl, key, ok, notModified }
+  if (list.length >= MAX_DECIDED) list.shift()
+  list.push(d)
+  return d
 }
 
 /**
