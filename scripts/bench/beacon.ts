@@ -7,7 +7,7 @@
 //    days and --rollup-days days of rollups (every Story, two rows per day), and marks every finished day rolled up:
 //    the state the daily job leaves behind.
 // 2. Starts the server as its own process (the built executable, rebuilt first; or --server=source).
-// 3. Drives POST /v1/cdn/bench/_beacon with wrk (scripts/bench/beacon.lua: text/plain bodies rotating over every
+// 3. Drives POST /v1/cdn/bench/_beacon with wrk (scripts/bench/wrk.lua in POST mode: text/plain bodies rotating over every
 //    Story, each request from another X-Forwarded-For address) while a second wrk keeps reading Stories
 //    (GET /v1/cdn/bench/stories/{path}); reports both, and how many beacons reached the table.
 // 4. Times sequential management requests (stories over 30 and 366 days, overview, one Story) on that data.
@@ -202,7 +202,13 @@ async function run(driver: string) {
       const [beacons, reads] = await Promise.all([
         runWrk({ name: 'beacon', base }, {
           paths: bodies,
-          script: 'beacon.lua',
+          method: 'POST',
+          // What navigator.sendBeacon sends with a string body, from a browser on another site.
+          headers: {
+            'Content-Type': 'text/plain;charset=UTF-8',
+            'User-Agent': 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0.0.0 Safari/537.36',
+            Origin: 'https://site.example',
+          },
           rotateForwardedFor: 50_000,
           connections: Number(args.connections),
           threads: 1,

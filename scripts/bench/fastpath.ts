@@ -52,5 +52,36 @@ const headers = new Headers(first.headers)
 measure('baseline (Response only)', (i) => new Request(url, { headers: { 'x-forwarded-for': xff(i) } }), () => new Response(blob, { headers }))
 measure('cached read 200', (i) => new Request(url, { headers: { 'x-forwarded-for': xff(i) } }), (r) => t.app.fetch(r, peer))
 measure('cached read 304', (i) => new Request(url, { headers: { 'x-forwarded-for': xff(i), 'if-none-match': etag } }), (r) => t.app.fetch(r, peer))
+
+// The same Story in a Space with 10 active segments × 3 rules (as bench:read's segment case): without a header every
+// rule runs and nothing matches (answered private); with X-Service-Segment the short-cut names one.
+const sp2 = await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de'] })
+const editor2 = (await t.spaceToken(owner, sp2.slug, 'editor')).token
+await t.request('POST', `/v1/spaces/${sp2.slug}/components`, { token: editor2, body: { name: 'hero', schema: { headline: { type: 'text', required: true } } } })
+for (let i = 0; i < 10; i++) {
+  const r = await t.request('POST', `/v1/spaces/${sp2.slug}/audience-segments`, {
+    token: editor2,
+    body: {
+      key: `s${i}`,
+      label: `Segment ${i}`,
+      priority: i,
+      rules: [
+        { type: 'country', operator: 'not_in', value: ['xx', 'yy', 'zz'] },
+        { type: 'language', operator: 'neq', value: 'xx' },
+        { type: 'cookie', key: 'segment', operator: 'eq', value: `s${i}` },
+      ],
+    },
+  })
+  if (r.status !== 201) throw new Error(`segment: ${r.status} ${r.text}`)
+}
+const created2 = await t.request('POST', `/v1/spaces/${sp2.slug}/stories`, {
+  token: editor2,
+  body: { name: 'Bench', slug: 'bench', content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: text }] } },
+})
+await t.request('POST', `/v1/spaces/${sp2.slug}/stories/${created2.body.data.uuid}/publish`, { token: editor2 })
+const url2 = `http://localhost/v1/cdn/${sp2.slug}/stories/bench`
+for (const h of [{}, { 'x-service-segment': 's3' }]) await (await t.app.fetch(new Request(url2, { headers: { 'x-forwarded-for': '10.0.0.3', ...h } }), peer)).arrayBuffer()
+measure('segments: rules, no match', (i) => new Request(url2, { headers: { 'x-forwarded-for': xff(i) } }), (r) => t.app.fetch(r, peer))
+measure('segments: X-Service-Segment', (i) => new Request(url2, { headers: { 'x-forwarded-for': xff(i), 'x-service-segment': 's3' } }), (r) => t.app.fetch(r, peer))
 await t.close()
 process.exit(0)

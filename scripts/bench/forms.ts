@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
+import { runWrk } from './wrk'
 
 const { values: args } = parseArgs({
   options: {
@@ -81,24 +82,25 @@ try {
       { key: 'consent', type: 'consent', label: 'I agree', required: true },
     ],
   })
-  const wrkArgs = (seconds: number) => [
-    'wrk',
-    '-t2',
-    `-c${args.connections}`,
-    `-d${seconds}s`,
-    '--timeout',
-    '5s',
-    '-s',
-    join(import.meta.dir, 'forms.lua'),
-    base,
-  ]
+  // One body per client address, each from its own X-Forwarded-For (rotating over 8,192 through the trusted proxy).
+  const submissions: [string, string][] = Array.from({ length: 8192 }, (_, k) => [
+    '/v1/cdn/bench/forms/contact',
+    JSON.stringify({ _hp: '', data: { name: `Bench ${k}`, email: `bench${k}@example.com`, message: `Hello from request ${k}, a message of ordinary length.`, consent: true } }),
+  ])
   const run = async (seconds: number) => {
-    const p = Bun.spawn(wrkArgs(seconds), { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, WRK_PATH: '/v1/cdn/bench/forms/contact', WRK_IPS: '8192' } })
-    const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
-    const line = out.split('\n').find((l) => l.startsWith('WRK_RESULT '))
-    if (code !== 0 || !line) throw new Error(`wrk failed (${code}): ${err || out}`)
-    const r = JSON.parse(line.slice('WRK_RESULT '.length))
-    return { rps: Math.round(r.requests / (r.duration_us / 1e6)), p50: r.p50_us / 1000, p90: r.p90_us / 1000, p99: r.p99_us / 1000, non2xx: r.non2xx3xx, errors: r.socket_errors }
+    const r = await runWrk(
+      { name: 'forms', base },
+      {
+        paths: submissions,
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'User-Agent': 'wrk-bench' },
+        rotateForwardedFor: 8192,
+        connections: Number(args.connections),
+        threads: 2,
+        durationSeconds: seconds,
+      },
+    )
+    return { rps: r.rps, p50: r.p50Ms, p90: r.p90Ms, p99: r.p99Ms, non2xx: r.non2xx3xx, errors: r.socketErrors }
   }
   await run(3) // warm-up
   console.log(`driver ${args.driver}, action ${args.action}, ${args.connections} connections, ${args.seconds} s per round`)

@@ -1,7 +1,8 @@
--- wrk script for scripts/bench/wrk.ts: GET requests rotating over a list of paths (one per line in $WRK_PATHS,
--- optionally "path<TAB>header value" for $WRK_HEADER_NAME), each from another X-Forwarded-For address (rotating over
--- $WRK_IPS addresses, 0 = no header). Requests are formatted once per thread in init(), so the Lua side does no
--- string work per request. done() prints one machine-readable line.
+-- wrk script for scripts/bench/wrk.ts: requests rotating over a list of paths (one per line in $WRK_PATHS), each from
+-- another X-Forwarded-For address (rotating over $WRK_IPS addresses, 0 = no header). $WRK_METHOD is GET (default) or
+-- POST. A line may be "path<TAB>value": for GET the value of header $WRK_HEADER_NAME, for POST the request body.
+-- $WRK_HEADERS adds fixed headers ("Name: value" lines). Requests are formatted once per thread in init(), so the Lua
+-- side does no string work per request. done() prints one machine-readable line.
 local reqs = {}
 local n = 0
 local i = 0
@@ -10,19 +11,28 @@ init = function(args)
   local file = os.getenv("WRK_PATHS")
   local ips = tonumber(os.getenv("WRK_IPS") or "0")
   local header = os.getenv("WRK_HEADER_NAME")
-  local limit = tonumber(os.getenv("WRK_MAX_REQUESTS") or "20000")
+  local method = os.getenv("WRK_METHOD") or "GET"
+  local fixed = {}
+  for name, value in (os.getenv("WRK_HEADERS") or ""):gmatch("([^:\n]+):%s*([^\n]*)") do fixed[name] = value end
+  local limit = tonumber(os.getenv("WRK_MAX_REQUESTS") or "50000")
   local k = 0
   for line in io.lines(file) do
     if k >= limit then break end
     local path, value = line:match("^([^\t]+)\t?(.*)$")
     local headers = {}
+    for name, value in pairs(fixed) do headers[name] = value end
     if ips > 0 then
       local a = k % ips
       headers["X-Forwarded-For"] = string.format("10.%d.%d.%d", math.floor(a / 65536) % 256, math.floor(a / 256) % 256, a % 256)
     end
-    if header and value and value ~= "" then headers[header] = value end
+    local body = nil
+    if method == "GET" then
+      if header and value and value ~= "" then headers[header] = value end
+    else
+      body = value
+    end
     k = k + 1
-    reqs[k] = wrk.format("GET", path, headers)
+    reqs[k] = wrk.format(method, path, headers, body)
   end
   n = k
   math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16) % 100000)

@@ -12,16 +12,21 @@ export interface WrkTarget {
 }
 
 export interface WrkOptions {
-  /** Request paths (with a leading slash), rotated across requests; or [path, header value] pairs with `headerName`. */
+  /**
+   * Request paths (with a leading slash), rotated across requests; or [path, value] pairs: the value of header
+   * `headerName` for GET, the request body for POST.
+   */
   paths: (string | [string, string])[]
   headerName?: string
+  /** GET (default) or POST. */
+  method?: 'GET' | 'POST'
+  /** Fixed headers on every request. */
+  headers?: Record<string, string>
   /** Each request from another X-Forwarded-For address, rotating over this many (0: no header). */
   rotateForwardedFor?: number
   connections?: number
   threads?: number
   durationSeconds?: number
-  /** Another wrk script in this folder (default wrk.lua); it reads the same environment. */
-  script?: string
   /** More environment for the script. */
   env?: Record<string, string>
 }
@@ -58,11 +63,13 @@ export async function runWrk(target: WrkTarget, opts: WrkOptions): Promise<WrkRe
       '--timeout',
       '5s',
       '-s',
-      join(import.meta.dir, opts.script ?? 'wrk.lua'),
+      join(import.meta.dir, 'wrk.lua'),
       target.base,
     ]
     const env: Record<string, string> = { ...process.env, ...opts.env, WRK_PATHS: file, WRK_IPS: String(opts.rotateForwardedFor ?? 0) } as Record<string, string>
     if (opts.headerName) env.WRK_HEADER_NAME = opts.headerName
+    if (opts.method) env.WRK_METHOD = opts.method
+    if (opts.headers) env.WRK_HEADERS = Object.entries(opts.headers).map(([k, v]) => `${k}: ${v}`).join('\n')
     const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', env })
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
     const line = out.split('\n').find((l) => l.startsWith('WRK_RESULT '))
