@@ -1,5 +1,6 @@
 // bun scripts/bench/beacon.ts [--driver=pglite|postgres|both] [--server=binary|source] [--stories=1000] [--raw=1000000]
 //                             [--rollup-days=365] [--duration=10] [--connections=64] [--read-connections=16]
+//                             [--rate=0 (beacons/s offered; 0 = as fast as the server answers)]
 //                             [--pg=postgres://postgres@127.0.0.1:5432]
 //
 // The beacon and the analytics queries at scale.
@@ -35,6 +36,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '64' },
     'read-connections': { type: 'string', default: '16' },
+    rate: { type: 'string', default: '0' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
     /** Seed only, keep the database and print its environment (to explain queries by hand). */
     'seed-only': { type: 'boolean', default: false },
@@ -213,6 +215,9 @@ async function run(driver: string) {
           connections: Number(args.connections),
           threads: 1,
           durationSeconds: DURATION,
+          // A paced run offers about --rate beacons/s: each connection pauses between requests (latency adds to it,
+          // hence the 10% margin); the accepted rate is what the figures report.
+          delayMs: Number(args.rate) > 0 ? Math.max(1, Math.floor((Number(args.connections) * 1000) / (Number(args.rate) * 1.1))) : undefined,
         }),
         runWrk({ name: 'reads', base }, { paths: readPaths, rotateForwardedFor: 8192, connections: Number(args['read-connections']), threads: 1, durationSeconds: DURATION }),
       ])
@@ -247,7 +252,7 @@ const results: Awaited<ReturnType<typeof run>>[] = []
 for (const d of drivers) results.push(await run(d))
 
 const line = (r: WrkResult) => `${r.rps} req/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, non-2xx ${r.non2xx3xx}, socket errors ${r.socketErrors}`
-console.log(`\nPOST /v1/cdn/{space}/_beacon (wrk -t1 -c${args.connections}, ${DURATION} s) while GET story reads run (wrk -t1 -c${args['read-connections']})`)
+console.log(`\nPOST /v1/cdn/{space}/_beacon (wrk -t1 -c${args.connections}, ${DURATION} s${Number(args.rate) > 0 ? `, paced to about ${args.rate}/s` : ''}) while GET story reads run (wrk -t1 -c${args['read-connections']})`)
 for (const r of results) {
   console.log(`${r.driver.padEnd(9)} | beacons: ${line(r.beacons)}`)
   console.log(`${''.padEnd(9)} | reads:   ${line(r.reads)}`)

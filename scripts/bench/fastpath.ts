@@ -80,7 +80,7 @@ const created2 = await t.request('POST', `/v1/spaces/${sp2.slug}/stories`, {
 })
 await t.request('POST', `/v1/spaces/${sp2.slug}/stories/${created2.body.data.uuid}/publish`, { token: editor2 })
 const url2 = `http://localhost/v1/cdn/${sp2.slug}/stories/bench`
-for (const h of [{}, { 'x-service-segment': 's3' }]) await (await t.app.fetch(new Request(url2, { headers: { 'x-forwarded-for': '10.0.0.3', ...h } }), peer)).arrayBuffer()
+for (const h of [{}, { 'x-service-segment': 's3' }] as Record<string, string>[]) await (await t.app.fetch(new Request(url2, { headers: { 'x-forwarded-for': '10.0.0.3', ...h } }), peer)).arrayBuffer()
 measure('segments: rules, no match', (i) => new Request(url2, { headers: { 'x-forwarded-for': xff(i) } }), (r) => t.app.fetch(r, peer))
 measure('segments: X-Service-Segment', (i) => new Request(url2, { headers: { 'x-forwarded-for': xff(i), 'x-service-segment': 's3' } }), (r) => t.app.fetch(r, peer))
 await t.close()

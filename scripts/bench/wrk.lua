@@ -39,6 +39,15 @@ init = function(args)
   i = math.random(n) - 1
 end
 
+-- $WRK_DELAY_MS: each connection waits that long after a response before its next request, so the offered rate is
+-- about connections × 1000 / (delay + latency) per second instead of as fast as the server answers.
+local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
+if pause > 0 then
+  delay = function()
+    return pause
+  end
+end
+
 request = function()
   i = i + 1
   if i > n then i = 1 end

@@ -22,6 +22,8 @@ export interface WrkOptions {
   method?: 'GET' | 'POST'
   /** Fixed headers on every request. */
   headers?: Record<string, string>
+  /** Milliseconds each connection waits after a response before its next request (paces the offered rate). */
+  delayMs?: number
   /** Each request from another X-Forwarded-For address, rotating over this many (0: no header). */
   rotateForwardedFor?: number
   connections?: number
@@ -69,6 +71,7 @@ export async function runWrk(target: WrkTarget, opts: WrkOptions): Promise<WrkRe
     const env: Record<string, string> = { ...process.env, ...opts.env, WRK_PATHS: file, WRK_IPS: String(opts.rotateForwardedFor ?? 0) } as Record<string, string>
     if (opts.headerName) env.WRK_HEADER_NAME = opts.headerName
     if (opts.method) env.WRK_METHOD = opts.method
+    if (opts.delayMs) env.WRK_DELAY_MS = String(opts.delayMs)
     if (opts.headers) env.WRK_HEADERS = Object.entries(opts.headers).map(([k, v]) => `${k}: ${v}`).join('\n')
     const p = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', env })
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
