@@ -274,21 +274,24 @@ export interface PublishedRow {
   publishedAt: Date
 }
 
-/** Every locale of the published snapshot at a path, content as JSON text (no parse, no re-serialisation). */
+/** The columns of a published snapshot row, content as JSON text (no parse, no re-serialisation). */
+const PUBLISHED_ROW = {
+  id: stories.id,
+  uuid: stories.uuid,
+  slug: stories.slug,
+  fullPath: stories.fullPath,
+  storyLang: stories.lang,
+  lang: storyPublished.lang,
+  name: storyPublished.name,
+  contentJson: sql<string>`${storyPublished.content}::text`,
+  versionNo: storyPublished.versionNo,
+  publishedAt: storyPublished.publishedAt,
+}
+
+/** Every locale of the published snapshot at a path. */
 export async function publishedByPath(db: DbOrTx, spaceId: number, fullPath: string): Promise<PublishedRow[]> {
   return db
-    .select({
-      id: stories.id,
-      uuid: stories.uuid,
-      slug: stories.slug,
-      fullPath: stories.fullPath,
-      storyLang: stories.lang,
-      lang: storyPublished.lang,
-      name: storyPublished.name,
-      contentJson: sql<string>`${storyPublished.content}::text`,
-      versionNo: storyPublished.versionNo,
-      publishedAt: storyPublished.publishedAt,
-    })
+    .select(PUBLISHED_ROW)
     .from(stories)
     .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
     .where(and(eq(stories.spaceId, spaceId), eq(stories.fullPath, fullPath), eq(stories.status, 'published')))
@@ -298,18 +301,7 @@ export async function publishedByPath(db: DbOrTx, spaceId: number, fullPath: str
 export async function publishedByPaths(db: DbOrTx, spaceId: number, fullPaths: string[]): Promise<PublishedRow[]> {
   if (!fullPaths.length) return []
   return db
-    .select({
-      id: stories.id,
-      uuid: stories.uuid,
-      slug: stories.slug,
-      fullPath: stories.fullPath,
-      storyLang: stories.lang,
-      lang: storyPublished.lang,
-      name: storyPublished.name,
-      contentJson: sql<string>`${storyPublished.content}::text`,
-      versionNo: storyPublished.versionNo,
-      publishedAt: storyPublished.publishedAt,
-    })
+    .select(PUBLISHED_ROW)
     .from(stories)
     .innerJoin(storyPublished, eq(storyPublished.storyId, stories.id))
     .where(and(eq(stories.spaceId, spaceId), inArray(stories.fullPath, fullPaths), eq(stories.status, 'published')))
