@@ -23,7 +23,7 @@ import { registerUser } from '../../src/modules/auth/service'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
 import { createComponent } from '../../src/modules/stories/components'
 import { scratchDatabase } from './scratch'
-import { runWrk, type WrkResult } from './wrk'
+import { pct, runWrk, waitFor, type WrkResult } from './wrk'
 
 const root = join(import.meta.dir, '..', '..')
 const { values: args } = parseArgs({
@@ -48,19 +48,7 @@ const ROLLUP_DAYS = Number(args['rollup-days'])
 const DURATION = Number(args.duration)
 const drivers = args.driver === 'both' ? ['pglite', 'postgres'] : [args.driver!]
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const ipOf = (i: number) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
-
-async function waitFor(url: string, ms = 60_000) {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(url)).ok) return
-    } catch {}
-    await Bun.sleep(100)
-  }
-  throw new Error(`server did not come up at ${url}`)
-}
 
 function serverCommand(): string[] {
   if (args.server === 'source') return ['bun', join(root, 'bin', 'content-service.ts'), 'serve']

@@ -23,7 +23,7 @@ import { scratchDatabase } from './scratch'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { alternate, formatTable, runWrk, startRawBaseline, type AlternateResult, type WrkOptions, type WrkResult } from './wrk'
+import { alternate, formatTable, pct, runWrk, startRawBaseline, waitFor, type AlternateResult, type WrkOptions, type WrkResult } from './wrk'
 import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
 import { loadConfig } from '../../src/config'
 import { createKernel } from '../../src/kernel/kernel'
@@ -69,21 +69,6 @@ function articleDoc(i: number): Doc {
   // About 5 KB of JSON per Story.
   for (let p = 0; p < 20; p++) blocks.push({ component: 'paragraph', _uid: `p${i}-${p}`, text: `${p}: ${LOREM}` })
   return { type: 'doc', blocks }
-}
-
-function pct(sorted: number[], p: number) {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-}
-
-async function waitFor(url: string, ms = 60_000) {
-  const until = Date.now() + ms
-  while (Date.now() < until) {
-    try {
-      if ((await fetch(url)).ok) return
-    } catch {}
-    await Bun.sleep(100)
-  }
-  throw new Error(`server did not come up at ${url}`)
 }
 
 function serverCommand(): string[] {

@@ -23,7 +23,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { stopwords as englishStopwords } from '@orama/stopwords/english'
-import { runWrk, startRawBaseline } from './wrk'
+import { pct, runWrk, startRawBaseline } from './wrk'
 import { stories, storyContents, storyPublished } from '../../db/schema'
 import { createRuntime } from '../../src/app'
 import { loadConfig } from '../../src/config'
@@ -218,7 +218,6 @@ export function queries(c: Corpus, n: number, kind: Kind, count: number, seed: n
   return out
 }
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const round = (n: number, d = 2) => Math.round(n * 10 ** d) / 10 ** d
 const mb = (bytes: number) => Math.round(bytes / 1024 / 1024)
 

@@ -193,3 +193,18 @@ if (import.meta.main && process.argv.includes('--self-test')) {
     await b.stop()
   }
 }
+
+/** Waits until `url` answers 2xx (a server process starting), or throws after `ms`. */
+export async function waitFor(url: string, ms = 60_000): Promise<void> {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    try {
+      if ((await fetch(url)).ok) return
+    } catch {}
+    await Bun.sleep(100)
+  }
+  throw new Error(`server did not come up at ${url}`)
+}
+
+/** The p-th percentile of an ascending list. */
+export const pct = (sorted: number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
