@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { apiTokens, memberships, users } from '../db/schema'
 import { analyticsModule } from '../src/modules/analytics'
 import { BeaconBuffer } from '../src/modules/analytics/buffer'
 import { BeaconPipeline, type BeaconRow, deviceFromUserAgent, newMetrics, referrerOrigin } from '../src/modules/analytics/beacon'
@@ -45,14 +44,7 @@ async function spaceIdOf(slug: string) {
 }
 
 /** A second person in the owner's tenant with a role in `s` (no membership API yet: the database). */
-async function member(s: string, role: 'viewer' | 'editor' | 'admin') {
-  const u = await t.register()
-  const db = t.kernel.db.db
-  await db.update(users).set({ tenantId: owner.tenant.id }).where(eq(users.id, u.user.id))
-  await db.update(apiTokens).set({ tenantId: owner.tenant.id }).where(eq(apiTokens.userId, u.user.id))
-  await db.insert(memberships).values({ userId: u.user.id, spaceId: await spaceIdOf(s), role, createdAt: new Date() } as never)
-  return u.token
-}
+const member = (s: string, role: 'viewer' | 'editor' | 'admin') => t.member(owner.tenant.id, s, role)
 
 interface BeaconOpts {
   space?: string

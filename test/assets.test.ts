@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { unlink } from 'node:fs/promises'
-import { apiTokens, assetChunks, assets, memberships, users } from '../db/schema'
+import { assetChunks, assets } from '../db/schema'
 import { decodePng, psnr } from '../src/modules/assets/pixels'
 import { assetsModule } from '../src/modules/assets'
 import { deliveryBody } from '../src/modules/webhooks/delivery'
@@ -19,15 +19,7 @@ let viewer: string
 let jpeg: Uint8Array
 let png: Uint8Array
 
-async function member(ownerTenant: number, role: 'viewer' | 'editor' | 'admin') {
-  const u = await t.register()
-  const db = t.kernel.db.db
-  await db.update(users).set({ tenantId: ownerTenant }).where(eq(users.id, u.user.id))
-  await db.update(apiTokens).set({ tenantId: ownerTenant }).where(eq(apiTokens.userId, u.user.id))
-  const [s] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
-  await db.insert(memberships).values({ userId: u.user.id, spaceId: s!.id, role, createdAt: new Date() } as never)
-  return u.token
-}
+const member = (ownerTenant: number, role: 'viewer' | 'editor' | 'admin') => t.member(ownerTenant, space, role)
 
 function form(file: Uint8Array | string, name: string, type: string, fields: Record<string, string> = {}) {
   const fd = new FormData()

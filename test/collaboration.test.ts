@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { apiTokens, memberships, presenceSessions, users } from '../db/schema'
+import { presenceSessions } from '../db/schema'
 import { createRuntime } from '../src/app'
 import { createKernel } from '../src/kernel/kernel'
 import { prunePresence } from '../src/modules/collaboration/service'
@@ -24,15 +24,7 @@ const doc = (...blocks: unknown[]) => ({ type: 'doc', blocks })
 const sid = () => crypto.randomUUID()
 
 /** A second person in the owner's tenant with a role in the Space (there is no invitation API yet, so: the database). */
-async function member(ownerTenant: number, role: 'viewer' | 'editor' | 'admin') {
-  const u = await t.register()
-  const db = t.kernel.db.db
-  await db.update(users).set({ tenantId: ownerTenant }).where(eq(users.id, u.user.id))
-  await db.update(apiTokens).set({ tenantId: ownerTenant }).where(eq(apiTokens.userId, u.user.id))
-  const [s] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
-  await db.insert(memberships).values({ userId: u.user.id, spaceId: s.id, role, createdAt: new Date() } as never)
-  return u.token
-}
+const member = (ownerTenant: number, role: 'viewer' | 'editor' | 'admin') => t.member(ownerTenant, space, role)
 
 beforeAll(async () => {
   t = await testApp()

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import { eq } from 'drizzle-orm'
-import { apiTokens, memberships, users } from '../db/schema'
 import { type TestApp, testApp } from './helpers/app'
 import { type Receiver, type ReceivedRequest, startReceiver } from './helpers/receiver'
 import { type SmtpSink, startSmtpSink } from './helpers/smtp'
@@ -18,15 +16,7 @@ let editor: string
 let viewer: string
 let space: string
 
-async function member(ownerTenant: number, role: 'viewer' | 'editor' | 'admin') {
-  const u = await t.register()
-  const db = t.kernel.db.db
-  await db.update(users).set({ tenantId: ownerTenant }).where(eq(users.id, u.user.id))
-  await db.update(apiTokens).set({ tenantId: ownerTenant }).where(eq(apiTokens.userId, u.user.id))
-  const [s] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
-  await db.insert(memberships).values({ userId: u.user.id, spaceId: s.id, role, createdAt: new Date() } as never)
-  return u.token
-}
+const member = (ownerTenant: number, role: 'viewer' | 'editor' | 'admin') => t.member(ownerTenant, space, role)
 
 beforeAll(async () => {
   sink = await startSmtpSink()

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { apiTokens, memberships, users } from '../db/schema'
 import { rateLimitRules } from '../src/app'
 import { segmentsModule } from '../src/modules/segments'
 import { compileRule, MAX_SIGNAL_LENGTH, REGEX_BUDGET, RequestSignals, ruleMatches } from '../src/modules/segments/rules'
@@ -21,14 +20,7 @@ const hero = (uid: string, headline: string) => ({ component: 'hero', _uid: uid,
 const doc = (...blocks: unknown[]) => ({ type: 'doc', blocks })
 
 /** A second person in the owner's tenant with a role in the Space (no membership API yet: the database). */
-async function member(role: 'viewer' | 'editor' | 'admin') {
-  const u = await t.register()
-  const db = t.kernel.db.db
-  await db.update(users).set({ tenantId: owner.tenant.id }).where(eq(users.id, u.user.id))
-  await db.update(apiTokens).set({ tenantId: owner.tenant.id }).where(eq(apiTokens.userId, u.user.id))
-  await db.insert(memberships).values({ userId: u.user.id, spaceId, role, createdAt: new Date() } as never)
-  return u.token
-}
+const member = (role: 'viewer' | 'editor' | 'admin') => t.member(owner.tenant.id, space, role)
 
 const segs = (s = space) => `/v1/spaces/${s}/audience-segments`
 const createSegment = (body: Record<string, unknown>, s = space, token = editor) => t.request('POST', segs(s), { token, body })

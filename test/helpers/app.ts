@@ -1,3 +1,5 @@
+import { eq } from 'drizzle-orm'
+import { apiTokens, memberships, users } from '../../db/schema'
 import { createRuntime, type Runtime } from '../../src/app'
 import { type Config, loadConfig } from '../../src/config'
 import { ManualClock } from '../../src/kernel/clock'
@@ -97,6 +99,21 @@ export async function testApp(
   }
 
   /**
+   * A new user who is a member of `space` with `role` inside the tenant `tenantId` (there is no membership API yet:
+   * the user and their token move into that tenant in the database). Returns the user's token.
+   */
+  async function member(tenantId: number, space: string, role: 'viewer' | 'editor' | 'admin') {
+    const u = await register()
+    const db = kernel.db.db
+    await db.update(users).set({ tenantId }).where(eq(users.id, u.user.id))
+    await db.update(apiTokens).set({ tenantId }).where(eq(apiTokens.userId, u.user.id))
+    const [s] = await kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
+    if (!s) throw new Error(`member: no Space ${space}`)
+    await db.insert(memberships).values({ userId: u.user.id, spaceId: s.id, role, createdAt: new Date() } as never)
+    return u.token
+  }
+
+  /**
    * Another instance on the same database — its own kernel (bus, rate limiter, instance id) and module states (caches,
    * indexes) — as another process would be, as far as caching and events go.
    */
@@ -132,6 +149,7 @@ export async function testApp(
     register,
     createSpace,
     spaceToken,
+    member,
     async close() {
       await app.close()
       await tdb.drop()
