@@ -169,7 +169,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
           ['ratelimit-policy', decision.rule.policy],
         )
       }
-      const res = route.answer(request, { pathname, requestId: ri.id, clientIp: ri.ip, viaTrustedProxy: ri.viaTrustedProxy, headers })
+      const res = route.answer(request, { pathname, requestId: ri.id, clientIp: ri.ip, viaTrustedProxy: ri.viaTrustedProxy, now: ri.now, headers })
       // A self-limited route's log line carries no client address (the beacon keeps no IP, not even in logs).
       const logged = route.selfLimited ? { ...ri, ip: '-' } : ri
       if (res === undefined) {

@@ -57,6 +57,8 @@ export interface FastRequest {
   requestId: string
   clientIp: string
   viaTrustedProxy: boolean
+  /** The kernel clock at the request's start (epoch ms). */
+  now: number
   /** Response headers every answer carries: request id, CORS, RateLimit-* when sent. */
   headers: [string, string][]
 }

@@ -10,6 +10,8 @@ import type { RateLimitDecision } from './rate-limit'
 export interface RequestInfo {
   id: string
   start: number
+  /** The kernel clock at the start (epoch ms): what rate limits and cache expiries of this request compare against. */
+  now: number
   pathname: string
   /** The client address: the socket peer, or X-Forwarded-For behind a trusted proxy. */
   ip: string
@@ -65,6 +67,7 @@ export class RequestFront {
     const ri: RequestInfo = {
       id: requestIdFrom(request.headers.get('x-request-id')),
       start: performance.now(),
+      now: this.kernel.clock.now().getTime(),
       pathname,
       ip: xff && viaTrustedProxy ? clientIp.resolve(peer, xff) : peer,
       viaTrustedProxy,
@@ -105,7 +108,7 @@ export class RequestFront {
   /** Counts the request once (a request the fast path counted and passed on is not counted again). */
   count(method: string, ri: RequestInfo): RateLimitDecision | null | Promise<RateLimitDecision | null> {
     if (ri.rate !== undefined) return ri.rate
-    const d = this.kernel.rateLimiter.check(method, ri.pathname, ri.ip)
+    const d = this.kernel.rateLimiter.check(method, ri.pathname, ri.ip, ri.now)
     if (d instanceof Promise) return d.then((x) => (ri.rate = x))
     ri.rate = d
     return d

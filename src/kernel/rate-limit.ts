@@ -196,15 +196,14 @@ export class RateLimiter {
    * Counts one request of `ip` against the rule for method+path; null when the route is not limited. Synchronous
    * with a synchronous store (memory), a Promise with the Postgres store.
    */
-  check(method: string, pathname: string, ip: string): RateLimitDecision | null | Promise<RateLimitDecision | null> {
+  check(method: string, pathname: string, ip: string, now?: number): RateLimitDecision | null | Promise<RateLimitDecision | null> {
     const rule = this.table.match(method, pathname)
     if (!rule) return null
-    return this.hit(rule, ip)
+    return this.hit(rule, ip, now)
   }
 
-  /** Counts one request against a rule the caller already resolved. */
-  hit(rule: CompiledRule, ip: string): RateLimitDecision | Promise<RateLimitDecision> {
-    const now = this.clock.now().getTime()
+  /** Counts one request against a rule the caller already resolved (at `now`, epoch ms; default: the clock's now). */
+  hit(rule: CompiledRule, ip: string, now = this.clock.now().getTime()): RateLimitDecision | Promise<RateLimitDecision> {
     const hit = this.store.hit(rule.id + '|' + ip, rule.windowMs, now)
     return hit instanceof Promise ? hit.then((h) => decide(rule, h, now)) : decide(rule, hit, now)
   }

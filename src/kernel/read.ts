@@ -81,4 +81,13 @@ export interface ReadStep {
   name: string
   select?(ctx: ReadContext): void | Promise<void>
   transform?(ctx: ReadContext, draft: RenderDraft): void | Promise<void>
+  /**
+   * Lets the fast path memoise the whole read of a URL (src/modules/stories/read-memo.ts): what of the request, beyond
+   * its URL and Accept-Language, this step's `select` decides on in `space` — '' for nothing — or null when the
+   * decision cannot be memoised for this request (it then runs in full). Called only while `select` would decide from
+   * memory. A step with `select` and no `vary` turns the memo off. Anything else a decision depends on (in-memory
+   * state such as a Space's segments or a datasource revision) must change only in `on` handlers, synchronously: the
+   * memo is dropped on every event the bus delivers.
+   */
+  vary?(request: Request, space: ReadSpace, viaTrustedProxy: boolean): string | null
 }

@@ -24,6 +24,8 @@ function beaconStep(config: Config): ReadStep {
     name: 'beacon',
     // Without PUBLIC_URL the URL is built from the request's origin, so bodies differ per origin.
     select: base ? undefined : (ctx) => void ctx.keyParts.push(ctx.req.origin),
+    // The origin is part of the URL, which keys the memo.
+    vary: () => '',
     transform(ctx, draft) {
       draft.meta.beacon_url = `${base ?? ctx.req.origin}/v1/cdn/${ctx.space.slug}/_beacon`
     },

@@ -48,6 +48,8 @@ export function markerStep(store: DatasourceStore): ReadStep {
 
   return {
     name: 'datasources',
+    // Decides from the content's markers and the in-memory revisions, which change only through events.
+    vary: () => '',
     select(ctx: ReadContext) {
       if (ctx.req.preview) return
       const prefix = ctx.keyParts.length ? `${ctx.lang}\u0000${ctx.keyParts.join('\u0000')}` : ctx.lang

@@ -11,6 +11,8 @@ export interface LiveSegment {
   part: string
   /** `{X-Service-Segment: key}`, one object per segment: the read path keys its prebuilt response headers by it. */
   headers: Record<string, string>
+  /** Its memo key when named by X-Service-Segment (ReadStep.vary). */
+  vary: string
   rules: CompiledRule[]
   /** A stored rule no longer compiles: the segment never matches by rules (the header short-cut still names it). */
   broken: boolean
@@ -24,6 +26,8 @@ export interface SegmentSet {
   byKey: Map<string, LiveSegment>
   /** Every key of the Space, inactive segments included. */
   keys: Set<string>
+  /** Which request headers the active segments' rules read (besides Accept-Language): what a resolution varies on. */
+  reads: { country: boolean; referer: boolean; cookie: boolean }
 }
 
 const MAX_SPACES = 10_000
@@ -65,13 +69,27 @@ export class SegmentCache {
       .from(audienceSegments)
       .where(eq(audienceSegments.spaceId, spaceId))
       .orderBy(asc(audienceSegments.priority), asc(audienceSegments.id))
-    const set: SegmentSet = { active: [], byKey: new Map(), keys: new Set() }
+    const set: SegmentSet = { active: [], byKey: new Map(), keys: new Set(), reads: { country: false, referer: false, cookie: false } }
     for (const r of rows) {
       set.keys.add(r.key)
       if (!r.active) continue
       const compiled = r.rules.map(compileRule)
       const rules = compiled.filter((c): c is CompiledRule => c !== null)
-      const s: LiveSegment = { id: r.id, key: r.key, part: `seg:${r.id}:${r.key}`, headers: { 'X-Service-Segment': r.key }, rules, broken: rules.length !== compiled.length }
+      const s: LiveSegment = {
+        id: r.id,
+        key: r.key,
+        part: `seg:${r.id}:${r.key}`,
+        headers: { 'X-Service-Segment': r.key },
+        vary: `h${r.key}`,
+        rules,
+        broken: rules.length !== compiled.length,
+      }
+      for (const rule of rules) {
+        if (rule.type === 'country') set.reads.country = true
+        // utm rules read the query string first: a URL with one never takes the memoised path (it is part of the URL).
+        else if (rule.type === 'referrer' || rule.type === 'utm_source' || rule.type === 'utm_campaign') set.reads.referer = true
+        else if (rule.type === 'cookie') set.reads.cookie = true
+      }
       set.active.push(s)
       set.byKey.set(r.key, s)
     }

@@ -44,6 +44,20 @@ export function segmentReadStep(kernel: Kernel, cache: SegmentCache): ReadStep {
   }
   return {
     name: 'segment',
+    // The header short-cut varies on the named segment; a resolution from signals on the raw headers its rules read
+    // (Accept-Language and the URL are the memo's own key). The country header counts only through a trusted proxy.
+    vary(request, space, viaTrustedProxy) {
+      const set = cache.get(space.id)
+      if (set instanceof Promise) return null
+      if (!set.active.length) return ''
+      const named = segmentFromHeader(set, request.headers.get(SEGMENT_HEADER))
+      if (named) return named.vary
+      const h = request.headers
+      const country = set.reads.country && viaTrustedProxy ? (h.get(countryHeader) ?? '') : ''
+      const referer = set.reads.referer ? (h.get('referer') ?? '') : ''
+      const cookie = set.reads.cookie ? (h.get('cookie') ?? '') : ''
+      return country === '' && referer === '' && cookie === '' ? 's' : `s${country}\u0000${referer}\u0000${cookie}`
+    },
     select(ctx) {
       const set = cache.get(ctx.space.id)
       if (set instanceof Promise) return set.then((s) => decide(ctx, s))

@@ -73,6 +73,11 @@ export class PublicSpaces {
     return space
   }
 
+  /** When the cached entry of `slug` expires (epoch ms), or 0 when none is cached. */
+  expiresAt(slug: string): number {
+    return this.entries.get(slug)?.expiresAt ?? 0
+  }
+
   /** Drops what is cached under `slug` (a Space created, changed or archived). */
   invalidate(slug: string) {
     this.generation++

@@ -97,6 +97,11 @@ export class StoryCache {
     return e.story
   }
 
+  /** When the cached entry of a path expires (epoch ms), or 0 when none is cached. */
+  expiresAt(spaceId: number, fullPath: string): number {
+    return this.stories.get(this.key(spaceId, fullPath))?.expiresAt ?? 0
+  }
+
   epoch(spaceId: number): number {
     return this.epochs.get(spaceId) ?? 0
   }

@@ -8,6 +8,7 @@ import type { Rendered } from './cache'
 import { PublicStoryModel } from './model'
 import { ogCardSvg } from './og'
 import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
+import type { ReadMemo } from './read-memo'
 import { publishedByUuid } from './repo'
 
 /** `scheme://host[:port]` of a request URL without allocating a URL object. */
@@ -79,7 +80,7 @@ function decidedHeaders(r: Rendered, headers: Record<string, string> | null, cac
  * answered here, synchronously, before Elysia routes it. Anything else (a miss, `?lang`, `?version=draft`, an error)
  * returns undefined and the Elysia route below answers — the same pipeline, so the same bytes and headers.
  */
-export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline): FastRoute {
+export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline, memo: ReadMemo): FastRoute {
   const publicUrl = ctx.kernel.config.publicUrl
   return {
     route: '/v1/cdn/:space/stories/*',
@@ -91,12 +92,15 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
     answer(request: Request, info: FastRequest) {
       const url = request.url
       if (url.indexOf('?') !== -1) return undefined
+      const acceptLanguage = request.headers.get('accept-language')
+      const memoised = memo.get(url, request, acceptLanguage, info.viaTrustedProxy, info.now)
+      if (memoised !== undefined) return answer(request, memoised, info.headers)
       const slash = info.pathname.indexOf('/', CDN_PREFIX.length)
       const req: ReadRequest = {
         spaceSlug: info.pathname.slice(CDN_PREFIX.length, slash),
         rawPath: info.pathname.slice(slash + 9),
         lang: undefined,
-        acceptLanguage: request.headers.get('accept-language'),
+        acceptLanguage,
         origin: publicUrl ?? originOf(url),
         request,
         clientIp: info.clientIp,
@@ -115,6 +119,8 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
           () => undefined,
         )
       }
+      const source = pipeline.readSource(req)
+      if (source) memo.set(url, request, acceptLanguage, info.viaTrustedProxy, source.space, info.now, source.expiresAt, served)
       return answer(request, served, info.headers)
     },
   }

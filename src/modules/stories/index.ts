@@ -8,6 +8,7 @@ import { storyEvents } from './events'
 import { storyGraphql } from './graphql'
 import { StoryErrors } from './model'
 import { PublishedStoryIndex } from './published-index'
+import { ReadMemo } from './read-memo'
 import { StoryReadPipeline } from './read-pipeline'
 import { componentRoutes, storyRoutes } from './routes'
 
@@ -23,11 +24,15 @@ export const storiesModule = defineModule({
     const pipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
     // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
     const published = new PublishedStoryIndex(kernel)
-    return { cache, pipeline, published }
+    // Whole reads memoised per URL on the fast path; any event anywhere (and a resync) drops them all.
+    const memo = new ReadMemo(() => kernel.readSteps, () => cache.generation)
+    kernel.bus.subscribe('*', () => memo.dropAll())
+    kernel.bus.onResync(() => memo.dropAll())
+    return { cache, pipeline, published, memo }
   },
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
   cdn: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
-  fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline)],
+  fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline, ctx.self.memo)],
   graphql: (builder, self, kernel) => storyGraphql(builder, self, kernel),
   errors: Object.values(StoryErrors),
   events: storyEvents,

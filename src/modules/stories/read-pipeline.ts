@@ -181,6 +181,18 @@ export class StoryReadPipeline {
     return this.readIn(req, fullPath, space)
   }
 
+  /**
+   * What a synchronous `read(req)` just used, for the fast path's memo: the Space, and the earliest expiry of the
+   * cached Space and Story entries. Null when either is not cached (nothing to memoise).
+   */
+  readSource(req: ReadRequest): { space: PublicSpace; expiresAt: number } | null {
+    const fullPath = publicPathToFullPath(req.rawPath)
+    const space = fullPath ? this.space(req.spaceSlug) : null
+    if (!space || space instanceof Promise) return null
+    const expiresAt = Math.min(this.spaces.expiresAt(space.slug), this.cache.expiresAt(space.id, fullPath!))
+    return expiresAt > 0 ? { space, expiresAt } : null
+  }
+
   private readIn(req: ReadRequest, fullPath: string, space: PublicSpace | null): Served | Promise<Served> {
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)

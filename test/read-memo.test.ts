@@ -1,0 +1,140 @@
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { storiesModule } from '../src/modules/stories'
+import { type TestApp, testApp } from './helpers/app'
+
+// The fast path's memo of whole public reads (src/modules/stories/read-memo.ts): repeated reads of a URL are answered
+// from it, and it must never serve what a full read would not — after a change on this instance or another, for
+// another Accept-Language, another segment, or once the entries it was built from expire.
+
+let t: TestApp
+let owner: string
+let space: string
+let editor: string
+
+const doc = (headline: string) => ({ type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline }] })
+
+async function publish(slug: string, headline: string, extra: Record<string, unknown> = {}) {
+  const r = await t.request('POST', `/v1/spaces/${space}/stories`, { token: editor, body: { name: slug, slug, content: doc(headline), ...extra } })
+  if (r.status !== 201) throw new Error(`create: ${r.status} ${r.text}`)
+  await t.request('POST', `/v1/spaces/${space}/stories/${r.body.data.uuid}/publish`, { token: editor })
+  return r.body.data as { uuid: string; id: number }
+}
+const headline = (r: { body: any }) => r.body.data.content.blocks[0].headline as string
+const cdn = (path: string, headers: Record<string, string> = {}) => t.request('GET', `/v1/cdn/${space}/stories/${path}`, { headers })
+const memo = () => t.state(storiesModule).memo
+
+beforeAll(async () => {
+  t = await testApp()
+  owner = (await t.register()).token
+  space = (await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de'] })).slug
+  editor = (await t.spaceToken(owner, space, 'editor')).token
+  await t.request('POST', `/v1/spaces/${space}/components`, { token: editor, body: { name: 'hero', schema: { headline: { type: 'text', required: true } } } })
+}, 60_000)
+
+afterAll(async () => {
+  await t?.close()
+}, 60_000)
+
+describe('the read memo', () => {
+  test('repeated reads are memoised, with the same bytes and headers as the first', async () => {
+    await publish('same', 'Same')
+    const first = await cdn('same') // a cold read (from the database) is not memoised; the next one is
+    const before = memo().size
+    const second = await cdn('same')
+    expect(memo().size).toBe(before + 1)
+    const third = await cdn('same')
+    for (const r of [second, third]) {
+      expect(r.text).toBe(first.text)
+      expect(r.headers.get('etag')).toBe(first.headers.get('etag'))
+      expect(r.headers.get('cache-control')).toBe(first.headers.get('cache-control'))
+      expect(r.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'))
+    }
+  })
+
+  test('a publish drops it: the next read serves the new version, here and on another instance', async () => {
+    const s = await publish('changing', 'One')
+    const other = await t.instance()
+    try {
+      const read2 = async () => (await other.get(`/v1/cdn/${space}/stories/changing`)).body.data.content.blocks[0].headline
+      for (let i = 0; i < 3; i++) {
+        expect(headline(await cdn('changing'))).toBe('One')
+        expect(await read2()).toBe('One')
+      }
+      await t.request('PUT', `/v1/spaces/${space}/stories/${s.uuid}`, { token: editor, body: { content: doc('Two') } })
+      await t.request('POST', `/v1/spaces/${space}/stories/${s.uuid}/publish`, { token: editor })
+      expect(headline(await cdn('changing'))).toBe('Two')
+      // The other instance learns of it through NOTIFY.
+      const until = Date.now() + 5000
+      while ((await read2()) !== 'Two' && Date.now() < until) await Bun.sleep(20)
+      expect(await read2()).toBe('Two')
+    } finally {
+      await other.close()
+    }
+  })
+
+  test('an unpublish drops it: 404 at once', async () => {
+    const s = await publish('going', 'Going')
+    for (let i = 0; i < 3; i++) expect((await cdn('going')).status).toBe(200)
+    await t.request('POST', `/v1/spaces/${space}/stories/${s.uuid}/unpublish`, { token: editor })
+    expect((await cdn('going')).status).toBe(404)
+  })
+
+  test('each Accept-Language is its own entry', async () => {
+    const s = await publish('hello', 'Hello')
+    await t.request('PUT', `/v1/spaces/${space}/stories/${s.uuid}`, { token: editor, body: { lang: 'de', content: doc('Hallo') } })
+    await t.request('POST', `/v1/spaces/${space}/stories/${s.uuid}/publish`, { token: editor })
+    for (let i = 0; i < 3; i++) {
+      expect(headline(await cdn('hello', { 'accept-language': 'de-DE,de;q=0.9' }))).toBe('Hallo')
+      expect(headline(await cdn('hello'))).toBe('Hello')
+      expect(headline(await cdn('hello', { 'accept-language': 'fr, en;q=0.5' }))).toBe('Hello')
+      expect((await cdn('hello', { 'accept-language': 'de' })).headers.get('content-language')).toBe('de')
+    }
+  })
+
+  test('it expires with the cached entries it was built from (a notification lost)', async () => {
+    const s = await publish('behind', 'Before')
+    for (let i = 0; i < 3; i++) expect(headline(await cdn('behind'))).toBe('Before')
+    // Behind the service's back (no event): the caches — and so the memo — keep answering until their safety TTL.
+    await t.kernel.db.query(`update story_published set content = $2::jsonb where story_id = $1`, [s.id, JSON.stringify(doc("After"))])
+    expect(headline(await cdn('behind'))).toBe('Before')
+    t.clock.advance(10 * 60_000 + 1)
+    expect(headline(await cdn('behind'))).toBe('After')
+  })
+
+  test('personalised reads: the header short-cut and the signals each resolve as a full read would', async () => {
+    const s = await publish('offer', 'Default offer')
+    const seg = async (key: string, rules: unknown[], priority: number) => {
+      const r = await t.request('POST', `/v1/spaces/${space}/audience-segments`, { token: editor, body: { key, label: key, priority, rules } })
+      if (r.status !== 201) throw new Error(`segment: ${r.status} ${r.text}`)
+      return r.body.data.id as number
+    }
+    const vip = await seg('vip', [{ type: 'cookie', key: 'tier', operator: 'eq', value: 'gold' }], 1)
+    await seg('news', [{ type: 'referrer', operator: 'contains', value: 'news.example' }], 2)
+    await t.request('POST', `/v1/spaces/${space}/stories/${s.uuid}/variants`, { token: editor, body: { audience_segment_id: vip, content: doc('VIP offer') } })
+    await t.request('POST', `/v1/spaces/${space}/stories/${s.uuid}/publish`, { token: editor })
+    for (let i = 0; i < 3; i++) {
+      const gold = await cdn('offer', { cookie: 'tier=gold' })
+      expect(headline(gold)).toBe('VIP offer')
+      expect(gold.headers.get('x-service-segment')).toBe('vip')
+      expect(gold.headers.get('cache-control')).toStartWith('private')
+      const news = await cdn('offer', { referer: 'https://news.example/today' })
+      expect(headline(news)).toBe('Default offer')
+      expect(news.body.meta.served_segment).toBe('news')
+      const plain = await cdn('offer')
+      expect(headline(plain)).toBe('Default offer')
+      expect(plain.body.meta.served_segment).toBeNull()
+      expect(plain.headers.get('x-service-segment')).toBeNull()
+      const named = await cdn('offer', { 'x-service-segment': 'vip' })
+      expect(headline(named)).toBe('VIP offer')
+      expect(named.headers.get('cache-control')).toStartWith('public')
+      const unknown = await cdn('offer', { 'x-service-segment': 'nobody', cookie: 'tier=gold' })
+      expect(headline(unknown)).toBe('VIP offer')
+      expect(unknown.headers.get('cache-control')).toStartWith('private')
+    }
+    // A segment edit is an event: the memo follows it at once.
+    await t.request('PATCH', `/v1/spaces/${space}/audience-segments/vip`, { token: editor, body: { active: false } })
+    const after = await cdn('offer', { cookie: 'tier=gold' })
+    expect(headline(after)).toBe('Default offer')
+    expect(after.body.meta.served_segment).toBeNull()
+  })
+})
