@@ -13,9 +13,11 @@
 //    against a raw server answering 304 with the same headers. The ratio of medians is printed last.
 // 4. Times sequential listing and tree requests against the 100,000-Story Space.
 // 5. Personalisation: a copy of the Stories in a Space with 10 active audience segments × 3 rules (and a variant of
-//    every Story for one of them); reads there without X-Service-Segment (every rule evaluated, the worst case: the
-//    first two rules of each segment pass, the third fails) and with it (one of the keys per path), in alternating
-//    rounds with the segment-free reads of step 3. The ratios to the segment-free rate are printed last (target ≥ 0.9).
+//    every Story for one of them); reads there without X-Service-Segment (the worst case for the rules: the first two
+//    rules of each segment pass, the third fails; the same signals on every request, so the read memo answers them
+//    after the first), with it (one of the keys per path), and with a cookie that differs on every request of a URL
+//    (the rules evaluated on every read), in alternating rounds with the segment-free reads of step 3. The ratios to
+//    the segment-free rate are printed last (target ≥ 0.9).
 //    `--case=segments` runs only this step (and seeds no listing Space).
 // Requests rotate X-Forwarded-For over many addresses (the server trusts loopback as a proxy) so the per-IP limit of
 // 600/min does not turn the run into a 429 benchmark; the limiter itself still runs on every request.
@@ -294,6 +296,12 @@ async function segmentRounds(base: string, paths: string[], onRound: (round: num
   const plain = paths.map((p) => `/v1/cdn/bench/stories/${p}`)
   const signals = paths.map((p) => `/v1/cdn/bench-seg/stories/${p}`)
   const header = paths.map((p, k): [string, string] => [`/v1/cdn/bench-seg/stories/${p}`, `s${k % SEGMENTS}`])
+  // Signals that differ on every request of a URL (a visitor cookie no rule names, 100 values per path over 500 paths,
+  // more than the read memo keeps per URL): every request evaluates the rules, as with per-visitor cookies in the wild.
+  const unique: [string, string][] = []
+  for (let k = 0; k < Math.min(500, paths.length); k++) {
+    for (let v = 0; v < 100; v++) unique.push([`/v1/cdn/bench-seg/stories/${paths[k]}`, `visitor=v${k}-${v}`])
+  }
   // Warm every body each case serves, and check the answers are what the case means to measure.
   const check = async (path: string, headers: Record<string, string>, want: { segment: string | null; cache: string }) => {
     const res = await fetch(base + path, { headers: { 'x-forwarded-for': ipOf(300_000 + (Math.random() * 8192) | 0), ...headers } })
@@ -311,12 +319,13 @@ async function segmentRounds(base: string, paths: string[], onRound: (round: num
     )
   }
   await check(signals[0], { cookie: 'segment=s9' }, { segment: 's9', cache: 'private' })
-  const cases: { name: 'plain' | 'signals' | 'header'; opts: WrkOptions }[] = [
+  const cases: { name: 'plain' | 'signals' | 'header' | 'unique'; opts: WrkOptions }[] = [
     { name: 'plain', opts: { paths: plain } },
     { name: 'signals', opts: { paths: signals } },
     { name: 'header', opts: { paths: header, headerName: 'X-Service-Segment' } },
+    { name: 'unique', opts: { paths: unique, headerName: 'Cookie', env: { WRK_MAX_REQUESTS: String(unique.length) } } },
   ]
-  const per: Record<string, WrkResult[]> = { plain: [], signals: [], header: [] }
+  const per: Record<string, WrkResult[]> = { plain: [], signals: [], header: [], unique: [] }
   for (let round = 0; round < ROUNDS; round++) {
     for (let k = 0; k < cases.length; k++) {
       const c = cases[(round + k) % cases.length]
@@ -330,8 +339,8 @@ async function segmentRounds(base: string, paths: string[], onRound: (round: num
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[(xs.length - 1) >> 1]
   const median = Object.fromEntries(
     Object.entries(per).map(([name, rs]) => [name, { rps: med(rs.map((r) => r.rps)), p99Ms: med(rs.map((r) => r.p99Ms)) }]),
-  ) as Record<'plain' | 'signals' | 'header', { rps: number; p99Ms: number }>
-  const ratio = { signals: median.signals.rps / median.plain.rps, header: median.header.rps / median.plain.rps }
+  ) as Record<'plain' | 'signals' | 'header' | 'unique', { rps: number; p99Ms: number }>
+  const ratio = { signals: median.signals.rps / median.plain.rps, header: median.header.rps / median.plain.rps, unique: median.unique.rps / median.plain.rps }
   return { median, ratio, perRound: Object.fromEntries(Object.entries(per).map(([k, rs]) => [k, rs.map((r) => r.rps)])) }
 }
 
@@ -441,7 +450,8 @@ const segmentSummary = results.map((r) => {
   const m = r.segments
   return (
     `${r.driver}: segment-free ${m.median.plain.rps} req/s; with segments, no header ${m.median.signals.rps} req/s (${m.ratio.signals.toFixed(3)}), ` +
-    `with X-Service-Segment ${m.median.header.rps} req/s (${m.ratio.header.toFixed(3)}); p99 ${m.median.plain.p99Ms.toFixed(2)} / ${m.median.signals.p99Ms.toFixed(2)} / ${m.median.header.p99Ms.toFixed(2)} ms`
+    `with X-Service-Segment ${m.median.header.rps} req/s (${m.ratio.header.toFixed(3)}); p99 ${m.median.plain.p99Ms.toFixed(2)} / ${m.median.signals.p99Ms.toFixed(2)} / ${m.median.header.p99Ms.toFixed(2)} ms; ` +
+    `signals unique per request (rules on every read) ${m.median.unique.rps} req/s (${m.ratio.unique.toFixed(3)}), p99 ${m.median.unique.p99Ms.toFixed(2)} ms`
   )
 })
 const segmentTitle = `\nPersonalisation: ${SEGMENTS} active segments × 3 rules, ${N_STORIES} Stories, wrk -t2 -c${CONNECTIONS}, ${ROUNDS} alternating rounds of ${DURATION} s (ratio to segment-free reads, target ≥ 0.9):`
