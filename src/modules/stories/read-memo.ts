@@ -9,19 +9,22 @@ import type { Served } from './read-pipeline'
  * It stays exact because an entry holds only while nothing it was built from can have changed:
  * - every event the bus delivers (any module's change, on this instance or another) and every resync drop it all
  *   (`dropAll`); the caches the read consults change in their own `on` handlers, synchronously;
- * - so does every change of the Story cache (a drop, an eviction, an invalidation: its `generation`);
+ * - so does every change of the Story cache (a drop, an eviction, an invalidation: its `generation`), so the memo
+ *   never keeps alive a body the cache let go;
  * - it expires with the Story and Space entries it was built from (their safety-net TTLs);
  * - only synchronous reads are memoised: a body being rendered, a step loading its state, a read that is not
  *   cacheable never enter it.
- * Bounded by count: URLs (the Host header is part of the URL) and keys per URL are capped, and cleared when full.
+ * Bounded: URLs (the Host header is part of the URL) and keys per URL are capped by count and cleared when full, and
+ * a key longer than MAX_KEY_LENGTH (a large Cookie header) is not memoised.
  */
 
 const MAX_URLS = 50_000
 const MAX_KEYS_PER_URL = 32
+/** Longer keys (a large Cookie or Accept-Language header) are not memoised: memory stays bounded by the counts. */
+const MAX_KEY_LENGTH = 512
 
 interface UrlMemo {
   generation: number
-  cacheGeneration: number
   expiresAt: number
   space: ReadSpace
   byKey: Map<string, Served>
@@ -30,6 +33,8 @@ interface UrlMemo {
 export class ReadMemo {
   private byUrl = new Map<string, UrlMemo>()
   private generation = 0
+  /** The Story cache's generation the entries were built at: when it moves, they all go (nothing it dropped stays alive here). */
+  private cacheSeen = -1
   private varying: ReadStep[] | null = null
   /** A step with `select` and no `vary`: memoising would be wrong, so the memo stays off. */
   private off = false
@@ -64,13 +69,23 @@ export class ReadMemo {
       if (v === null) return null
       if (v !== '') key += `\u0001${steps[i].name}\u0002${v}`
     }
-    return key
+    return key.length > MAX_KEY_LENGTH ? null : key
+  }
+
+  private sync() {
+    const g = this.cacheGeneration()
+    if (g !== this.cacheSeen) {
+      this.cacheSeen = g
+      this.dropAll()
+    }
   }
 
   get(url: string, request: Request, acceptLanguage: string | null, viaTrustedProxy: boolean, now: number): Served | undefined {
+    this.sync()
     const m = this.byUrl.get(url)
     if (m === undefined) return undefined
-    if (m.generation !== this.generation || m.cacheGeneration !== this.cacheGeneration() || m.expiresAt <= now) {
+    if (m.generation !== this.generation || m.expiresAt <= now) {
+      this.byUrl.delete(url)
       return undefined
     }
     const key = this.keyOf(request, m.space, acceptLanguage, viaTrustedProxy)
@@ -81,18 +96,12 @@ export class ReadMemo {
   set(url: string, request: Request, acceptLanguage: string | null, viaTrustedProxy: boolean, space: ReadSpace, now: number, expiresAt: number, served: Served) {
     const key = this.keyOf(request, space, acceptLanguage, viaTrustedProxy)
     if (key === null) return
+    this.sync()
     const generation = this.generation
-    const cacheGeneration = this.cacheGeneration()
     let m = this.byUrl.get(url)
-    if (
-      m === undefined ||
-      m.generation !== generation ||
-      m.cacheGeneration !== cacheGeneration ||
-      m.space !== space ||
-      m.expiresAt <= now
-    ) {
+    if (m === undefined || m.generation !== generation || m.space !== space || m.expiresAt <= now) {
       if (this.byUrl.size >= MAX_URLS) this.byUrl.clear()
-      m = { generation, cacheGeneration, expiresAt, space, byKey: new Map() }
+      m = { generation, expiresAt, space, byKey: new Map() }
       this.byUrl.set(url, m)
     } else if (m.byKey.size >= MAX_KEYS_PER_URL) {
       m.byKey.clear()
