@@ -5,6 +5,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import * as schema from '../../db/schema'
+import { type ByteaRows, type ByteaTarget, pgliteByteaRows, postgresByteaRows } from './bytea-rows'
 import { pgliteAssetPaths } from './pglite-assets'
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
@@ -23,6 +24,8 @@ export interface Database {
    */
   listen(channel: string, handler: (payload: string) => void, onReconnect?: () => void): Promise<() => Promise<void>>
   notify(channel: string, payload: string): Promise<void>
+  /** Appends (integer, integer, bytea) rows inside `tx` in binary, from one reused buffer (asset chunks). */
+  byteaRows(tx: Tx, target: ByteaTarget, fill: (rows: ByteaRows) => Promise<void>): Promise<void>
   close(): Promise<void>
 }
 
@@ -74,6 +77,7 @@ async function openPglite(dataDir: string | null): Promise<Database> {
     async notify(channel, payload) {
       await client.query('select pg_notify($1, $2)', [channel, payload])
     },
+    byteaRows: (tx, target, fill) => pgliteByteaRows(client, tx, target, fill),
     async close() {
       if (!client.closed) await client.close()
     },
@@ -105,6 +109,7 @@ async function openPostgres(url: string): Promise<Database> {
     async notify(channel, payload) {
       await client.notify(channel, payload)
     },
+    byteaRows: postgresByteaRows,
     async close() {
       await client.end({ timeout: 5 })
     },
