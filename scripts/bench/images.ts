@@ -60,6 +60,8 @@ const PROBE = `
 let stop = false
 ;(async () => { for await (const _ of Bun.stdin.stream()) {} stop = true })()
 const waits = []
+await (await fetch(process.env.PROBE_URL)).arrayBuffer() // a cold first request (connection, JIT) is not a stall
+console.log('ready')
 while (!stop) {
   const t = performance.now()
   await (await fetch(process.env.PROBE_URL)).arrayBuffer()
@@ -174,6 +176,13 @@ try {
     // A small request every 20 ms meanwhile, from a process of its own (this one is busy sending the body): its
     // slowest answer is about the longest the server's event loop was held.
     const probe = Bun.spawn(['bun', '-e', PROBE], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit', env: { ...process.env, PROBE_URL: `${base}/v1/version` } })
+    const probeOut = probe.stdout.getReader()
+    let probeText = ''
+    while (!probeText.includes('ready\n')) {
+      const { done, value } = await probeOut.read()
+      if (done) throw new Error('the probe process ended before it was ready')
+      probeText += new TextDecoder().decode(value)
+    }
     const boundary = 'benchboundary'
     const head = new TextEncoder().encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.pdf"\r\nContent-Type: application/pdf\r\n\r\n%PDF-1.7\n`)
     const tail = new TextEncoder().encode(`\r\n--${boundary}--\r\n`)
@@ -208,7 +217,12 @@ try {
     const bigBody = await big.text()
     clearInterval(sampler)
     probe.stdin.end()
-    const waits = (JSON.parse(await new Response(probe.stdout).text()) as number[]).sort((a, b) => a - b)
+    for (;;) {
+      const { done, value } = await probeOut.read()
+      if (done) break
+      probeText += new TextDecoder().decode(value)
+    }
+    const waits = (JSON.parse(probeText.slice(probeText.indexOf('ready\n') + 6)) as number[]).sort((a, b) => a - b)
     if (big.status !== 201) throw new Error(`100 MB upload answered ${big.status}: ${bigBody}`)
     console.log(
       `100 MB upload #${n} (chunked): ${((performance.now() - t1) / 1000).toFixed(1)} s; server RSS ${(before / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB (+${((peak - before) / 1024).toFixed(0)} MB; +${((peak - start) / 1024).toFixed(0)} MB over the first upload's start); a small request meanwhile: median ${pct(waits, 50).toFixed(0)} ms, p99 ${pct(waits, 99).toFixed(0)} ms, max ${waits[waits.length - 1]!.toFixed(0)} ms (n=${waits.length})`,
