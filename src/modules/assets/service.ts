@@ -1,4 +1,4 @@
-import { and, count, desc, eq, gte, ilike, like, lte, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableName, gte, ilike, like, lte, type SQL, sql } from 'drizzle-orm'
 import { open, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,6 +18,11 @@ import { avifSize, detectType, svgSize } from './sniff'
 import type { ReceivedUpload } from './upload'
 
 export const CHUNK_BYTES = 1024 * 1024
+const CHUNK_ROWS = {
+  table: getTableName(assetChunks),
+  columns: [assetChunks.assetId.name, assetChunks.idx.name, assetChunks.data.name],
+  maxBytes: CHUNK_BYTES,
+} as const
 
 /**
  * The `data` column as the driver reads it fastest. PGlite passes bytea through its text form (hex, parsed in
@@ -166,19 +171,17 @@ export async function uploadAsset(kernel: Kernel, access: SpaceAccess, upload: R
           updatedAt: now,
         })
         .returning()
-      // The bytes, 1 MiB a row, read from the temporary file one piece at a time into one reused buffer.
+      // The bytes, 1 MiB a row, read from the temporary file straight into the buffer the rows are sent from.
       const fh = await open(upload.path, 'r')
-      const buf = Buffer.allocUnsafe(CHUNK_BYTES)
       try {
-      for (let idx = 0, at = 0; at < upload.size; idx++, at += CHUNK_BYTES) {
-        const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK_BYTES, upload.size - at), at)
-        const data = buf.subarray(0, bytesRead)
-        // base64 text: PGlite's own bytea path is hex parsed byte by byte in JavaScript, postgres.js sends hex too.
-        await tx.insert(assetChunks).values({ assetId: row!.id, idx, data: sql`decode(${data.toString('base64')}, 'base64')` as never })
-        // Every row leaves a few MB of strings and driver buffers behind, which the collector would let pile up to
-        // hundreds of MB over a 100 MB upload: collect every 16 rows so the process stays flat (~30 ms each).
-        if (idx % 16 === 15) Bun.gc(true)
-      }
+        await kernel.db.byteaRows(tx, CHUNK_ROWS, async (rows) => {
+          for (let idx = 0, at = 0; at < upload.size; idx++, at += CHUNK_BYTES) {
+            const want = Math.min(CHUNK_BYTES, upload.size - at)
+            const { bytesRead } = await fh.read(rows.bytes, 0, want, at)
+            if (bytesRead !== want) throw new Error('upload file shorter than its size')
+            await rows.append(row!.id, idx, bytesRead)
+          }
+        })
       } finally {
         await fh.close()
       }

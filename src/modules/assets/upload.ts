@@ -1,5 +1,5 @@
 import Busboy from '@fastify/busboy'
-import { createWriteStream } from 'node:fs'
+import { closeSync, openSync, writeSync } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
@@ -26,6 +26,8 @@ const ENVELOPE_BYTES = 64 * 1024
 const HEAD_BYTES = 64 * 1024
 const FIELD_BYTES = 16 * 1024
 const MAX_FIELDS = 64
+const GC_EVERY_BYTES = 8 * 1024 * 1024
+const YIELD_EVERY_BYTES = 1024 * 1024
 
 const tooLarge = (max: number) =>
   KernelErrors.payloadTooLarge(`The file is larger than the upload limit (${Math.round(max / 1024 / 1024)} MB).`)
@@ -47,11 +49,16 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
   const head = new Uint8Array(HEAD_BYTES)
   let headLength = 0
   let size = 0
+  let sinceGc = 0
   let sawFile = false
   let partFilename = ''
   let failure: unknown = null
   let fileDone: Promise<void> = Promise.resolve()
-  let out: ReturnType<typeof createWriteStream> | null = null
+  let fd: number | null = null
+  const closeFile = () => {
+    if (fd !== null) closeSync(fd)
+    fd = null
+  }
 
   const bb = Busboy({
     headers: { 'content-type': contentType },
@@ -68,14 +75,22 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
     }
     sawFile = true
     partFilename = filename ?? ''
-    const file = createWriteStream(path)
-    out = file
     fileDone = new Promise<void>((resolve, reject) => {
-      file.on('error', reject)
-      file.on('finish', resolve)
+      stream.on('end', resolve)
+      stream.on('error', reject)
     })
+    fileDone.catch(() => {}) // awaited after the body is read; an error before then must not go unhandled
+    try {
+      fd = openSync(path, 'w')
+    } catch (err) {
+      fail(err)
+    }
+    // Each piece is written before the handler returns, so it is garbage as soon as the next arrives. Through a write
+    // stream pieces stayed queued across ticks, and the process ended a 100 MB body up to ~90 MB larger (young
+    // collections did not reliably help); written at once, +10–18 MB. Writes to the page cache take microseconds
+    // (PGlite does all its file I/O on this thread anyway).
     stream.on('data', (chunk: Buffer) => {
-      if (file.destroyed) return // the upload failed: the rest of the part is dropped
+      if (failure || fd === null) return // the upload failed: the rest of the part is dropped
       size += chunk.length
       hasher.update(chunk)
       if (headLength < HEAD_BYTES) {
@@ -83,15 +98,20 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
         head.set(chunk.subarray(0, take), headLength)
         headLength += take
       }
-      if (!file.write(chunk)) {
-        stream.pause()
-        file.once('drain', () => stream.resume())
+      try {
+        for (let at = 0; at < chunk.length; ) at += writeSync(fd, chunk, at, chunk.length - at)
+      } catch (err) {
+        fail(err)
+      }
+      // The collector does not weigh these buffers and lets tens of MB of them pile up; a young-generation
+      // collection every 8 MiB (about a millisecond) frees them.
+      sinceGc += chunk.length
+      if (sinceGc >= GC_EVERY_BYTES) {
+        sinceGc = 0
+        Bun.gc(false)
       }
     })
     stream.on('limit', () => fail(tooLarge(maxBytes)))
-    stream.on('end', () => {
-      if (!file.destroyed) file.end()
-    })
   })
   bb.on('field', (name, value, _nameTruncated, valueTruncated) => {
     if (valueTruncated) fail(validationFailed({ [name]: [`must be at most ${FIELD_BYTES} bytes`] }))
@@ -107,6 +127,7 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
 
   const reader = request.body.getReader()
   let total = 0
+  let sinceYield = 0
   try {
     for (;;) {
       const { done, value } = await reader.read()
@@ -117,6 +138,13 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
       if (failure) break
       if (!bb.write(value)) await new Promise<void>((resolve) => bb.once('drain', resolve))
       if (failure) break
+      // While the body arrives faster than it is handled, read() resolves at once and nothing here waits on I/O: let
+      // other requests in every MiB, else they queued for up to ~50 ms behind a fast 100 MB upload.
+      sinceYield += value.byteLength
+      if (sinceYield >= YIELD_EVERY_BYTES) {
+        sinceYield = 0
+        await new Promise((resolve) => setImmediate(resolve))
+      }
     }
     if (failure) {
       await reader.cancel().catch(() => {})
@@ -126,10 +154,10 @@ export async function receiveUpload(request: Request, maxBytes: number, tmpDir: 
     await finished
     await fileDone
     if (failure) throw failure
+    closeFile()
   } catch (err) {
     bb.destroy()
-    fileDone.catch(() => {}) // a write cut short by destroy() below is expected
-    ;(out as ReturnType<typeof createWriteStream> | null)?.destroy() // closes the temporary file before it goes
+    closeFile() // before the temporary file goes
     await cleanup()
     if (err instanceof Error && !(err as { status?: number }).status && /multipart|boundary|Unexpected end/i.test(err.message)) {
       throw validationFailed({ body: ['is not a well-formed multipart/form-data body'] })
