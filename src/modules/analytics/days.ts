@@ -1,6 +1,7 @@
 /** UTC calendar days as `YYYY-MM-DD` text, the unit of every analytics query. */
 
 export const DAY_MS = 86_400_000
+export const HOUR_MS = 3_600_000
 const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/
 
 /** The UTC day of an instant. */
@@ -19,6 +20,8 @@ export const addDays = (day: string, n: number) => dayOf(dayStart(day) + n * DAY
 /** Days from `a` to `b` (b − a). */
 export const daysBetween = (a: string, b: string) => Math.round((dayStart(b) - dayStart(a)) / DAY_MS)
 export const isoStart = (day: string) => new Date(dayStart(day)).toISOString()
+/** The start of the UTC hour holding an instant, in epoch ms. */
+export const hourFloor = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS
 
 /** Every day from `from` to `to`, both included. */
 export function daysFrom(from: string, to: string): string[] {
@@ -36,14 +39,4 @@ export function bucketOf(day: string, g: Granularity): string {
   const ms = dayStart(day)
   const weekday = (new Date(ms).getUTCDay() + 6) % 7 // Monday 0 … Sunday 6
   return dayOf(ms - weekday * DAY_MS)
-}
-
-/** The buckets covering `from`..`to` in order (the first may start before `from`: a partial week or month). */
-export function bucketsFrom(from: string, to: string, g: Granularity): string[] {
-  const out: string[] = []
-  for (const d of daysFrom(from, to)) {
-    const b = bucketOf(d, g)
-    if (out[out.length - 1] !== b) out.push(b)
-  }
-  return out
 }

@@ -1,16 +1,25 @@
 import { type SQL, sql } from 'drizzle-orm'
 import { type Database, type DbOrTx, rowsOf } from '../../kernel/db'
 import type { BeaconRow } from './beacon'
-import { addDays, dayOf, isoStart } from './days'
+import { addDays, DAY_MS, dayOf, dayStart, HOUR_MS, hourFloor } from './days'
 
-// The analytics tables' queries. Counts come from two places: analytics_daily for the days the rollup has finished
-// (before `rolled_until`) and analytics_events (raw) from that day on, so a query gives the same numbers before and
-// after a rollup.
+// The analytics tables' queries. Counts come from three places: the rollups (analytics_daily and its per-Story totals
+// analytics_story_daily) for the days the hourly rollup has finished, the same tables for the finished hours of the day
+// it is in, and the raw rows (analytics_events) from its watermark on — so a query gives the same numbers before and
+// after any rollup.
 
-const NOTHING_ROLLED = '1970-01-01'
-/** The rollup leaves a day alone until this long after it ended (a flush may still be writing its last beacons). */
+/** The rollup leaves an hour alone until this long after it ended (a flush may still be writing its last beacons). */
 export const ROLLUP_GRACE_MS = 10 * 60_000
+/**
+ * A flush holding a beacon older than this goes through insertLateEvents, which also counts into hours rolled up
+ * meanwhile. Below ROLLUP_GRACE_MS: a younger beacon cannot be in a rolled hour, as long as the instances' clocks
+ * differ by less than the gap.
+ */
+export const LATE_MS = 5 * 60_000
 export const RAW_RETENTION_DAYS = 90
+
+const rowsJson = (rows: BeaconRow[]) =>
+  JSON.stringify(rows.map((r) => ({ s: r.spaceId, u: r.storyUuid, g: r.segmentKey, l: r.lang, d: r.device, r: r.referrer, t: r.at.toISOString() })))
 
 /**
  * One multi-row insert of accepted beacons. The rows go in as one JSON parameter expanded by `jsonb_to_recordset` —
@@ -19,13 +28,10 @@ export const RAW_RETENTION_DAYS = 90
  */
 export async function insertEvents(database: Pick<Database, 'query'>, rows: BeaconRow[]): Promise<void> {
   if (!rows.length) return
-  const json = JSON.stringify(
-    rows.map((r) => ({ s: r.spaceId, u: r.storyUuid, g: r.segmentKey, l: r.lang, d: r.device, r: r.referrer, t: r.at.toISOString() })),
-  )
   await database.query(
     `insert into analytics_events (space_id, story_uuid, segment_key, lang, device, referrer, at)
      select s, u, g, l, d, r, t from jsonb_to_recordset($1::jsonb) as x(s int, u uuid, g text, l text, d text, r text, t timestamptz)`,
-    [json],
+    [rowsJson(rows)],
   )
 }
 
@@ -33,10 +39,21 @@ async function q<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   return rowsOf<T>(await db.execute(query))
 }
 
-/** The first day not rolled up yet. */
-export async function rolledUntil(db: DbOrTx): Promise<string> {
-  const [row] = await q<{ d: string }>(db, sql`select rolled_until::text as d from analytics_rollup_state where id = 1`)
-  return row?.d ?? NOTHING_ROLLED
+/** How far the rollup has gone, read once per operation. */
+export interface Watermark {
+  /** Every mount before this instant (epoch ms, a UTC hour boundary) is in the rollups; raw rows count from it on. */
+  at: number
+  /** Late writes into rolled hours so far: part of every cached aggregate's key, so such a write outdates them. */
+  revision: number
+}
+
+type StateRow = { d: string; h: number | string; r: number | string }
+const atOf = (s: StateRow) => dayStart(s.d) + Number(s.h) * HOUR_MS
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export async function readWatermark(db: DbOrTx): Promise<Watermark> {
+  const [row] = await q<StateRow>(db, sql`select rolled_until::text as d, rolled_hours as h, revision as r from analytics_rollup_state where id = 1`)
+  return row ? { at: atOf(row), revision: Number(row.r) } : { at: 0, revision: 0 }
 }
 
 export type Dim = 'story_uuid' | 'day' | 'lang' | 'segment_key' | 'device' | 'referrer'
@@ -47,31 +64,38 @@ export interface Scope {
   from: string
   to: string
   storyUuids?: string[]
-  /** The first day not rolled up (rolledUntil), read once per operation. */
-  watermark: string
+  watermark: Watermark
 }
 
-type Part = { spaceId: number; from: string; to: string; storyUuids?: string[] }
+type Base = { spaceId: number; storyUuids?: string[] }
+/** Rolled-up days from..to (both included) of the wide rollups or of the per-Story totals; or raw rows in [from, to). */
+type Source = { kind: 'wide' | 'totals'; from: string; to: string } | { kind: 'raw'; from: number; to: number }
 
 /**
- * The counts of a Space between two days as one row set (story_uuid, day, lang, segment_key, device, referrer,
- * mounts), unknown values as ''. `rolled`: from the rollups; else from the raw rows.
+ * The counts of a Space from one source as one row set: (story_uuid, day, lang, segment_key, device, referrer,
+ * mounts), unknown values as ''; the totals have story_uuid, day and mounts only.
  */
-function counts(part: Part, rolled: boolean): SQL {
-  const stories = part.storyUuids
+function counts(base: Base, src: Source): SQL {
+  const stories = base.storyUuids
   const storyFilter = stories ? sql` and story_uuid in (${sql.join(stories.map((s) => sql`${s}::uuid`), sql`, `)})` : sql``
-  if (rolled) {
-    return sql`(select story_uuid, day, lang, segment_key, device, referrer, mounts::bigint as mounts from analytics_daily
-       where space_id = ${part.spaceId} and day >= ${part.from}::date and day <= ${part.to}::date${storyFilter})`
+  if (src.kind === 'raw') {
+    return sql`(select story_uuid, (at at time zone 'UTC')::date as day, coalesce(lang, '') as lang, coalesce(segment_key, '') as segment_key,
+           device, coalesce(referrer, '') as referrer, 1::bigint as mounts from analytics_events
+       where space_id = ${base.spaceId} and at >= ${iso(src.from)}::timestamptz and at < ${iso(src.to)}::timestamptz${storyFilter})`
   }
-  return sql`(select story_uuid, (at at time zone 'UTC')::date as day, coalesce(lang, '') as lang, coalesce(segment_key, '') as segment_key,
-         device, coalesce(referrer, '') as referrer, 1::bigint as mounts from analytics_events
-     where space_id = ${part.spaceId} and at >= ${isoStart(part.from)}::timestamptz and at < ${isoStart(addDays(part.to, 1))}::timestamptz${storyFilter})`
+  if (src.kind === 'totals') {
+    return sql`(select story_uuid, day, mounts::bigint as mounts from analytics_story_daily
+       where space_id = ${base.spaceId} and day >= ${src.from}::date and day <= ${src.to}::date${storyFilter})`
+  }
+  return sql`(select story_uuid, day, lang, segment_key, device, referrer, mounts::bigint as mounts from analytics_daily
+     where space_id = ${base.spaceId} and day >= ${src.from}::date and day <= ${src.to}::date${storyFilter})`
 }
 
 /** One group: the grouped dimensions ('' for the others and for unknown values), its mounts, and `recent` (splitAt). */
 export type Grouped = Record<Dim, string> & { mounts: number; recent: number }
 const DIMS: Dim[] = ['story_uuid', 'day', 'lang', 'segment_key', 'device', 'referrer']
+/** The dimensions analytics_story_daily has: sets of only these read one row per Story and day. */
+const TOTALS_DIMS: ReadonlySet<Dim> = new Set(['story_uuid', 'day'])
 
 function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
   const out: Record<string, unknown> = {}
@@ -82,35 +106,49 @@ function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
 }
 
 /**
- * Aggregates of rolled-up days, kept in memory: a day before the watermark never changes (the rollup writes it once
- * and nothing updates it), so a result over such days stays true — on every instance, whatever the others do. Only
- * today's raw rows are counted afresh per request. Bounded by the number of rows held; the oldest entries go first.
+ * Aggregates of rolled-up hours, kept in memory. A finished day changes only through a late write, which bumps the
+ * watermark's revision (part of every key), so its aggregates stay true on every instance, whatever the others do;
+ * those of the day being rolled are keyed by the watermark too and dropped once it moves. Only raw rows (the hour or
+ * so since the watermark) are counted afresh per request. Bounded by the number of rows held; the oldest entries go
+ * first.
  */
 export class RollupCache {
-  private entries = new Map<string, Grouped[][]>()
+  private entries = new Map<string, { lists: Grouped[][]; size: number; partial: boolean }>()
   private held = 0
+  private seen: Watermark = { at: 0, revision: 0 }
   hits = 0
   misses = 0
 
   constructor(private maxRows = 400_000) {}
 
+  /** Frees what a newer watermark made unreachable: everything after a late write, the day being rolled each hour. */
+  sync(w: Watermark) {
+    if (w.revision > this.seen.revision) this.clear()
+    else if (w.at > this.seen.at) for (const [k, e] of this.entries) if (e.partial) this.delete(k)
+    if (w.revision > this.seen.revision || (w.revision === this.seen.revision && w.at > this.seen.at)) this.seen = w
+  }
+
   get(key: string): Grouped[][] | undefined {
     const e = this.entries.get(key)
     if (e) this.hits++
     else this.misses++
-    return e
+    return e?.lists
   }
 
-  set(key: string, value: Grouped[][]) {
-    const size = value.reduce((n, l) => n + l.length, 0)
+  set(key: string, lists: Grouped[][], partial = false) {
+    const size = lists.reduce((n, l) => n + l.length, 0)
     if (size > this.maxRows) return
-    while (this.held + size > this.maxRows && this.entries.size) {
-      const [k, v] = this.entries.entries().next().value!
-      this.entries.delete(k)
-      this.held -= v.reduce((n, l) => n + l.length, 0)
-    }
-    this.entries.set(key, value)
+    while (this.held + size > this.maxRows && this.entries.size) this.delete(this.entries.keys().next().value!)
+    this.delete(key)
+    this.entries.set(key, { lists, size, partial })
     this.held += size
+  }
+
+  private delete(key: string) {
+    const e = this.entries.get(key)
+    if (!e) return
+    this.entries.delete(key)
+    this.held -= e.size
   }
 
   clear() {
@@ -119,7 +157,7 @@ export class RollupCache {
   }
 }
 
-async function setsOf(db: DbOrTx, part: Part, rolled: boolean, sets: Dim[][], splitAt?: string): Promise<Grouped[][]> {
+async function setsOf(db: DbOrTx, base: Base, src: Source, sets: Dim[][], splitAt?: string): Promise<Grouped[][]> {
   const used = DIMS.filter((d) => sets.some((set) => set.includes(d)))
   const recent = splitAt ? sql`sum(c.mounts) filter (where c.day >= ${splitAt}::date)` : sql`0`
   const flags = used.map((d) => sql.raw(`grouping(c.${d}) as g_${d}`))
@@ -128,7 +166,7 @@ async function setsOf(db: DbOrTx, part: Part, rolled: boolean, sets: Dim[][], sp
   const rows = await q<Record<string, unknown>>(
     db,
     sql`select ${sql.join([...cols, ...flags, sql`sum(c.mounts)::bigint as mounts`, sql`coalesce(${recent}, 0)::bigint as recent`], sql`, `)}
-        from ${counts(part, rolled)} c group by grouping sets (${setsSql})`,
+        from ${counts(base, src)} c group by grouping sets (${setsSql})`,
   )
   const out: Grouped[][] = sets.map(() => [])
   for (const r of rows) {
@@ -138,49 +176,90 @@ async function setsOf(db: DbOrTx, part: Part, rolled: boolean, sets: Dim[][], sp
   return out.map((list, k) => sortGroups(list, sets[k]))
 }
 
+/** Rolled-up days from..to: sets of Stories and days from the per-Story totals, the others from the wide rollups. */
+async function rolledSets(db: DbOrTx, base: Base, from: string, to: string, sets: Dim[][], splitAt?: string): Promise<Grouped[][]> {
+  const narrow = sets.filter((set) => set.every((d) => TOTALS_DIMS.has(d)))
+  const wide = sets.filter((set) => !narrow.includes(set))
+  const [n, w] = await Promise.all([
+    narrow.length ? setsOf(db, base, { kind: 'totals', from, to }, narrow, splitAt) : [],
+    wide.length ? setsOf(db, base, { kind: 'wide', from, to }, wide, splitAt) : [],
+  ])
+  return sets.map((set) => (narrow.includes(set) ? n[narrow.indexOf(set)] : w[wide.indexOf(set)]))
+}
+
 const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 const keyOf = (set: Dim[], g: Grouped) => (set.length === 1 ? g[set[0]] : set.map((d) => g[d]).join('\u0000'))
-/** Most mounts first, ties by the grouped values. */
-const sortGroups = (list: Grouped[], set: Dim[]) => list.sort((a, b) => b.mounts - a.mounts || cmp(keyOf(set, a), keyOf(set, b)))
+/** Most mounts first, ties by the grouped values. Sets with `day` stay in no particular order: they only feed series. */
+const sortGroups = (list: Grouped[], set: Dim[]) => (set.includes('day') ? list : list.sort((a, b) => b.mounts - a.mounts || cmp(keyOf(set, a), keyOf(set, b))))
 
 /**
- * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
- * SETS): rollups for the days before the watermark (from `cache` when it holds them), raw rows from it on. Returns
- * one list per set, most mounts first, ties by the grouped values; `splitAt` also counts the mounts from that day on
- * as `recent`.
+ * One set's groups from several sources, summed. The longest list (usually a cached year of finished days) is not
+ * copied: its groups go out as they are, unless a shorter list adds to them. A set with `day` is only concatenated:
+ * its consumers add up per day anyway (a group may appear once per source), and keying a year of days per Story
+ * would cost more than the rest of the request. The result is shared with the cache: read-only.
  */
-export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache } = {}): Promise<Grouped[][]> {
-  const { watermark } = scope
-  const dailyTo = scope.to < watermark ? scope.to : addDays(watermark, -1)
-  const rawFrom = scope.from > watermark ? scope.from : watermark
-  const base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
-  const rolledPart = async () => {
-    if (scope.from > dailyTo) return sets.map(() => [] as Grouped[])
-    const key = JSON.stringify([scope.spaceId, scope.from, dailyTo, scope.storyUuids ?? null, sets, opts.splitAt ?? null])
-    const hit = opts.cache?.get(key)
-    if (hit) return hit
-    const fresh = await setsOf(db, { ...base, from: scope.from, to: dailyTo }, true, sets, opts.splitAt)
-    opts.cache?.set(key, fresh)
-    return fresh
-  }
-  const rawPart = () => (rawFrom > scope.to ? Promise.resolve(sets.map(() => [] as Grouped[])) : setsOf(db, { ...base, from: rawFrom, to: scope.to }, false, sets, opts.splitAt))
-  const [rolled, raw] = await Promise.all([rolledPart(), rawPart()])
-  // Both lists arrive sorted; one of them empty (a range of only finished days, or only today) needs no merge. The
-  // lists are shared with the cache: read-only from here on.
-  return sets.map((set, k) => {
-    if (!raw[k].length) return rolled[k]
-    if (!rolled[k].length) return raw[k]
-    const merged = new Map<string, Grouped>()
-    for (const g of rolled[k]) merged.set(keyOf(set, g), { ...g })
-    for (const g of raw[k]) {
-      const m = merged.get(keyOf(set, g))
+function merge(set: Dim[], lists: Grouped[][]): Grouped[] {
+  const full = lists.filter((l) => l.length)
+  if (full.length <= 1) return full[0] ?? []
+  if (set.includes('day')) return full.flat()
+  full.sort((a, b) => b.length - a.length)
+  const extra = new Map<string, Grouped>()
+  for (const list of full.slice(1)) {
+    for (const g of list) {
+      const k = keyOf(set, g)
+      const m = extra.get(k)
       if (m) {
         m.mounts += g.mounts
         m.recent += g.recent
-      } else merged.set(keyOf(set, g), { ...g })
+      } else extra.set(k, { ...g })
     }
-    return sortGroups([...merged.values()], set)
-  })
+  }
+  const out: Grouped[] = []
+  for (const g of full[0]) {
+    const k = keyOf(set, g)
+    const m = extra.get(k)
+    if (!m) out.push(g)
+    else {
+      out.push({ ...g, mounts: g.mounts + m.mounts, recent: g.recent + m.recent })
+      extra.delete(k)
+    }
+  }
+  for (const m of extra.values()) out.push(m)
+  return sortGroups(out, set)
+}
+
+/**
+ * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
+ * SETS): the rollups for the days before the watermark's day (from `cache` when it holds them), the rollups again for
+ * that day's rolled hours (cached until the watermark moves), raw rows from the watermark on. Returns one list per
+ * set, most mounts first, ties by the grouped values (sets with `day`: unordered); `splitAt` also counts the mounts
+ * from that day on as `recent`.
+ */
+export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache } = {}): Promise<Grouped[][]> {
+  const { at: wm, revision } = scope.watermark
+  const wmDay = dayOf(wm)
+  const base: Base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
+  const none = () => sets.map(() => [] as Grouped[])
+  const { cache, splitAt } = opts
+  cache?.sync(scope.watermark)
+  const rolled = async (from: string, to: string, partial: boolean) => {
+    const key = JSON.stringify([scope.spaceId, from, to, scope.storyUuids ?? null, sets, splitAt ?? null, revision, partial ? wm : 0])
+    const hit = cache?.get(key)
+    if (hit) return hit
+    const fresh = await rolledSets(db, base, from, to, sets, splitAt)
+    cache?.set(key, fresh, partial)
+    return fresh
+  }
+  const finishedTo = scope.to < wmDay ? scope.to : addDays(wmDay, -1)
+  const partial = wm > dayStart(wmDay) && scope.from <= wmDay && wmDay <= scope.to
+  const rawFrom = Math.max(wm, dayStart(scope.from))
+  const rawTo = dayStart(scope.to) + DAY_MS
+  const parts = await Promise.all([
+    scope.from <= finishedTo ? rolled(scope.from, finishedTo, false) : none(),
+    partial ? rolled(wmDay, wmDay, true) : none(),
+    rawFrom < rawTo ? setsOf(db, base, { kind: 'raw', from: rawFrom, to: rawTo }, sets, splitAt) : none(),
+  ])
+  return sets.map((set, k) => merge(set, parts.map((p) => p[k])))
 }
 
 /** Stories by mounts over the scope (most first, then by uuid), one page of them, and how many Stories had mounts. */
@@ -189,53 +268,98 @@ export async function topStories(db: DbOrTx, scope: Scope, limit: number, offset
   return { total: all.length, rows: all.slice(offset, offset + limit) }
 }
 
+/**
+ * Adds the mounts of `source` (raw-shaped rows: space_id, story_uuid, lang, segment_key, device, referrer, at) to the
+ * rollups of their days, wide and per Story, in one statement. Returns how many mounts it added.
+ */
+async function addToRollups(tx: DbOrTx, source: SQL): Promise<number> {
+  const [r] = await q<{ n: unknown }>(
+    tx,
+    sql`with c as (
+          select space_id, (at at time zone 'UTC')::date as day, story_uuid, coalesce(lang, '') as lang, coalesce(segment_key, '') as segment_key,
+                 device, coalesce(referrer, '') as referrer, count(*)::int as mounts
+            from ${source} e group by 1, 2, 3, 4, 5, 6, 7),
+        wide as (
+          insert into analytics_daily (space_id, day, story_uuid, lang, segment_key, device, referrer, mounts)
+          select space_id, day, story_uuid, lang, segment_key, device, referrer, mounts from c
+          on conflict (space_id, day, story_uuid, lang, segment_key, device, referrer) do update set mounts = analytics_daily.mounts + excluded.mounts),
+        totals as (
+          insert into analytics_story_daily (space_id, day, story_uuid, mounts)
+          select space_id, day, story_uuid, sum(mounts)::int from c group by 1, 2, 3
+          on conflict (space_id, day, story_uuid) do update set mounts = analytics_story_daily.mounts + excluded.mounts)
+        select coalesce(sum(mounts), 0)::bigint as n from c`,
+  )
+  return Number(r?.n ?? 0)
+}
+
+const lockState = (tx: DbOrTx) =>
+  q<StateRow>(tx, sql`select rolled_until::text as d, rolled_hours as h, revision as r from analytics_rollup_state where id = 1 for update`)
+
+/**
+ * Beacons written late (a flush the database refused for a while): inserted like any batch, and those before the
+ * watermark — in hours rolled up meanwhile — are also added to the rollups, with the revision bumped so cached
+ * aggregates of those days are dropped. The state row's lock orders this against a rollup in progress. Returns how
+ * many mounts went into rolled hours.
+ */
+export async function insertLateEvents(db: DbOrTx, rows: BeaconRow[]): Promise<number> {
+  if (!rows.length) return 0
+  const json = rowsJson(rows)
+  const recordset = sql`jsonb_to_recordset(${json}::jsonb) as x(s int, u uuid, g text, l text, d text, r text, t timestamptz)`
+  return db.transaction(async (tx) => {
+    const [state] = await lockState(tx)
+    await tx.execute(sql`insert into analytics_events (space_id, story_uuid, segment_key, lang, device, referrer, at) select s, u, g, l, d, r, t from ${recordset}`)
+    if (!state) return 0
+    const added = await addToRollups(
+      tx,
+      sql`(select s as space_id, u as story_uuid, g as segment_key, l as lang, d as device, r as referrer, t as at from ${recordset} where t < ${iso(atOf(state))}::timestamptz)`,
+    )
+    if (added) await tx.execute(sql`update analytics_rollup_state set revision = revision + 1 where id = 1`)
+    return added
+  })
+}
+
 export interface RollupResult {
-  days: string[]
+  /** Hours rolled up by this run, and the mounts they held. */
+  hours: number
+  mounts: number
+  /** Raw rows deleted (older than the retention). */
   deleted: number
+  /** The new watermark (ISO instant). */
   rolledUntil: string
 }
 
 /**
- * The daily job: rolls every finished day (ended at least ROLLUP_GRACE_MS ago) not rolled yet into analytics_daily,
- * moves the watermark, then deletes raw rows older than RAW_RETENTION_DAYS (only rolled days). One transaction for
- * the rollup, so the watermark and the rows it promises move together; re-running is harmless.
+ * The hourly job: adds every finished hour (ended at least ROLLUP_GRACE_MS ago) not rolled yet to the rollups, moves
+ * the watermark, then deletes raw rows of days older than RAW_RETENTION_DAYS (only rolled ones). One transaction for
+ * the rollup, so the watermark and the counts it promises move together; re-running is harmless.
  */
 export async function rollup(db: DbOrTx, now: Date): Promise<RollupResult> {
-  const lastFinished = dayOf(now.getTime() - ROLLUP_GRACE_MS - 86_400_000)
-  const days: string[] = []
-  const until = await db.transaction(async (tx) => {
-    const [state] = await q<{ d: string }>(tx, sql`select rolled_until::text as d from analytics_rollup_state where id = 1 for update`)
-    let next = state?.d
-    if (!next) {
-      const [first] = await q<{ d: string | null }>(tx, sql`select min(at at time zone 'UTC')::date::text as d from analytics_events`)
-      next = first?.d ?? addDays(lastFinished, 1)
+  const end = hourFloor(now.getTime() - ROLLUP_GRACE_MS)
+  const done = await db.transaction(async (tx) => {
+    const [state] = await lockState(tx)
+    let start = state ? atOf(state) : null
+    if (start === null) {
+      const [first] = await q<{ h: string | null }>(tx, sql`select date_trunc('hour', min(at) at time zone 'UTC')::text as h from analytics_events`)
+      start = first?.h ? hourFloor(Date.parse(`${first.h.replace(' ', 'T')}Z`)) : end
     }
-    while (next <= lastFinished) {
-      await q(
-        tx,
-        sql`insert into analytics_daily (space_id, day, story_uuid, lang, segment_key, device, referrer, mounts)
-            select space_id, ${next}::date, story_uuid, coalesce(lang, ''), coalesce(segment_key, ''), device, coalesce(referrer, ''), count(*)::int
-              from analytics_events
-             where at >= ${isoStart(next)}::timestamptz and at < ${isoStart(addDays(next, 1))}::timestamptz
-             group by space_id, story_uuid, coalesce(lang, ''), coalesce(segment_key, ''), device, coalesce(referrer, '')
-            on conflict do nothing`,
-      )
-      days.push(next)
-      next = addDays(next, 1)
-    }
+    const mounts =
+      start < end ? await addToRollups(tx, sql`(select * from analytics_events where at >= ${iso(start)}::timestamptz and at < ${iso(end)}::timestamptz)`) : 0
+    // The watermark never moves back (a clock set back runs into hours already rolled).
+    const until = Math.max(start, end)
+    const day = dayOf(until)
     await q(
       tx,
-      sql`insert into analytics_rollup_state (id, rolled_until, updated_at) values (1, ${next}::date, ${now.toISOString()}::timestamptz)
-          on conflict (id) do update set rolled_until = excluded.rolled_until, updated_at = excluded.updated_at`,
+      sql`insert into analytics_rollup_state (id, rolled_until, rolled_hours, updated_at)
+          values (1, ${day}::date, ${(until - dayStart(day)) / HOUR_MS}, ${now.toISOString()}::timestamptz)
+          on conflict (id) do update set rolled_until = excluded.rolled_until, rolled_hours = excluded.rolled_hours, updated_at = excluded.updated_at`,
     )
-    return next
+    return { hours: Math.max(0, (end - start) / HOUR_MS), mounts, until }
   })
-  // Retention: raw rows of days older than 90 days, and only of days already rolled up.
-  let cutoff = addDays(dayOf(now), -RAW_RETENTION_DAYS)
-  if (cutoff > until) cutoff = until
+  // Retention: raw rows of days older than 90 days, and only of hours already rolled up.
+  const cutoff = Math.min(dayStart(addDays(dayOf(now), -RAW_RETENTION_DAYS)), done.until)
   const [deleted] = await q<{ n: unknown }>(
     db,
-    sql`with d as (delete from analytics_events where at < ${isoStart(cutoff)}::timestamptz returning 1) select count(*)::bigint as n from d`,
+    sql`with d as (delete from analytics_events where at < ${iso(cutoff)}::timestamptz returning 1) select count(*)::bigint as n from d`,
   )
-  return { days, deleted: Number(deleted?.n ?? 0), rolledUntil: until }
+  return { hours: done.hours, mounts: done.mounts, deleted: Number(deleted?.n ?? 0), rolledUntil: iso(done.until) }
 }
