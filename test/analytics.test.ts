@@ -4,7 +4,7 @@ import { analyticsModule } from '../src/modules/analytics'
 import { BeaconBuffer } from '../src/modules/analytics/buffer'
 import { BeaconPipeline, type BeaconRow, deviceFromUserAgent, newMetrics, referrerOrigin } from '../src/modules/analytics/beacon'
 import { addDays, dayOf } from '../src/modules/analytics/days'
-import { insertEvents, rollup } from '../src/modules/analytics/repo'
+import { groupedSets, insertEvents, readWatermark, rollup } from '../src/modules/analytics/repo'
 import { sparklineSvg } from '../src/modules/analytics/service'
 import { type TestApp, testApp } from './helpers/app'
 
@@ -493,7 +493,7 @@ describe('management queries', () => {
 })
 
 const rollState = async () =>
-  (await t.kernel.db.query<{ d: string; h: number; r: number }>('select rolled_until::text as d, rolled_hours as h, revision as r from analytics_rollup_state'))[0]
+  (await t.kernel.db.query<{ d: string; m: number; r: number }>('select rolled_until::text as d, rolled_minutes as m, revision as r from analytics_rollup_state'))[0]
 const storyTotals = (sid: number) =>
   t.kernel.db.query<{ day: string; story_uuid: string; mounts: number }>(
     'select day::text as day, story_uuid, mounts from analytics_story_daily where space_id = $1 order by day, mounts desc, story_uuid',
@@ -501,13 +501,13 @@ const storyTotals = (sid: number) =>
   )
 
 describe('rollup and retention', () => {
-  test('finished hours move into rollups with identical results; raw rows older than 90 days are deleted', async () => {
+  test('finished days and slots move into rollups with identical results; raw rows older than 90 days are deleted', async () => {
     const rs = (await t.createSpace(owner.token)).slug
     const rsId = await spaceIdOf(rs)
     await t.request('POST', `/v1/spaces/${rs}/components`, { token: owner.token, body: { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } } })
     const a = await publishedStory(rs, 'a')
     const b = await publishedStory(rs, 'b')
-    await t.kernel.jobs.runDueJobs() // writes the cron schedules: the rollup's next tick is tomorrow 00:20
+    await t.kernel.jobs.runDueJobs() // writes the cron schedules: the rollup's next tick is at 12:03
     const d0 = dayOf(t.clock.now())
     for (let i = 0; i < 3; i++) await beacon({ story_uuid: a, lang: 'en', device: 'mobile' }, { space: rs })
     await beacon({ story_uuid: b, lang: 'de', referrer: 'https://ref.example/x' }, { space: rs })
@@ -531,8 +531,8 @@ describe('rollup and retention', () => {
     expect(before.story.data.sparkline.points).toEqual([3, 1])
 
     await t.kernel.jobs.runDueJobs()
-    // Noon: every hour that ended at least ten minutes ago is rolled up, the current one is read raw.
-    expect(await rollState()).toEqual({ d: d1, h: 11, r: 0 })
+    // Noon: every five minutes that ended at least three minutes ago are rolled up; the rest is read raw.
+    expect(await rollState()).toEqual({ d: d1, m: 11 * 60 + 55, r: 0 })
     const daily = await t.kernel.db.query<{ day: string; mounts: number }>('select day::text as day, mounts from analytics_daily where space_id = $1 order by mounts', [rsId])
     expect(daily).toEqual([
       { day: d0, mounts: 1 },
@@ -547,7 +547,7 @@ describe('rollup and retention', () => {
     expect(await snapshot()).toEqual(before) // the rolled-up day's aggregates now come from memory
     expect(state().rollups.hits).toBeGreaterThan(hits)
     // Re-running changes nothing.
-    expect((await rollup(t.kernel.db.db, t.clock.now())).hours).toBe(0)
+    expect((await rollup(t.kernel.db.db, t.clock.now())).slots).toBe(0)
     expect(await snapshot()).toEqual(before)
 
     // 91 days later: d0 and d1 are rolled up; raw rows older than 90 days are gone, the numbers are not.
@@ -560,7 +560,7 @@ describe('rollup and retention', () => {
     expect(raw).toEqual([{ day: d1, n: 1 }])
     const after = await get(`/v1/spaces/${rs}/analytics/stories?from=${d0}&to=${d1}`)
     expect(after.body).toEqual(before.stories)
-    expect(await rollState()).toEqual({ d: dayOf(t.clock.now()), h: 11, r: 0 })
+    expect(await rollState()).toEqual({ d: dayOf(t.clock.now()), m: 11 * 60 + 55, r: 0 })
     // Beacons of the new today are read raw, next to the rollups.
     await beacon({ story_uuid: b }, { space: rs })
     await settle()
@@ -572,7 +572,7 @@ describe('rollup and retention', () => {
     ])
   })
 
-  test('hourly rollups in the middle of a day, across midnight and after a late write leave every answer unchanged', async () => {
+  test('rollups in the middle of a day, across midnight and after a late write leave every answer unchanged', async () => {
     const hs = (await t.createSpace(owner.token)).slug
     const hsId = await spaceIdOf(hs)
     await t.request('POST', `/v1/spaces/${hs}/components`, { token: owner.token, body: { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } } })
@@ -610,20 +610,20 @@ describe('rollup and retention', () => {
     expect(before.story.data.by_device).toEqual({ mobile: 2, tablet: 1, desktop: 1 })
     expect(before.insights.data.observations[0]).toContain('5 mounts across 2 Stories')
 
-    // 02:40: hours 00 and 01 are rolled up, hour 02 stays raw — the day is part rolled, part raw.
+    // 02:40: everything up to 02:35 is rolled up, the last beacon stays raw — the day is part rolled, part raw.
     await t.kernel.jobs.runDueJobs()
-    expect(await rollState()).toMatchObject({ d: D, h: 2 })
+    expect(await rollState()).toMatchObject({ d: D, m: 155 })
     expect(await storyTotals(hsId)).toEqual([
       { day: D, story_uuid: a, mounts: 3 },
       { day: D, story_uuid: b, mounts: 1 },
     ])
     expect(await snapshot()).toEqual(before)
-    expect(await snapshot()).toEqual(before) // the rolled hours' aggregates now come from memory
+    expect(await snapshot()).toEqual(before) // the rolled part's aggregates now come from memory
 
-    // 03:15: hour 02 is added to the day's rollups (the same rows grow); answers still unchanged.
+    // 03:15: 02:35–03:10 is added to the day's rollups (the same rows grow); answers still unchanged.
     at(D, 3, 15)
     await t.kernel.jobs.runDueJobs()
-    expect(await rollState()).toMatchObject({ d: D, h: 3 })
+    expect(await rollState()).toMatchObject({ d: D, m: 190 })
     expect(await storyTotals(hsId)).toEqual([
       { day: D, story_uuid: a, mounts: 4 },
       { day: D, story_uuid: b, mounts: 1 },
@@ -639,7 +639,7 @@ describe('rollup and retention', () => {
     ])
     expect(await snapshot()).toEqual(before)
 
-    // A beacon in the current hour is counted raw next to the cached hours; the next rollup changes nothing.
+    // A beacon after the watermark is counted raw next to the cached rollups; the next rollup changes nothing.
     await send(1, { story_uuid: b })
     const later = await snapshot()
     expect(later.stories.data.map((s: any) => [s.slug, s.mounts])).toEqual([
@@ -647,11 +647,18 @@ describe('rollup and retention', () => {
       ['b', 2],
     ])
     at(D, 4, 30)
+    const stale = await readWatermark(t.kernel.db.db)
     await t.kernel.jobs.runDueJobs()
-    expect(await rollState()).toMatchObject({ d: D, h: 4 })
+    expect(await rollState()).toMatchObject({ d: D, m: 265 })
     expect(await snapshot()).toEqual(later)
+    // A query that read the watermark just before that rollup committed: b's beacon of 03:15 is now in the rollups
+    // and after the old watermark; read both ways it would count twice. The query notices and reads again.
+    const scope = { spaceId: hsId, from, to: D, watermark: stale }
+    const [ranked] = await groupedSets(t.kernel.db.db, scope, [['story_uuid']], { cache: state().rollups })
+    expect(Object.fromEntries(ranked.map((g) => [g.story_uuid, g.mounts]))).toEqual({ [a]: 4, [b]: 2 })
+    expect(scope.watermark).toEqual(await readWatermark(t.kernel.db.db))
 
-    // Across midnight: D is finished, its last hours rolled up by the first run of D+1.
+    // Across midnight: D is finished, its last minutes rolled up by the first run of D+1.
     const D1 = addDays(D, 1)
     at(D, 23, 30)
     await t.kernel.jobs.runDueJobs()
@@ -662,11 +669,11 @@ describe('rollup and retention', () => {
     expect(Object.fromEntries(crossing.data.map((s: any) => [s.slug, s.mounts]))).toEqual({ a: 4, b: 4 })
     at(D1, 0, 30)
     await t.kernel.jobs.runDueJobs()
-    expect(await rollState()).toMatchObject({ d: D1, h: 0 })
+    expect(await rollState()).toMatchObject({ d: D1, m: 25 })
     expect((await get(range)).body).toEqual(crossing)
 
     // A late write: beacons accepted at 23:30 on D1 but held back (the database refused them) until after the
-    // rollup moved past their hour. They still count, and cached aggregates of the finished day are dropped.
+    // rollup moved past them. They still count, and cached aggregates of the finished day are dropped.
     const s = state()
     s.buffer.stop()
     try {
@@ -677,12 +684,12 @@ describe('rollup and retention', () => {
       const D2 = addDays(D1, 1)
       at(D2, 0, 30)
       await t.kernel.jobs.runDueJobs()
-      expect(await rollState()).toEqual({ d: D2, h: 0, r: 0 })
+      expect(await rollState()).toEqual({ d: D2, m: 25, r: 0 })
       const lateRange = `/v1/spaces/${hs}/analytics/stories?from=${D}&to=${D2}`
       const without = (await get(lateRange)).body
       expect(Object.fromEntries(without.data.map((x: any) => [x.slug, x.mounts]))).toEqual({ a: 4, b: 4 })
       await s.buffer.flush()
-      expect(await rollState()).toEqual({ d: D2, h: 0, r: 1 })
+      expect(await rollState()).toEqual({ d: D2, m: 25, r: 1 })
       const withLate = (await get(lateRange)).body
       expect(withLate.data.map((x: any) => [x.slug, x.mounts, x.by_lang])).toEqual([
         ['a', 7, { en: 5, de: 2 }],

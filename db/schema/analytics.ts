@@ -26,9 +26,9 @@ export const analyticsEvents = pgTable(
 )
 
 /**
- * Mounts per (Space, day, Story, lang, segment, device, referrer), written by the hourly rollup: each finished hour's
- * counts are added to its day's rows, so the rows of the day being rolled grow until its last hour is in. Unknown
- * values are '' (not null) so the tuple can be the key. Kept for good (a few rows per Story per day).
+ * Mounts per (Space, day, Story, lang, segment, device, referrer), written by the rollup every five minutes: each
+ * finished slot's counts are added to its day's rows, so the rows of the day being rolled grow until its last slot
+ * is in. Unknown values are '' (not null) so the tuple can be the key. Kept for good (a few rows per Story per day).
  */
 export const analyticsDaily = pgTable(
   'analytics_daily',
@@ -70,15 +70,15 @@ export const analyticsStoryDaily = pgTable(
 )
 
 /**
- * How far the rollup has gone (one row, id 1): every mount before hour `rolled_hours` (0–23, UTC) of day
+ * How far the rollup has gone (one row, id 1): every mount before minute `rolled_minutes` (0–1435, UTC) of day
  * `rolled_until` is in analytics_daily and analytics_story_daily, and queries read raw rows only from that instant on.
- * `revision` counts late writes into rolled hours (beacons a database outage held back): aggregates of rolled days
+ * `revision` counts late writes into rolled minutes (beacons a database outage held back): aggregates of rolled days
  * cached under an older revision are stale. Missing row: nothing rolled yet.
  */
 export const analyticsRollupState = pgTable('analytics_rollup_state', {
   id: smallint('id').primaryKey(),
   rolledUntil: date('rolled_until', { mode: 'string' }).notNull(),
-  rolledHours: smallint('rolled_hours').notNull().default(0),
+  rolledMinutes: smallint('rolled_minutes').notNull().default(0),
   revision: integer('revision').notNull().default(0),
   updatedAt: ts('updated_at').notNull(),
 })

@@ -11,7 +11,7 @@ export const BUFFER_CAP = 100_000
 /**
  * Accepted beacons wait here and are written in one multi-row insert every second, or as soon as 1,000 wait. A crash
  * loses what waits (at most about one second of beacons); a shutdown flushes it (the module's `close`). A batch the
- * database held back past LATE_MS (it refused writes for a while) is written through insertLateEvents, so hours
+ * database held back past LATE_MS (it refused writes for a while) is written through insertLateEvents, so slots
  * rolled up meanwhile still count it; the batches of a healthy database never pay for that.
  */
 export class BeaconBuffer {

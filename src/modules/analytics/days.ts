@@ -1,7 +1,6 @@
 /** UTC calendar days as `YYYY-MM-DD` text, the unit of every analytics query. */
 
 export const DAY_MS = 86_400_000
-export const HOUR_MS = 3_600_000
 const DAY_RE = /^(\d{4})-(\d{2})-(\d{2})$/
 
 /** The UTC day of an instant. */
@@ -20,8 +19,6 @@ export const addDays = (day: string, n: number) => dayOf(dayStart(day) + n * DAY
 /** Days from `a` to `b` (b − a). */
 export const daysBetween = (a: string, b: string) => Math.round((dayStart(b) - dayStart(a)) / DAY_MS)
 export const isoStart = (day: string) => new Date(dayStart(day)).toISOString()
-/** The start of the UTC hour holding an instant, in epoch ms. */
-export const hourFloor = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS
 
 /** Every day from `from` to `to`, both included. */
 export function daysFrom(from: string, to: string): string[] {

@@ -1,22 +1,28 @@
 import { type SQL, sql } from 'drizzle-orm'
 import { type Database, type DbOrTx, rowsOf } from '../../kernel/db'
 import type { BeaconRow } from './beacon'
-import { addDays, DAY_MS, dayOf, dayStart, HOUR_MS, hourFloor } from './days'
+import { addDays, DAY_MS, dayOf, dayStart } from './days'
 
 // The analytics tables' queries. Counts come from three places: the rollups (analytics_daily and its per-Story totals
-// analytics_story_daily) for the days the hourly rollup has finished, the same tables for the finished hours of the day
-// it is in, and the raw rows (analytics_events) from its watermark on — so a query gives the same numbers before and
-// after any rollup.
+// analytics_story_daily) for the days the rollup has finished, the same tables for the rolled part of the day it is
+// in, and the raw rows (analytics_events) from its watermark on — the last few minutes — so a query gives the same
+// numbers before and after any rollup.
 
-/** The rollup leaves an hour alone until this long after it ended (a flush may still be writing its last beacons). */
-export const ROLLUP_GRACE_MS = 10 * 60_000
+/** The rollup's unit: it adds every finished five minutes (UTC, from midnight) to the rollups at once. */
+export const ROLLUP_SLOT_MS = 5 * 60_000
 /**
- * A flush holding a beacon older than this goes through insertLateEvents, which also counts into hours rolled up
- * meanwhile. Below ROLLUP_GRACE_MS: a younger beacon cannot be in a rolled hour, as long as the instances' clocks
- * differ by less than the gap.
+ * A flush holding a beacon older than this goes through insertLateEvents, which also counts it into slots rolled up
+ * meanwhile. A healthy flush writes within about a second of the beacon.
  */
-export const LATE_MS = 5 * 60_000
+export const LATE_MS = 60_000
+/**
+ * The rollup leaves a slot alone until this long after it ended. Above LATE_MS, so a beacon written the ordinary way
+ * cannot fall into a rolled slot; the gap absorbs a slow insert and clock differences between instances.
+ */
+export const ROLLUP_GRACE_MS = 3 * 60_000
 export const RAW_RETENTION_DAYS = 90
+
+const slotFloor = (ms: number) => Math.floor(ms / ROLLUP_SLOT_MS) * ROLLUP_SLOT_MS
 
 const rowsJson = (rows: BeaconRow[]) =>
   JSON.stringify(rows.map((r) => ({ s: r.spaceId, u: r.storyUuid, g: r.segmentKey, l: r.lang, d: r.device, r: r.referrer, t: r.at.toISOString() })))
@@ -39,22 +45,24 @@ async function q<T>(db: DbOrTx, query: SQL): Promise<T[]> {
   return rowsOf<T>(await db.execute(query))
 }
 
-/** How far the rollup has gone, read once per operation. */
+/** How far the rollup has gone. */
 export interface Watermark {
-  /** Every mount before this instant (epoch ms, a UTC hour boundary) is in the rollups; raw rows count from it on. */
+  /** Every mount before this instant (epoch ms, a slot boundary) is in the rollups; raw rows count from it on. */
   at: number
-  /** Late writes into rolled hours so far: part of every cached aggregate's key, so such a write outdates them. */
+  /** Late writes into rolled slots so far: part of every cached aggregate's key, so such a write outdates them. */
   revision: number
 }
 
-type StateRow = { d: string; h: number | string; r: number | string }
-const atOf = (s: StateRow) => dayStart(s.d) + Number(s.h) * HOUR_MS
+type StateRow = { d: string; m: number | string; r: number | string }
+const atOf = (s: StateRow) => dayStart(s.d) + Number(s.m) * 60_000
 const iso = (ms: number) => new Date(ms).toISOString()
+const STATE = sql`select rolled_until::text as d, rolled_minutes as m, revision as r from analytics_rollup_state where id = 1`
 
 export async function readWatermark(db: DbOrTx): Promise<Watermark> {
-  const [row] = await q<StateRow>(db, sql`select rolled_until::text as d, rolled_hours as h, revision as r from analytics_rollup_state where id = 1`)
+  const [row] = await q<StateRow>(db, STATE)
   return row ? { at: atOf(row), revision: Number(row.r) } : { at: 0, revision: 0 }
 }
+const same = (a: Watermark, b: Watermark) => a.at === b.at && a.revision === b.revision
 
 export type Dim = 'story_uuid' | 'day' | 'lang' | 'segment_key' | 'device' | 'referrer'
 
@@ -64,6 +72,7 @@ export interface Scope {
   from: string
   to: string
   storyUuids?: string[]
+  /** The watermark as last read (readWatermark); groupedSets moves it on when a rollup overtook it. */
   watermark: Watermark
 }
 
@@ -105,42 +114,51 @@ function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
   return out as Grouped
 }
 
+interface CacheEntry {
+  lists: Grouped[][]
+  size: number
+  /** For the rolled part of the day the watermark is in: the watermark the lists are true for. */
+  at?: number
+}
+
 /**
- * Aggregates of rolled-up hours, kept in memory. A finished day changes only through a late write, which bumps the
- * watermark's revision (part of every key), so its aggregates stay true on every instance, whatever the others do;
- * those of the day being rolled are keyed by the watermark too and dropped once it moves. Only raw rows (the hour or
- * so since the watermark) are counted afresh per request. Bounded by the number of rows held; the oldest entries go
- * first.
+ * Aggregates of rolled-up days, kept in memory. A finished day changes only through a late write, which bumps the
+ * watermark's revision (part of every key), so its aggregates stay true on every instance, whatever the others do.
+ * The rolled part of the current day is held per day and moved forward as the watermark moves: what the rollup added
+ * since is exactly the raw rows between the two watermarks, so a few minutes of raw rows bring it up to date. Only
+ * raw rows past the watermark are counted afresh per request. Bounded by the number of rows held; the oldest entries
+ * go first.
  */
 export class RollupCache {
-  private entries = new Map<string, { lists: Grouped[][]; size: number; partial: boolean }>()
+  private entries = new Map<string, CacheEntry>()
   private held = 0
-  private seen: Watermark = { at: 0, revision: 0 }
+  private revision = 0
   hits = 0
   misses = 0
 
   constructor(private maxRows = 400_000) {}
 
-  /** Frees what a newer watermark made unreachable: everything after a late write, the day being rolled each hour. */
+  /** After a late write nothing held is reachable again: free it. */
   sync(w: Watermark) {
-    if (w.revision > this.seen.revision) this.clear()
-    else if (w.at > this.seen.at) for (const [k, e] of this.entries) if (e.partial) this.delete(k)
-    if (w.revision > this.seen.revision || (w.revision === this.seen.revision && w.at > this.seen.at)) this.seen = w
+    if (w.revision > this.revision) {
+      this.clear()
+      this.revision = w.revision
+    }
   }
 
-  get(key: string): Grouped[][] | undefined {
+  get(key: string): CacheEntry | undefined {
     const e = this.entries.get(key)
     if (e) this.hits++
     else this.misses++
-    return e?.lists
+    return e
   }
 
-  set(key: string, lists: Grouped[][], partial = false) {
+  set(key: string, lists: Grouped[][], at?: number) {
     const size = lists.reduce((n, l) => n + l.length, 0)
+    this.delete(key)
     if (size > this.maxRows) return
     while (this.held + size > this.maxRows && this.entries.size) this.delete(this.entries.keys().next().value!)
-    this.delete(key)
-    this.entries.set(key, { lists, size, partial })
+    this.entries.set(key, { lists, size, at })
     this.held += size
   }
 
@@ -198,10 +216,10 @@ const sortGroups = (list: Grouped[], set: Dim[]) => (set.includes('day') ? list 
  * its consumers add up per day anyway (a group may appear once per source), and keying a year of days per Story
  * would cost more than the rest of the request. The result is shared with the cache: read-only.
  */
-function merge(set: Dim[], lists: Grouped[][]): Grouped[] {
+function merge(set: Dim[], lists: Grouped[][], keyed = false): Grouped[] {
   const full = lists.filter((l) => l.length)
   if (full.length <= 1) return full[0] ?? []
-  if (set.includes('day')) return full.flat()
+  if (!keyed && set.includes('day')) return full.flat()
   full.sort((a, b) => b.length - a.length)
   const extra = new Map<string, Grouped>()
   for (const list of full.slice(1)) {
@@ -231,23 +249,59 @@ function merge(set: Dim[], lists: Grouped[][]): Grouped[] {
 /**
  * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
  * SETS): the rollups for the days before the watermark's day (from `cache` when it holds them), the rollups again for
- * that day's rolled hours (cached until the watermark moves), raw rows from the watermark on. Returns one list per
- * set, most mounts first, ties by the grouped values (sets with `day`: unordered); `splitAt` also counts the mounts
- * from that day on as `recent`.
+ * that day's rolled slots (cached, and brought forward by the raw rows between two watermarks), raw rows from the
+ * watermark on. Returns one list per set, most mounts first, ties by the grouped values; a set with `day` is
+ * unordered and may list a group once per source (add them up). `splitAt` also counts the mounts from that day on as
+ * `recent`.
+ *
+ * The watermark is read again after the reads: a rollup that committed in between may have counted rows into the
+ * rollups that were also read raw, so the reads are repeated from the new watermark, and nothing read under the old
+ * one is cached.
  */
 export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache } = {}): Promise<Grouped[][]> {
+  for (let attempt = 0; ; attempt++) {
+    const w = scope.watermark
+    const { lists, commit } = await readSets(db, scope, sets, opts)
+    const after = await readWatermark(db)
+    if (same(after, w) || attempt === 3) {
+      if (same(after, w)) commit()
+      return lists
+    }
+    scope.watermark = after
+  }
+}
+
+async function readSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache }) {
   const { at: wm, revision } = scope.watermark
   const wmDay = dayOf(wm)
   const base: Base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
   const none = () => sets.map(() => [] as Grouped[])
   const { cache, splitAt } = opts
   cache?.sync(scope.watermark)
-  const rolled = async (from: string, to: string, partial: boolean) => {
-    const key = JSON.stringify([scope.spaceId, from, to, scope.storyUuids ?? null, sets, splitAt ?? null, revision, partial ? wm : 0])
+  const writes: (() => void)[] = []
+  const keyOfPart = (from: string, to: string, part: string) => JSON.stringify([scope.spaceId, from, to, scope.storyUuids ?? null, sets, splitAt ?? null, revision, part])
+  // Finished days: true for good (until a late write).
+  const finished = async (from: string, to: string) => {
+    const key = keyOfPart(from, to, 'finished')
     const hit = cache?.get(key)
-    if (hit) return hit
+    if (hit) return hit.lists
     const fresh = await rolledSets(db, base, from, to, sets, splitAt)
-    cache?.set(key, fresh, partial)
+    writes.push(() => cache?.set(key, fresh))
+    return fresh
+  }
+  // The rolled part of the watermark's day: from the cache as of an earlier watermark plus the raw rows in between.
+  const dayRolled = async () => {
+    const key = keyOfPart(wmDay, wmDay, 'day')
+    const hit = cache?.get(key)
+    if (hit?.at === wm) return hit.lists
+    let fresh: Grouped[][]
+    if (hit?.at !== undefined && hit.at < wm) {
+      const delta = await setsOf(db, base, { kind: 'raw', from: hit.at, to: wm }, sets, splitAt)
+      fresh = sets.map((set, k) => merge(set, [hit.lists[k], delta[k]], true))
+    } else {
+      fresh = await rolledSets(db, base, wmDay, wmDay, sets, splitAt)
+    }
+    writes.push(() => cache?.set(key, fresh, wm))
     return fresh
   }
   const finishedTo = scope.to < wmDay ? scope.to : addDays(wmDay, -1)
@@ -255,11 +309,11 @@ export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts:
   const rawFrom = Math.max(wm, dayStart(scope.from))
   const rawTo = dayStart(scope.to) + DAY_MS
   const parts = await Promise.all([
-    scope.from <= finishedTo ? rolled(scope.from, finishedTo, false) : none(),
-    partial ? rolled(wmDay, wmDay, true) : none(),
+    scope.from <= finishedTo ? finished(scope.from, finishedTo) : none(),
+    partial ? dayRolled() : none(),
     rawFrom < rawTo ? setsOf(db, base, { kind: 'raw', from: rawFrom, to: rawTo }, sets, splitAt) : none(),
   ])
-  return sets.map((set, k) => merge(set, parts.map((p) => p[k])))
+  return { lists: sets.map((set, k) => merge(set, parts.map((p) => p[k]))), commit: () => writes.forEach((write) => write()) }
 }
 
 /** Stories by mounts over the scope (most first, then by uuid), one page of them, and how many Stories had mounts. */
@@ -292,12 +346,11 @@ async function addToRollups(tx: DbOrTx, source: SQL): Promise<number> {
   return Number(r?.n ?? 0)
 }
 
-const lockState = (tx: DbOrTx) =>
-  q<StateRow>(tx, sql`select rolled_until::text as d, rolled_hours as h, revision as r from analytics_rollup_state where id = 1 for update`)
+const lockState = (tx: DbOrTx) => q<StateRow>(tx, sql`${STATE} for update`)
 
 /**
  * Beacons written late (a flush the database refused for a while): inserted like any batch, and those before the
- * watermark — in hours rolled up meanwhile — are also added to the rollups, with the revision bumped so cached
+ * watermark — in slots rolled up meanwhile — are also added to the rollups, with the revision bumped so cached
  * aggregates of those days are dropped. The state row's lock orders this against a rollup in progress. Returns how
  * many mounts went into rolled hours.
  */
@@ -319,8 +372,8 @@ export async function insertLateEvents(db: DbOrTx, rows: BeaconRow[]): Promise<n
 }
 
 export interface RollupResult {
-  /** Hours rolled up by this run, and the mounts they held. */
-  hours: number
+  /** Slots rolled up by this run, and the mounts they held. */
+  slots: number
   mounts: number
   /** Raw rows deleted (older than the retention). */
   deleted: number
@@ -329,37 +382,37 @@ export interface RollupResult {
 }
 
 /**
- * The hourly job: adds every finished hour (ended at least ROLLUP_GRACE_MS ago) not rolled yet to the rollups, moves
+ * The rollup job: adds every finished slot (ended at least ROLLUP_GRACE_MS ago) not rolled yet to the rollups, moves
  * the watermark, then deletes raw rows of days older than RAW_RETENTION_DAYS (only rolled ones). One transaction for
  * the rollup, so the watermark and the counts it promises move together; re-running is harmless.
  */
 export async function rollup(db: DbOrTx, now: Date): Promise<RollupResult> {
-  const end = hourFloor(now.getTime() - ROLLUP_GRACE_MS)
+  const end = slotFloor(now.getTime() - ROLLUP_GRACE_MS)
   const done = await db.transaction(async (tx) => {
     const [state] = await lockState(tx)
     let start = state ? atOf(state) : null
     if (start === null) {
-      const [first] = await q<{ h: string | null }>(tx, sql`select date_trunc('hour', min(at) at time zone 'UTC')::text as h from analytics_events`)
-      start = first?.h ? hourFloor(Date.parse(`${first.h.replace(' ', 'T')}Z`)) : end
+      const [first] = await q<{ ms: number | string | null }>(tx, sql`select floor(extract(epoch from min(at)) * 1000)::float8 as ms from analytics_events`)
+      start = first?.ms != null ? slotFloor(Number(first.ms)) : end
     }
     const mounts =
       start < end ? await addToRollups(tx, sql`(select * from analytics_events where at >= ${iso(start)}::timestamptz and at < ${iso(end)}::timestamptz)`) : 0
-    // The watermark never moves back (a clock set back runs into hours already rolled).
+    // The watermark never moves back (a clock set back runs into slots already rolled).
     const until = Math.max(start, end)
     const day = dayOf(until)
     await q(
       tx,
-      sql`insert into analytics_rollup_state (id, rolled_until, rolled_hours, updated_at)
-          values (1, ${day}::date, ${(until - dayStart(day)) / HOUR_MS}, ${now.toISOString()}::timestamptz)
-          on conflict (id) do update set rolled_until = excluded.rolled_until, rolled_hours = excluded.rolled_hours, updated_at = excluded.updated_at`,
+      sql`insert into analytics_rollup_state (id, rolled_until, rolled_minutes, updated_at)
+          values (1, ${day}::date, ${(until - dayStart(day)) / 60_000}, ${now.toISOString()}::timestamptz)
+          on conflict (id) do update set rolled_until = excluded.rolled_until, rolled_minutes = excluded.rolled_minutes, updated_at = excluded.updated_at`,
     )
-    return { hours: Math.max(0, (end - start) / HOUR_MS), mounts, until }
+    return { slots: Math.max(0, (end - start) / ROLLUP_SLOT_MS), mounts, until }
   })
-  // Retention: raw rows of days older than 90 days, and only of hours already rolled up.
+  // Retention: raw rows of days older than 90 days, and only of slots already rolled up.
   const cutoff = Math.min(dayStart(addDays(dayOf(now), -RAW_RETENTION_DAYS)), done.until)
   const [deleted] = await q<{ n: unknown }>(
     db,
     sql`with d as (delete from analytics_events where at < ${iso(cutoff)}::timestamptz returning 1) select count(*)::bigint as n from d`,
   )
-  return { hours: done.hours, mounts: done.mounts, deleted: Number(deleted?.n ?? 0), rolledUntil: iso(done.until) }
+  return { slots: done.slots, mounts: done.mounts, deleted: Number(deleted?.n ?? 0), rolledUntil: iso(done.until) }
 }
