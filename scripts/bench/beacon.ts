@@ -6,8 +6,9 @@
 // The beacon and the analytics queries at scale.
 // 1. Seeds a Space with --stories published Stories (bulk inserts), then --raw raw beacon rows spread over the last 90
 //    days and --rollup-days days of rollups before today (every Story, two rows per day, and their per-Story totals),
-//    then runs the rollup job's own code as it ran at minute 9 of this hour (before this hour's tick: the longest raw
-//    stretch a query meets, the last hour and this one) — the state the job leaves behind.
+//    then runs the rollup job's own code as it ran one tick ago (so queries read the last 5–10 minutes raw, more than
+//    the 3–8 minutes the job leaves; the server's own job then runs on its schedule) — the state the job leaves.
+//    Queries and the job read the real clock, so the bench runs with today's date.
 // 2. Starts the server as its own process (the built executable, rebuilt first; or --server=source) and times
 //    sequential management requests (stories over 30 and 366 days, overview, one Story) on that data.
 // 3. A busy day (--busy, 0 skips it): with the server stopped, --busy more raw rows spread evenly over the 24 hours up
@@ -16,7 +17,7 @@
 // 4. Drives POST /v1/cdn/bench/_beacon with wrk (scripts/bench/wrk.lua in POST mode: text/plain bodies rotating over every
 //    Story, each request from another X-Forwarded-For address) while a second wrk keeps reading Stories
 //    (GET /v1/cdn/bench/stories/{path}); reports both, and how many beacons reached the table; then times the requests
-//    once more, with the beacon run's burst (every row of it in the current hour, read raw) on top.
+//    once more, with the beacon run's burst on top (its rows are the last seconds', read raw).
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -24,7 +25,7 @@ import { stories, storyContents, storyPublished, storyVersions } from '../../db/
 import { loadConfig } from '../../src/config'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { createKernel, type Kernel } from '../../src/kernel/kernel'
-import { rollup } from '../../src/modules/analytics/repo'
+import { ROLLUP_GRACE_MS, ROLLUP_SLOT_MS, rollup } from '../../src/modules/analytics/repo'
 import { registerUser } from '../../src/modules/auth/service'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
 import { createComponent } from '../../src/modules/stories/components'
@@ -140,12 +141,12 @@ async function seed(env: Record<string, string>) {
   return { token, stories: made, ...state }
 }
 
-/** Every day before today − `daysBack` rolled up; then the rollup job's code as it ran at minute 9 of this hour. */
+/** Every day before today − `daysBack` rolled up; then the rollup job's code as it ran one tick ago. */
 async function rolledTo(deps: Kernel, daysBack: number) {
   await deps.db.query('delete from analytics_rollup_state')
   await deps.db.query(`insert into analytics_rollup_state (id, rolled_until, updated_at) values (1, ${TODAY} - $1::int, now())`, [daysBack])
-  const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000
-  await rollup(deps.db.db, new Date(hour + 9 * 60_000))
+  const slot = Math.floor(Date.now() / ROLLUP_SLOT_MS) * ROLLUP_SLOT_MS
+  await rollup(deps.db.db, new Date(slot - ROLLUP_SLOT_MS + ROLLUP_GRACE_MS))
   await deps.db.query('analyze')
 }
 
@@ -153,9 +154,9 @@ async function describe(deps: Kernel) {
   const [{ raw }] = await deps.db.query<{ raw: number }>('select count(*)::int as raw from analytics_events')
   const [{ daily }] = await deps.db.query<{ daily: number }>('select count(*)::int as daily from analytics_daily')
   const [{ today }] = await deps.db.query<{ today: number }>(`select count(*)::int as today from analytics_events where at >= ${TODAY}::timestamp at time zone 'UTC'`)
-  // What a query reads raw: the rows from the watermark on (older versions: from the first day not rolled up).
+  // What a query reads raw: the rows from the watermark on.
   const [{ mark }] = await deps.db.query<{ mark: string }>(
-    `select (rolled_until + make_interval(hours => coalesce((to_jsonb(s) ->> 'rolled_hours')::int, 0)))::text as mark from analytics_rollup_state s`,
+    `select (rolled_until + rolled_minutes * interval '1 minute')::text as mark from analytics_rollup_state`,
   )
   const [{ unrolled }] = await deps.db.query<{ unrolled: number }>(
     `select count(*)::int as unrolled from analytics_events where at >= ($1::timestamp at time zone 'UTC')`,
@@ -166,7 +167,7 @@ async function describe(deps: Kernel) {
 
 /**
  * A busy day: `BUSY` more raw rows over the 24 hours up to now; yesterday's and today's rollups are rebuilt from the
- * raw rows by the job's code, as if it had run every hour.
+ * raw rows by the job's code, as if it had run all along.
  */
 async function seedBusyDay(env: Record<string, string>) {
   const deps = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'warn' }))
@@ -346,6 +347,6 @@ for (const r of results) {
     console.log(`${r.driver}: a busy day (${r.busy.line})`)
     table(r.driver, r.managementBusy)
   }
-  console.log(`${r.driver}: after the beacon run (${r.stored} more raw rows, all in the current hour)`)
+  console.log(`${r.driver}: after the beacon run (${r.stored} more raw rows, all from the last ${DURATION} s: read raw)`)
   table(r.driver, r.management)
 }
