@@ -46,7 +46,7 @@ const { values: args } = parseArgs({
     'read-connections': { type: 'string', default: '16' },
     rate: { type: 'string', default: '0' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
-    /** Seed only, keep the database and print its environment (to explain queries by hand). */
+    /** Seed only (the busy day too, unless --busy=0), keep the database and print its environment (to explain queries by hand). */
     'seed-only': { type: 'boolean', default: false },
   },
 })
@@ -254,6 +254,7 @@ async function run(driver: string) {
   try {
     const seeded = await seed(env)
     if (args['seed-only']) {
+      if (BUSY > 0) await seedBusyDay(env)
       console.log(`  kept: ${JSON.stringify(env)}`)
       process.exit(0)
     }

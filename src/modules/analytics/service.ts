@@ -166,18 +166,27 @@ const shares = (rows: Grouped[], key: Dim, whole: number) => {
   return out
 }
 
+const DIMS_30: Dim[] = ['story_uuid', 'referrer', 'device', 'lang', 'segment_key']
+/** The groups with mounts since `splitAt` (`recent`), by those mounts: most first, ties by the grouped value. */
+const last30 = (rows: Grouped[], key: Dim): Grouped[] =>
+  rows
+    .filter((r) => r.recent > 0)
+    .map((r) => ({ ...r, mounts: r.recent }))
+    .sort((a, b) => b.mounts - a.mounts || (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0))
+
 /** `GET /spaces/{space}/analytics/overview` (spec 4.8): the Space at a glance. */
 export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCache): Promise<typeof OverviewModel.static> {
   const to = today(kernel)
   const from30 = addDays(to, -29)
   const db = kernel.db.db
   const spaceId = access.space.id
-  const watermark = await readWatermark(db)
-  const last30: Scope = { spaceId, from: from30, to, watermark }
-  const [[byDay], [stories, referrerRows, devices, langRows, segmentRows]] = await Promise.all([
-    groupedSets(db, { spaceId, from: addDays(to, -59), to, watermark }, [['day']], { cache }),
-    groupedSets(db, last30, [['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], { cache }),
-  ])
+  // One pass over 60 days: the daily series for the periods, and the breakdowns of the last 30 as `recent`.
+  const scope: Scope = { spaceId, from: addDays(to, -59), to, watermark: await readWatermark(db) }
+  const [byDay, ...breakdowns] = await groupedSets(db, scope, [['day'], ['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], {
+    splitAt: from30,
+    cache,
+  })
+  const [stories, referrerRows, devices, langRows, segmentRows] = breakdowns.map((rows, k) => last30(rows, DIMS_30[k]))
   const top = stories.slice(0, 10)
   const referrers = referrerRows.slice(0, 10)
   const langs = langRows.filter((r) => r.lang !== '')
