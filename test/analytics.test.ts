@@ -653,7 +653,7 @@ describe('rollup and retention', () => {
     expect(await snapshot()).toEqual(later)
     // A query that read the watermark just before that rollup committed: b's beacon of 03:15 is now in the rollups
     // and after the old watermark; read both ways it would count twice. The query notices and reads again.
-    const scope = { spaceId: hsId, from, to: D, watermark: stale }
+    const scope = { spaceId: hsId, from, to: D, watermark: stale, now: t.clock.now().getTime() }
     const [ranked] = await groupedSets(t.kernel.db.db, scope, [['story_uuid']], { cache: state().rollups })
     expect(Object.fromEntries(ranked.map((g) => [g.story_uuid, g.mounts]))).toEqual({ [a]: 4, [b]: 2 })
     expect(scope.watermark).toEqual(await readWatermark(t.kernel.db.db))
@@ -701,6 +701,21 @@ describe('rollup and retention', () => {
       await t.kernel.jobs.runDueJobs()
       expect((await get(lateRange)).body).toEqual(withLate)
       expect(await storyTotals(hsId)).toContainEqual({ day: D1, story_uuid: a, mounts: 3 })
+
+      // Held back past the settled instant (three minutes) but not past the watermark: the cached raw minutes must
+      // not hide them either.
+      at(D2, 2, 16)
+      for (let i = 0; i < 2; i++) await beacon({ story_uuid: b }, { space: hs })
+      await Promise.allSettled([...s.beacon.inflight])
+      at(D2, 2, 21)
+      const cached = (await get(lateRange)).body
+      expect(cached).toEqual(withLate)
+      await s.buffer.flush()
+      expect(await rollState()).toEqual({ d: D2, m: 130, r: 2 })
+      expect((await get(lateRange)).body.data.map((x: any) => [x.slug, x.mounts])).toEqual([
+        ['a', 7],
+        ['b', 6],
+      ])
     } finally {
       s.buffer.start()
     }

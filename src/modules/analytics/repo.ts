@@ -3,10 +3,9 @@ import { type Database, type DbOrTx, rowsOf } from '../../kernel/db'
 import type { BeaconRow } from './beacon'
 import { addDays, DAY_MS, dayOf, dayStart } from './days'
 
-// The analytics tables' queries. Counts come from three places: the rollups (analytics_daily and its per-Story totals
-// analytics_story_daily) for the days the rollup has finished, the same tables for the rolled part of the day it is
-// in, and the raw rows (analytics_events) from its watermark on — the last few minutes — so a query gives the same
-// numbers before and after any rollup.
+// The analytics tables' queries. Counts come from the rollups (analytics_daily and its per-Story totals
+// analytics_story_daily) for everything before the rollup's watermark (a few minutes ago) and from the raw rows
+// (analytics_events) after it, so a query gives the same numbers before and after any rollup.
 
 /** The rollup's unit: it adds every finished five minutes (UTC, from midnight) to the rollups at once. */
 export const ROLLUP_SLOT_MS = 5 * 60_000
@@ -23,6 +22,8 @@ export const ROLLUP_GRACE_MS = 3 * 60_000
 export const RAW_RETENTION_DAYS = 90
 
 const slotFloor = (ms: number) => Math.floor(ms / ROLLUP_SLOT_MS) * ROLLUP_SLOT_MS
+/** Raw rows before this are final (but for late writes); in 10-second steps, so requests share a cached instant. */
+const settledBefore = (now: number) => Math.floor((now - ROLLUP_GRACE_MS) / 10_000) * 10_000
 
 const rowsJson = (rows: BeaconRow[]) =>
   JSON.stringify(rows.map((r) => ({ s: r.spaceId, u: r.storyUuid, g: r.segmentKey, l: r.lang, d: r.device, r: r.referrer, t: r.at.toISOString() })))
@@ -74,6 +75,8 @@ export interface Scope {
   storyUuids?: string[]
   /** The watermark as last read (readWatermark); groupedSets moves it on when a rollup overtook it. */
   watermark: Watermark
+  /** The clock's time (epoch ms): raw rows older than ROLLUP_GRACE_MS are settled and cached. */
+  now: number
 }
 
 type Base = { spaceId: number; storyUuids?: string[] }
@@ -117,16 +120,15 @@ function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
 interface CacheEntry {
   lists: Grouped[][]
   size: number
-  /** For the rolled part of the day the watermark is in: the watermark the lists are true for. */
+  /** For the watermark's day: the instant the lists count up to. */
   at?: number
 }
 
 /**
- * Aggregates of rolled-up days, kept in memory. A finished day changes only through a late write, which bumps the
- * watermark's revision (part of every key), so its aggregates stay true on every instance, whatever the others do.
- * The rolled part of the current day is held per day and moved forward as the watermark moves: what the rollup added
- * since is exactly the raw rows between the two watermarks, so a few minutes of raw rows bring it up to date. Only
- * raw rows past the watermark are counted afresh per request. Bounded by the number of rows held; the oldest entries
+ * Aggregates that no longer change, kept in memory: finished days, and the watermark's day up to a settled instant
+ * (moved forward by the raw rows since, a few minutes at a time). They change only through a late write, which bumps
+ * the watermark's revision (part of every key), so they stay true on every instance, whatever the others do. Only the
+ * last few minutes of raw rows are counted afresh per request. Bounded by the number of rows held; the oldest entries
  * go first.
  */
 export class RollupCache {
@@ -248,11 +250,10 @@ function merge(set: Dim[], lists: Grouped[][], keyed = false): Grouped[] {
 
 /**
  * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
- * SETS): the rollups for the days before the watermark's day (from `cache` when it holds them), the rollups again for
- * that day's rolled slots (cached, and brought forward by the raw rows between two watermarks), raw rows from the
- * watermark on. Returns one list per set, most mounts first, ties by the grouped values; a set with `day` is
- * unordered and may list a group once per source (add them up). `splitAt` also counts the mounts from that day on as
- * `recent`.
+ * SETS): the rollups for the days before the watermark's day, the rollups and raw rows of that day up to a settled
+ * instant (both from `cache` when it holds them), and raw rows from there on — the last few minutes. Returns one list
+ * per set, most mounts first, ties by the grouped values; a set with `day` is unordered and may list a group once per
+ * source (add them up). `splitAt` also counts the mounts from that day on as `recent`.
  *
  * The watermark is read again after the reads: a rollup that committed in between may have counted rows into the
  * rollups that were also read raw, so the reads are repeated from the new watermark, and nothing read under the old
@@ -263,6 +264,7 @@ export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts:
     const w = scope.watermark
     const { lists, commit } = await readSets(db, scope, sets, opts)
     const after = await readWatermark(db)
+    // Four rollups cannot overtake one request in practice; should they, the last reads are answered, uncached.
     if (same(after, w) || attempt === 3) {
       if (same(after, w)) commit()
       return lists
@@ -289,28 +291,36 @@ async function readSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt
     writes.push(() => cache?.set(key, fresh))
     return fresh
   }
-  // The rolled part of the watermark's day: from the cache as of an earlier watermark plus the raw rows in between.
-  const dayRolled = async () => {
-    const key = keyOfPart(wmDay, wmDay, 'day')
-    const hit = cache?.get(key)
-    if (hit?.at === wm) return hit.lists
-    let fresh: Grouped[][]
-    if (hit?.at !== undefined && hit.at < wm) {
-      const delta = await setsOf(db, base, { kind: 'raw', from: hit.at, to: wm }, sets, splitAt)
-      fresh = sets.map((set, k) => merge(set, [hit.lists[k], delta[k]], true))
-    } else {
-      fresh = await rolledSets(db, base, wmDay, wmDay, sets, splitAt)
-    }
-    writes.push(() => cache?.set(key, fresh, wm))
-    return fresh
-  }
   const finishedTo = scope.to < wmDay ? scope.to : addDays(wmDay, -1)
-  const partial = wm > dayStart(wmDay) && scope.from <= wmDay && wmDay <= scope.to
-  const rawFrom = Math.max(wm, dayStart(scope.from))
   const rawTo = dayStart(scope.to) + DAY_MS
+  // The watermark's day up to a settled instant: its rolled part, then raw rows older than ROLLUP_GRACE_MS (final
+  // but for late writes, which bump the revision). Cached and moved forward by the raw rows since, so a request reads
+  // afresh only the last few minutes, whatever the rollup's pace. Without a cache, the watermark is the limit.
+  const dayKey = keyOfPart(wmDay, iso(rawTo), 'day')
+  const dayHit = wmDay >= scope.from && wmDay <= scope.to ? cache?.get(dayKey) : undefined
+  const settleAt = cache ? Math.min(rawTo, Math.max(wm, settledBefore(scope.now))) : wm
+  const freshFrom = dayHit?.at !== undefined && dayHit.at > settleAt ? dayHit.at : settleAt
+  const daySettled = async () => {
+    if (dayHit?.at !== undefined && dayHit.at >= settleAt) return dayHit.lists
+    let lists: Grouped[][]
+    if (dayHit?.at !== undefined) {
+      const delta = await setsOf(db, base, { kind: 'raw', from: dayHit.at, to: settleAt }, sets, splitAt)
+      lists = sets.map((set, k) => merge(set, [dayHit.lists[k], delta[k]], true))
+    } else {
+      const [rolled, raw] = await Promise.all([
+        wm > dayStart(wmDay) ? rolledSets(db, base, wmDay, wmDay, sets, splitAt) : none(),
+        settleAt > wm ? setsOf(db, base, { kind: 'raw', from: wm, to: settleAt }, sets, splitAt) : none(),
+      ])
+      lists = sets.map((set, k) => merge(set, [rolled[k], raw[k]], true))
+    }
+    writes.push(() => cache?.set(dayKey, lists, settleAt))
+    return lists
+  }
+  const inScope = wmDay >= scope.from && wmDay <= scope.to
+  const rawFrom = inScope ? freshFrom : Math.max(wm, dayStart(scope.from))
   const parts = await Promise.all([
     scope.from <= finishedTo ? finished(scope.from, finishedTo) : none(),
-    partial ? dayRolled() : none(),
+    inScope ? daySettled() : none(),
     rawFrom < rawTo ? setsOf(db, base, { kind: 'raw', from: rawFrom, to: rawTo }, sets, splitAt) : none(),
   ])
   return { lists: sets.map((set, k) => merge(set, parts.map((p) => p[k]))), commit: () => writes.forEach((write) => write()) }
@@ -350,9 +360,9 @@ const lockState = (tx: DbOrTx) => q<StateRow>(tx, sql`${STATE} for update`)
 
 /**
  * Beacons written late (a flush the database refused for a while): inserted like any batch, and those before the
- * watermark — in slots rolled up meanwhile — are also added to the rollups, with the revision bumped so cached
- * aggregates of those days are dropped. The state row's lock orders this against a rollup in progress. Returns how
- * many mounts went into rolled hours.
+ * watermark — in slots rolled up meanwhile — are also added to the rollups. The revision is bumped, since cached
+ * aggregates may hold the raw rows of those minutes already settled. The state row's lock orders this against a
+ * rollup in progress. Returns how many mounts went into rolled slots.
  */
 export async function insertLateEvents(db: DbOrTx, rows: BeaconRow[]): Promise<number> {
   if (!rows.length) return 0
@@ -366,7 +376,7 @@ export async function insertLateEvents(db: DbOrTx, rows: BeaconRow[]): Promise<n
       tx,
       sql`(select s as space_id, u as story_uuid, g as segment_key, l as lang, d as device, r as referrer, t as at from ${recordset} where t < ${iso(atOf(state))}::timestamptz)`,
     )
-    if (added) await tx.execute(sql`update analytics_rollup_state set revision = revision + 1 where id = 1`)
+    await tx.execute(sql`update analytics_rollup_state set revision = revision + 1 where id = 1`)
     return added
   })
 }
