@@ -73,7 +73,8 @@ export interface Scope {
   from: string
   to: string
   storyUuids?: string[]
-  /** The watermark as last read (readWatermark); groupedSets moves it on when a rollup overtook it. */
+  /** The watermark as last read (readWatermark): its revision keys the cache; groupedSets moves it on when a rollup
+   *  overtook it while it read the rollups. */
   watermark: Watermark
   /** The clock's time (epoch ms): raw rows older than ROLLUP_GRACE_MS are settled and cached. */
   now: number
@@ -120,16 +121,15 @@ function toGrouped(r: Record<string, unknown>, dims: readonly Dim[]): Grouped {
 interface CacheEntry {
   lists: Grouped[][]
   size: number
-  /** For the watermark's day: the instant the lists count up to. */
+  /** The instant the lists count up to. */
   at?: number
 }
 
 /**
- * Aggregates that no longer change, kept in memory: finished days, and the watermark's day up to a settled instant
- * (moved forward by the raw rows since, a few minutes at a time). They change only through a late write, which bumps
- * the watermark's revision (part of every key), so they stay true on every instance, whatever the others do. Only the
- * last few minutes of raw rows are counted afresh per request. Bounded by the number of rows held; the oldest entries
- * go first.
+ * Each query's counts up to a settled instant, kept in memory and moved forward by the raw rows since (groupedSets).
+ * What they count changes only through a late write, which bumps the watermark's revision (part of every key), so they
+ * stay true on every instance, whatever the others do. Bounded by the number of rows held; the oldest entries go
+ * first.
  */
 export class RollupCache {
   private entries = new Map<string, CacheEntry>()
@@ -250,80 +250,60 @@ function merge(set: Dim[], lists: Grouped[][], keyed = false): Grouped[] {
 
 /**
  * Mounts over the scope grouped by each of `sets` (a set is a list of dimensions), in one scan per source (GROUPING
- * SETS): the rollups for the days before the watermark's day, the rollups and raw rows of that day up to a settled
- * instant (both from `cache` when it holds them), and raw rows from there on — the last few minutes. Returns one list
- * per set, most mounts first, ties by the grouped values; a set with `day` is unordered and may list a group once per
- * source (add them up). `splitAt` also counts the mounts from that day on as `recent`.
+ * SETS). Returns one list per set, most mounts first, ties by the grouped values; a set with `day` is unordered and
+ * may list a group once per source (add them up). `splitAt` also counts the mounts from that day on as `recent`.
  *
- * The watermark is read again after the reads: a rollup that committed in between may have counted rows into the
- * rollups that were also read raw, so the reads are repeated from the new watermark, and nothing read under the old
- * one is cached.
+ * The counts up to a settled instant — raw rows older than ROLLUP_GRACE_MS, final but for late writes, which bump the
+ * revision in the key — are built once from the rollups (everything before the watermark) and the raw rows after it,
+ * then held in `cache` and moved forward by the raw rows since; each request counts afresh only the rows after the
+ * settled instant, the last few minutes. Without a cache the watermark is the limit.
  */
 export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache } = {}): Promise<Grouped[][]> {
-  for (let attempt = 0; ; attempt++) {
-    const w = scope.watermark
-    const { lists, commit } = await readSets(db, scope, sets, opts)
-    const after = await readWatermark(db)
-    // Four rollups cannot overtake one request in practice; should they, the last reads are answered, uncached.
-    if (same(after, w) || attempt === 3) {
-      if (same(after, w)) commit()
-      return lists
-    }
-    scope.watermark = after
+  const { cache, splitAt } = opts
+  const base: Base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
+  const rawTo = dayStart(scope.to) + DAY_MS
+  const settleAt = Math.min(rawTo, Math.max(dayStart(scope.from), settledBefore(scope.now)))
+  cache?.sync(scope.watermark)
+  const key = JSON.stringify([scope.spaceId, scope.from, scope.to, scope.storyUuids ?? null, sets, splitAt ?? null, scope.watermark.revision])
+  const hit = cache?.get(key)
+  let upTo: { lists: Grouped[][]; at: number; valid?: boolean }
+  if (hit?.at === undefined) {
+    upTo = await settledSets(db, scope, base, sets, cache ? settleAt : null, splitAt)
+  } else if (hit.at < settleAt) {
+    const delta = await setsOf(db, base, { kind: 'raw', from: hit.at, to: settleAt }, sets, splitAt)
+    upTo = { lists: sets.map((set, k) => merge(set, [hit.lists[k], delta[k]], true)), at: settleAt }
+  } else {
+    upTo = { lists: hit.lists, at: hit.at }
   }
+  if (cache && upTo.valid !== false && upTo.lists !== hit?.lists) cache.set(key, upTo.lists, upTo.at)
+  const fresh = upTo.at < rawTo ? await setsOf(db, base, { kind: 'raw', from: upTo.at, to: rawTo }, sets, splitAt) : sets.map(() => [])
+  return sets.map((set, k) => merge(set, [upTo.lists[k], fresh[k]]))
 }
 
-async function readSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache }) {
-  const { at: wm, revision } = scope.watermark
-  const wmDay = dayOf(wm)
-  const base: Base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
-  const none = () => sets.map(() => [] as Grouped[])
-  const { cache, splitAt } = opts
-  cache?.sync(scope.watermark)
-  const writes: (() => void)[] = []
-  const keyOfPart = (from: string, to: string, part: string) => JSON.stringify([scope.spaceId, from, to, scope.storyUuids ?? null, sets, splitAt ?? null, revision, part])
-  // Finished days: true for good (until a late write).
-  const finished = async (from: string, to: string) => {
-    const key = keyOfPart(from, to, 'finished')
-    const hit = cache?.get(key)
-    if (hit) return hit.lists
-    const fresh = await rolledSets(db, base, from, to, sets, splitAt)
-    writes.push(() => cache?.set(key, fresh))
-    return fresh
-  }
-  const finishedTo = scope.to < wmDay ? scope.to : addDays(wmDay, -1)
+/**
+ * The scope's counts up to `settleAt` (or up to the watermark): the rollups for everything before the watermark, raw
+ * rows from it on. The watermark is read again after the rollups: a rollup that committed in between may have added
+ * rows the raw read also counts, so then it all is read again from the new watermark (`scope.watermark` moves on).
+ */
+async function settledSets(db: DbOrTx, scope: Scope, base: Base, sets: Dim[][], settleAt: number | null, splitAt?: string) {
+  const start = dayStart(scope.from)
   const rawTo = dayStart(scope.to) + DAY_MS
-  // The watermark's day up to a settled instant: its rolled part, then raw rows older than ROLLUP_GRACE_MS (final
-  // but for late writes, which bump the revision). Cached and moved forward by the raw rows since, so a request reads
-  // afresh only the last few minutes, whatever the rollup's pace. Without a cache, the watermark is the limit.
-  const dayKey = keyOfPart(wmDay, iso(rawTo), 'day')
-  const dayHit = wmDay >= scope.from && wmDay <= scope.to ? cache?.get(dayKey) : undefined
-  const settleAt = cache ? Math.min(rawTo, Math.max(wm, settledBefore(scope.now))) : wm
-  const freshFrom = dayHit?.at !== undefined && dayHit.at > settleAt ? dayHit.at : settleAt
-  const daySettled = async () => {
-    if (dayHit?.at !== undefined && dayHit.at >= settleAt) return dayHit.lists
-    let lists: Grouped[][]
-    if (dayHit?.at !== undefined) {
-      const delta = await setsOf(db, base, { kind: 'raw', from: dayHit.at, to: settleAt }, sets, splitAt)
-      lists = sets.map((set, k) => merge(set, [dayHit.lists[k], delta[k]], true))
-    } else {
-      const [rolled, raw] = await Promise.all([
-        wm > dayStart(wmDay) ? rolledSets(db, base, wmDay, wmDay, sets, splitAt) : none(),
-        settleAt > wm ? setsOf(db, base, { kind: 'raw', from: wm, to: settleAt }, sets, splitAt) : none(),
-      ])
-      lists = sets.map((set, k) => merge(set, [rolled[k], raw[k]], true))
+  const none = () => sets.map(() => [] as Grouped[])
+  for (let attempt = 0; ; attempt++) {
+    const w = scope.watermark
+    const at = Math.min(Math.max(w.at, start), rawTo)
+    const rolled = at > start ? await rolledSets(db, base, scope.from, dayOf(at - 1), sets, splitAt) : none()
+    const after = await readWatermark(db)
+    const valid = same(after, w)
+    // Four rollups cannot overtake one request in practice; should they, the last reads are answered, uncached.
+    if (!valid && attempt < 3) {
+      scope.watermark = after
+      continue
     }
-    writes.push(() => cache?.set(dayKey, lists, settleAt))
-    return lists
+    const until = settleAt === null ? at : Math.max(at, settleAt)
+    const raw = until > at ? await setsOf(db, base, { kind: 'raw', from: at, to: until }, sets, splitAt) : none()
+    return { lists: sets.map((set, k) => merge(set, [rolled[k], raw[k]], true)), at: until, valid }
   }
-  const inScope = wmDay >= scope.from && wmDay <= scope.to
-  const rawFrom = inScope ? freshFrom : Math.max(wm, dayStart(scope.from))
-  const parts = await Promise.all([
-    scope.from <= finishedTo ? finished(scope.from, finishedTo) : none(),
-    inScope ? daySettled() : none(),
-    rawFrom < rawTo ? setsOf(db, base, { kind: 'raw', from: rawFrom, to: rawTo }, sets, splitAt) : none(),
-  ])
-  return { lists: sets.map((set, k) => merge(set, parts.map((p) => p[k]))), commit: () => writes.forEach((write) => write()) }
 }
 
 /** Stories by mounts over the scope (most first, then by uuid), one page of them, and how many Stories had mounts. */
