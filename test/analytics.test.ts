@@ -716,6 +716,16 @@ describe('rollup and retention', () => {
         ['a', 7],
         ['b', 6],
       ])
+
+      // The page changes (b overtakes a): each Story's counts are cached on their own, so nothing is read in full.
+      const one = (await get(`${lateRange}&per_page=1`)).body
+      expect(one.data.map((x: any) => [x.slug, x.mounts])).toEqual([['a', 7]])
+      const misses = state().rollups.misses
+      for (let i = 0; i < 2; i++) await beacon({ story_uuid: b, lang: 'fr' }, { space: hs })
+      await settle()
+      const two = (await get(`${lateRange}&per_page=1`)).body
+      expect(two.data.map((x: any) => [x.slug, x.mounts, x.by_lang])).toEqual([['b', 8, { fr: 4 }]])
+      expect(state().rollups.misses).toBe(misses)
     } finally {
       s.buffer.start()
     }

@@ -260,32 +260,82 @@ function merge(set: Dim[], lists: Grouped[][], keyed = false): Grouped[] {
  */
 export async function groupedSets(db: DbOrTx, scope: Scope, sets: Dim[][], opts: { splitAt?: string; cache?: RollupCache } = {}): Promise<Grouped[][]> {
   const { cache, splitAt } = opts
-  const base: Base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
   const rawTo = dayStart(scope.to) + DAY_MS
   const settleAt = Math.min(rawTo, Math.max(dayStart(scope.from), settledBefore(scope.now)))
   cache?.sync(scope.watermark)
-  const key = JSON.stringify([scope.spaceId, scope.from, scope.to, scope.storyUuids ?? null, sets, splitAt ?? null, scope.watermark.revision])
-  const hit = cache?.get(key)
-  let upTo: { lists: Grouped[][]; at: number; valid?: boolean }
-  if (hit?.at === undefined) {
-    upTo = await settledSets(db, scope, base, sets, cache ? settleAt : null, splitAt)
-  } else if (hit.at < settleAt) {
-    const delta = await setsOf(db, base, { kind: 'raw', from: hit.at, to: settleAt }, sets, splitAt)
-    upTo = { lists: sets.map((set, k) => merge(set, [hit.lists[k], delta[k]], true)), at: settleAt }
-  } else {
-    upTo = { lists: hit.lists, at: hit.at }
+  // A page of Stories is cached Story by Story: when the page changes, only the Stories new to it are read in full.
+  const stories = scope.storyUuids
+  const sharded = !!cache && !!stories && stories.length > 0 && sets.every((set) => set.includes('story_uuid'))
+  const shards = sharded ? stories.length : 1
+  const filter = (idx: number[]) => (sharded ? idx.map((i) => stories[i]) : stories)
+  const base = (idx: number[]): Base => ({ spaceId: scope.spaceId, storyUuids: filter(idx) })
+  /** Lists of a read over the shards `idx`, one per shard. */
+  const split = (idx: number[], lists: Grouped[][]): Grouped[][][] => {
+    if (!sharded) return [lists]
+    const at = new Map(idx.map((i, n) => [stories[i], n]))
+    const out = idx.map(() => sets.map(() => [] as Grouped[]))
+    lists.forEach((list, k) => {
+      for (const g of list) out[at.get(g.story_uuid)!]?.[k].push(g)
+    })
+    return out
   }
-  if (cache && upTo.valid !== false && upTo.lists !== hit?.lists) cache.set(key, upTo.lists, upTo.at)
-  const fresh = upTo.at < rawTo ? await setsOf(db, base, { kind: 'raw', from: upTo.at, to: rawTo }, sets, splitAt) : sets.map(() => [])
-  return sets.map((set, k) => merge(set, [upTo.lists[k], fresh[k]]))
+  const keyOfShard = (i: number) =>
+    JSON.stringify([scope.spaceId, scope.from, scope.to, sharded ? stories[i] : (stories ?? null), sets, splitAt ?? null, scope.watermark.revision])
+
+  const settled: Settled[] = new Array(shards)
+  const cold: number[] = []
+  const behind = new Map<number, number[]>()
+  for (let i = 0; i < shards; i++) {
+    const hit = cache?.get(keyOfShard(i))
+    if (hit?.at === undefined || hit.at > settleAt) cold.push(i)
+    else {
+      settled[i] = { lists: hit.lists, at: hit.at, cached: true }
+      if (hit.at < settleAt) (behind.get(hit.at) ?? behind.set(hit.at, []).get(hit.at)!).push(i)
+    }
+  }
+  await Promise.all([
+    cold.length
+      ? settledSets(db, { ...scope, storyUuids: filter(cold) }, sets, cache ? settleAt : null, splitAt).then((r) => {
+          split(cold, r.lists).forEach((lists, n) => (settled[cold[n]] = { lists, at: r.at, valid: r.valid }))
+          scope.watermark = r.watermark
+        })
+      : null,
+    ...[...behind].map(async ([from, idx]) => {
+      const delta = split(idx, await setsOf(db, base(idx), { kind: 'raw', from, to: settleAt }, sets, splitAt))
+      idx.forEach((i, n) => (settled[i] = { lists: sets.map((set, k) => merge(set, [settled[i].lists[k], delta[n][k]], true)), at: settleAt }))
+    }),
+  ])
+  if (cache) settled.forEach((e, i) => !e.cached && e.valid !== false && cache.set(keyOfShard(i), e.lists, e.at))
+
+  // The rows after the settled instant, read afresh (one read per instant the shards reached: as a rule one).
+  const byAt = new Map<number, number[]>()
+  settled.forEach((e, i) => e.at < rawTo && (byAt.get(e.at) ?? byAt.set(e.at, []).get(e.at)!).push(i))
+  const fresh = await Promise.all([...byAt].map(([from, idx]) => setsOf(db, base(idx), { kind: 'raw', from, to: rawTo }, sets, splitAt)))
+  return sets.map((set, k) => {
+    const own = sharded ? settled.flatMap((e) => e.lists[k]) : settled[0].lists[k]
+    const out = merge(set, [own, ...fresh.map((f) => f[k])])
+    // A concatenation of the Stories' lists is in no order yet.
+    return sharded && out === own ? sortGroups(own, set) : out
+  })
+}
+
+interface Settled {
+  lists: Grouped[][]
+  /** The instant the lists count up to. */
+  at: number
+  /** Straight from the cache (nothing to store again). */
+  cached?: boolean
+  /** False when rollups overtook the reads four times: answered, not cached. */
+  valid?: boolean
 }
 
 /**
  * The scope's counts up to `settleAt` (or up to the watermark): the rollups for everything before the watermark, raw
  * rows from it on. The watermark is read again after the rollups: a rollup that committed in between may have added
- * rows the raw read also counts, so then it all is read again from the new watermark (`scope.watermark` moves on).
+ * rows the raw read also counts, so then it all is read again from the new watermark (returned).
  */
-async function settledSets(db: DbOrTx, scope: Scope, base: Base, sets: Dim[][], settleAt: number | null, splitAt?: string) {
+async function settledSets(db: DbOrTx, scope: Scope, sets: Dim[][], settleAt: number | null, splitAt?: string) {
+  const base: Base = { spaceId: scope.spaceId, storyUuids: scope.storyUuids }
   const start = dayStart(scope.from)
   const rawTo = dayStart(scope.to) + DAY_MS
   const none = () => sets.map(() => [] as Grouped[])
@@ -302,7 +352,7 @@ async function settledSets(db: DbOrTx, scope: Scope, base: Base, sets: Dim[][], 
     }
     const until = settleAt === null ? at : Math.max(at, settleAt)
     const raw = until > at ? await setsOf(db, base, { kind: 'raw', from: at, to: until }, sets, splitAt) : none()
-    return { lists: sets.map((set, k) => merge(set, [rolled[k], raw[k]], true)), at: until, valid }
+    return { lists: sets.map((set, k) => merge(set, [rolled[k], raw[k]], true)), at: until, valid, watermark: scope.watermark }
   }
 }
 
