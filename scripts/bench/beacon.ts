@@ -340,7 +340,7 @@ for (const r of results) {
 const table = (driver: string, rows: Awaited<ReturnType<typeof sequential>>) => {
   for (const [k, v] of Object.entries(rows)) console.log(`${driver.padEnd(9)} | ${k.padEnd(28)} | first (cold) ${v.first} | p50 ${v.p50} | p99 ${v.p99}`)
 }
-console.log(`\nManagement queries (sequential, client-side latency in ms; after the first, rolled-up hours come from the rollup cache) over ${results[0]?.seeded.raw} raw rows + ${results[0]?.seeded.daily} rollup rows`)
+console.log(`\nManagement queries (sequential, client-side latency in ms; after the first, counts up to a few minutes ago come from the in-memory cache) over ${results[0]?.seeded.raw} raw rows + ${results[0]?.seeded.daily} rollup rows`)
 for (const r of results) {
   console.log(`${r.driver}: as seeded (${r.seeded.line})`)
   table(r.driver, r.managementSeeded)
