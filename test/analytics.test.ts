@@ -4,7 +4,7 @@ import { analyticsModule } from '../src/modules/analytics'
 import { BeaconBuffer } from '../src/modules/analytics/buffer'
 import { BeaconPipeline, type BeaconRow, deviceFromUserAgent, newMetrics, referrerOrigin } from '../src/modules/analytics/beacon'
 import { addDays, dayOf } from '../src/modules/analytics/days'
-import { insertEvents, rollup } from '../src/modules/analytics/repo'
+import { groupedSets, insertEvents, readWatermark, RollupCache, rollup } from '../src/modules/analytics/repo'
 import { sparklineSvg } from '../src/modules/analytics/service'
 import { type TestApp, testApp } from './helpers/app'
 
@@ -492,14 +492,22 @@ describe('management queries', () => {
   })
 })
 
+const rollState = async () =>
+  (await t.kernel.db.query<{ d: string; m: number; r: number }>('select rolled_until::text as d, rolled_minutes as m, revision as r from analytics_rollup_state'))[0]
+const storyTotals = (sid: number) =>
+  t.kernel.db.query<{ day: string; story_uuid: string; mounts: number }>(
+    'select day::text as day, story_uuid, mounts from analytics_story_daily where space_id = $1 order by day, mounts desc, story_uuid',
+    [sid],
+  )
+
 describe('rollup and retention', () => {
-  test('finished days move into rollups with identical results; raw rows older than 90 days are deleted', async () => {
+  test('finished days and slots move into rollups with identical results; raw rows older than 90 days are deleted', async () => {
     const rs = (await t.createSpace(owner.token)).slug
     const rsId = await spaceIdOf(rs)
     await t.request('POST', `/v1/spaces/${rs}/components`, { token: owner.token, body: { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } } })
     const a = await publishedStory(rs, 'a')
     const b = await publishedStory(rs, 'b')
-    await t.kernel.jobs.runDueJobs() // writes the cron schedules: the rollup's next tick is tomorrow 00:20
+    await t.kernel.jobs.runDueJobs() // writes the cron schedules: the rollup's next tick is at 12:03
     const d0 = dayOf(t.clock.now())
     for (let i = 0; i < 3; i++) await beacon({ story_uuid: a, lang: 'en', device: 'mobile' }, { space: rs })
     await beacon({ story_uuid: b, lang: 'de', referrer: 'https://ref.example/x' }, { space: rs })
@@ -523,19 +531,23 @@ describe('rollup and retention', () => {
     expect(before.story.data.sparkline.points).toEqual([3, 1])
 
     await t.kernel.jobs.runDueJobs()
-    const [state1] = await t.kernel.db.query<{ d: string }>('select rolled_until::text as d from analytics_rollup_state')
-    expect(state1.d).toBe(d1)
+    // Noon: every five minutes that ended at least three minutes ago are rolled up; the rest is read raw.
+    expect(await rollState()).toEqual({ d: d1, m: 11 * 60 + 55, r: 0 })
     const daily = await t.kernel.db.query<{ day: string; mounts: number }>('select day::text as day, mounts from analytics_daily where space_id = $1 order by mounts', [rsId])
     expect(daily).toEqual([
       { day: d0, mounts: 1 },
       { day: d0, mounts: 3 },
+    ])
+    expect(await storyTotals(rsId)).toEqual([
+      { day: d0, story_uuid: a, mounts: 3 },
+      { day: d0, story_uuid: b, mounts: 1 },
     ])
     const hits = state().rollups.hits
     expect(await snapshot()).toEqual(before)
     expect(await snapshot()).toEqual(before) // the rolled-up day's aggregates now come from memory
     expect(state().rollups.hits).toBeGreaterThan(hits)
     // Re-running changes nothing.
-    expect((await rollup(t.kernel.db.db, t.clock.now())).days).toEqual([])
+    expect((await rollup(t.kernel.db.db, t.clock.now())).slots).toBe(0)
     expect(await snapshot()).toEqual(before)
 
     // 91 days later: d0 and d1 are rolled up; raw rows older than 90 days are gone, the numbers are not.
@@ -548,8 +560,7 @@ describe('rollup and retention', () => {
     expect(raw).toEqual([{ day: d1, n: 1 }])
     const after = await get(`/v1/spaces/${rs}/analytics/stories?from=${d0}&to=${d1}`)
     expect(after.body).toEqual(before.stories)
-    const [state2] = await t.kernel.db.query<{ d: string }>('select rolled_until::text as d from analytics_rollup_state')
-    expect(state2.d).toBe(dayOf(t.clock.now()))
+    expect(await rollState()).toEqual({ d: dayOf(t.clock.now()), m: 11 * 60 + 55, r: 0 })
     // Beacons of the new today are read raw, next to the rollups.
     await beacon({ story_uuid: b }, { space: rs })
     await settle()
@@ -559,5 +570,164 @@ describe('rollup and retention', () => {
       ['a', 4],
       ['b', 2],
     ])
+  })
+
+  test('rollups in the middle of a day, across midnight and after a late write leave every answer unchanged', async () => {
+    const hs = (await t.createSpace(owner.token)).slug
+    const hsId = await spaceIdOf(hs)
+    await t.request('POST', `/v1/spaces/${hs}/components`, { token: owner.token, body: { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } } })
+    const a = await publishedStory(hs, 'a')
+    const b = await publishedStory(hs, 'b')
+    // Five minutes into the next day (the clock only moves forward: the rollup state is shared by every test).
+    const D = addDays(dayOf(t.clock.now()), 1)
+    const at = (day: string, h: number, m: number) => t.clock.set(Date.parse(`${day}T00:00:00Z`) + h * 3_600_000 + m * 60_000)
+    at(D, 0, 5)
+    await t.kernel.jobs.runDueJobs()
+    const send = async (n: number, body: Record<string, unknown>) => {
+      for (let i = 0; i < n; i++) await beacon(body, { space: hs })
+      await settle()
+    }
+    await send(2, { story_uuid: a, lang: 'en', device: 'mobile' })
+    at(D, 1, 20)
+    await send(1, { story_uuid: b, referrer: 'https://ref.example/x' })
+    await send(1, { story_uuid: a, lang: 'de', device: 'tablet' })
+    at(D, 2, 40)
+    await send(1, { story_uuid: a, lang: 'de' })
+
+    const from = addDays(D, -6)
+    const snapshot = async () => ({
+      stories: (await get(`/v1/spaces/${hs}/analytics/stories?from=${from}&to=${D}`)).body,
+      months: (await get(`/v1/spaces/${hs}/analytics/stories?from=${addDays(D, -365)}&to=${D}&granularity=month`)).body,
+      story: (await get(`/v1/spaces/${hs}/stories/${a}/analytics?days=7`)).body,
+      overview: (await get(`/v1/spaces/${hs}/analytics/overview`)).body,
+      insights: (await t.request('POST', `/v1/spaces/${hs}/analytics/ai-insights`, { token: owner.token })).body,
+    })
+    const before = await snapshot()
+    expect(before.stories.data.map((s: any) => [s.slug, s.mounts, s.by_lang])).toEqual([
+      ['a', 4, { en: 2, de: 2 }],
+      ['b', 1, {}],
+    ])
+    expect(before.story.data.by_device).toEqual({ mobile: 2, tablet: 1, desktop: 1 })
+    expect(before.insights.data.observations[0]).toContain('5 mounts across 2 Stories')
+
+    // 02:40: everything up to 02:35 is rolled up, the last beacon stays raw — the day is part rolled, part raw.
+    await t.kernel.jobs.runDueJobs()
+    expect(await rollState()).toMatchObject({ d: D, m: 155 })
+    expect(await storyTotals(hsId)).toEqual([
+      { day: D, story_uuid: a, mounts: 3 },
+      { day: D, story_uuid: b, mounts: 1 },
+    ])
+    expect(await snapshot()).toEqual(before)
+    expect(await snapshot()).toEqual(before) // the rolled part's aggregates now come from memory
+
+    // 03:15: 02:35–03:10 is added to the day's rollups (the same rows grow); answers still unchanged.
+    at(D, 3, 15)
+    await t.kernel.jobs.runDueJobs()
+    expect(await rollState()).toMatchObject({ d: D, m: 190 })
+    expect(await storyTotals(hsId)).toEqual([
+      { day: D, story_uuid: a, mounts: 4 },
+      { day: D, story_uuid: b, mounts: 1 },
+    ])
+    const wide = await t.kernel.db.query<{ lang: string; device: string; mounts: number }>(
+      'select lang, device, mounts from analytics_daily where space_id = $1 and story_uuid = $2 order by lang, device',
+      [hsId, a],
+    )
+    expect(wide).toEqual([
+      { lang: 'de', device: 'desktop', mounts: 1 },
+      { lang: 'de', device: 'tablet', mounts: 1 },
+      { lang: 'en', device: 'mobile', mounts: 2 },
+    ])
+    expect(await snapshot()).toEqual(before)
+
+    // A beacon after the watermark is counted raw next to the cached rollups; the next rollup changes nothing.
+    await send(1, { story_uuid: b })
+    const later = await snapshot()
+    expect(later.stories.data.map((s: any) => [s.slug, s.mounts])).toEqual([
+      ['a', 4],
+      ['b', 2],
+    ])
+    at(D, 4, 30)
+    const stale = await readWatermark(t.kernel.db.db)
+    await t.kernel.jobs.runDueJobs()
+    expect(await rollState()).toMatchObject({ d: D, m: 265 })
+    expect(await snapshot()).toEqual(later)
+    // A query that read the watermark just before that rollup committed: b's beacon of 03:15 is now in the rollups
+    // and after the old watermark; read both ways it would count twice. The query notices and reads again.
+    const scope = { spaceId: hsId, from, to: D, watermark: stale, now: t.clock.now().getTime() }
+    const [ranked] = await groupedSets(t.kernel.db.db, scope, [['story_uuid']], { cache: new RollupCache() })
+    expect(Object.fromEntries(ranked.map((g) => [g.story_uuid, g.mounts]))).toEqual({ [a]: 4, [b]: 2 })
+    expect(scope.watermark).toEqual(await readWatermark(t.kernel.db.db))
+
+    // Across midnight: D is finished, its last minutes rolled up by the first run of D+1.
+    const D1 = addDays(D, 1)
+    at(D, 23, 30)
+    await t.kernel.jobs.runDueJobs()
+    await send(2, { story_uuid: b, lang: 'fr' })
+    const range = `/v1/spaces/${hs}/analytics/stories?from=${from}&to=${D1}&granularity=week`
+    const crossing = (await get(range)).body
+    // A tie: ordered by uuid.
+    expect(Object.fromEntries(crossing.data.map((s: any) => [s.slug, s.mounts]))).toEqual({ a: 4, b: 4 })
+    at(D1, 0, 30)
+    await t.kernel.jobs.runDueJobs()
+    expect(await rollState()).toMatchObject({ d: D1, m: 25 })
+    expect((await get(range)).body).toEqual(crossing)
+
+    // A late write: beacons accepted at 23:30 on D1 but held back (the database refused them) until after the
+    // rollup moved past them. They still count, and cached aggregates of the finished day are dropped.
+    const s = state()
+    s.buffer.stop()
+    try {
+      at(D1, 23, 30)
+      for (let i = 0; i < 3; i++) await beacon({ story_uuid: a, lang: 'en' }, { space: hs })
+      await Promise.allSettled([...s.beacon.inflight])
+      expect(s.buffer.pending).toBe(3)
+      const D2 = addDays(D1, 1)
+      at(D2, 0, 30)
+      await t.kernel.jobs.runDueJobs()
+      expect(await rollState()).toEqual({ d: D2, m: 25, r: 0 })
+      const lateRange = `/v1/spaces/${hs}/analytics/stories?from=${D}&to=${D2}`
+      const without = (await get(lateRange)).body
+      expect(Object.fromEntries(without.data.map((x: any) => [x.slug, x.mounts]))).toEqual({ a: 4, b: 4 })
+      await s.buffer.flush()
+      expect(await rollState()).toEqual({ d: D2, m: 25, r: 1 })
+      const withLate = (await get(lateRange)).body
+      expect(withLate.data.map((x: any) => [x.slug, x.mounts, x.by_lang])).toEqual([
+        ['a', 7, { en: 5, de: 2 }],
+        ['b', 4, { fr: 2 }],
+      ])
+      expect(withLate.data[0].by_day.find((d: any) => d.date === D1)).toEqual({ date: D1, mounts: 3 })
+      // The late rows are raw rows too, and the next rollup does not count them a second time.
+      at(D2, 2, 15)
+      await t.kernel.jobs.runDueJobs()
+      expect((await get(lateRange)).body).toEqual(withLate)
+      expect(await storyTotals(hsId)).toContainEqual({ day: D1, story_uuid: a, mounts: 3 })
+
+      // Held back past the settled instant (three minutes) but not past the watermark: the cached raw minutes must
+      // not hide them either.
+      at(D2, 2, 16)
+      for (let i = 0; i < 2; i++) await beacon({ story_uuid: b }, { space: hs })
+      await Promise.allSettled([...s.beacon.inflight])
+      at(D2, 2, 21)
+      const cached = (await get(lateRange)).body
+      expect(cached).toEqual(withLate)
+      await s.buffer.flush()
+      expect(await rollState()).toEqual({ d: D2, m: 130, r: 2 })
+      expect((await get(lateRange)).body.data.map((x: any) => [x.slug, x.mounts])).toEqual([
+        ['a', 7],
+        ['b', 6],
+      ])
+
+      // The page changes (b overtakes a): each Story's counts are cached on their own, so nothing is read in full.
+      const one = (await get(`${lateRange}&per_page=1`)).body
+      expect(one.data.map((x: any) => [x.slug, x.mounts])).toEqual([['a', 7]])
+      const misses = state().rollups.misses
+      for (let i = 0; i < 2; i++) await beacon({ story_uuid: b, lang: 'fr' }, { space: hs })
+      await settle()
+      const two = (await get(`${lateRange}&per_page=1`)).body
+      expect(two.data.map((x: any) => [x.slug, x.mounts, x.by_lang])).toEqual([['b', 8, { fr: 4 }]])
+      expect(state().rollups.misses).toBe(misses)
+    } finally {
+      s.buffer.start()
+    }
   })
 })

@@ -8,6 +8,8 @@ import m4 from './0004_safe_la_nuit.sql' with { type: 'text' }
 import m5 from './0005_lovely_ma_gnuci.sql' with { type: 'text' }
 import m6 from './0006_wise_grandmaster.sql' with { type: 'text' }
 import m7 from './0007_fearless_johnny_storm.sql' with { type: 'text' }
+import m8 from './0008_analytics_rollup_slots.sql' with { type: 'text' }
+import m9 from './0009_analytics_story_daily_backfill.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -18,4 +20,6 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0005_lovely_ma_gnuci', sql: m5 },
   { tag: '0006_wise_grandmaster', sql: m6 },
   { tag: '0007_fearless_johnny_storm', sql: m7 },
+  { tag: '0008_analytics_rollup_slots', sql: m8 },
+  { tag: '0009_analytics_story_daily_backfill', sql: m9 },
 ]

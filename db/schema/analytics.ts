@@ -26,8 +26,9 @@ export const analyticsEvents = pgTable(
 )
 
 /**
- * Mounts per (Space, day, Story, lang, segment, device, referrer) for finished days, written by the daily rollup.
- * Unknown values are '' (not null) so the tuple can be the key. Kept for good (a few rows per Story per day).
+ * Mounts per (Space, day, Story, lang, segment, device, referrer), written by the rollup every five minutes: each
+ * finished slot's counts are added to its day's rows, so the rows of the day being rolled grow until its last slot
+ * is in. Unknown values are '' (not null) so the tuple can be the key. Kept for good (a few rows per Story per day).
  */
 export const analyticsDaily = pgTable(
   'analytics_daily',
@@ -49,11 +50,35 @@ export const analyticsDaily = pgTable(
 )
 
 /**
- * How far the rollup has gone (one row, id 1): every day before `rolled_until` is in analytics_daily, and queries
- * read raw rows only from that day on. Missing row: nothing rolled yet.
+ * Mounts per (Space, day, Story): analytics_daily summed over its other columns, written by the same statement. Rankings
+ * and daily series read one row per Story and day here instead of one per combination of lang, segment, device and
+ * referrer. Kept for good.
+ */
+export const analyticsStoryDaily = pgTable(
+  'analytics_story_daily',
+  {
+    spaceId: integer('space_id').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    storyUuid: uuid('story_uuid').notNull(),
+    mounts: integer('mounts').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.spaceId, t.day, t.storyUuid] }),
+    // One Story's days, and a page of Stories' series.
+    index('analytics_story_daily_story_idx').on(t.spaceId, t.storyUuid, t.day),
+  ],
+)
+
+/**
+ * How far the rollup has gone (one row, id 1): every mount before minute `rolled_minutes` (0–1435, UTC) of day
+ * `rolled_until` is in analytics_daily and analytics_story_daily, and queries read raw rows only from that instant on.
+ * `revision` counts late writes into rolled minutes (beacons a database outage held back): aggregates of rolled days
+ * cached under an older revision are stale. Missing row: nothing rolled yet.
  */
 export const analyticsRollupState = pgTable('analytics_rollup_state', {
   id: smallint('id').primaryKey(),
   rolledUntil: date('rolled_until', { mode: 'string' }).notNull(),
+  rolledMinutes: smallint('rolled_minutes').notNull().default(0),
+  revision: integer('revision').notNull().default(0),
   updatedAt: ts('updated_at').notNull(),
 })

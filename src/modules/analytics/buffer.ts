@@ -1,6 +1,6 @@
 import type { Kernel } from '../../kernel/kernel'
 import type { BeaconMetrics, BeaconRow } from './beacon'
-import { insertEvents } from './repo'
+import { insertEvents, insertLateEvents, LATE_MS } from './repo'
 
 /** A flush writes at most this many rows in one statement (and starts at once when this many wait). */
 export const FLUSH_BATCH = 1000
@@ -10,7 +10,9 @@ export const BUFFER_CAP = 100_000
 
 /**
  * Accepted beacons wait here and are written in one multi-row insert every second, or as soon as 1,000 wait. A crash
- * loses what waits (at most about one second of beacons); a shutdown flushes it (the module's `close`).
+ * loses what waits (at most about one second of beacons); a shutdown flushes it (the module's `close`). A batch the
+ * database held back past LATE_MS (it refused writes for a while) is written through insertLateEvents, so slots
+ * rolled up meanwhile still count it; the batches of a healthy database never pay for that.
  */
 export class BeaconBuffer {
   private rows: BeaconRow[] = []
@@ -18,7 +20,7 @@ export class BeaconBuffer {
   private flushing: Promise<void> | null = null
 
   constructor(
-    private kernel: Pick<Kernel, 'db' | 'logger'>,
+    private kernel: Pick<Kernel, 'db' | 'logger' | 'clock'>,
     private metrics: BeaconMetrics,
   ) {}
 
@@ -48,6 +50,12 @@ export class BeaconBuffer {
     this.timer = null
   }
 
+  private isLate(batch: BeaconRow[]): boolean {
+    const before = this.kernel.clock.now().getTime() - LATE_MS
+    for (const r of batch) if (r.at.getTime() < before) return true
+    return false
+  }
+
   /** Writes everything queued, in batches of FLUSH_BATCH; resolves when done (a flush in progress is joined). */
   flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => (this.rows.length ? this.flush() : undefined))
@@ -57,7 +65,8 @@ export class BeaconBuffer {
         while (this.rows.length) {
           const batch = this.rows.splice(0, FLUSH_BATCH)
           try {
-            await insertEvents(this.kernel.db, batch)
+            if (this.isLate(batch)) await insertLateEvents(this.kernel.db.db, batch)
+            else await insertEvents(this.kernel.db, batch)
             this.metrics.written += batch.length
             this.metrics.inserts++
           } catch (err) {

@@ -37,13 +37,3 @@ export function bucketOf(day: string, g: Granularity): string {
   const weekday = (new Date(ms).getUTCDay() + 6) % 7 // Monday 0 … Sunday 6
   return dayOf(ms - weekday * DAY_MS)
 }
-
-/** The buckets covering `from`..`to` in order (the first may start before `from`: a partial week or month). */
-export function bucketsFrom(from: string, to: string, g: Granularity): string[] {
-  const out: string[] = []
-  for (const d of daysFrom(from, to)) {
-    const b = bucketOf(d, g)
-    if (out[out.length - 1] !== b) out.push(b)
-  }
-  return out
-}

@@ -20,7 +20,7 @@ export function analyticsRoutes(kernel: Kernel, guards: Guards, cache: RollupCac
         description:
           '`from`/`to`: UTC days `YYYY-MM-DD`, both included (default: the last 30 days up to today); `from` ≤ `to`, at most 366 days (else 422). ' +
           '`by_day` is dense (every bucket, zeros included); `granularity=week` buckets start on Monday (ISO weeks), `month` on the 1st — a first bucket may start before `from` and counts only days from `from`. ' +
-          'Finished days come from the daily rollups, today from the raw beacons. `page`/`per_page` (default 50, at most 200).',
+          'Counts up to a few minutes ago come from the rollups (every five minutes), the last minutes from the raw beacons. `page`/`per_page` (default 50, at most 200).',
       },
     })
     .get('/stories/:uuid/analytics', async ({ access, params, query }) => ({ data: await storyAnalytics(kernel, access, params.uuid, query.days, cache) }), {

@@ -5,10 +5,10 @@ import type { Kernel } from '../../kernel/kernel'
 import { type CompiledRule, HOUR, RateLimitTable } from '../../kernel/rate-limit'
 import { storySlugs } from '../stories/published'
 import { getStory } from '../stories/service'
-import { addDays, bucketOf, bucketsFrom, type Granularity, dayOf, daysBetween, daysFrom, isDay } from './days'
+import { addDays, bucketOf, type Granularity, dayOf, daysBetween, daysFrom, isDay } from './days'
 import type { InsightsModel, OverviewModel, StoriesAnalyticsModel, StoryAnalyticsModel } from './model'
 import { StoriesPerPage } from './model'
-import { type Dim, type Grouped, groupedSets, type RollupCache, rolledUntil, type Scope, topStories } from './repo'
+import { type Dim, type Grouped, groupedSets, type RollupCache, readWatermark, type Scope, topStories } from './repo'
 
 type K = Pick<Kernel, 'db' | 'clock'>
 const today = (kernel: K) => dayOf(kernel.clock.now())
@@ -21,23 +21,38 @@ const toCounts = (rows: Grouped[], key: Dim, skipEmpty = true) => {
   return out
 }
 
-/** The buckets of from..to and the bucket of each day, computed once per request (shared by every Story's series). */
+/** The buckets of from..to and the index of each day's bucket, computed once per request (shared by every series). */
 function bucketing(from: string, to: string, g: Granularity) {
-  const buckets = bucketsFrom(from, to, g)
-  const ofDay = new Map<string, string>()
-  if (g !== 'day') for (const d of daysFrom(from, to)) ofDay.set(d, bucketOf(d, g))
-  return { buckets, bucket: (day: string) => (g === 'day' ? day : (ofDay.get(day) ?? bucketOf(day, g))) }
+  const buckets: string[] = []
+  const index = new Map<string, number>()
+  for (const d of daysFrom(from, to)) {
+    const b = bucketOf(d, g)
+    if (buckets[buckets.length - 1] !== b) buckets.push(b)
+    index.set(d, buckets.length - 1)
+  }
+  return { buckets, index }
+}
+type Bucketing = ReturnType<typeof bucketing>
+
+/**
+ * Mounts per bucket for each key (`keyOf` a row), in one pass: a set with `day` may list a day once per source, and
+ * those add up here.
+ */
+function sumsBy(rows: Grouped[], b: Bucketing, keyOf: (r: Grouped) => string): Map<string, number[]> {
+  const out = new Map<string, number[]>()
+  for (const r of rows) {
+    const i = b.index.get(r.day)
+    if (i === undefined) continue
+    const k = keyOf(r)
+    let sums = out.get(k)
+    if (!sums) out.set(k, (sums = new Array<number>(b.buckets.length).fill(0)))
+    sums[i] += r.mounts
+  }
+  return out
 }
 
 /** A dense series: every bucket of from..to, zeros included. */
-function series(rows: { day: string; mounts: number }[], b: ReturnType<typeof bucketing>) {
-  const sums = new Map<string, number>()
-  for (const r of rows) {
-    const k = b.bucket(r.day)
-    sums.set(k, (sums.get(k) ?? 0) + r.mounts)
-  }
-  return b.buckets.map((date) => ({ date, mounts: sums.get(date) ?? 0 }))
-}
+const series = (sums: number[] | undefined, b: Bucketing) => b.buckets.map((date, i) => ({ date, mounts: sums?.[i] ?? 0 }))
 
 export interface StoriesQueryInput {
   from?: string
@@ -61,7 +76,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
   const g = query.granularity ?? 'day'
   const page = pageOf(query.page, query.per_page, StoriesPerPage)
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await rolledUntil(db) }
+  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
   const { total, rows: top } = await topStories(db, scope, page.perPage, page.offset, cache)
   const uuids = top.map((r) => r.story_uuid)
   const [[days, langs, segments], slugs] = uuids.length
@@ -83,8 +98,9 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
     }
     return m
   }
-  const [dayMap, langMap, segmentMap] = [byStory(days), byStory(langs), byStory(segments)]
+  const [langMap, segmentMap] = [byStory(langs), byStory(segments)]
   const b = bucketing(from, to, g)
+  const dayMap = sumsBy(days, b, (r) => r.story_uuid)
   return {
     data: top.map((r) => ({
       story_uuid: r.story_uuid,
@@ -92,7 +108,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
       mounts: r.mounts,
       by_lang: toCounts(langMap.get(r.story_uuid) ?? [], 'lang'),
       by_segment: toCounts(segmentMap.get(r.story_uuid) ?? [], 'segment_key'),
-      by_day: series(dayMap.get(r.story_uuid) ?? [], b),
+      by_day: series(dayMap.get(r.story_uuid), b),
     })),
     meta: { from, to, total_stories: total, page: page.page, per_page: page.perPage },
   }
@@ -107,9 +123,10 @@ export async function storyAnalytics(kernel: Kernel, access: SpaceAccess, uuid: 
   const to = today(kernel)
   const from = addDays(to, -(days - 1))
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await rolledUntil(db) }
+  const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
   const [byDay, langs, segments, devices, referrers] = await groupedSets(db, scope, [['day'], ['lang'], ['segment_key'], ['device'], ['referrer']], { cache })
-  const by_day = series(byDay, bucketing(from, to, 'day'))
+  const b = bucketing(from, to, 'day')
+  const by_day = series(sumsBy(byDay, b, () => '').get(''), b)
   const points = by_day.map((d) => d.mounts)
   return {
     story_uuid: story.uuid,
@@ -149,18 +166,27 @@ const shares = (rows: Grouped[], key: Dim, whole: number) => {
   return out
 }
 
+const DIMS_30: Dim[] = ['story_uuid', 'referrer', 'device', 'lang', 'segment_key']
+/** The groups with mounts since `splitAt` (`recent`), by those mounts: most first, ties by the grouped value. */
+const last30 = (rows: Grouped[], key: Dim): Grouped[] =>
+  rows
+    .filter((r) => r.recent > 0)
+    .map((r) => ({ ...r, mounts: r.recent }))
+    .sort((a, b) => b.mounts - a.mounts || (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0))
+
 /** `GET /spaces/{space}/analytics/overview` (spec 4.8): the Space at a glance. */
 export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCache): Promise<typeof OverviewModel.static> {
   const to = today(kernel)
   const from30 = addDays(to, -29)
   const db = kernel.db.db
   const spaceId = access.space.id
-  const watermark = await rolledUntil(db)
-  const last30: Scope = { spaceId, from: from30, to, watermark }
-  const [[byDay], [stories, referrerRows, devices, langRows, segmentRows]] = await Promise.all([
-    groupedSets(db, { spaceId, from: addDays(to, -59), to, watermark }, [['day']], { cache }),
-    groupedSets(db, last30, [['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], { cache }),
-  ])
+  // One pass over 60 days: the daily series for the periods, and the breakdowns of the last 30 as `recent`.
+  const scope: Scope = { spaceId, from: addDays(to, -59), to, watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
+  const [byDay, ...breakdowns] = await groupedSets(db, scope, [['day'], ['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], {
+    splitAt: from30,
+    cache,
+  })
+  const [stories, referrerRows, devices, langRows, segmentRows] = breakdowns.map((rows, k) => last30(rows, DIMS_30[k]))
   const top = stories.slice(0, 10)
   const referrers = referrerRows.slice(0, 10)
   const langs = langRows.filter((r) => r.lang !== '')
@@ -207,7 +233,7 @@ export async function insights(kernel: Kernel, access: SpaceAccess, cache?: Roll
   const from = addDays(to, -29)
   const mid = addDays(to, -14)
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await rolledUntil(db) }
+  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
   const [byStory, langRows, segmentRows, devices, referrerRows] = await groupedSets(
     db,
     scope,
