@@ -101,6 +101,23 @@ describe('the read memo', () => {
     expect(headline(await cdn('behind'))).toBe('After')
   })
 
+  test('an entry reloaded after its TTL leaves the memo of other paths alone; a publish does not', async () => {
+    const cache = t.state(storiesModule).cache
+    await publish('old-one', 'Old')
+    expect(headline(await cdn('old-one'))).toBe('Old')
+    t.clock.advance(10 * 60_000 + 1)
+    const g = cache.generation
+    expect(headline(await cdn('old-one'))).toBe('Old') // expired: loaded again and stored over the old entry
+    expect(cache.generation).toBe(g)
+    await publish('new-one', 'New')
+    expect(cache.generation).toBeGreaterThanOrEqual(g)
+    const s = await publish('bumped', 'Bumped')
+    expect(headline(await cdn('bumped'))).toBe('Bumped')
+    const before = cache.generation
+    await t.request('POST', `/v1/spaces/${space}/stories/${s.uuid}/unpublish`, { token: editor })
+    expect(cache.generation).toBeGreaterThan(before)
+  })
+
   test('personalised reads: the header short-cut and the signals each resolve as a full read would', async () => {
     const s = await publish('offer', 'Default offer')
     const seg = async (key: string, rules: unknown[], priority: number) => {

@@ -79,7 +79,11 @@ export class StoryCache {
   private epochs = new Map<number, number>()
   private bytes = 0
   private negatives = 0
-  /** Bumped by every change: a memo of a lookup (the fast path's) is valid while it stays the same. */
+  /**
+   * Bumped by every change of a live entry (a drop, an eviction, an invalidation): a memo of lookups (the fast path's
+   * read memo) is valid while it stays the same. Replacing an entry whose TTL ran out does not bump it: a memo of that
+   * path expired with it.
+   */
   generation = 0
 
   constructor(private opts: StoryCacheOptions) {}
@@ -110,7 +114,9 @@ export class StoryCache {
   storeStory(spaceId: number, fullPath: string, story: PublishedStory | null, epoch: number): boolean {
     if (this.epoch(spaceId) !== epoch) return false
     const key = this.key(spaceId, fullPath)
-    this.drop(key)
+    // Replacing an expired entry (its safety TTL ran out) changes nothing a live memo of another path relies on.
+    const old = this.stories.get(key)
+    this.drop(key, old !== undefined && old.expiresAt <= this.opts.now())
     if (!story && this.negatives >= MAX_NEGATIVE_ENTRIES) return false
     this.stories.set(key, { story, expiresAt: this.opts.now() + (story ? STORY_TTL_MS : NEGATIVE_TTL_MS) })
     this.bytes += story ? story.bytes : NEGATIVE_ENTRY_BYTES + key.length
@@ -142,10 +148,10 @@ export class StoryCache {
     }
   }
 
-  private drop(key: string) {
+  private drop(key: string, expired = false) {
     const old = this.stories.get(key)
     if (old === undefined) return
-    this.generation++
+    if (!expired) this.generation++
     this.stories.delete(key)
     this.bytes -= old.story ? old.story.bytes : NEGATIVE_ENTRY_BYTES + key.length
     if (!old.story) this.negatives--
