@@ -24,7 +24,6 @@ const MAX_KEYS_PER_URL = 32
 const MAX_KEY_LENGTH = 512
 
 interface UrlMemo {
-  generation: number
   expiresAt: number
   space: ReadSpace
   byKey: Map<string, Served>
@@ -32,7 +31,6 @@ interface UrlMemo {
 
 export class ReadMemo {
   private byUrl = new Map<string, UrlMemo>()
-  private generation = 0
   /** The Story cache's generation the entries were built at: when it moves, they all go (nothing it dropped stays alive here). */
   private cacheSeen = -1
   private varying: ReadStep[] | null = null
@@ -46,7 +44,6 @@ export class ReadMemo {
 
   /** Something changed somewhere: every memoised read is dropped. */
   dropAll() {
-    this.generation++
     this.byUrl.clear()
   }
 
@@ -84,7 +81,7 @@ export class ReadMemo {
     this.sync()
     const m = this.byUrl.get(url)
     if (m === undefined) return undefined
-    if (m.generation !== this.generation || m.expiresAt <= now) {
+    if (m.expiresAt <= now) {
       this.byUrl.delete(url)
       return undefined
     }
@@ -97,11 +94,10 @@ export class ReadMemo {
     const key = this.keyOf(request, space, acceptLanguage, viaTrustedProxy)
     if (key === null) return
     this.sync()
-    const generation = this.generation
     let m = this.byUrl.get(url)
-    if (m === undefined || m.generation !== generation || m.space !== space || m.expiresAt <= now) {
+    if (m === undefined || m.space !== space || m.expiresAt <= now) {
       if (this.byUrl.size >= MAX_URLS) this.byUrl.clear()
-      m = { generation, expiresAt, space, byKey: new Map() }
+      m = { expiresAt, space, byKey: new Map() }
       this.byUrl.set(url, m)
     } else if (m.byKey.size >= MAX_KEYS_PER_URL) {
       m.byKey.clear()
