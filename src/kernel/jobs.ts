@@ -210,7 +210,7 @@ export class JobQueue {
     this.pollIntervalMs = opts.pollIntervalMs ?? 1_000
     this.define('jobs.prune', {
       handler: async ({ job }) => {
-        const cutoff = new Date(this.clock.now().getTime() - (job.payload.olderThanDays ?? 7) * 86_400_000)
+        const cutoff = new Date(this.clock.ms() - (job.payload.olderThanDays ?? 7) * 86_400_000)
         await query(this.db.db, sql`delete from jobs where finished_at is not null and finished_at < ${iso(cutoff)}::timestamptz`)
       },
     })
@@ -524,7 +524,7 @@ export class JobQueue {
   private retryAt(q: QueueState, attempt: number): Date | null {
     const delays = q.def.retryDelaysMs ?? []
     if (attempt > delays.length) return null
-    return new Date(this.clock.now().getTime() + delays[attempt - 1])
+    return new Date(this.clock.ms() + delays[attempt - 1])
   }
 
   private async execute(q: QueueState, row: ClaimedRow & { token: string }): Promise<void> {

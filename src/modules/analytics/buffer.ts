@@ -51,7 +51,7 @@ export class BeaconBuffer {
   }
 
   private isLate(batch: BeaconRow[]): boolean {
-    const before = this.kernel.clock.now().getTime() - LATE_MS
+    const before = this.kernel.clock.ms() - LATE_MS
     for (const r of batch) if (r.at.getTime() < before) return true
     return false
   }

@@ -41,7 +41,7 @@ export const analyticsModule = defineModule({
   setup(kernel, use) {
     const metrics = newMetrics()
     const buffer = new BeaconBuffer(kernel, metrics)
-    const limiter = new BeaconLimiter(() => kernel.clock.now().getTime())
+    const limiter = new BeaconLimiter(() => kernel.clock.ms())
     // A beacon's segment_key must name a segment of the Space: the segments module answers from its in-memory cache.
     const segments = use(segmentsModule)
     const isSegmentKey: SegmentCheck = (spaceId, key) => segments.isSegmentKey(spaceId, key)

@@ -76,7 +76,7 @@ export async function storiesAnalytics(kernel: K, access: SpaceAccess, query: St
   const g = query.granularity ?? 'day'
   const page = pageOf(query.page, query.per_page, StoriesPerPage)
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
+  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await readWatermark(db), now: kernel.clock.ms() }
   const { total, rows: top } = await topStories(db, scope, page.perPage, page.offset, cache)
   const uuids = top.map((r) => r.story_uuid)
   const [[days, langs, segments], slugs] = uuids.length
@@ -123,7 +123,7 @@ export async function storyAnalytics(kernel: Kernel, access: SpaceAccess, uuid: 
   const to = today(kernel)
   const from = addDays(to, -(days - 1))
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
+  const scope: Scope = { spaceId: access.space.id, from, to, storyUuids: [story.uuid], watermark: await readWatermark(db), now: kernel.clock.ms() }
   const [byDay, langs, segments, devices, referrers] = await groupedSets(db, scope, [['day'], ['lang'], ['segment_key'], ['device'], ['referrer']], { cache })
   const b = bucketing(from, to, 'day')
   const by_day = series(sumsBy(byDay, b, () => '').get(''), b)
@@ -181,7 +181,7 @@ export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCac
   const db = kernel.db.db
   const spaceId = access.space.id
   // One pass over 60 days: the daily series for the periods, and the breakdowns of the last 30 as `recent`.
-  const scope: Scope = { spaceId, from: addDays(to, -59), to, watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
+  const scope: Scope = { spaceId, from: addDays(to, -59), to, watermark: await readWatermark(db), now: kernel.clock.ms() }
   const [byDay, ...breakdowns] = await groupedSets(db, scope, [['day'], ['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], {
     splitAt: from30,
     cache,
@@ -233,7 +233,7 @@ export async function insights(kernel: Kernel, access: SpaceAccess, cache?: Roll
   const from = addDays(to, -29)
   const mid = addDays(to, -14)
   const db = kernel.db.db
-  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await readWatermark(db), now: kernel.clock.now().getTime() }
+  const scope: Scope = { spaceId: access.space.id, from, to, watermark: await readWatermark(db), now: kernel.clock.ms() }
   const [byStory, langRows, segmentRows, devices, referrerRows] = await groupedSets(
     db,
     scope,

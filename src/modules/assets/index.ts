@@ -18,7 +18,7 @@ export const assetsModule = defineModule({
   start: async (self, kernel) => {
     self.images.warm()
     // Temporary upload files left by a process that stopped mid-upload.
-    if (!kernel.config.memoryDb) await removeStaleUploads(uploadTmpDir(kernel), kernel.clock.now().getTime())
+    if (!kernel.config.memoryDb) await removeStaleUploads(uploadTmpDir(kernel), kernel.clock.ms())
   },
   close: (self) => self.images.close(),
   routes: ({ kernel, guards }) => assetRoutes(kernel, guards),

@@ -31,7 +31,7 @@ async function storyOf(kernel: Kernel, access: SpaceAccess, uuid: string) {
 // ---- Presence ----
 
 async function activeSessions(kernel: Kernel, storyId: number): Promise<PresenceView[]> {
-  const since = new Date(kernel.clock.now().getTime() - ACTIVE_MS)
+  const since = new Date(kernel.clock.ms() - ACTIVE_MS)
   const rows = await kernel.db.db
     .select()
     .from(presenceSessions)
@@ -98,7 +98,7 @@ export async function endSession(kernel: Kernel, access: SpaceAccess, uuid: stri
 
 /** Deletes sessions silent for more than 5 minutes (the cron job; DELETE is optional for clients). */
 export async function prunePresence(kernel: Kernel): Promise<number> {
-  const before = new Date(kernel.clock.now().getTime() - PRUNE_AFTER_MS)
+  const before = new Date(kernel.clock.ms() - PRUNE_AFTER_MS)
   const gone = await kernel.db.db.delete(presenceSessions).where(lt(presenceSessions.lastSeen, before)).returning({ s: presenceSessions.sessionId })
   return gone.length
 }

@@ -577,7 +577,7 @@ export function verifyPush(kernel: Kernel, row: Row, raw: Uint8Array, signature:
   }
   if (timestamp === null && unsigned) return
   const ts = timestamp !== null && /^[0-9]{1,12}$/.test(timestamp.trim()) ? Number(timestamp.trim()) : Number.NaN
-  const now = kernel.clock.now().getTime() / 1000
+  const now = kernel.clock.ms() / 1000
   if (!Number.isFinite(ts) || Math.abs(now - ts) > PUSH_WINDOW_SECONDS) {
     throw DatasourceErrors.staleTimestamp(`X-Service-Timestamp must be Unix seconds within ${PUSH_WINDOW_SECONDS} s of now.`)
   }

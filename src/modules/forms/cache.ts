@@ -18,7 +18,7 @@ export class FormCache {
   get(spaceId: number, slug: string): FormRow | null | Promise<FormRow | null> {
     const key = `${spaceId}:${slug}`
     const e = this.entries.get(key)
-    if (e && e.expiresAt > this.kernel.clock.now().getTime()) return e.form
+    if (e && e.expiresAt > this.kernel.clock.ms()) return e.form
     const flight = `${this.generation}:${key}`
     let p = this.inflight.get(flight)
     if (!p) {
@@ -27,7 +27,7 @@ export class FormCache {
         .then((form) => {
           if (generation === this.generation) {
             if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!)
-            this.entries.set(key, { form, expiresAt: this.kernel.clock.now().getTime() + TTL_MS })
+            this.entries.set(key, { form, expiresAt: this.kernel.clock.ms() + TTL_MS })
           }
           return form
         })

@@ -50,7 +50,7 @@ export class DailySalts {
 
   /** Deletes the salts of days before yesterday (UTC). */
   async prune(): Promise<number> {
-    const keepFrom = utcDay(new Date(this.kernel.clock.now().getTime() - DAY_MS))
+    const keepFrom = utcDay(new Date(this.kernel.clock.ms() - DAY_MS))
     const rows = await this.kernel.db.db.delete(formIpSalts).where(lt(formIpSalts.day, keepFrom)).returning({ day: formIpSalts.day })
     for (const r of rows) this.cache.delete(r.day)
     return rows.length

@@ -45,7 +45,7 @@ export class PublicSpaces {
   get(slug: string): PublicSpace | null | Promise<PublicSpace | null> {
     if (!isSpaceSlug(slug)) return null
     const e = this.entries.get(slug)
-    if (e && e.expiresAt > this.kernel.clock.now().getTime()) return e.space
+    if (e && e.expiresAt > this.kernel.clock.ms()) return e.space
     const key = `${this.generation}:${slug}`
     let p = this.inflight.get(key)
     if (!p) {
@@ -68,7 +68,7 @@ export class PublicSpaces {
     }
     if (generation === this.generation) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!)
-      this.entries.set(slug, { space, expiresAt: this.kernel.clock.now().getTime() + TTL_MS })
+      this.entries.set(slug, { space, expiresAt: this.kernel.clock.ms() + TTL_MS })
     }
     return space
   }

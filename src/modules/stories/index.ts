@@ -20,7 +20,7 @@ import { componentRoutes, storyRoutes } from './routes'
 export const storiesModule = defineModule({
   name: 'stories',
   setup(kernel, use) {
-    const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.now().getTime() })
+    const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.ms() })
     const pipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
     // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
     const published = new PublishedStoryIndex(kernel)

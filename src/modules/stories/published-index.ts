@@ -25,7 +25,7 @@ export class PublishedStoryIndex {
   /** Is `uuid` a published Story of the Space? Synchronous when the Space is loaded. */
   has(spaceId: number, uuid: string): boolean | Promise<boolean> {
     const e = this.entries.get(spaceId)
-    if (e && e.expiresAt > this.kernel.clock.now().getTime()) return e.uuids.has(uuid)
+    if (e && e.expiresAt > this.kernel.clock.ms()) return e.uuids.has(uuid)
     let p = this.inflight.get(spaceId)
     if (!p) {
       p = this.load(spaceId).finally(() => this.inflight.delete(spaceId))
@@ -40,7 +40,7 @@ export class PublishedStoryIndex {
     const uuids = new Set(await publishedStoryUuids(this.kernel, spaceId))
     if (startEpoch === this.epoch && spaceEpoch === (this.epochs.get(spaceId) ?? 0)) {
       if (this.entries.size >= MAX_SPACES) this.entries.delete(this.entries.keys().next().value!)
-      this.entries.set(spaceId, { uuids, expiresAt: this.kernel.clock.now().getTime() + TTL_MS })
+      this.entries.set(spaceId, { uuids, expiresAt: this.kernel.clock.ms() + TTL_MS })
     }
     return uuids
   }

@@ -151,7 +151,7 @@ export class StoryReadPipeline {
    * load that raced with an invalidation is not stored (the reads then load for themselves, as always).
    */
   async prime(space: PublicSpace, fullPaths: string[]): Promise<void> {
-    const now = this.kernel.clock.now().getTime()
+    const now = this.kernel.clock.ms()
     const missing = [...new Set(fullPaths)].filter((p) => this.cache.story(space.id, p, now) === undefined)
     if (!missing.length) return
     const epoch = this.cache.epoch(space.id)
@@ -196,7 +196,7 @@ export class StoryReadPipeline {
   private readIn(req: ReadRequest, fullPath: string, space: PublicSpace | null): Served | Promise<Served> {
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
-    const story = this.story(space, fullPath, this.kernel.clock.now().getTime())
+    const story = this.story(space, fullPath, this.kernel.clock.ms())
     if (story instanceof Promise) return story.then((s) => this.readStory(req, space, chain, s))
     return this.readStory(req, space, chain, story)
   }

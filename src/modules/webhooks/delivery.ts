@@ -379,7 +379,7 @@ export const DELIVERY_RETENTION_DAYS = 30
 
 /** Deletes finished deliveries older than the retention, a thousand at a time (the embedded database has one connection). */
 async function pruneDeliveries(kernel: Kernel, olderThanDays: number): Promise<number> {
-  const cutoff = new Date(kernel.clock.now().getTime() - olderThanDays * 86_400_000).toISOString()
+  const cutoff = new Date(kernel.clock.ms() - olderThanDays * 86_400_000).toISOString()
   let total = 0
   for (;;) {
     const rows = rowsOf(
