@@ -34,14 +34,17 @@ export interface CompiledRule extends RateLimitRule {
   windowMs: number
   /** `RateLimit-Policy` value, e.g. `600;w=60`. */
   policy: string
+  /** `RateLimit-Limit` value (the limit as text, built once). */
+  limitText: string
 }
 
-function compile(rule: RateLimitRule): CompiledRule {
+/** A rule with its regex and header values built (the table's rows, and rules a module counts against itself). */
+export function compileRule(rule: RateLimitRule): CompiledRule {
   const pattern = rule.path
     .split('/')
     .map((seg) => (seg === '*' ? '.+' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/')
-  return { ...rule, regex: new RegExp(`^${pattern}/?$`), windowMs: rule.windowSeconds * 1000, policy: `${rule.limit};w=${rule.windowSeconds}` }
+  return { ...rule, regex: new RegExp(`^${pattern}/?$`), windowMs: rule.windowSeconds * 1000, policy: `${rule.limit};w=${rule.windowSeconds}`, limitText: String(rule.limit) }
 }
 
 /** Remembered (method, path) → rule lookups; cleared when full, so hostile random paths cost memory only up to it. */
@@ -49,7 +52,9 @@ const MEMO_LIMIT = 20_000
 
 export class RateLimitTable {
   private byMethod = new Map<string, CompiledRule[]>()
-  private memo = new Map<string, CompiledRule | null>()
+  /** Method → path → rule (null: not limited). Per method, so a lookup builds no key string. */
+  private memo = new Map<string, Map<string, CompiledRule | null>>()
+  private memoSize = 0
   readonly rules: CompiledRule[] = []
 
   constructor(rules: RateLimitRule[] = []) {
@@ -58,7 +63,7 @@ export class RateLimitTable {
 
   /** Appends rows (below the ones already there). */
   add(rules: RateLimitRule[]) {
-    for (const r of rules.map(compile)) {
+    for (const r of rules.map(compileRule)) {
       if (this.rules.some((x) => x.id === r.id)) throw new Error(`rate-limit row "${r.id}" is declared twice`)
       this.rules.push(r)
       const list = this.byMethod.get(r.method) ?? []
@@ -66,11 +71,16 @@ export class RateLimitTable {
       this.byMethod.set(r.method, list)
     }
     this.memo.clear()
+    this.memoSize = 0
   }
 
   match(method: string, pathname: string): CompiledRule | undefined {
-    const key = method + pathname
-    const hit = this.memo.get(key)
+    let memo = this.memo.get(method)
+    if (memo === undefined) {
+      memo = new Map()
+      this.memo.set(method, memo)
+    }
+    const hit = memo.get(pathname)
     if (hit !== undefined) return hit ?? undefined
     let found: CompiledRule | null = null
     const list = this.byMethod.get(method)
@@ -82,8 +92,12 @@ export class RateLimitTable {
         }
       }
     }
-    if (this.memo.size >= MEMO_LIMIT) this.memo.clear()
-    this.memo.set(key, found)
+    if (this.memoSize >= MEMO_LIMIT) {
+      for (const m of this.memo.values()) m.clear()
+      this.memoSize = 0
+    }
+    memo.set(pathname, found)
+    this.memoSize++
     return found ?? undefined
   }
 }
@@ -100,23 +114,42 @@ export interface RateLimitStore {
 
 /** Fixed-window counters in this process. */
 export class MemoryRateLimitStore implements RateLimitStore {
-  private counters = new Map<string, Hit>()
+  /** Rule id → client → counter: a lookup builds no key string; a counter is updated in place. */
+  private counters = new Map<string, Map<string, Hit>>()
   private lastSweep = 0
 
   hit(key: string, windowMs: number, now: number): Hit {
+    const bar = key.indexOf('|')
+    const c = bar === -1 ? this.counter('', key, windowMs, now) : this.counter(key.slice(0, bar), key.slice(bar + 1), windowMs, now)
+    return { count: c.count, resetAt: c.resetAt }
+  }
+
+  /**
+   * Counts one hit of `client` against rule `ruleId` and returns the live counter (read it at once: the next hit
+   * changes it). The rate limiter's synchronous path: no allocation while a window lasts.
+   */
+  counter(ruleId: string, client: string, windowMs: number, now: number): Hit {
     if (now - this.lastSweep > 60_000) this.sweep(now)
-    let c = this.counters.get(key)
-    if (!c || c.resetAt <= now) {
+    let byClient = this.counters.get(ruleId)
+    if (byClient === undefined) {
+      byClient = new Map()
+      this.counters.set(ruleId, byClient)
+    }
+    let c = byClient.get(client)
+    if (c === undefined) {
       c = { count: 0, resetAt: now + windowMs }
-      this.counters.set(key, c)
+      byClient.set(client, c)
+    } else if (c.resetAt <= now) {
+      c.count = 0
+      c.resetAt = now + windowMs
     }
     c.count++
-    return { count: c.count, resetAt: c.resetAt }
+    return c
   }
 
   private sweep(now: number) {
     this.lastSweep = now
-    for (const [k, v] of this.counters) if (v.resetAt <= now) this.counters.delete(k)
+    for (const byClient of this.counters.values()) for (const [k, v] of byClient) if (v.resetAt <= now) byClient.delete(k)
   }
 }
 
@@ -170,7 +203,7 @@ export class RateLimitDecision {
 
   get headers(): Record<string, string> {
     const h: Record<string, string> = {
-      'RateLimit-Limit': String(this.rule.limit),
+      'RateLimit-Limit': this.rule.limitText,
       'RateLimit-Remaining': String(this.remaining),
       'RateLimit-Reset': String(this.resetIn),
       'RateLimit-Policy': this.rule.policy,
@@ -203,13 +236,17 @@ export class RateLimiter {
   }
 
   /** Counts one request against a rule the caller already resolved (at `now`, epoch ms; default: the clock's now). */
-  hit(rule: CompiledRule, ip: string, now = this.clock.now().getTime()): RateLimitDecision | Promise<RateLimitDecision> {
-    const hit = this.store.hit(rule.id + '|' + ip, rule.windowMs, now)
+  hit(rule: CompiledRule, ip: string, now = this.clock.ms()): RateLimitDecision | Promise<RateLimitDecision> {
+    const store = this.store
+    if (store instanceof MemoryRateLimitStore) return decide(rule, store.counter(rule.id, ip, rule.windowMs, now), now)
+    const hit = store.hit(rule.id + '|' + ip, rule.windowMs, now)
     return hit instanceof Promise ? hit.then((h) => decide(rule, h, now)) : decide(rule, hit, now)
   }
 }
 
-function decide(rule: CompiledRule, { count, resetAt }: Hit, now: number): RateLimitDecision {
+function decide(rule: CompiledRule, hit: Hit, now: number): RateLimitDecision {
+  const count = hit.count
+  const resetAt = hit.resetAt
   const resetIn = resetAt > now ? Math.ceil((resetAt - now) / 1000) : 0
   return new RateLimitDecision(rule, count <= rule.limit, count >= rule.limit ? 0 : rule.limit - count, resetIn)
 }

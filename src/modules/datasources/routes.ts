@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { KernelErrors, notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards, RequestInfo } from '../../kernel/plugin'
-import type { CompiledRule } from '../../kernel/rate-limit'
+import { type CompiledRule, compileRule } from '../../kernel/rate-limit'
 import { Data, DataList, ErrorBody, SpaceParams } from '../../kernel/schemas'
 import type { PublicSpaces } from '../spaces/public'
 import {
@@ -33,16 +33,13 @@ import {
 import type { DatasourceStore } from './store'
 
 /** 120 pushes a minute per datasource (not per IP: a sender's IP says nothing about which feed it fills). */
-const PUSH_LIMIT: CompiledRule = {
+const PUSH_LIMIT: CompiledRule = compileRule({
   id: 'datasources.webhook',
   method: 'POST',
   path: '/v1/spaces/:space/datasources/:key/webhook',
   limit: 120,
   windowSeconds: 60,
-  regex: /$^/,
-  windowMs: 60_000,
-  policy: '120;w=60',
-}
+})
 
 /** Spec 4.13: datasources of a Space (viewer reads, editor writes) and the signed ingest (anonymous). */
 export function datasourceRoutes(
