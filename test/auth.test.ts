@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { ClientIpResolver } from '../src/kernel/http'
+import { ClientIpResolver, isIPv4, newRequestId } from '../src/kernel/http'
 import { type TestApp, type TestResponse, testApp } from './helpers/app'
 
 // bunfig's `[test] timeout` is not honoured by `bun test`; a fresh testApp() can take longer than the 5 s default.
@@ -446,6 +446,26 @@ describe('X-Forwarded-For from an untrusted peer', () => {
     expect(r.isTrusted('10.200.1.1')).toBe(true)
     expect(r.isTrusted('11.0.0.1')).toBe(false)
     expect(() => new ClientIpResolver(['not-an-ip'])).toThrow()
+  })
+
+  test('isIPv4 (the resolver\'s regex-free check) takes canonical dotted quads only', () => {
+    for (const ok of ['0.0.0.0', '1.2.3.4', '10.0.0.1', '100.200.250.255', '255.255.255.255']) expect(isIPv4(ok)).toBe(true)
+    for (const bad of ['', '1.2.3', '1.2.3.4.5', '256.1.1.1', '1.2.3.256', '01.2.3.4', '1.2.3.04', '1..3.4', '.1.2.3', '1.2.3.4.', ' 1.2.3.4', '1.2.3.4 ', 'a.b.c.d', '::1', '1.2.3.-4', '1000.1.1.1']) {
+      expect(isIPv4(bad)).toBe(false)
+    }
+    // The same answers as the regex it replaced, over random near-addresses.
+    const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+    for (let i = 0; i < 20_000; i++) {
+      const part = () => (Math.random() < 0.05 ? '0' : '') + String(Math.floor(Math.random() * 300))
+      const s = [part(), part(), part(), part()].join('.')
+      expect(isIPv4(s)).toBe(IPV4.test(s))
+    }
+  })
+
+  test('request ids are UUID-shaped and distinct', () => {
+    const ids = new Set(Array.from({ length: 1000 }, () => newRequestId()))
+    expect(ids.size).toBe(1000)
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
   })
 })
 

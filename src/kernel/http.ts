@@ -1,8 +1,31 @@
 import { BlockList, isIP } from 'node:net'
 
-const IPV4 = /^(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/
+/** A dotted-quad IPv4 address in canonical form (0–255, no leading zeros): a character loop, no regex. */
+export function isIPv4(s: string): boolean {
+  const n = s.length
+  if (n < 7 || n > 15) return false
+  let parts = 0
+  let value = 0
+  let digits = 0
+  for (let i = 0; i <= n; i++) {
+    const c = i === n ? 46 : s.charCodeAt(i) // a virtual '.' closes the last part
+    if (c === 46) {
+      if (digits === 0 || value > 255 || ++parts > 4) return false
+      value = 0
+      digits = 0
+    } else if (c >= 48 && c <= 57) {
+      if (digits > 0 && value === 0) return false // a leading zero
+      value = value * 10 + (c - 48)
+      if (++digits > 3) return false
+    } else {
+      return false
+    }
+  }
+  return parts === 4
+}
+
 /** isIP without the node:net call for the common IPv4 case. */
-const ipVersion = (s: string) => (IPV4.test(s) ? 4 : s.includes(':') ? isIP(s) : 0)
+const ipVersion = (s: string) => (isIPv4(s) ? 4 : s.includes(':') ? isIP(s) : 0)
 const TRUST_MEMO_LIMIT = 4096
 
 /**
@@ -73,14 +96,17 @@ export function pathOf(url: string): string {
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/
 
-// Request ids are UUID-shaped: a random per-process prefix (the first 24 hex digits of a v4 UUID) and a 48-bit
-// counter in the last group — unique across instances, and cheaper than a fresh randomUUID per request.
+// Request ids are UUID-shaped: a random per-process prefix (the first 24 hex digits of a v4 UUID) and a counter in
+// the last group — unique across instances, and cheaper than a fresh randomUUID per request. The counter runs in
+// [2^44, 2^48), where every value has exactly 12 hex digits (no padding), from a random start.
 const ID_PREFIX = crypto.randomUUID().slice(0, 24)
-let idCounter = Math.floor(Math.random() * 2 ** 32)
+const ID_MIN = 2 ** 44
+const ID_MAX = 2 ** 48
+let idCounter = ID_MIN + Math.floor(Math.random() * (ID_MAX - ID_MIN))
 
 export function newRequestId(): string {
-  idCounter = (idCounter + 1) % 2 ** 48
-  return ID_PREFIX + idCounter.toString(16).padStart(12, '0')
+  if (++idCounter >= ID_MAX) idCounter = ID_MIN
+  return ID_PREFIX + idCounter.toString(16)
 }
 
 /** Keeps a caller's X-Request-Id when it is harmless, otherwise makes a new one. */

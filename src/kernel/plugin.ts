@@ -31,6 +31,11 @@ const PUBLIC_PREFIXES = ['/v1/cdn/', '/v1/graphql', '/embed', '/service-admin.js
 const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-Service-Segment'
 const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-Service-Segment, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
 const JSON_TYPE = 'application/json; charset=utf-8'
+/** The CORS headers of public content (shared, never mutated). */
+const PUBLIC_CORS: readonly (readonly [string, string])[] = [
+  ['access-control-allow-origin', '*'],
+  ['access-control-expose-headers', EXPOSE_HEADERS],
+]
 
 function isPublicPath(pathname: string) {
   for (const p of PUBLIC_PREFIXES) if (pathname.startsWith(p)) return true
@@ -45,10 +50,13 @@ export class RequestFront {
   readonly info = new WeakMap<Request, RequestInfo>()
   private managementOrigins: Set<string>
   private anyManagementOrigin: boolean
+  /** Request lines are written: only then is a start time taken. */
+  private timed: boolean
 
   constructor(private kernel: Kernel) {
     this.managementOrigins = new Set(kernel.config.corsOrigins)
     this.anyManagementOrigin = this.managementOrigins.has('*')
+    this.timed = kernel.logger.logsRequests
   }
 
   /**
@@ -66,8 +74,8 @@ export class RequestFront {
     const viaTrustedProxy = clientIp.isTrusted(peer)
     const ri: RequestInfo = {
       id: requestIdFrom(request.headers.get('x-request-id')),
-      start: performance.now(),
-      now: this.kernel.clock.now().getTime(),
+      start: this.timed ? performance.now() : 0,
+      now: this.kernel.clock.ms(),
       pathname,
       ip: xff && viaTrustedProxy ? clientIp.resolve(peer, xff) : peer,
       viaTrustedProxy,
@@ -81,13 +89,8 @@ export class RequestFront {
   }
 
   /** CORS response headers for a request from `origin` (public content: `*`, so shared caches never split by Origin). */
-  cors(pathname: string, origin: string): [string, string][] | null {
-    if (this.anyManagementOrigin || isPublicPath(pathname)) {
-      return [
-        ['access-control-allow-origin', '*'],
-        ['access-control-expose-headers', EXPOSE_HEADERS],
-      ]
-    }
+  cors(pathname: string, origin: string): readonly (readonly [string, string])[] | null {
+    if (this.anyManagementOrigin || isPublicPath(pathname)) return PUBLIC_CORS
     if (!this.managementOrigins.has(origin)) return null
     return [
       ['access-control-allow-origin', origin],
@@ -96,8 +99,8 @@ export class RequestFront {
     ]
   }
 
-  preflight(ri: RequestInfo, cors: [string, string][] | null): Response {
-    const headers = new Headers(cors ?? undefined)
+  preflight(ri: RequestInfo, cors: readonly (readonly [string, string])[] | null): Response {
+    const headers = new Headers((cors ?? undefined) as [string, string][] | undefined)
     headers.set('x-request-id', ri.id)
     headers.set('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS')
     headers.set('access-control-allow-headers', ALLOW_HEADERS)

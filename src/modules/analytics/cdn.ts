@@ -13,10 +13,10 @@ export interface BeaconDeps {
   inflight: Set<Promise<unknown>>
 }
 
-function noContent(headers: [string, string][]): Response {
+function noContent(info: Pick<FastRequest, 'addHeaders'> | null): Response {
   const res = new Response(null, { status: 204 })
   const h = res.headers
-  for (let i = 0; i < headers.length; i++) h.set(headers[i][0], headers[i][1])
+  info?.addHeaders(h)
   h.set('cache-control', 'no-store')
   return res
 }
@@ -26,15 +26,15 @@ function noContent(headers: [string, string][]): Response {
  * the Story exists. The request is counted against the beacon's own in-memory limiter (600/min/IP; over it, the
  * beacon is dropped — still 204), the body read up to 4 KB, the answer sent, and the pipeline runs on its own.
  */
-export async function takeBeacon(deps: BeaconDeps, request: Request, spaceSlug: string, clientIp: string, headers: [string, string][]): Promise<Response> {
+export async function takeBeacon(deps: BeaconDeps, request: Request, spaceSlug: string, clientIp: string, info: Pick<FastRequest, 'addHeaders'> | null): Promise<Response> {
   deps.metrics.received++
   if (!deps.limiter.allow(clientIp)) {
     deps.metrics.dropped.rate_limited++
-    return noContent(headers)
+    return noContent(info)
   }
   if (!acceptedContentType(request.headers.get('content-type'))) {
     deps.metrics.dropped.content_type++
-    return noContent(headers)
+    return noContent(info)
   }
   let bytes: Uint8Array | null
   try {
@@ -44,12 +44,12 @@ export async function takeBeacon(deps: BeaconDeps, request: Request, spaceSlug: 
   }
   if (!bytes) {
     deps.metrics.dropped.too_large++
-    return noContent(headers)
+    return noContent(info)
   }
   const run = deps.pipeline.run(spaceSlug, bytes, request.headers.get('user-agent'))
   deps.inflight.add(run)
   void run.finally(() => deps.inflight.delete(run))
-  return noContent(headers)
+  return noContent(info)
 }
 
 /** `/v1/cdn/{space}/_beacon` → `{space}` (any text: the pipeline checks it), or null. */
@@ -66,7 +66,7 @@ export function beaconFastRoute(deps: BeaconDeps): FastRoute {
     method: 'POST',
     selfLimited: true,
     matches: (pathname) => beaconSpace(pathname) !== null,
-    answer: (request: Request, info: FastRequest) => takeBeacon(deps, request, beaconSpace(info.pathname)!, info.clientIp, info.headers),
+    answer: (request: Request, info: FastRequest) => takeBeacon(deps, request, beaconSpace(info.pathname)!, info.clientIp, info),
   }
 }
 
@@ -77,7 +77,7 @@ export function beaconFastRoute(deps: BeaconDeps): FastRoute {
 export function beaconCdnRoutes(deps: BeaconDeps, requestIp: (request: Request) => string) {
   return new Elysia({ tags: ['Public read'] }).post(
     '/cdn/:space/_beacon',
-    ({ request, params }) => takeBeacon(deps, request, params.space, requestIp(request), []),
+    ({ request, params }) => takeBeacon(deps, request, params.space, requestIp(request), null),
     {
       params: t.Object({ space: t.String() }),
       detail: {

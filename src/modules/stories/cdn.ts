@@ -31,7 +31,7 @@ const CDN_PREFIX = '/v1/cdn/'
  * A served read as a Response: the rendered entry's prebuilt headers (copied once, by the Response constructor), then
  * this request's own (request id, CORS, RateLimit-*) and the steps' decisions set on that copy.
  */
-function answer(request: Request, served: Served, extra: [string, string][]): Response {
+function answer(request: Request, served: Served, info: FastRequest | null): Response {
   const r: Rendered = served.rendered
   const notModified = etagMatches(request.headers.get('if-none-match'), r.etag)
   let ok = r.prebuilt
@@ -42,8 +42,7 @@ function answer(request: Request, served: Served, extra: [string, string][]): Re
     nm = d.notModified
   }
   const res = notModified ? new Response(null, { status: 304, headers: nm }) : new Response(r.body, { headers: ok })
-  const h = res.headers
-  for (let i = 0; i < extra.length; i++) h.set(extra[i][0], extra[i][1])
+  if (info !== null) info.addHeaders(res.headers)
   return res
 }
 
@@ -94,7 +93,7 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
       if (url.indexOf('?') !== -1) return undefined
       const acceptLanguage = request.headers.get('accept-language')
       const memoised = memo.get(url, request, acceptLanguage, info.viaTrustedProxy, info.now)
-      if (memoised !== undefined) return answer(request, memoised, info.headers)
+      if (memoised !== undefined) return answer(request, memoised, info)
       const slash = info.pathname.indexOf('/', CDN_PREFIX.length)
       const req: ReadRequest = {
         spaceSlug: info.pathname.slice(CDN_PREFIX.length, slash),
@@ -115,13 +114,13 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
       }
       if (served instanceof Promise) {
         return served.then(
-          (s) => answer(request, s, info.headers),
+          (s) => answer(request, s, info),
           () => undefined,
         )
       }
       const source = pipeline.readSource(req)
       if (source) memo.set(url, request, acceptLanguage, info.viaTrustedProxy, source.space, info.now, source.expiresAt, served)
-      return answer(request, served, info.headers)
+      return answer(request, served, info)
     },
   }
 }
@@ -186,7 +185,7 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
         }
         const served = version === 'draft' ? await pipeline.preview(req, request.headers.get('authorization')) : await pipeline.read(req)
         // The request hook put the request id, CORS and RateLimit-* into `set`; Elysia adds them to this Response.
-        return answer(request, served, [])
+        return answer(request, served, null)
       },
       {
         // No params schema: Elysia cannot mirror a `*` key; the pipeline checks the slug and the path itself.

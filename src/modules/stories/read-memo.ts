@@ -26,6 +26,8 @@ const MAX_KEY_LENGTH = 512
 interface UrlMemo {
   expiresAt: number
   space: ReadSpace
+  /** What the empty key served (no Accept-Language, no step varying): the common read, without a second lookup. */
+  plain: Served | undefined
   byKey: Map<string, Served>
 }
 
@@ -86,7 +88,7 @@ export class ReadMemo {
       return undefined
     }
     const key = this.keyOf(request, m.space, acceptLanguage, viaTrustedProxy)
-    return key === null ? undefined : m.byKey.get(key)
+    return key === null ? undefined : key === '' ? m.plain : m.byKey.get(key)
   }
 
   /** Remembers what a synchronous full read of `url` served; `expiresAt` is the earliest expiry of what it used. */
@@ -97,13 +99,14 @@ export class ReadMemo {
     let m = this.byUrl.get(url)
     if (m === undefined || m.space !== space || m.expiresAt <= now) {
       if (this.byUrl.size >= MAX_URLS) this.byUrl.clear()
-      m = { expiresAt, space, byKey: new Map() }
+      m = { expiresAt, space, plain: undefined, byKey: new Map() }
       this.byUrl.set(url, m)
-    } else if (m.byKey.size >= MAX_KEYS_PER_URL) {
+    } else if (key !== '' && m.byKey.size >= MAX_KEYS_PER_URL) {
       m.byKey.clear()
     }
     m.expiresAt = Math.min(m.expiresAt, expiresAt)
-    m.byKey.set(key, served)
+    if (key === '') m.plain = served
+    else m.byKey.set(key, served)
   }
 
   get size() {
