@@ -1,9 +1,10 @@
 import type { Server } from 'bun'
 import { type AnyElysia, Elysia } from 'elysia'
+import { GcPacer } from './kernel/gc-pacer'
 import { pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
-import type { FastRoute, Module, RouteContext, Use } from './kernel/module'
-import { guardPlugin, kernelPlugin, type PeerSource, RequestFront } from './kernel/plugin'
+import type { FastRequest, FastRoute, Module, RouteContext, Use } from './kernel/module'
+import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo } from './kernel/plugin'
 import { KERNEL_RATE_LIMITS, type RateLimitDecision, type RateLimitRule } from './kernel/rate-limit'
 import { MODULES } from './modules'
 import { OPENAPI_RATE_LIMITS, openapiRoutes } from './openapi'
@@ -29,6 +30,42 @@ export interface Runtime {
   listen(opts: ListenOptions): Server<undefined>
   /** Closes the modules (in reverse order), then the kernel. */
   close(): Promise<void>
+}
+
+/**
+ * What a fast route learns of its request, and the headers every answer carries. One object per request; the
+ * headers are set straight onto the response (no list of pairs is built).
+ */
+class FastInfo implements FastRequest {
+  readonly requestId: string
+  readonly clientIp: string
+  readonly viaTrustedProxy: boolean
+  readonly now: number
+
+  constructor(
+    readonly pathname: string,
+    ri: RequestInfo,
+    private cors: readonly (readonly [string, string])[] | null,
+    private decision: RateLimitDecision | null,
+  ) {
+    this.requestId = ri.id
+    this.clientIp = ri.ip
+    this.viaTrustedProxy = ri.viaTrustedProxy
+    this.now = ri.now
+  }
+
+  addHeaders(target: Headers) {
+    target.set('x-request-id', this.requestId)
+    const cors = this.cors
+    if (cors !== null) for (let i = 0; i < cors.length; i++) target.set(cors[i][0], cors[i][1])
+    const d = this.decision
+    if (d !== null) {
+      target.set('ratelimit-limit', d.rule.limitText)
+      target.set('ratelimit-remaining', String(d.remaining))
+      target.set('ratelimit-reset', String(d.resetIn))
+      target.set('ratelimit-policy', d.rule.policy)
+    }
+  }
 }
 
 export interface ListenOptions {
@@ -155,21 +192,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
         front.remember(request, ri) // counted once: the Elysia path answers the 429, in the one error shape
         return undefined
       }
-      const headers: [string, string][] = [['x-request-id', ri.id]]
       const origin = request.headers.get('origin')
-      if (origin !== null) {
-        const cors = front.cors(pathname, origin)
-        if (cors) for (const h of cors) headers.push(h)
-      }
-      if (decision) {
-        headers.push(
-          ['ratelimit-limit', String(decision.rule.limit)],
-          ['ratelimit-remaining', String(decision.remaining)],
-          ['ratelimit-reset', String(decision.resetIn)],
-          ['ratelimit-policy', decision.rule.policy],
-        )
-      }
-      const res = route.answer(request, { pathname, requestId: ri.id, clientIp: ri.ip, viaTrustedProxy: ri.viaTrustedProxy, now: ri.now, headers })
+      const info = new FastInfo(pathname, ri, origin === null ? null : front.cors(pathname, origin), decision)
+      const res = route.answer(request, info)
       // A self-limited route's log line carries no client address (the beacon keeps no IP, not even in logs).
       const logged = route.selfLimited ? { ...ri, ip: '-' } : ri
       if (res === undefined) {
@@ -192,7 +217,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     return undefined
   }
 
+  const pacer = new GcPacer()
   const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
+    pacer.count()
     const method = request.method
     if (method === 'GET') {
       if (fastGet.length) {
@@ -239,12 +266,14 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
           })
         },
       })
+      pacer.start()
       // Elysia hands `server` to hooks (the peer address) from here.
       ;(app as unknown as { server: unknown }).server = server
       return server as Server<undefined>
     },
     close() {
       closing ??= (async () => {
+        pacer.stop()
         await started?.catch(() => {})
         for (const m of [...modules].reverse()) await m.close?.(stateOf(m), kernel)
         await kernel.close()

@@ -426,3 +426,25 @@ describe('unexpected errors', () => {
     }
   })
 })
+
+describe('GC pacer', () => {
+  test('collects on a tick only once enough requests were served since the last collection', async () => {
+    const { GcPacer } = await import('../src/kernel/gc-pacer')
+    let collections = 0
+    const pacer = new GcPacer(100, 3, () => collections++)
+    expect(pacer.tick()).toBe(false) // idle: never collected by the pacer
+    pacer.count()
+    pacer.count()
+    expect(pacer.tick()).toBe(false)
+    pacer.count()
+    expect(pacer.tick()).toBe(true)
+    expect(collections).toBe(1)
+    expect(pacer.tick()).toBe(false) // the count starts again
+    expect(collections).toBe(1)
+  })
+
+  test('the collector it calls (bun:jsc edenGC) exists in this Bun', async () => {
+    const { edenGC } = await import('bun:jsc')
+    expect(typeof edenGC()).toBe('number')
+  })
+})
