@@ -164,6 +164,48 @@ export async function startRawBaseline(opts: { body: Uint8Array; headers: Record
   }
 }
 
+/**
+ * A raw Bun.serve in its own process answering each path with that path's own bytes and headers (a Map lookup by
+ * path, then the Response), 404 for any other path. Beside the one-body baseline it separates what serving many
+ * distinct bodies costs any server (memory traffic) from what the service's own code costs.
+ */
+export async function startRawPathBaseline(entries: { path: string; body: Uint8Array; headers: Record<string, string> }[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'cs-raw-'))
+  const bodyFile = join(dir, 'bodies')
+  const indexFile = join(dir, 'index.json')
+  let offset = 0
+  const index = entries.map((e) => {
+    const row = { path: e.path, offset, length: e.body.byteLength, headers: e.headers }
+    offset += e.body.byteLength
+    return row
+  })
+  writeFileSync(bodyFile, Buffer.concat(entries.map((e) => e.body)))
+  writeFileSync(indexFile, JSON.stringify(index))
+  const code = `
+    const all = new Uint8Array(await Bun.file(${JSON.stringify(bodyFile)}).arrayBuffer());
+    const byPath = new Map();
+    for (const r of await Bun.file(${JSON.stringify(indexFile)}).json()) byPath.set(r.path, { body: new Blob([all.subarray(r.offset, r.offset + r.length)]), headers: r.headers });
+    const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch(req) {
+      const url = req.url;
+      const e = byPath.get(url.slice(url.indexOf('/', 8)));
+      return e ? new Response(e.body, { headers: e.headers }) : new Response(null, { status: 404 });
+    } });
+    console.log(server.port);`
+  const proc = Bun.spawn(['bun', '-e', code], { stdout: 'pipe', stderr: 'inherit' })
+  const reader = proc.stdout.getReader()
+  const { value } = await reader.read()
+  const port = Number(new TextDecoder().decode(value).trim())
+  if (!port) throw new Error('the per-path raw baseline did not start')
+  return {
+    base: `http://127.0.0.1:${port}`,
+    async stop() {
+      proc.kill()
+      await proc.exited
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+}
+
 export function formatTable(title: string, r: AlternateResult): string {
   const rows = Object.entries(r.median).map(
     ([name, m]) =>
