@@ -149,11 +149,16 @@ export async function startRawBaseline(opts: { body: Uint8Array; headers: Record
     const headers = ${JSON.stringify(opts.headers)};
     const server = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => ${opts.notModified ? 'new Response(null, { status: 304, headers })' : 'new Response(body, { headers })'} });
     console.log(server.port);`
+  return spawnRawServer(code, dir, 'the raw baseline')
+}
+
+/** Runs `code` (a Bun.serve that prints its port) in its own process; stop() ends it and removes `dir`. */
+async function spawnRawServer(code: string, dir: string, what: string) {
   const proc = Bun.spawn(['bun', '-e', code], { stdout: 'pipe', stderr: 'inherit' })
   const reader = proc.stdout.getReader()
   const { value } = await reader.read()
   const port = Number(new TextDecoder().decode(value).trim())
-  if (!port) throw new Error('the raw baseline did not start')
+  if (!port) throw new Error(`${what} did not start`)
   return {
     base: `http://127.0.0.1:${port}`,
     async stop() {
@@ -191,19 +196,7 @@ export async function startRawPathBaseline(entries: { path: string; body: Uint8A
       return e ? new Response(e.body, { headers: e.headers }) : new Response(null, { status: 404 });
     } });
     console.log(server.port);`
-  const proc = Bun.spawn(['bun', '-e', code], { stdout: 'pipe', stderr: 'inherit' })
-  const reader = proc.stdout.getReader()
-  const { value } = await reader.read()
-  const port = Number(new TextDecoder().decode(value).trim())
-  if (!port) throw new Error('the per-path raw baseline did not start')
-  return {
-    base: `http://127.0.0.1:${port}`,
-    async stop() {
-      proc.kill()
-      await proc.exited
-      rmSync(dir, { recursive: true, force: true })
-    },
-  }
+  return spawnRawServer(code, dir, 'the per-path raw baseline')
 }
 
 export function formatTable(title: string, r: AlternateResult): string {
