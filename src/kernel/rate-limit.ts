@@ -118,9 +118,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
   private counters = new Map<string, Map<string, Hit>>()
   private lastSweep = 0
 
+  /** The store interface: one opaque key (the rate limiter itself calls `counter` with the rule and client apart). */
   hit(key: string, windowMs: number, now: number): Hit {
-    const bar = key.indexOf('|')
-    const c = bar === -1 ? this.counter('', key, windowMs, now) : this.counter(key.slice(0, bar), key.slice(bar + 1), windowMs, now)
+    const c = this.counter('', key, windowMs, now)
     return { count: c.count, resetAt: c.resetAt }
   }
 
