@@ -195,8 +195,6 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       const origin = request.headers.get('origin')
       const info = new FastInfo(pathname, ri, origin === null ? null : front.cors(pathname, origin), decision)
       const res = route.answer(request, info)
-      // A self-limited route's log line carries no client address (the beacon keeps no IP, not even in logs).
-      const logged = route.selfLimited ? { ...ri, ip: '-' } : ri
       if (res === undefined) {
         front.remember(request, ri)
         return undefined
@@ -207,11 +205,13 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
             front.remember(request, ri)
             return elysiaFetch(request)
           }
-          if (logRequests) front.log(method, route.route, r.status, logged)
+          if (logRequests) front.log(method, route.route, r.status, route.selfLimited ? { ...ri, ip: '-' } : ri)
           return r
         })
       }
-      if (logRequests) front.log(method, route.route, res.status, logged)
+      // A self-limited route's log line carries no client address (the beacon keeps no IP, not even in logs): the copy
+      // without it is made only when a line is written.
+      if (logRequests) front.log(method, route.route, res.status, route.selfLimited ? { ...ri, ip: '-' } : ri)
       return res
     }
     return undefined
