@@ -68,6 +68,14 @@ class FastInfo implements FastRequest {
   }
 }
 
+/**
+ * The request line of a fast-path answer. A self-limited route's line carries no client address (the beacon keeps no
+ * IP, not even in logs): the copy without it is made only when a line is written.
+ */
+function logFast(front: RequestFront, method: string, route: FastRoute, status: number, ri: RequestInfo) {
+  front.log(method, route.route, status, route.selfLimited ? { ...ri, ip: '-' } : ri)
+}
+
 export interface ListenOptions {
   port: number
   hostname: string
@@ -205,13 +213,11 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
             front.remember(request, ri)
             return elysiaFetch(request)
           }
-          if (logRequests) front.log(method, route.route, r.status, route.selfLimited ? { ...ri, ip: '-' } : ri)
+          if (logRequests) logFast(front, method, route, r.status, ri)
           return r
         })
       }
-      // A self-limited route's log line carries no client address (the beacon keeps no IP, not even in logs): the copy
-      // without it is made only when a line is written.
-      if (logRequests) front.log(method, route.route, res.status, route.selfLimited ? { ...ri, ip: '-' } : ri)
+      if (logRequests) logFast(front, method, route, res.status, ri)
       return res
     }
     return undefined

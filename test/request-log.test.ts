@@ -28,8 +28,9 @@ afterAll(async () => {
 })
 
 /**
- * The request lines of the request `run` sends with X-Request-Id `requestId`. Elysia writes its line after the response is handed over (an after-response
- * hook), so wait for one, then a little longer: a second line for the same request would show up too.
+ * The request lines of the request `run` sends with X-Request-Id `requestId`. Elysia writes its line after the
+ * response is handed over (an after-response hook), so wait for one, then a little longer: a second line for the same
+ * request would show up too.
  */
 async function linesOf(requestId: string, run: () => Promise<unknown>) {
   const mine = () => lines.filter((l) => l.msg === 'request' && l.request_id === requestId)
