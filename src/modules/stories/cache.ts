@@ -44,7 +44,16 @@ export interface Rendered {
    * Cache-Control), keyed by the identity of the step's headers object and the Cache-Control string: a personalised
    * cached read copies one Headers instead of setting headers one by one. A few entries at most; the oldest goes.
    */
-  decided?: { headers: Record<string, string> | null; cacheControl: string | null; key: string; ok: Headers; notModified: Headers }[]
+  decided?: DecidedHeaders[]
+}
+
+/** One read-step decision's response headers on a rendered entry (see `Rendered.decided`). */
+export interface DecidedHeaders {
+  headers: Record<string, string> | null
+  cacheControl: string | null
+  key: string
+  ok: Headers
+  notModified: Headers
 }
 
 export interface PublishedStory {

@@ -37,7 +37,7 @@ function answer(request: Request, served: Served, info: FastRequest | null): Res
   let ok = r.prebuilt
   let nm = r.prebuiltNotModified
   if (served.headers || served.cacheControl) {
-    const d = decidedHeaders(r, served.headers, served.cacheControl)
+    const d = (served.decided ??= decidedHeaders(r, served.headers, served.cacheControl))
     ok = d.ok
     nm = d.notModified
   }

@@ -5,7 +5,7 @@ import { canonicalLocale } from '../../kernel/locale'
 import type { ReadContext, ReadRequest, ReadStep, RenderDraft } from '../../kernel/read'
 import type { PublicSpace, PublicSpaces } from '../spaces/public'
 import { applyUntranslatable, type Doc } from './blocks'
-import type { PublishedStory, Rendered, Snapshot, StoryCache } from './cache'
+import type { DecidedHeaders, PublishedStory, Rendered, Snapshot, StoryCache } from './cache'
 import { publicPathToFullPath } from './paths'
 import * as repo from './repo'
 
@@ -25,6 +25,8 @@ export interface Served {
   rendered: Rendered
   headers: Record<string, string> | null
   cacheControl: string | null
+  /** The response headers for `headers` and `cacheControl` on `rendered`, once looked up (a memoised read reuses them). */
+  decided?: DecidedHeaders
 }
 
 const MAX_CHAINS_PER_SPACE = 512
