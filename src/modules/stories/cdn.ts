@@ -4,7 +4,7 @@ import { notFound } from '../../kernel/errors'
 import type { ReadRequest } from '../../kernel/read'
 import { SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
-import type { Rendered } from './cache'
+import type { DecidedHeaders, Rendered } from './cache'
 import { PublicStoryModel } from './model'
 import { ogCardSvg } from './og'
 import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
@@ -53,7 +53,7 @@ const MAX_DECIDED = 8
  * the identity of the steps' headers object (a step that keeps one object per decision, as segments does, costs a
  * pointer compare), else by content.
  */
-function decidedHeaders(r: Rendered, headers: Record<string, string> | null, cacheControl: string | null) {
+function decidedHeaders(r: Rendered, headers: Record<string, string> | null, cacheControl: string | null): DecidedHeaders {
   const list = (r.decided ??= [])
   for (let i = 0; i < list.length; i++) {
     const d = list[i]
@@ -68,7 +68,7 @@ function decidedHeaders(r: Rendered, headers: Record<string, string> | null, cac
     if (headers) for (const k in headers) target.set(k, headers[k])
     if (cacheControl) target.set('cache-control', cacheControl)
   }
-  const d = { headers, cacheControl, key, ok, notModified }
+  const d: DecidedHeaders = { headers, cacheControl, key, ok, notModified }
   if (list.length >= MAX_DECIDED) list.shift()
   list.push(d)
   return d
