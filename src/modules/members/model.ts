@@ -50,3 +50,49 @@ export const WhoamiModel = t.Object({
   }),
 })
 export type WhoamiView = typeof WhoamiModel.static
+
+// ---- Invitations ----
+
+export const InvitationErrors = {
+  alreadyMember: defineError('already_member', 409, 'This address belongs to a member of the Space already.'),
+  invitationPending: defineError('invitation_pending', 409, 'This address has a pending invitation to the Space already (resend it instead).'),
+  invitationLimit: defineError('invitation_limit', 409, 'The Space has 50 pending invitations; revoke some or wait for answers.'),
+  emailMismatch: defineError('email_mismatch', 403, 'The invitation was sent to another e-mail address than the signed-in user has.'),
+}
+
+const EMAIL = '^[^\\s@<>()",;:\\\\\\[\\]]{1,64}@[^\\s@<>()",;:\\\\\\[\\]]+\\.[^\\s@<>()",;:\\\\\\[\\]]{2,}$'
+export const CreateInvitationBody = t.Object({
+  email: t.String({ pattern: EMAIL, maxLength: 254, error: 'must be a valid e-mail address' }),
+  role: RoleName,
+})
+export const InvitationParams = t.Object({ space: SpaceSlug, id: t.String({ pattern: '^[1-9][0-9]{0,9}$', error: 'must be an invitation id' }) })
+export const InviteTokenParams = t.Object({
+  token: t.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: 'The token from the invitation link' }),
+})
+
+export const InvitationModel = t.Object({
+  id: Int(),
+  email: t.String(),
+  role: RoleName,
+  status: oneOf(['pending', 'accepted', 'declined', 'revoked', 'expired']),
+  invited_by: t.Union([t.Object({ id: Int(), name: t.String() }), t.Null()]),
+  created_at: Timestamp,
+  sent_at: Timestamp,
+  expires_at: Timestamp,
+})
+export type InvitationView = typeof InvitationModel.static
+
+export const InvitationPreviewModel = t.Object({
+  space: t.Object({ slug: t.String(), name: t.String() }),
+  role: RoleName,
+  invited_by: t.Object({ name: t.String() }),
+  email: t.String({ description: 'The invited address, masked (a•••@example.com)' }),
+  expires_at: Timestamp,
+  account_exists: t.Boolean({ description: 'Whether an account with that address exists (sign in to accept) or must be registered first' }),
+})
+export type InvitationPreviewView = typeof InvitationPreviewModel.static
+
+export const AcceptedModel = t.Object({
+  space: t.Object({ slug: t.String(), name: t.String() }),
+  role: RoleName,
+})
