@@ -3,7 +3,7 @@ import { type AnyElysia, Elysia } from 'elysia'
 import { GcPacer } from './kernel/gc-pacer'
 import { pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
-import type { FastRequest, FastRoute, Module, RouteContext, Use } from './kernel/module'
+import type { FastRequest, FastRoute, Module, RouteContext, RouteSummary, Use } from './kernel/module'
 import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo } from './kernel/plugin'
 import { KERNEL_RATE_LIMITS, type RateLimitDecision, type RateLimitRule } from './kernel/rate-limit'
 import { MODULES } from './modules'
@@ -110,6 +110,21 @@ function strictBodies(app: AnyElysia) {
   for (const r of app.routes as { hooks?: { body?: unknown } }[]) visit(r.hooks?.body)
 }
 
+/** The mounted routes with the guard each declared (see RouteContext.routeTable). */
+function summariseRoutes(app: AnyElysia): RouteSummary[] {
+  const out: RouteSummary[] = []
+  for (const r of app.routes as { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }[]) {
+    const detail = r.hooks?.detail ?? {}
+    out.push({
+      method: r.method,
+      path: r.path.replace(/:([A-Za-z_]\w*)/g, '{$1}').replace(/\/$/, '') || '/',
+      summary: typeof detail.summary === 'string' ? detail.summary : '',
+      minRole: (detail['x-min-role'] as RouteSummary['minRole']) ?? null,
+    })
+  }
+  return out
+}
+
 export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtime {
   const modules = opts.modules ?? MODULES
   const names = new Set<string>()
@@ -157,7 +172,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     guards,
     use,
     requestInfo: (request) => front.info.get(request) ?? front.begin(request, null),
+    routeTable: () => (routeTable ??= summariseRoutes(app)),
   })
+  let routeTable: RouteSummary[] | undefined
   // normalize: false — never strip unknown properties or coerce a body into shape: reject it (422) instead.
   const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front))
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))

@@ -89,7 +89,9 @@ export interface SpaceAccess {
 export async function requireSpaceAccess(kernel: Pick<Kernel, 'db' | 'clock'>, principal: Principal, slug: string, min: Role): Promise<SpaceAccess> {
   if (!isSpaceSlug(slug)) throw notFound('Space')
   const [space] = await kernel.db.db.select().from(spaces).where(eq(spaces.slug, slug)).limit(1)
-  if (!space || space.tenantId !== principal.tenantId) throw notFound('Space')
+  // Access is a membership (or a token of this very Space), not a Tenant: a user may be a member of another Tenant's
+  // Space through an accepted invitation.
+  if (!space) throw notFound('Space')
   let role: Role | null = null
   if (principal.kind === 'space') {
     role = principal.spaceId === space.id ? principal.role : null

@@ -1,3 +1,4 @@
+import type { Role } from './auth'
 import type { AnyElysia } from 'elysia'
 import type { ErrorDef } from './errors'
 import type { GraphQLBuilder } from './graphql'
@@ -27,6 +28,21 @@ export interface RouteContext<S> {
   use: Use
   /** What the kernel knows of a request: client IP (after trusted proxies), request id, timing. */
   requestInfo(request: Request): RequestInfo
+  /**
+   * Every mounted route with the guard it declared (`minRole` for `spaceRole` routes), read from the app itself once
+   * it is built: call it in a handler, not while building routes. The roles table (`GET /spaces/{space}/roles`) is
+   * made from it, so what is documented is what the guards enforce.
+   */
+  routeTable(): readonly RouteSummary[]
+}
+
+export interface RouteSummary {
+  method: string
+  /** The full path with OpenAPI-style parameters, e.g. `/v1/spaces/{space}/members`. */
+  path: string
+  summary: string
+  /** The least role a `spaceRole` route needs; null for routes without the Space guard. */
+  minRole: Role | null
 }
 
 /** A handler for the public read fast path: synchronous when it can answer from memory. */

@@ -337,7 +337,7 @@ export function guardPlugin(kernel: Kernel) {
     },
     /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
     spaceRole: (min: Role) => ({
-      detail: { security: [{ bearer: [] }], 'x-guard': `role ${min} or higher in the Space (no access: 404; a lower role: 403)` },
+      detail: { security: [{ bearer: [] }], 'x-guard': `role ${min} or higher in the Space (no access: 404; a lower role: 403)`, 'x-min-role': min },
       async transform({ request, params }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
