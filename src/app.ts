@@ -163,12 +163,16 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front, bodyTypes))
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
   const v1 = new Elysia({ prefix: '/v1' })
+  // Which module serves each route ("METHOD /path"): the OpenAPI description lists that module's error codes on it.
+  const owners = new Map<string, Module>()
   for (const m of modules) {
+    const before = v1.routes.length
     if (m.routes) v1.use(m.routes(contextOf(m)))
     if (m.cdn) v1.use(m.cdn(contextOf(m)))
+    for (const r of v1.routes.slice(before)) owners.set(`${r.method} ${r.path}`, m)
   }
   app.use(v1)
-  app.use(openapiRoutes(() => app, kernel, modules))
+  app.use(openapiRoutes(() => app, kernel, modules, owners))
   strictBodies(app)
   bodyTypes.learn(app.routes)
   const fastRoutes: (FastRoute & { module: string })[] = []
