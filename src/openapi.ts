@@ -32,7 +32,12 @@ public read surface under \`/v1/cdn/{space}/...\` (anonymous, cached, rate limit
 Errors always have the shape \`ErrorBody\`: \`{error, message, errors?}\` (\`errors\` holds messages per field with 422; a
 500 carries \`request_id\`). A Space the caller cannot access answers 404, exactly like an unknown one. Rate-limited
 routes send \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` and \`RateLimit-Policy\`; 429 adds
-\`Retry-After\`. Every response carries \`X-Request-Id\`.`
+\`Retry-After\`. Every response carries \`X-Request-Id\`.
+
+Request bodies are JSON (\`application/json\`): any other media type (a form, multipart, text) answers 415
+\`unsupported_media_type\`, except where an operation lists it — the asset upload (\`multipart/form-data\`) and the beacon
+(\`text/plain\`, as \`navigator.sendBeacon\` sends it). The public form submit takes JSON too. Integers in paths and
+queries are decimal digits only (no sign, exponent, fraction or leading zero).`
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Auth: 'Users, tenants and bearer tokens (spec 4.1).',
