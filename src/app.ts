@@ -4,7 +4,7 @@ import { GcPacer } from './kernel/gc-pacer'
 import { pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
 import type { FastRequest, FastRoute, Module, RouteContext, RouteSummary, Use } from './kernel/module'
-import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo } from './kernel/plugin'
+import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo, RouteBodyTypes } from './kernel/plugin'
 import { KERNEL_RATE_LIMITS, type RateLimitDecision, type RateLimitRule } from './kernel/rate-limit'
 import { MODULES } from './modules'
 import { OPENAPI_RATE_LIMITS, openapiRoutes } from './openapi'
@@ -176,16 +176,22 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   })
   let routeTable: RouteSummary[] | undefined
   // normalize: false — never strip unknown properties or coerce a body into shape: reject it (422) instead.
-  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front))
+  const bodyTypes = new RouteBodyTypes()
+  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front, bodyTypes))
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
   const v1 = new Elysia({ prefix: '/v1' })
+  // Which module serves each route ("METHOD /path"): the OpenAPI description lists that module's error codes on it.
+  const owners = new Map<string, Module>()
   for (const m of modules) {
+    const before = v1.routes.length
     if (m.routes) v1.use(m.routes(contextOf(m)))
     if (m.cdn) v1.use(m.cdn(contextOf(m)))
+    for (const r of v1.routes.slice(before)) owners.set(`${r.method} ${r.path}`, m)
   }
   app.use(v1)
-  app.use(openapiRoutes(() => app, kernel, modules))
+  app.use(openapiRoutes(() => app, kernel, modules, owners))
   strictBodies(app)
+  bodyTypes.learn(app.routes)
   const fastRoutes: (FastRoute & { module: string })[] = []
   for (const m of modules) for (const r of m.fast?.(contextOf(m)) ?? []) fastRoutes.push({ ...r, module: m.name })
 

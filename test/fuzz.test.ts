@@ -224,7 +224,7 @@ interface Probe {
 const failures: string[] = []
 let sent = 0
 
-async function probe(p: Probe) {
+async function probe(p: Probe): Promise<number | undefined> {
   const headers: Record<string, string> = { 'X-Forwarded-For': `10.${(sent >> 16) & 255}.${(sent >> 8) & 255}.${sent & 255}` }
   sent++
   if (p.token) headers.Authorization = `Bearer ${p.token}`
@@ -258,6 +258,7 @@ async function probe(p: Probe) {
     if (text.includes('    at ') || text.includes('/$bunfs/') || text.includes('node_modules')) failures.push(`${where}: leaks internals`)
   }
   if (ms > 2000) failures.push(`${where}: took ${Math.round(ms)} ms`)
+  return res.status
 }
 
 beforeAll(async () => {
@@ -326,6 +327,21 @@ describe('every route against hostile input', () => {
           await probe({ method: r.method, path, raw, token: world.token, what: `body ${typeof raw === 'string' ? raw.slice(0, 20) : 'bytes'}` })
         }
         await probe({ method: r.method, path, raw: baseRaw ?? '{}', contentType: 'text/plain', token: world.token, what: 'text/plain body' })
+        // A route that takes JSON refuses its valid body in any other media type (415), never reads it as `{}`.
+        const types = Object.keys(op?.requestBody?.content ?? {})
+        if (hasBody && types.length === 1 && types[0] === 'application/json') {
+          const fields = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]))
+          const form = Object.entries(fields)
+            .map(([k, v]) => `--FUZZ\r\nContent-Disposition: form-data; name="${k}"\r\n\r\n${v}\r\n`)
+            .join('')
+          for (const [contentType, raw] of [
+            ['multipart/form-data; boundary=FUZZ', `${form}--FUZZ--\r\n`],
+            ['application/x-www-form-urlencoded', new URLSearchParams(fields).toString()],
+          ]) {
+            const status = await probe({ method: r.method, path, raw, contentType, token: world.token, what: contentType })
+            if (status !== 415) failures.push(`${r.method} ${path} [${contentType}]: ${status}, not 415`)
+          }
+        }
         await probe({ method: r.method, path, raw: baseRaw ?? '{}', token: 'u_AAAAAAAAAAAA.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', what: 'unknown token' })
         await probe({ method: r.method, path, raw: baseRaw ?? '{}', what: 'anonymous' })
         // One property at a time, the rest of a valid body kept.

@@ -153,15 +153,40 @@ function errorResponse(status: number, body: ErrorBody, headers: Record<string, 
   return new Response(JSON.stringify(body), { status, headers })
 }
 
-/** The parsed body of a multipart request: nothing is read; the route reads `request.body` itself. */
+/** The parsed body of a request in a media type its route reads itself (an upload): nothing is read. */
 export const MULTIPART_UNREAD: Record<string, never> = Object.freeze({}) as Record<string, never>
+
+/**
+ * The media types each route takes. JSON is the default: every route with a body takes `application/json` (and
+ * `+json` types) only. A route that declares its own `detail.requestBody.content` (the asset upload: multipart; the
+ * beacon: JSON or text/plain) takes the types it lists besides JSON, and reads those bodies from `request` itself.
+ * Learned from the mounted routes once (`learn`), so the declaration that documents a route is the one enforced.
+ */
+export class RouteBodyTypes {
+  private byRoute = new Map<string, ReadonlySet<string>>()
+
+  learn(routes: readonly { method: string; path: string; hooks?: { detail?: unknown } }[]) {
+    for (const r of routes) {
+      const content = (r.hooks?.detail as { requestBody?: { content?: Record<string, unknown> } } | undefined)?.requestBody?.content
+      if (!content) continue
+      const types = new Set(Object.keys(content).map((k) => k.toLowerCase()))
+      types.delete('application/json')
+      if (types.size > 0) this.byRoute.set(`${r.method} ${r.path}`, types)
+    }
+  }
+
+  /** Whether `method route` reads a body of this (non-JSON) media type itself. */
+  takes(method: string, route: string | undefined, type: string): boolean {
+    return route !== undefined && (this.byRoute.get(`${method} ${route}`)?.has(type) ?? false)
+  }
+}
 
 /**
  * What every Elysia-routed request goes through: the front (request id, client IP, CORS, rate limit), the JSON body
  * parser with its size limit, the one error body, and one log line per request. The hooks are synchronous (with the
  * in-memory rate-limit store), so Elysia compiles no await into the route lifecycle.
  */
-export function kernelPlugin(kernel: Kernel, front: RequestFront) {
+export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: RouteBodyTypes = new RouteBodyTypes()) {
   const { config, logger } = kernel
 
   const begin = (request: Request, server: PeerSource | null, set: { headers: Record<string, unknown> }) => {
@@ -195,7 +220,7 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
   }
 
   app
-    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+    .onParse({ as: 'global' }, async ({ request, contentType, route }) => {
       const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
       const length = Number(request.headers.get('content-length') ?? '0')
       if (type === 'application/json' || type.endsWith('+json')) {
@@ -219,9 +244,10 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
             throw KernelErrors.invalidJson('The request body is not valid JSON.')
         }
       }
-      // Routes that take uploads stream these themselves (modules/assets/upload.ts). Returning a value stops Elysia
-      // from running its own multipart parser, which would buffer the whole body in memory first.
-      if (type === 'multipart/form-data') return MULTIPART_UNREAD
+      // Routes that declare another type read such bodies themselves (modules/assets/upload.ts streams multipart).
+      // Returning a value stops Elysia from running its own parser, which would buffer the whole body first. Any
+      // other route takes JSON only: a form or text body is refused, never read as an empty object.
+      if (bodyTypes.takes(request.method, route, type)) return MULTIPART_UNREAD
       if (request.body !== null || length > 0) {
         throw KernelErrors.unsupportedMediaType('Send the request body as application/json.')
       }
