@@ -386,7 +386,7 @@ describe('public delivery of the original', () => {
   })
 
   test('originals carry Cross-Origin-Resource-Policy: cross-origin (an <img> on a COEP: require-corp page)', async () => {
-    for (const headers of [{}, { Range: 'bytes=0-9' }, { 'If-None-Match': `"${sha}"` }]) {
+    for (const headers of [{}, { Range: 'bytes=0-9' }, { 'If-None-Match': `"${sha}"` }] as Record<string, string>[]) {
       const r = await cdn(`${space}/assets/${uuid}`, headers)
       expect([200, 206, 304]).toContain(r.status)
       expect(r.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
