@@ -141,6 +141,9 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       }
       if (bearer) add(401, 'unauthorized: missing, invalid, expired or revoked bearer token')
       if (bearer) add(403, spaceScoped ? 'forbidden: the role in this Space is too low for this action' : 'forbidden: this token kind may not do this')
+      if (bearer && guard.includes('user_required')) {
+        responses[403] = errorRef(`user_required: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; forbidden: the role in this Space is too low' : ''}`)
+      }
       add(404, 'not_found: unknown route or resource, or a Space the caller cannot access')
       if (hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false)) add(422, 'validation_failed: see `errors` for messages per field')
       if (rateLimited) add(429, 'rate_limited: retry after Retry-After seconds')
