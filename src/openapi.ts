@@ -199,6 +199,9 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       }
       add(401, bearer ? '`unauthorized`: missing, invalid, expired or revoked bearer token' : '', bearer)
       add(403, bearer ? (spaceScoped ? '`forbidden`: the role in this Space is too low for this action' : '`forbidden`: this token kind may not do this') : '', bearer)
+      if (bearer && guard.includes('user_required')) {
+        responses[403] = errorRef(`\`user_required\`: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; `forbidden`: the role in this Space is too low' : ''}`)
+      }
       add(404, '`not_found`: unknown route or resource, or a Space the caller cannot access', true)
       // Any authenticated write may meet a unique or foreign-key constraint (another request got there first).
       add(409, write && bearer ? '`conflict`: the change conflicts with the current state' : '', write && bearer)

@@ -311,6 +311,8 @@ describe('OG card', () => {
     const r = await t.request('GET', `/v1/cdn/${space}/stories/${s.uuid}/og.svg`)
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
+    // Embeddable as an <img> by pages with COEP: require-corp.
+    expect(r.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
     expect(r.text).toContain('width="1200" height="630"')
     expect(r.text).toContain('Fish &amp; &lt;Chips&gt; &quot;quoted&quot;')
     expect(r.text).not.toContain('<Chips>')

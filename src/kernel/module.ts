@@ -23,7 +23,7 @@ export type Use = <S extends object>(module: Module<S>) => S
 export interface RouteContext<S> {
   kernel: Kernel
   self: S
-  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`. */
+  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`, `spaceUser: <role>`. */
   guards: Guards
   use: Use
   /** What the kernel knows of a request: client IP (after trusted proxies), request id, timing. */

@@ -334,7 +334,8 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
 }
 
 /**
- * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`. Modules `.use()`
+ * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`, `spaceUser: '<min
+ * role>'` (the Space guard for routes that act as a person: Space-scoped tokens get 403 user_required). Modules `.use()`
  * this (macros only, no hooks), so using it in several modules registers nothing twice.
  */
 export function guardPlugin(kernel: Kernel) {
@@ -353,7 +354,7 @@ export function guardPlugin(kernel: Kernel) {
     },
     /** A user token (not Space-scoped); resolves `principal`. */
     userToken: {
-      detail: { security: [{ bearer: [] }], 'x-guard': 'a user token (Space-scoped tokens get 403)' },
+      detail: { security: [{ bearer: [] }], 'x-guard': 'a user token (Space-scoped tokens get 403 user_required)' },
       async transform({ request }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         requireUserToken(principal)
@@ -370,6 +371,19 @@ export function guardPlugin(kernel: Kernel) {
         resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min))
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
+    }),
+    /** `spaceRole` for routes that act as a person (comments, presence): Space-scoped tokens get 403 user_required. */
+    spaceUser: (min: Role) => ({
+      detail: {
+        security: [{ bearer: [] }],
+        'x-guard': `role ${min} or higher in the Space, with a user token (no access: 404; a Space-scoped token: 403 user_required; a lower role: 403)`,
+      },
+      async transform({ request, params }) {
+        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
+        const slug = String((params as Record<string, unknown>).space ?? '')
+        resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min, { user: true }))
+      },
+      resolve: ({ request }) => ({ access: take<SpaceAccess & { principal: Extract<Principal, { kind: 'user' }> }>(request) }),
     }),
   })
 }

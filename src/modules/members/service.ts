@@ -1,6 +1,6 @@
 import { and, asc, count, eq } from 'drizzle-orm'
 import { memberships, users } from '../../../db/schema'
-import { type Principal, type Role, ROLES, type SpaceAccess } from '../../kernel/auth'
+import { type Principal, type Role, ROLES, requireUserToken, type SpaceAccess } from '../../kernel/auth'
 import { forbidden, notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
@@ -38,7 +38,7 @@ export async function listMembers(kernel: Kernel, access: SpaceAccess, query: { 
 /** `me` is the caller (a user token only: a Space-scoped token is nobody's membership). */
 function resolveUserId(principal: Principal, userId: string): number {
   if (userId !== 'me') return Number(userId)
-  if (principal.kind !== 'user') throw forbidden('`me` needs a user token; a Space-scoped token is not a member.')
+  requireUserToken(principal) // a Space-scoped token is nobody's membership: 403 user_required
   return principal.userId
 }
 

@@ -150,6 +150,8 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
           // The card is an image: it must never run script when opened directly.
           'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
           'X-Content-Type-Options': 'nosniff',
+          // Shown as an <img> by other sites, also by pages with `Cross-Origin-Embedder-Policy: require-corp`.
+          'Cross-Origin-Resource-Policy': 'cross-origin',
         }
         if (etagMatches(request.headers.get('if-none-match'), etag)) {
           delete headers['Content-Type']
