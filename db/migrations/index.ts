@@ -11,6 +11,7 @@ import m7 from './0007_fearless_johnny_storm.sql' with { type: 'text' }
 import m8 from './0008_analytics_rollup_slots.sql' with { type: 'text' }
 import m9 from './0009_analytics_story_daily_backfill.sql' with { type: 'text' }
 import m10 from './0010_mail_jobs_keep_metadata.sql' with { type: 'text' }
+import m11 from './0011_component_field_order.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -24,4 +25,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0008_analytics_rollup_slots', sql: m8 },
   { tag: '0009_analytics_story_daily_backfill', sql: m9 },
   { tag: '0010_mail_jobs_keep_metadata', sql: m10 },
+  { tag: '0011_component_field_order', sql: m11 },
 ]
