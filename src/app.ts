@@ -70,10 +70,10 @@ class FastInfo implements FastRequest {
 
 /**
  * The request line of a fast-path answer. A self-limited route's line carries no client address (the beacon keeps no
- * IP, not even in logs): the copy without it is made only when a line is written.
+ * IP, not even in logs).
  */
 function logFast(front: RequestFront, method: string, route: FastRoute, status: number, ri: RequestInfo) {
-  front.log(method, route.route, status, route.selfLimited ? { ...ri, ip: '-' } : ri)
+  front.log(method, route.route, status, ri, route.selfLimited === true)
 }
 
 export interface ListenOptions {
@@ -164,7 +164,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 
   // HTTP: the kernel plugin, each module's routes, the OpenAPI description.
-  const front = new RequestFront(kernel)
+  const front = new RequestFront(kernel, modules.flatMap((m) => m.privatePaths ?? []))
   const guards = guardPlugin(kernel)
   const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
     kernel,

@@ -14,6 +14,12 @@ export interface Config {
   /** In-memory PGlite (tests only). */
   memoryDb: boolean
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /**
+   * The client address in request log lines: `full` (as seen), `hash` (a daily-salted hash, the salt in memory only),
+   * `off` (`-`). Private routes (a module's `privatePaths`: form submits, subscribe, confirm, unsubscribe,
+   * registration) never log the address as seen: the hash, or `-` with `off`.
+   */
+  logClientIp: 'full' | 'hash' | 'off'
   /** Origins allowed to call the management API from a browser; ['*'] allows any. */
   corsOrigins: string[]
   /** Peers whose X-Forwarded-For is believed (IPs or CIDRs). */
@@ -185,6 +191,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir: env.DATA_DIR || './data',
     memoryDb: false,
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    logClientIp: oneOf(env, 'LOG_CLIENT_IP', ['full', 'hash', 'off'] as const, 'full'),
     corsOrigins: list(env, 'CORS_ORIGINS', ['*']),
     trustedProxies: list(env, 'TRUSTED_PROXIES', []),
     rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),

@@ -12,6 +12,8 @@ import m8 from './0008_analytics_rollup_slots.sql' with { type: 'text' }
 import m9 from './0009_analytics_story_daily_backfill.sql' with { type: 'text' }
 import m10 from './0010_invitations.sql' with { type: 'text' }
 import m11 from './0011_segment_match_all.sql' with { type: 'text' }
+import m12 from './0012_mail_jobs_keep_metadata.sql' with { type: 'text' }
+import m13 from './0013_component_field_order.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -26,4 +28,6 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0009_analytics_story_daily_backfill', sql: m9 },
   { tag: '0010_invitations', sql: m10 },
   { tag: '0011_segment_match_all', sql: m11 },
+  { tag: '0012_mail_jobs_keep_metadata', sql: m12 },
+  { tag: '0013_component_field_order', sql: m13 },
 ]

@@ -123,6 +123,12 @@ export interface ModuleDefinition<S extends object> {
   graphql?(builder: GraphQLBuilder, self: S, kernel: Kernel): void
   /** Per-IP limits of this module's routes (full paths, starting with /v1). */
   rateLimits?: RateLimitRule[]
+  /**
+   * Routes whose callers were promised that their address is not kept (form submits, subscribe, confirm,
+   * unsubscribe, registration): full paths from /v1 in rate-limit row syntax, any method. Their request log lines
+   * never carry the client address as seen: its daily-salted hash, or `-` with LOG_CLIENT_IP=off.
+   */
+  privatePaths?: string[]
 }
 
 /** A module value. `S` is the type of its state; `Module` alone erases it for the list. */

@@ -1,10 +1,11 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
+import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, KernelErrors } from './errors'
 import { pathOf, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
-import type { RateLimitDecision } from './rate-limit'
+import { pathRegex, type RateLimitDecision } from './rate-limit'
 
 /** What the kernel knows of a request before any route runs; shared by the fast path and the Elysia hooks. */
 export interface RequestInfo {
@@ -42,6 +43,53 @@ function isPublicPath(pathname: string) {
   return false
 }
 
+const DAY_MS = 86_400_000
+/** Hashes remembered per day (an address seen again costs no hash); cleared when full. */
+const HASH_MEMO_LIMIT = 10_000
+
+/**
+ * The client address as the request log writes it (LOG_CLIENT_IP). The hash is SHA-256 of a random salt of the UTC
+ * day and the address, cut to 16 hex characters: lines of one day and one process can be told apart and grouped
+ * (abuse), but the salt lives only in memory and is replaced at midnight, so no hash can be traced back to an address
+ * once its day is over (the same promise as the forms' `ip_hash`, whose salts are deleted after two days).
+ */
+export class LogAddress {
+  private privateRoute: RegExp | null
+  private day = -1
+  private salt = ''
+  private memo = new Map<string, string>()
+
+  constructor(
+    private mode: 'full' | 'hash' | 'off',
+    privatePaths: readonly string[],
+  ) {
+    this.privateRoute = privatePaths.length ? pathRegex(privatePaths) : null
+  }
+
+  /** What the line of a request to `pathname` from `ip` at `now` (epoch ms) carries. */
+  of(pathname: string, ip: string, now: number): string {
+    if (this.mode === 'off') return '-'
+    if (this.mode === 'full' && (this.privateRoute === null || !this.privateRoute.test(pathname))) return ip
+    return this.hash(ip, now)
+  }
+
+  private hash(ip: string, now: number): string {
+    const day = Math.floor(now / DAY_MS)
+    if (day !== this.day) {
+      this.day = day
+      this.salt = Buffer.from(randomBytes(32)).toString('hex')
+      this.memo.clear()
+    }
+    let h = this.memo.get(ip)
+    if (h === undefined) {
+      if (this.memo.size >= HASH_MEMO_LIMIT) this.memo.clear()
+      h = sha256Hex(`${this.salt}:${ip}`).slice(0, 16)
+      this.memo.set(ip, h)
+    }
+    return h
+  }
+}
+
 /**
  * The request front: request id, client IP, CORS, rate limiting and the request log, done once per request whichever
  * path answers it (the fast path of src/app.ts or Elysia).
@@ -52,11 +100,17 @@ export class RequestFront {
   private anyManagementOrigin: boolean
   /** Request lines are written: only then is a start time taken. */
   private timed: boolean
+  private address: LogAddress
 
-  constructor(private kernel: Kernel) {
+  /** `privatePaths`: the modules' private routes, whose log lines never carry the address as seen. */
+  constructor(
+    private kernel: Kernel,
+    privatePaths: readonly string[] = [],
+  ) {
     this.managementOrigins = new Set(kernel.config.corsOrigins)
     this.anyManagementOrigin = this.managementOrigins.has('*')
     this.timed = kernel.logger.logsRequests
+    this.address = new LogAddress(kernel.config.logClientIp ?? 'full', privatePaths)
   }
 
   /**
@@ -117,14 +171,15 @@ export class RequestFront {
     return d
   }
 
-  log(method: string, route: string, status: number, ri: RequestInfo) {
+  /** The request's line; `anonymous`: the route keeps no address at all, not even hashed (the beacon). */
+  log(method: string, route: string, status: number, ri: RequestInfo, anonymous = false) {
     this.kernel.logger.request({
       method,
       route,
       status,
       ms: Math.round((performance.now() - ri.start) * 100) / 100,
       requestId: ri.id,
-      ip: ri.ip,
+      ip: anonymous ? '-' : this.address.of(ri.pathname, ri.ip, ri.now),
     })
   }
 }

@@ -14,4 +14,6 @@ export const authModule = defineModule({
     { id: 'auth.logout', method: 'POST', path: '/v1/auth/logout', limit: 60, windowSeconds: MIN },
     { id: 'auth.me', method: 'GET', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
   ],
+  // A sign-up leaves no address in the request log (the hash, or nothing).
+  privatePaths: ['/v1/auth/register'],
 })
