@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Config } from '../src/config'
 import { EVENTS_CHANNEL } from '../src/kernel/events'
 import { storiesModule } from '../src/modules/stories'
 import { StoryCache } from '../src/modules/stories/cache'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let owner: string

@@ -1,8 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../package.json'
+
+setDefaultTimeout(60_000)
 
 const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 

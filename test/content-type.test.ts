@@ -3,8 +3,10 @@
  * shape, and nothing changes. The routes that declare another type (the asset upload: multipart; the beacon: text/plain
  * as navigator.sendBeacon sends it) keep taking it.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let token: string

@@ -7,9 +7,11 @@
  * A new module's routes are fuzzed without any change here. Give a route a valid base body in VALID_BODIES when the
  * hostile values should reach its service rather than stop at the first missing required field.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let doc: any

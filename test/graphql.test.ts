@@ -3,7 +3,7 @@
  * same published Stories, locale fallback, segment and meta as the REST read; lists in a fixed number of queries;
  * the limits; masked errors; caching of GET answers; and the committed schema snapshot.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { ClientError, GraphQLClient, gql } from 'graphql-request'
@@ -12,6 +12,8 @@ import { MODULES } from '../src/modules'
 import { buildSchema } from '../src/modules/graphql/schema'
 import { storiesModule } from '../src/modules/stories'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 const SNAPSHOT = join(import.meta.dir, '..', 'src', 'modules', 'graphql', 'schema.gql')
 

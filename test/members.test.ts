@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { type TestApp, testApp } from './helpers/app'
 import { startReceiver } from './helpers/receiver'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 beforeAll(async () => {

@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 // The one line per request at LOG_LEVEL=info, on each path that answers: Elysia, the fast path of cached public reads,
 // and the beacon (which keeps no client address, not even in the log).

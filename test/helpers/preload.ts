@@ -1,6 +1,4 @@
 // Loaded by bunfig.toml before every test file.
-import { setDefaultTimeout } from 'bun:test'
-
 process.env.LOG_LEVEL ??= 'silent'
-// Tests start servers and databases: plain `bun test` gets the same 60 s bound as `bun test --timeout 60000`.
-setDefaultTimeout(60_000)
+// The per-test timeout is not set here: `setDefaultTimeout` applies to the file being loaded, so a preload would
+// give it to the first test file only. Every test file sets its own (test/test-files.test.ts checks that).
