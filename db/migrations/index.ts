@@ -10,6 +10,7 @@ import m6 from './0006_wise_grandmaster.sql' with { type: 'text' }
 import m7 from './0007_fearless_johnny_storm.sql' with { type: 'text' }
 import m8 from './0008_analytics_rollup_slots.sql' with { type: 'text' }
 import m9 from './0009_analytics_story_daily_backfill.sql' with { type: 'text' }
+import m10 from './0010_password_reset_tokens.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -22,4 +23,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0007_fearless_johnny_storm', sql: m7 },
   { tag: '0008_analytics_rollup_slots', sql: m8 },
   { tag: '0009_analytics_story_daily_backfill', sql: m9 },
+  { tag: '0010_password_reset_tokens', sql: m10 },
 ]

@@ -3,7 +3,7 @@ import { HOUR, MIN } from '../../kernel/rate-limit'
 import { AuthErrors } from './model'
 import { authRoutes } from './routes'
 
-/** Users, tenants and bearer tokens: register, login, me, logout (spec 4.1). */
+/** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({
   name: 'auth',
   routes: ({ kernel, guards }) => authRoutes(kernel, guards),
@@ -13,5 +13,9 @@ export const authModule = defineModule({
     { id: 'auth.register', method: 'POST', path: '/v1/auth/register', limit: 5, windowSeconds: HOUR },
     { id: 'auth.logout', method: 'POST', path: '/v1/auth/logout', limit: 60, windowSeconds: MIN },
     { id: 'auth.me', method: 'GET', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
+    // Guessing the current password with a stolen session costs as much as guessing it at login.
+    { id: 'auth.password', method: 'POST', path: '/v1/auth/password', limit: 10, windowSeconds: HOUR },
+    { id: 'auth.password-reset', method: 'POST', path: '/v1/auth/password-reset', limit: 5, windowSeconds: HOUR },
+    { id: 'auth.password-reset.confirm', method: 'POST', path: '/v1/auth/password-reset/confirm', limit: 10, windowSeconds: HOUR },
   ],
 })
