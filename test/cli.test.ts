@@ -3,12 +3,17 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pkg from '../package.json'
+import { createRuntime } from '../src/app'
+import { loadConfig } from '../src/config'
+import { createKernel } from '../src/kernel/kernel'
+import { freshDatabase } from './helpers/db'
 
 const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 
-function run(args: string[], env: Record<string, string> = {}) {
+function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
   const r = Bun.spawnSync(['bun', BIN, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', ...env },
+    stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
   })
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
 }
@@ -17,13 +22,13 @@ describe('content-service CLI', () => {
   test('--help lists every subcommand and the serve options', () => {
     const r = run(['--help'])
     expect(r.code).toBe(0)
-    for (const word of ['serve', 'worker', 'migrate', 'version', 'reindex', '--port', '--host', '--no-worker']) {
+    for (const word of ['serve', 'worker', 'migrate', 'version', 'reindex', 'user create', '--password-stdin', '--port', '--host', '--no-worker']) {
       expect(r.out).toContain(word)
     }
   })
 
   test('each subcommand has its own --help', () => {
-    for (const cmd of ['serve', 'worker', 'migrate', 'version', 'reindex']) {
+    for (const cmd of ['serve', 'worker', 'migrate', 'version', 'reindex', 'user']) {
       const r = run([cmd, '--help'])
       expect(r.code).toBe(0)
       expect(r.out).toContain(`content-service ${cmd}`)
@@ -67,4 +72,55 @@ describe('content-service CLI', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  test('user create makes accounts that log in while REGISTRATION=closed: --password-stdin, or a generated password printed once', async () => {
+    // On Postgres when TEST_DATABASE_URL is set (a fresh database), else on embedded PGlite in a temp DATA_DIR.
+    const tdb = process.env.TEST_DATABASE_URL ? await freshDatabase() : null
+    const dir = mkdtempSync(join(tmpdir(), 'cs-cli-user-'))
+    const env: Record<string, string> = tdb
+      ? { DATABASE_URL: tdb.url!, SERVICE_SECRET_KEY: 'a'.repeat(64), REGISTRATION: 'closed' }
+      : { DATA_DIR: join(dir, 'data'), REGISTRATION: 'closed' }
+    try {
+      const a = run(['user', 'create', '--email', 'Admin@Example.com', '--name', 'Admin', '--tenant', 'Acme', '--password-stdin'], env, 'admin passphrase\n')
+      expect(a.err).toBe('')
+      expect(a.code).toBe(0)
+      expect(a.out).toContain('<admin@example.com>')
+      expect(a.out).toContain('"Acme"')
+      expect(a.out).not.toContain('admin passphrase')
+
+      const b = run(['user', 'create', '--email', 'second@example.com', '--name', 'Second'], env)
+      expect(b.code).toBe(0)
+      const generated = b.out.trim().split('\n').pop()!
+      expect(generated).toMatch(/^[A-Za-z0-9_-]{24}$/)
+
+      const dup = run(['user', 'create', '--email', 'ADMIN@example.com', '--name', 'Again', '--password-stdin'], env, 'another passphrase')
+      expect(dup.code).toBe(1)
+      expect(dup.err).toContain('already exists')
+      const bad = run(['user', 'create', '--email', 'not-an-address', '--name', 'X', '--password-stdin'], env, 'short')
+      expect(bad.code).toBe(1)
+      expect(bad.err).toContain('--email')
+      expect(bad.err).toContain('--password')
+      expect(run(['user', 'create', '--email', 'x@example.com'], env).code).toBe(2)
+      expect(run(['user', 'remove'], env).code).toBe(2)
+
+      // A server on that database: both accounts log in; sign-up stays closed.
+      if (tdb) await tdb.database.close()
+      const kernel = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'silent' }))
+      const rt = createRuntime(kernel)
+      try {
+        const post = (path: string, body: unknown) =>
+          rt.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }))
+        expect((await post('/v1/auth/login', { email: 'admin@example.com', password: 'admin passphrase' })).status).toBe(200)
+        expect((await post('/v1/auth/login', { email: 'second@example.com', password: generated })).status).toBe(200)
+        const reg = await post('/v1/auth/register', { email: 'walk-in@example.com', password: 'walk-in passphrase', name: 'W' })
+        expect(reg.status).toBe(403)
+        expect((await reg.json()).error).toBe('registration_closed')
+      } finally {
+        await rt.close()
+      }
+    } finally {
+      if (tdb) await tdb.drop().catch(() => {})
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 240_000) // six child processes, each opening (and the first migrating) the database
 })

@@ -1,14 +1,15 @@
+import { Value } from '@sinclair/typebox/value'
 import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm'
 import { apiTokens, passwordResetTokens, tenants, users } from '../../../db/schema'
 import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, randomBytes, sha256Hex, verifyPassword } from '../../kernel/crypto'
-import { isUniqueViolation, unauthorized } from '../../kernel/errors'
+import { isUniqueViolation, unauthorized, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { compileRule, HOUR } from '../../kernel/rate-limit'
 import { spaceSlugById } from '../spaces/service'
-import { AuthErrors, type MeView, type PasswordChangedView, type SessionView, type TenantView, type UserView } from './model'
+import { AuthErrors, type MeView, RegisterBody, type PasswordChangedView, type SessionView, type TenantView, type UserView } from './model'
 
 const DAY_MS = 86_400_000
 export type { TenantView, UserView }
@@ -77,6 +78,14 @@ export async function registerUser(kernel: Kernel, input: NewAccountInput): Prom
  * session token (the user logs in).
  */
 export async function createUserAsOperator(kernel: Kernel, input: NewAccountInput): Promise<{ user: UserView; tenant: TenantView }> {
+  // The same rules as the register route's body (no HTTP layer validates this caller's input).
+  const fields: Record<string, string[]> = {}
+  for (const e of Value.Errors(RegisterBody, input)) {
+    const key = e.path.replace(/^\//, '') || 'body'
+    const custom = (e.schema as { error?: unknown }).error
+    ;(fields[key] ??= []).push(typeof custom === 'string' ? custom : e.message)
+  }
+  if (Object.keys(fields).length) throw validationFailed(fields)
   const { user, tenant } = await createAccount(kernel, input, { viaRegistration: false })
   return { user, tenant }
 }
