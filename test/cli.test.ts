@@ -104,7 +104,6 @@ describe('content-service CLI', () => {
       expect(run(['user', 'remove'], env).code).toBe(2)
 
       // A server on that database: both accounts log in; sign-up stays closed.
-      if (tdb) await tdb.database.close()
       const kernel = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'silent' }))
       const rt = createRuntime(kernel)
       try {
@@ -123,4 +122,34 @@ describe('content-service CLI', () => {
       rmSync(dir, { recursive: true, force: true })
     }
   }, 240_000) // six child processes, each opening (and the first migrating) the database
+
+  test('serve says on its start line where it listens and whether sign-up is open', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cs-cli-serve-'))
+    // On Postgres a fresh database of its own (never the server's shared one), else PGlite in a temp DATA_DIR.
+    const tdb = process.env.TEST_DATABASE_URL ? await freshDatabase() : null
+    const db: Record<string, string> = tdb ? { DATABASE_URL: tdb.url!, SERVICE_SECRET_KEY: 'b'.repeat(64) } : { DATA_DIR: join(dir, 'data') }
+    const proc = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--no-worker'], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', REGISTRATION: 'closed', ...db },
+      stdout: 'pipe',
+      stderr: 'pipe',
+    })
+    try {
+      const reader = proc.stdout.getReader()
+      let out = ''
+      while (!out.includes('\n')) {
+        const { done, value } = await reader.read()
+        if (done) break
+        out += new TextDecoder().decode(value)
+      }
+      const line = out.split('\n')[0]
+      expect(line).toContain('content-service listening on http://localhost:')
+      expect(line).toMatch(/bound to 0\.0\.0\.0:\d+, every network interface/)
+      expect(line).toContain('registration: closed')
+    } finally {
+      proc.kill('SIGTERM')
+      await proc.exited
+      if (tdb) await tdb.drop().catch(() => {})
+      rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

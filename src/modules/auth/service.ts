@@ -55,8 +55,8 @@ const registrationClosed = () =>
 /** What the start line says about sign-up: the mode and, for first-user, whether the first account exists yet. */
 export async function describeRegistration(kernel: Kernel): Promise<string> {
   const mode = kernel.config.registration
-  if (mode === 'open') return 'open (anyone can sign up; REGISTRATION=first-user or closed restricts it)'
-  if (mode === 'closed') return 'closed (accounts come from `content-service user create`)'
+  if (mode === 'open') return 'open (anyone can sign up)'
+  if (mode === 'closed') return 'closed'
   const [any] = await kernel.db.db.select({ id: users.id }).from(users).limit(1)
   return any ? 'closed (first-user: the first account exists)' : 'open for the first account only (first-user)'
 }
