@@ -211,6 +211,27 @@ describe('password reset by mail', () => {
     expect((await login(email, 'reset passphrase 1')).status).toBe(200)
   })
 
+  test('the link opens a page whose form posts to the confirm endpoint; its inline script is allowed by its CSP', async () => {
+    const email = freshEmail()
+    await t.register({ email })
+    await ask(email)
+    const [link] = await linksFor(email)
+    const page = await t.request('GET', new URL(link).pathname)
+    expect(page.status).toBe(200)
+    expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(page.headers.get('cache-control')).toBe('no-store')
+    expect(page.headers.get('referrer-policy')).toBe('no-referrer')
+    const csp = page.headers.get('content-security-policy')!
+    expect(csp).toContain("frame-ancestors 'none'")
+    const script = /<script>([\s\S]*)<\/script>/.exec(page.text)![1]
+    const hash = new Bun.CryptoHasher('sha256').update(script).digest('base64')
+    expect(csp).toContain(`'sha256-${hash}'`)
+    // The script's relative endpoint, resolved against the link, is the confirm route.
+    const endpoint = /fetch\('([^']+)'/.exec(script)![1]
+    expect(new URL(endpoint, link).href).toBe('https://cms.example.com/v1/auth/password-reset/confirm')
+    expect(page.text).not.toContain(tokenOf(link))
+  })
+
   test('a link older than one hour no longer works', async () => {
     const email = freshEmail()
     await t.register({ email })

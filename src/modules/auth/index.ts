@@ -1,12 +1,14 @@
 import { defineModule } from '../../kernel/module'
 import { HOUR, MIN } from '../../kernel/rate-limit'
 import { AuthErrors } from './model'
+import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
 
 /** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({
   name: 'auth',
   routes: ({ kernel, guards }) => authRoutes(kernel, guards),
+  root: () => resetPageRoutes(),
   errors: Object.values(AuthErrors),
   rateLimits: [
     { id: 'auth.login', method: 'POST', path: '/v1/auth/login', limit: 10, windowSeconds: HOUR },
@@ -16,6 +18,7 @@ export const authModule = defineModule({
     // Guessing the current password with a stolen session costs as much as guessing it at login.
     { id: 'auth.password', method: 'POST', path: '/v1/auth/password', limit: 10, windowSeconds: HOUR },
     { id: 'auth.password-reset', method: 'POST', path: '/v1/auth/password-reset', limit: 5, windowSeconds: HOUR },
+    { id: 'auth.reset-page', method: 'GET', path: '/reset-password/:token', limit: 60, windowSeconds: MIN },
     { id: 'auth.password-reset.confirm', method: 'POST', path: '/v1/auth/password-reset/confirm', limit: 10, windowSeconds: HOUR },
   ],
 })
