@@ -154,9 +154,9 @@ describe('password reset by mail', () => {
 
   /** Runs the mail jobs and answers the reset links mailed to `email` so far. */
   async function linksFor(email: string, atLeast = 1): Promise<string[]> {
-    await t.kernel.jobs.runDueJobs()
     const until = Date.now() + 30_000
     for (;;) {
+      await t.kernel.jobs.runDueJobs()
       const links = sink.mails
         .filter((m) => m.to.includes(email))
         .map((m) => /https:\/\/cms\.example\.com\/reset-password\/([A-Za-z0-9_-]+)/.exec(m.parsed.text ?? '')?.[0])
@@ -254,6 +254,23 @@ describe('password reset by mail', () => {
     expect((await confirm(tokenOf(link), 'sneaky passphrase')).status).toBe(422)
   })
 
+  test('the link is built from PUBLIC_URL, never from the Host the request names', async () => {
+    const email = freshEmail()
+    await t.register({ email })
+    const res = await t.app.handle(
+      new Request('http://attacker.example/v1/auth/password-reset', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': freshIp(), 'X-Forwarded-Host': 'attacker.example' },
+        body: JSON.stringify({ email }),
+      }),
+    )
+    expect(res.status).toBe(202)
+    await t.kernel.jobs.runDueJobs()
+    const [link] = await linksFor(email)
+    expect(link).toStartWith('https://cms.example.com/reset-password/')
+    for (const m of sink.mails) expect(m.raw).not.toContain('attacker.example')
+  })
+
   test('made-up tokens answer 422 reset_token_invalid', async () => {
     for (const token of ['x', 'A'.repeat(43), "' or 1=1 --", '../../etc/passwd']) {
       const res = await confirm(token, 'whatever passphrase')
@@ -271,7 +288,6 @@ describe('password reset by mail', () => {
       expect(a.status).toBe(202)
       expect(a.body).toEqual(answers[0].body)
     }
-    await t.kernel.jobs.runDueJobs()
     expect(await linksFor(email, 3)).toHaveLength(3)
     await t.kernel.jobs.runDueJobs()
     expect(sink.mails.filter((m) => m.to.includes(email))).toHaveLength(3)
@@ -287,5 +303,27 @@ describe('password reset by mail', () => {
     expect(limited.status).toBe(429)
     expect(limited.body.error).toBe('rate_limited')
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0)
+  })
+})
+
+describe('password reset without PUBLIC_URL', () => {
+  test('answers 403 password_reset_unavailable for every address and mails nothing', async () => {
+    const sink = await startSmtpSink()
+    const t = await testApp({}, { SMTP_URL: sink.url })
+    try {
+      const email = freshEmail()
+      await t.register({ email })
+      const known = await t.request('POST', '/v1/auth/password-reset', { body: { email } })
+      const unknown = await t.request('POST', '/v1/auth/password-reset', { body: { email: freshEmail() } })
+      expect(known.status).toBe(403)
+      expect(known.body).toEqual(errorShape)
+      expect(known.body.error).toBe('password_reset_unavailable')
+      expect(unknown.body).toEqual(known.body)
+      await t.kernel.jobs.runDueJobs()
+      expect(sink.mails).toHaveLength(0)
+    } finally {
+      await t.close()
+      await sink.stop()
+    }
   })
 })

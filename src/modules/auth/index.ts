@@ -3,12 +3,23 @@ import { HOUR, MIN } from '../../kernel/rate-limit'
 import { AuthErrors } from './model'
 import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
+import { mailPasswordReset, PASSWORD_RESET_QUEUE, type PasswordResetJob } from './service'
+
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'auth.password-reset': PasswordResetJob
+  }
+}
 
 /** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({
   name: 'auth',
   routes: ({ kernel, guards }) => authRoutes(kernel, guards),
   root: () => resetPageRoutes(),
+  // Reset requests are answered at once and looked up here, so the answer's timing does not tell who has an account.
+  jobs: (jobs, _self, kernel) => {
+    jobs.define(PASSWORD_RESET_QUEUE, { handler: ({ job }) => mailPasswordReset(kernel, job.payload), retryDelaysMs: [30_000, 5 * 60_000] })
+  },
   errors: Object.values(AuthErrors),
   rateLimits: [
     { id: 'auth.login', method: 'POST', path: '/v1/auth/login', limit: 10, windowSeconds: HOUR },

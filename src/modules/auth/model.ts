@@ -11,6 +11,11 @@ export const AuthErrors = {
     'Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account.',
   ),
   wrongPassword: defineError('wrong_password', 422, 'current_password is not the password of the signed-in user.'),
+  resetUnavailable: defineError(
+    'password_reset_unavailable',
+    403,
+    'Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address).',
+  ),
   resetTokenInvalid: defineError(
     'reset_token_invalid',
     422,

@@ -78,18 +78,18 @@ export function authRoutes(kernel: Kernel, guards: Guards) {
     })
     .post(
       '/password-reset',
-      async ({ body, request, set }) => {
-        await requestPasswordReset(kernel, body, kernel.config.publicUrl ?? new URL(request.url).origin)
+      async ({ body, set }) => {
+        await requestPasswordReset(kernel, body)
         set.status = 202
         return { data: { message: RESET_REQUESTED } }
       },
       {
         body: PasswordResetRequestBody,
-        response: { 202: Data(PasswordResetRequestedModel), 429: ErrorBody },
+        response: { 202: Data(PasswordResetRequestedModel), 403: ErrorBody, 429: ErrorBody },
         detail: {
           summary: 'Mail a password-reset link',
           description:
-            'Always 202 with the same body, whether or not the address has an account. When it has, a mail carries the link `{PUBLIC_URL}/reset-password/{token}` (one hour, single use). Limited to 5 requests per hour per IP (429) and 3 mails per hour per address (over it: still 202, no mail).',
+            'Always 202 with the same body, whether or not the address has an account. When it has, a mail carries the link `{PUBLIC_URL}/reset-password/{token}` (one hour, single use). Needs PUBLIC_URL (never the request\'s Host, which a client can forge): without it 403 `password_reset_unavailable` for every address. Limited to 5 requests per hour per IP (429) and 3 mails per hour per address (over it: still 202, no mail).',
         },
       },
     )

@@ -239,21 +239,39 @@ export async function changePassword(
   })
 }
 
+/** The job behind a reset request: who asked, and the base of the link. */
+export interface PasswordResetJob {
+  email: string
+  base: string
+}
+export const PASSWORD_RESET_QUEUE = 'auth.password-reset' as const
+
 /**
- * Mails a reset link to the address when it belongs to an account. The caller answers the same whatever happened
- * here: no account, an account, or the per-address limit reached (no mail then).
+ * A reset request. It does the same work whatever the address: count it against the per-address limit and queue a
+ * job, which looks the address up and mails the link when it has an account. So neither the answer nor its timing
+ * tells whether an account exists. Over the per-address limit nothing is queued (the caller answers the same).
  */
-export async function requestPasswordReset(kernel: Kernel, input: { email: string }, base: string): Promise<void> {
+export async function requestPasswordReset(kernel: Kernel, input: { email: string }): Promise<void> {
+  // Never the request's Host: a forged one would mail the victim a link to the attacker's site, with the token.
+  const base = kernel.config.publicUrl
+  if (!base) {
+    throw AuthErrors.resetUnavailable('Password reset by mail needs PUBLIC_URL on this service. Ask its operator to set it, or to reset your password.')
+  }
   const email = normaliseEmail(input.email)
   const decision = await kernel.rateLimiter.hit(RESET_MAILS_PER_ADDRESS, email)
   if (!decision.allowed) {
     kernel.logger.info('password reset: per-address limit reached, no mail sent')
     return
   }
-  const [user] = await kernel.db.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, email)).limit(1)
+  await kernel.jobs.enqueue(PASSWORD_RESET_QUEUE, { email, base } satisfies PasswordResetJob)
+}
+
+/** The `auth.password-reset` job: a token and its mail (queued in the same transaction) when the address has an account. */
+export async function mailPasswordReset(kernel: Kernel, job: PasswordResetJob): Promise<void> {
+  const [user] = await kernel.db.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, job.email)).limit(1)
   if (!user) return
   const token = Buffer.from(randomBytes(32)).toString('base64url')
-  const link = `${base}/reset-password/${token}`
+  const link = `${job.base}/reset-password/${token}`
   await kernel.db.db.transaction(async (tx) => {
     const now = kernel.clock.now()
     await tx.insert(passwordResetTokens).values({
@@ -267,7 +285,7 @@ export async function requestPasswordReset(kernel: Kernel, input: { email: strin
         to: user.email,
         subject: 'Reset your password',
         text: [
-          `Someone (hopefully you) asked to reset the password of the account ${user.email} at ${base}.`,
+          `Someone (hopefully you) asked to reset the password of the account ${user.email} at ${job.base}.`,
           '',
           'Open this link within one hour to choose a new password (it works once):',
           '',
