@@ -5,7 +5,7 @@ import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { ReindexError, runReindex } from '../src/cli/reindex'
 import { startServer } from '../src/cli/serve'
-import { passwordFromStdin, runUserCreate, UserCreateError } from '../src/cli/user'
+import { passwordFromStdin, runUserCreate, runUserSetPassword, UserCreateError } from '../src/cli/user'
 import { startWorkerProcess } from '../src/cli/worker'
 import { ConfigError, loadConfig } from '../src/config'
 import { flushLogs } from '../src/kernel/logger'
@@ -32,9 +32,11 @@ async function main(argv: string[]) {
   const command = first && !first.startsWith('-') ? first : 'serve'
   let rest = first && !first.startsWith('-') ? argv.slice(1) : argv
   if (!(COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command}". Run content-service --help.`)
+  let action = ''
   if (command === 'user' && rest[0] !== '--help' && rest[0] !== '-h') {
-    // `user <action>`: create is the one action so far.
-    if (rest[0] !== 'create') fail(`unknown or missing action "user ${rest[0] ?? ''}".\n\n${COMMAND_HELP.user}`)
+    // `user <action>`: create, set-password.
+    action = rest[0] ?? ''
+    if (action !== 'create' && action !== 'set-password') fail(`unknown or missing action "user ${action}".\n\n${COMMAND_HELP.user}`)
     rest = rest.slice(1)
   }
 
@@ -93,15 +95,21 @@ async function main(argv: string[]) {
   }
 
   if (command === 'user') {
-    if (typeof values.email !== 'string' || typeof values.name !== 'string') fail(`user create needs --email and --name.\n\n${COMMAND_HELP.user}`)
+    if (typeof values.email !== 'string') fail(`user ${action} needs --email.\n\n${COMMAND_HELP.user}`)
+    if (action === 'create' && typeof values.name !== 'string') fail(`user create needs --name.\n\n${COMMAND_HELP.user}`)
+    if (action === 'set-password' && (values.name !== undefined || values.tenant !== undefined)) fail(`user set-password takes --email and --password-stdin only.`)
     const password = values['password-stdin'] ? passwordFromStdin(await Bun.stdin.text()) : null
     try {
-      await runUserCreate(config, {
-        email: values.email,
-        name: values.name,
-        tenant: typeof values.tenant === 'string' ? values.tenant : undefined,
-        password,
-      })
+      if (action === 'create') {
+        await runUserCreate(config, {
+          email: values.email,
+          name: String(values.name),
+          tenant: typeof values.tenant === 'string' ? values.tenant : undefined,
+          password,
+        })
+      } else {
+        await runUserSetPassword(config, { email: values.email, password })
+      }
     } catch (err) {
       if (err instanceof UserCreateError) {
         console.error(`content-service: ${err.message}`)

@@ -73,7 +73,7 @@ describe('content-service CLI', () => {
     }
   })
 
-  test('user create makes accounts that log in while REGISTRATION=closed: --password-stdin, or a generated password printed once', async () => {
+  test('user create makes accounts that log in while REGISTRATION=closed (--password-stdin, or a generated password printed once); user set-password replaces one', async () => {
     // On Postgres when TEST_DATABASE_URL is set (a fresh database), else on embedded PGlite in a temp DATA_DIR.
     const tdb = process.env.TEST_DATABASE_URL ? await freshDatabase() : null
     const dir = mkdtempSync(join(tmpdir(), 'cs-cli-user-'))
@@ -103,6 +103,16 @@ describe('content-service CLI', () => {
       expect(run(['user', 'create', '--email', 'x@example.com'], env).code).toBe(2)
       expect(run(['user', 'remove'], env).code).toBe(2)
 
+      // The operator's reset: set-password on a third account.
+      expect(run(['user', 'create', '--email', 'third@example.com', '--name', 'Third', '--password-stdin'], env, 'third passphrase').code).toBe(0)
+      const set = run(['user', 'set-password', '--email', 'THIRD@example.com', '--password-stdin'], env, 'operator set passphrase\n')
+      expect(set.err).toBe('')
+      expect(set.code).toBe(0)
+      expect(set.out).toContain('<third@example.com>')
+      const unknown = run(['user', 'set-password', '--email', 'nobody@example.com', '--password-stdin'], env, 'operator set passphrase')
+      expect(unknown.code).toBe(1)
+      expect(unknown.err).toContain('not found')
+
       // A server on that database: both accounts log in; sign-up stays closed.
       const kernel = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'silent' }))
       const rt = createRuntime(kernel)
@@ -111,6 +121,8 @@ describe('content-service CLI', () => {
           rt.handle(new Request(`http://localhost${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) }))
         expect((await post('/v1/auth/login', { email: 'admin@example.com', password: 'admin passphrase' })).status).toBe(200)
         expect((await post('/v1/auth/login', { email: 'second@example.com', password: generated })).status).toBe(200)
+        expect((await post('/v1/auth/login', { email: 'third@example.com', password: 'third passphrase' })).status).toBe(401)
+        expect((await post('/v1/auth/login', { email: 'third@example.com', password: 'operator set passphrase' })).status).toBe(200)
         const reg = await post('/v1/auth/register', { email: 'walk-in@example.com', password: 'walk-in passphrase', name: 'W' })
         expect(reg.status).toBe(403)
         expect((await reg.json()).error).toBe('registration_closed')
@@ -121,7 +133,7 @@ describe('content-service CLI', () => {
       if (tdb) await tdb.drop().catch(() => {})
       rmSync(dir, { recursive: true, force: true })
     }
-  }, 240_000) // six child processes, each opening (and the first migrating) the database
+  }, 300_000) // nine child processes, each opening (and the first migrating) the database
 
   test('serve says on its start line where it listens and whether sign-up is open', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cs-cli-serve-'))

@@ -6,6 +6,7 @@ Usage:
   content-service migrate
   content-service reindex [--space <slug>]
   content-service user create --email <e> --name <n> [--password-stdin] [--tenant <name>]
+  content-service user set-password --email <e> [--password-stdin]
   content-service version
   content-service --help | <command> --help
 
@@ -20,6 +21,7 @@ Commands:
                --space <slug> Only this Space (default: every Space)
   user create  Create a user and its tenant, whatever REGISTRATION says (the first admin of a closed service).
                --password-stdin  Read the password from standard input (else one is generated and printed once)
+  user set-password  Set a user's password and sign out all their sessions (the operator's reset).
   version    Print the service version, release channel and database mode.
 
 Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
@@ -62,6 +64,7 @@ Options:
   --space <slug>  Rebuild only this Space
 `,
   user: `content-service user create --email <address> --name <name> [--password-stdin] [--tenant <name>]
+content-service user set-password --email <address> [--password-stdin]
 
 Create a user and a new tenant for it, as sign-up does, but whatever REGISTRATION says: the way to make the first
 admin of a service whose registration is closed or first-user, from a script or a container entrypoint. It opens
@@ -76,7 +79,10 @@ Options:
                      Without it a strong random password is generated and printed once on standard output.
   --tenant <name>    Name of the new tenant (default: "<name>'s workspace")
 
-Exit status: 0 created; 1 refused (invalid input, address taken); 2 usage error.
+set-password sets the password of the user with that address (the operator's reset, e.g. when there is no
+PUBLIC_URL for reset mails) and signs out every login session of the user; --password-stdin as above.
+
+Exit status: 0 done; 1 refused (invalid input, address taken or unknown); 2 usage error.
 `,
   version: `content-service version
 

@@ -1,7 +1,7 @@
 import type { Config } from '../config'
 import { randomBytes } from '../kernel/crypto'
 import { AppError } from '../kernel/errors'
-import { createUserAsOperator } from '../modules/auth/service'
+import { createUserAsOperator, setPasswordAsOperator } from '../modules/auth/service'
 import { openCommandKernel } from './kernel'
 
 export interface UserCreateOptions {
@@ -13,7 +13,7 @@ export interface UserCreateOptions {
   password: string | null
 }
 
-/** A refusal the operator can fix (bad input, the address is taken): printed as one message, exit 1. */
+/** A refusal the operator can fix (bad input, the address is taken or unknown): printed as one message, exit 1. */
 export class UserCreateError extends Error {}
 
 /** A generated password: 18 random bytes, 24 base64url characters (144 bits). */
@@ -45,12 +45,37 @@ export async function runUserCreate(config: Config, opts: UserCreateOptions): Pr
       console.log(password)
     }
   } catch (err) {
-    if (err instanceof AppError) {
-      const fields = Object.entries(err.fields ?? {}).map(([k, v]) => `--${k === 'tenant_name' ? 'tenant' : k} ${v.join(', ')}`)
-      throw new UserCreateError(fields.length ? `invalid input: ${fields.join('; ')}` : err.message)
-    }
-    throw err
+    throw refusal(err)
   } finally {
     await kernel.close()
   }
+}
+
+/**
+ * `content-service user set-password`: the operator's reset, e.g. without PUBLIC_URL (no reset mails) or SMTP. Every
+ * login session of the user is signed out. A generated password is printed once.
+ */
+export async function runUserSetPassword(config: Config, opts: { email: string; password: string | null }): Promise<void> {
+  const generated = opts.password === null
+  const password = opts.password ?? generatePassword()
+  const kernel = await openCommandKernel(config)
+  try {
+    const r = await setPasswordAsOperator(kernel, { email: opts.email, password })
+    console.log(`set the password of user ${r.user.id} <${r.user.email}>; signed out ${r.revoked_sessions} session(s)`)
+    if (generated) {
+      console.log('generated password (shown only this once):')
+      console.log(password)
+    }
+  } catch (err) {
+    throw refusal(err)
+  } finally {
+    await kernel.close()
+  }
+}
+
+/** A service refusal as one line naming the options (`tenant_name` is `--tenant` here). */
+function refusal(err: unknown): unknown {
+  if (!(err instanceof AppError)) return err
+  const fields = Object.entries(err.fields ?? {}).map(([k, v]) => `--${k === 'tenant_name' ? 'tenant' : k} ${v.join(', ')}`)
+  return new UserCreateError(fields.length ? `invalid input: ${fields.join('; ')}` : err.message)
 }

@@ -3,7 +3,7 @@ import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm'
 import { apiTokens, passwordResetTokens, tenants, users } from '../../../db/schema'
 import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, randomBytes, sha256Hex, verifyPassword } from '../../kernel/crypto'
-import { isUniqueViolation, unauthorized, validationFailed } from '../../kernel/errors'
+import { isUniqueViolation, notFound, unauthorized, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
@@ -236,6 +236,25 @@ export async function changePassword(
   return kernel.db.db.transaction(async (tx) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id))
     return { revoked_sessions: await revokeSessions(kernel, tx, user.id, principal.tokenId) }
+  })
+}
+
+/**
+ * The operator sets a user's password (`content-service user set-password`): every login session of the user is
+ * signed out and open reset links are used up, as after a reset by mail.
+ */
+export async function setPasswordAsOperator(kernel: Kernel, input: { email: string; password: string }): Promise<PasswordChangedView & { user: UserView }> {
+  const password = RegisterBody.properties.password
+  const fields: Record<string, string[]> = {}
+  for (const e of Value.Errors(password, input.password)) (fields.password ??= []).push(String((e.schema as { error?: unknown }).error ?? e.message))
+  if (Object.keys(fields).length) throw validationFailed(fields)
+  const [user] = await kernel.db.db.select().from(users).where(eq(users.email, normaliseEmail(input.email))).limit(1)
+  if (!user) throw notFound('User')
+  const passwordHash = await hashPassword(input.password)
+  return kernel.db.db.transaction(async (tx) => {
+    await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id))
+    const revoked = await revokeSessions(kernel, tx, user.id, null)
+    return { revoked_sessions: revoked, user: { id: user.id, email: user.email, name: user.name } }
   })
 }
 
