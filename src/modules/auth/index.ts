@@ -15,6 +15,7 @@ declare module '../../kernel/jobs' {
 export const authModule = defineModule({
   name: 'auth',
   routes: ({ kernel, guards }) => authRoutes(kernel, guards),
+  // A static page at the host root (no row: like the embed scripts it reads nothing; its form posts to a limited route).
   root: () => resetPageRoutes(),
   // Reset requests are answered at once and looked up here, so the answer's timing does not tell who has an account.
   jobs: (jobs, _self, kernel) => {
@@ -29,7 +30,6 @@ export const authModule = defineModule({
     // Guessing the current password with a stolen session costs as much as guessing it at login.
     { id: 'auth.password', method: 'POST', path: '/v1/auth/password', limit: 10, windowSeconds: HOUR },
     { id: 'auth.password-reset', method: 'POST', path: '/v1/auth/password-reset', limit: 5, windowSeconds: HOUR },
-    { id: 'auth.reset-page', method: 'GET', path: '/reset-password/:token', limit: 60, windowSeconds: MIN },
     { id: 'auth.password-reset.confirm', method: 'POST', path: '/v1/auth/password-reset/confirm', limit: 10, windowSeconds: HOUR },
   ],
 })
