@@ -2,6 +2,9 @@
 // TEST_DATABASE_URL, on Postgres.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ConfigError, loadConfig } from '../src/config'
+import { defineModule } from '../src/kernel/module'
+import { authModule } from '../src/modules/auth'
+import { MODULES } from '../src/modules/index'
 import { type TestApp, testApp } from './helpers/app'
 import { type SmtpSink, startSmtpSink } from './helpers/smtp'
 
@@ -72,6 +75,40 @@ describe('REGISTRATION', () => {
       await t.close()
     }
   })
+})
+
+describe('sign-up allowances (how invitations let people in while REGISTRATION refuses walk-ins)', () => {
+  // A module below auth admits addresses it knows, as a members module does for pending invitations.
+  const asked: string[] = []
+  const inviteModule = defineModule({
+    name: 'invite-probe',
+    setup: (_kernel, use) => {
+      use(authModule).signUpAllowances.push(async (email) => {
+        asked.push(email)
+        return email.endsWith('@invited.example')
+      })
+      return {}
+    },
+  })
+
+  for (const mode of ['closed', 'first-user'] as const) {
+    test(`${mode}: an admitted address may sign up, others get 403 registration_closed`, async () => {
+      const t = await testApp({}, { REGISTRATION: mode }, { modules: [...MODULES, inviteModule] })
+      try {
+        if (mode === 'first-user') {
+          expect((await t.request('POST', '/v1/auth/register', { body: { email: freshEmail(), password: PASSWORD, name: 'Owner' } })).status).toBe(201)
+        }
+        const walkIn = await t.request('POST', '/v1/auth/register', { body: { email: freshEmail(), password: PASSWORD, name: 'Walk-in' } })
+        expect(walkIn.status).toBe(403)
+        expect(walkIn.body.error).toBe('registration_closed')
+        const invited = await t.request('POST', '/v1/auth/register', { body: { email: 'Guest@Invited.example', password: PASSWORD, name: 'Guest' } })
+        expect(invited.status).toBe(201)
+        expect(asked).toContain('guest@invited.example')
+      } finally {
+        await t.close()
+      }
+    })
+  }
 })
 
 describe('password change', () => {

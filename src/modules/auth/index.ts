@@ -3,7 +3,7 @@ import { HOUR, MIN } from '../../kernel/rate-limit'
 import { AuthErrors } from './model'
 import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
-import { mailPasswordReset, PASSWORD_RESET_QUEUE, type PasswordResetJob } from './service'
+import { type AuthState, mailPasswordReset, PASSWORD_RESET_QUEUE, type PasswordResetJob } from './service'
 
 declare module '../../kernel/jobs' {
   interface JobMap {
@@ -14,7 +14,9 @@ declare module '../../kernel/jobs' {
 /** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({
   name: 'auth',
-  routes: ({ kernel, guards }) => authRoutes(kernel, guards),
+  // Modules below may admit addresses to sign up while REGISTRATION refuses walk-ins (pending invitations).
+  setup: (): AuthState => ({ signUpAllowances: [] }),
+  routes: ({ kernel, guards, self }) => authRoutes(kernel, guards, self),
   // A static page at the host root (no row: like the embed scripts it reads nothing; its form posts to a limited route).
   root: () => resetPageRoutes(),
   // Reset requests are answered at once and looked up here, so the answer's timing does not tell who has an account.

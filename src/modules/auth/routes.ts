@@ -15,6 +15,7 @@ import {
   SessionModel,
 } from './model'
 import {
+  type AuthState,
   assertRegistrationOpen,
   changePassword,
   describePrincipal,
@@ -27,24 +28,24 @@ import {
 
 const RESET_REQUESTED = 'If an account uses this address, a mail with a link to choose a new password is on its way. The link works once, for one hour.'
 
-export function authRoutes(kernel: Kernel, guards: Guards) {
+export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState) {
   return new Elysia({ prefix: '/auth', tags: ['Auth'] })
     .use(guards)
     .post(
       '/register',
       async ({ body, set }) => {
         set.status = 201
-        return { data: await registerUser(kernel, body) }
+        return { data: await registerUser(kernel, body, state) }
       },
       {
         // Before body validation: a closed door answers 403 whatever the body holds.
-        transform: () => assertRegistrationOpen(kernel),
+        transform: () => assertRegistrationOpen(kernel, state),
         body: RegisterBody,
         response: { 201: Data(RegisteredModel), 403: ErrorBody },
         detail: {
           summary: 'Sign up a User and its Tenant',
           description:
-            'Passwords need 8+ characters; e-mail addresses are unique, compared case-insensitively. REGISTRATION decides who may sign up: `open` (default) anyone; `first-user` only the first account of the service; `closed` nobody (accounts come from `content-service user create`). A refused sign-up answers 403 `registration_closed`.',
+            'Passwords need 8+ characters; e-mail addresses are unique, compared case-insensitively. REGISTRATION decides who may sign up: `open` (default) anyone; `first-user` only the first account of the service; `closed` nobody (accounts come from `content-service user create`); in both restricted modes an address a module admits (e.g. one with a pending invitation) may still sign up. A refused sign-up answers 403 `registration_closed`.',
         },
       },
     )

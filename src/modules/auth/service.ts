@@ -36,12 +36,25 @@ async function issueUserToken(kernel: Kernel, db: Pick<Kernel['db']['db'], 'inse
 const FIRST_USER_LOCK = 4_720_312
 
 /**
- * Whether `POST /auth/register` may create an account now (REGISTRATION): `open` always, `closed` never, `first-user`
- * only while the service has no user. A quick answer before any work; registerUser decides again under a lock.
+ * Lets an address sign up although REGISTRATION refuses walk-ins (first-user after the first account, closed): e.g. an
+ * address with a pending Space invitation. A module below auth in the list adds one in its `setup`
+ * (`use(authModule).signUpAllowances.push(...)`); it is asked inside the sign-up transaction.
  */
-export async function assertRegistrationOpen(kernel: Kernel): Promise<void> {
+export type SignUpAllowance = (email: string, tx: Tx) => Promise<boolean>
+
+/** The auth module's state. */
+export interface AuthState {
+  signUpAllowances: SignUpAllowance[]
+}
+
+/**
+ * Whether `POST /auth/register` may create an account now (REGISTRATION): `open` always, `closed` never, `first-user`
+ * only while the service has no user — unless an allowance admits the address. A quick answer before the body is
+ * validated, so only when no allowance could change it; registerUser decides again in its transaction, under a lock.
+ */
+export async function assertRegistrationOpen(kernel: Kernel, state?: AuthState): Promise<void> {
   const mode = kernel.config.registration
-  if (mode === 'open') return
+  if (mode === 'open' || state?.signUpAllowances.length) return
   if (mode === 'first-user') {
     const [any] = await kernel.db.db.select({ id: users.id }).from(users).limit(1)
     if (!any) return
@@ -68,9 +81,13 @@ export interface NewAccountInput {
   tenant_name?: string
 }
 
-export async function registerUser(kernel: Kernel, input: NewAccountInput): Promise<SessionView & { tenant: TenantView }> {
-  await assertRegistrationOpen(kernel)
-  return createAccount(kernel, input, { viaRegistration: true })
+export async function registerUser(
+  kernel: Kernel,
+  input: NewAccountInput,
+  state: AuthState = { signUpAllowances: [] },
+): Promise<SessionView & { tenant: TenantView }> {
+  await assertRegistrationOpen(kernel, state)
+  return createAccount(kernel, input, { viaRegistration: true, allowances: state.signUpAllowances })
 }
 
 /**
@@ -86,24 +103,29 @@ export async function createUserAsOperator(kernel: Kernel, input: NewAccountInpu
     ;(fields[key] ??= []).push(typeof custom === 'string' ? custom : e.message)
   }
   if (Object.keys(fields).length) throw validationFailed(fields)
-  const { user, tenant } = await createAccount(kernel, input, { viaRegistration: false })
+  const { user, tenant } = await createAccount(kernel, input, { viaRegistration: false, allowances: [] })
   return { user, tenant }
 }
 
 async function createAccount(
   kernel: Kernel,
   input: NewAccountInput,
-  opts: { viaRegistration: boolean },
+  opts: { viaRegistration: boolean; allowances: SignUpAllowance[] },
 ): Promise<SessionView & { tenant: TenantView }> {
   const email = normaliseEmail(input.email)
   const passwordHash = await hashPassword(input.password)
   try {
     return await transact(kernel, async (tx) => {
-      if (opts.viaRegistration && kernel.config.registration === 'first-user') {
-        // Serialises first-user sign-ups: the second waits for the first to commit, then sees its user.
-        await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_USER_LOCK})`)
-        const [any] = await tx.select({ id: users.id }).from(users).limit(1)
-        if (any) throw registrationClosed()
+      if (opts.viaRegistration && kernel.config.registration !== 'open') {
+        let admitted = false
+        if (kernel.config.registration === 'first-user') {
+          // Serialises first-user sign-ups: the second waits for the first to commit, then sees its user.
+          await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_USER_LOCK})`)
+          const [any] = await tx.select({ id: users.id }).from(users).limit(1)
+          admitted = !any
+        }
+        for (const allows of opts.allowances) if (!admitted) admitted = await allows(email, tx)
+        if (!admitted) throw registrationClosed()
       }
       const now = kernel.clock.now()
       const [tenant] = await tx
