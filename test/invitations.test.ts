@@ -191,3 +191,37 @@ describe('invitations', () => {
     expect((await t.request('POST', `/v1/invite/${token}/accept`, { token: st.token })).status).toBe(403)
   })
 })
+
+describe('invitations on a service closed to sign-up', () => {
+  test('REGISTRATION=closed: only an address with a live invitation may register, then accept', async () => {
+    const closed = await testApp({ publicUrl: 'https://cms.example.com' }, { SMTP_URL: sink.url, REGISTRATION: 'closed' })
+    try {
+      const owner = await closed.request('POST', '/v1/auth/register', {
+        body: { email: 'owner@example.com', password: 'correct horse battery staple', name: 'Owner' },
+      })
+      expect(owner.status).toBe(403)
+      expect(owner.body.error).toBe('registration_closed')
+      // The operator's way in (what `content-service user create` does), then a Space.
+      const { createUserAsOperator } = await import('../src/modules/auth/service')
+      await createUserAsOperator(closed.kernel, { email: 'owner@example.com', password: 'correct horse battery staple', name: 'Owner' })
+      const login = await closed.request('POST', '/v1/auth/login', { body: { email: 'owner@example.com', password: 'correct horse battery staple' } })
+      const space = await closed.createSpace(login.body.data.token)
+      const email = address()
+      expect((await closed.request('POST', `/v1/spaces/${space.slug}/invitations`, { token: login.body.data.token, body: { email, role: 'viewer' } })).status).toBe(201)
+
+      const walkIn = await closed.request('POST', '/v1/auth/register', { body: { email: address(), password: 'correct horse battery staple', name: 'X' } })
+      expect(walkIn.status).toBe(403)
+      const invited = await closed.request('POST', '/v1/auth/register', { body: { email, password: 'correct horse battery staple', name: 'Invitee' } })
+      expect(invited.status).toBe(201)
+      await closed.kernel.jobs.runDueJobs()
+      const mail = [...sink.mails].reverse().find((m) => m.to.includes(email))!
+      const token = /\/invite\/([A-Za-z0-9_-]{43})/.exec(mail.parsed.text ?? '')![1]
+      const accepted = await closed.request('POST', `/v1/invite/${token}/accept`, { token: invited.body.data.token })
+      expect(accepted.status).toBe(200)
+      // The invitation is spent: the address has no allowance left, a second account cannot be made with it anyway.
+      expect((await closed.request('GET', `/v1/spaces/${space.slug}`, { token: invited.body.data.token })).status).toBe(200)
+    } finally {
+      await closed.close()
+    }
+  })
+})

@@ -1,5 +1,7 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
+import { authModule } from '../auth'
+import { hasLiveInvitation } from './invitations'
 import { memberEvents } from './events'
 import { InvitationErrors, MemberErrors } from './model'
 import { memberRoutes } from './routes'
@@ -10,6 +12,11 @@ import { memberRoutes } from './routes'
  */
 export const membersModule = defineModule({
   name: 'members',
+  setup: (kernel, use) => {
+    // An invited address may sign up even when REGISTRATION refuses walk-ins.
+    use(authModule).signUpAllowances.push((email, tx) => hasLiveInvitation(kernel, tx, email))
+    return {}
+  },
   routes: ({ kernel, guards, routeTable }) => memberRoutes(kernel, guards, routeTable),
   errors: [...Object.values(MemberErrors), ...Object.values(InvitationErrors)],
   events: memberEvents,

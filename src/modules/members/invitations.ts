@@ -1,4 +1,4 @@
-import { and, asc, count, eq, lte } from 'drizzle-orm'
+import { and, asc, count, eq, gt, isNull, lte } from 'drizzle-orm'
 import { invitations, memberships, spaces, users } from '../../../db/schema'
 import type { Principal, Role, SpaceAccess } from '../../kernel/auth'
 import { randomBytes, sha256Hex } from '../../kernel/crypto'
@@ -253,3 +253,17 @@ export async function declineInvitation(kernel: Kernel, token: string): Promise<
   })
 }
 
+
+/**
+ * Whether `email` has a live invitation to some Space: such an address may sign up while REGISTRATION refuses
+ * walk-ins (`first-user`, `closed`), so an invitation works on a closed service. Asked inside the sign-up transaction.
+ */
+export async function hasLiveInvitation(kernel: Kernel, tx: Tx, email: string): Promise<boolean> {
+  const [row] = await tx
+    .select({ id: invitations.id })
+    .from(invitations)
+    .innerJoin(spaces, eq(spaces.id, invitations.spaceId))
+    .where(and(eq(invitations.email, email.trim().toLowerCase()), eq(invitations.status, 'pending'), gt(invitations.expiresAt, kernel.clock.now()), isNull(spaces.archivedAt)))
+    .limit(1)
+  return row !== undefined
+}
