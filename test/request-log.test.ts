@@ -135,6 +135,15 @@ describe('the client address in request lines (LOG_CLIENT_IP, private routes)', 
     // One address, one day, one process: one hash (lines can be grouped, e.g. against abuse), never the address.
     expect(hashes.size).toBe(1)
     expect(JSON.stringify(lines)).not.toContain(ip)
+    // A request no route pattern matched (here another method; a 429 too) names the private pattern, not its path,
+    // which may carry a token.
+    const unmatched = await linesOf('private-unmatched', () =>
+      t.request('DELETE', `/v1/cdn/${space}/unsubscribe/secret-token-in-path`, { ip, headers: { 'X-Request-Id': 'private-unmatched' } }),
+    )
+    expect(unmatched).toHaveLength(1)
+    expect(unmatched[0]).toMatchObject({ method: 'DELETE', route: '/v1/cdn/:space/unsubscribe/:token' })
+    expect(unmatched[0].ip).toMatch(HASH)
+    expect(JSON.stringify(lines)).not.toContain('secret-token-in-path')
     // Any other route keeps the address as seen by default (LOG_CLIENT_IP=full).
     const other = await linesOf('private-other', () => t.request('GET', '/v1/version', { ip, headers: { 'X-Request-Id': 'private-other' } }))
     expect(other[0].ip).toBe(ip)

@@ -55,6 +55,7 @@ const HASH_MEMO_LIMIT = 10_000
  */
 export class LogAddress {
   private privateRoute: RegExp | null
+  private patterns: { path: string; regex: RegExp }[]
   private day = -1
   private salt = ''
   private memo = new Map<string, string>()
@@ -64,6 +65,16 @@ export class LogAddress {
     privatePaths: readonly string[],
   ) {
     this.privateRoute = privatePaths.length ? pathRegex(privatePaths) : null
+    this.patterns = privatePaths.map((path) => ({ path, regex: pathRegex([path]) }))
+  }
+
+  /**
+   * The route a line names for a request no route pattern was matched for (a 429, a 404): a private path's own
+   * pattern rather than the path itself, which may carry a secret (an unsubscribe token).
+   */
+  route(route: string, pathname: string): string {
+    if (route !== pathname || this.privateRoute === null || !this.privateRoute.test(pathname)) return route
+    return this.patterns.find((p) => p.regex.test(pathname))?.path ?? route
   }
 
   /** What the line of a request to `pathname` from `ip` at `now` (epoch ms) carries. */
@@ -175,7 +186,7 @@ export class RequestFront {
   log(method: string, route: string, status: number, ri: RequestInfo, anonymous = false) {
     this.kernel.logger.request({
       method,
-      route,
+      route: this.address.route(route, ri.pathname),
       status,
       ms: Math.round((performance.now() - ri.start) * 100) / 100,
       requestId: ri.id,
