@@ -191,11 +191,11 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
         if (!existing) responses[status] = errorRef(described)
         else if (existing.content?.['application/json']?.schema === ERROR_BODY_REF && existing.description === 'Success') existing.description = described
       }
-      const otherTypes = Object.keys((op.requestBody as { content?: object } | undefined)?.content ?? {}).filter((t) => t !== 'application/json')
+      const bodyTypes = Object.keys((op.requestBody as { content?: object } | undefined)?.content ?? {})
       if (hasBody) {
         add(400, '`invalid_json`: the body is not valid JSON (or nests too deep)', true)
         add(413, '`payload_too_large`: the body is over the size limit', true)
-        add(415, otherTypes.length ? `\`unsupported_media_type\`: the body is not ${['application/json', ...otherTypes].join(' or ')}` : '`unsupported_media_type`: the body is not application/json', true)
+        add(415, `\`unsupported_media_type\`: the body is not ${bodyTypes.length ? bodyTypes.join(' or ') : 'application/json'}`, true)
       }
       add(401, bearer ? '`unauthorized`: missing, invalid, expired or revoked bearer token' : '', bearer)
       add(403, bearer ? (spaceScoped ? '`forbidden`: the role in this Space is too low for this action' : '`forbidden`: this token kind may not do this') : '', bearer)
