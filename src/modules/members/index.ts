@@ -20,6 +20,8 @@ export const membersModule = defineModule({
   routes: ({ kernel, guards, routeTable }) => memberRoutes(kernel, guards, routeTable),
   errors: [...Object.values(MemberErrors), ...Object.values(InvitationErrors)],
   events: memberEvents,
+  // The invitation token is in these paths: the request log writes the route pattern and no client address.
+  privatePaths: ['/v1/invite/:token', '/v1/invite/:token/accept', '/v1/invite/:token/decline'],
   rateLimits: [
     { id: 'members.whoami', method: 'GET', path: '/v1/whoami', limit: 120, windowSeconds: MIN },
     // §4.7: the invitation link's three routes, 30 per minute per IP each.
