@@ -28,6 +28,8 @@ export interface Runtime {
   start(): Promise<void>
   /** Listens on a port with production settings (no development error pages). */
   listen(opts: ListenOptions): Server<undefined>
+  /** Shutdown has begun: every module ends its long-lived responses (event streams), so the server can drain. */
+  drain(): Promise<void>
   /** Closes the modules (in reverse order), then the kernel. */
   close(): Promise<void>
 }
@@ -276,6 +278,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       // Elysia hands `server` to hooks (the peer address) from here.
       ;(app as unknown as { server: unknown }).server = server
       return server as Server<undefined>
+    },
+    async drain() {
+      for (const m of modules) await m.drain?.(stateOf(m), kernel)
     },
     close() {
       closing ??= (async () => {

@@ -39,7 +39,12 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     url,
     stop() {
       stopping ??= (async () => {
-        await server.stop() // stop accepting; resolves once in-flight requests have finished
+        const drained = server.stop() // stop accepting; resolves once in-flight requests have finished
+        await runtime.drain() // end the event streams: they never finish by themselves
+        // A client that stops reading keeps its response unfinished for ever: past the drain window, cut it off.
+        const cut = setTimeout(() => void server.stop(true), config.shutdownTimeoutSeconds * 750)
+        await drained
+        clearTimeout(cut)
         await workers?.stop() // let attempts in flight settle; unfinished jobs go back to the queue
         await runtime.close()
       })()
