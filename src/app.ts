@@ -161,7 +161,13 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     requestInfo: (request) => front.info.get(request) ?? front.begin(request, null),
   })
   // normalize: false — never strip unknown properties or coerce a body into shape: reject it (422) instead.
-  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front))
+  // standardHostname: false — Elysia otherwise looks for the path's '/' from the URL's 12th character on, which
+  // skips the path of a short Host (`http://web/v1/version` routes as `/version`: 404). Our server speaks plain
+  // HTTP (TLS ends at the proxy), so the URL starts `http://` and the path's '/' comes after character 7.
+  // docs/upstream/elysia-short-host.md has the upstream report.
+  const app = new Elysia({ name: 'content-service', normalize: false, handler: { standardHostname: false } }).use(
+    kernelPlugin(kernel, front),
+  )
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
   const v1 = new Elysia({ prefix: '/v1' })
   for (const m of modules) {
