@@ -1,7 +1,8 @@
 import type { Server } from 'bun'
 import { type AnyElysia, Elysia } from 'elysia'
 import { GcPacer } from './kernel/gc-pacer'
-import { pathOf } from './kernel/http'
+import { KernelErrors } from './kernel/errors'
+import { bytesText, MAX_URL_BYTES, pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
 import type { FastRequest, FastRoute, Module, RouteContext, Use } from './kernel/module'
 import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo } from './kernel/plugin'
@@ -81,6 +82,11 @@ function logFast(front: RequestFront, method: string, route: FastRoute, status: 
 export interface ListenOptions {
   port: number
   hostname: string
+  /**
+   * The largest request body, by its Content-Length, the server takes (the largest any route takes): above it the
+   * front answers 413 in the shared error shape before any route runs. Bodies without a length are cut by the route
+   * that reads them, at that route's own limit. Bun's own cap is lifted: it would answer a bare 413 first.
+   */
   maxRequestBodySize: number
   /** Seconds a connection may stay idle (keep-alive, or a request that stopped sending) before it is closed. */
   idleTimeout: number
@@ -231,18 +237,52 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     return undefined
   }
 
+  /** The limits of the HTTP layer, answered in the shared error shape before any route (see ListenOptions). */
+  let bodyLimit = Number.POSITIVE_INFINITY
+  const urlTooLong = (request: Request, server: PeerSource | null | undefined) => {
+    const url = request.url
+    const target = url.length - url.indexOf('/', url.indexOf('//') + 2)
+    if (target <= MAX_URL_BYTES) return undefined
+    return front.refuse(
+      request,
+      server,
+      KernelErrors.uriTooLong(`The request URL (path and query) is longer than ${bytesText(MAX_URL_BYTES)}. Send long GraphQL queries with POST.`),
+    )
+  }
+  const bodyTooLarge = (request: Request, server: PeerSource | null | undefined) => {
+    const length = request.headers.get('content-length')
+    if (length === null || !(Number(length) > bodyLimit)) return undefined
+    return front.refuse(
+      request,
+      server,
+      KernelErrors.payloadTooLarge(
+        `The request body is larger than ${bytesText(bodyLimit)}, the most this server takes (an asset upload: a file of at most ${bytesText(kernel.config.assetMaxBytes)} and its multipart envelope).`,
+      ),
+    )
+  }
+
   const pacer = new GcPacer()
   const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
     pacer.count()
+    // One length comparison on the hot path; the exact request target is measured only for a long URL.
+    if (request.url.length > MAX_URL_BYTES) {
+      const refused = urlTooLong(request, server)
+      if (refused !== undefined) return refused
+    }
     const method = request.method
     if (method === 'GET') {
       if (fastGet.length) {
         const r = fast(request, server, 'GET', fastGet)
         if (r !== undefined) return r
       }
-    } else if (method === 'POST' && fastPost.length) {
-      const r = fast(request, server, 'POST', fastPost)
-      if (r !== undefined) return r
+    } else {
+      // A GET's body is never read (Bun discards it): only methods that carry one are checked.
+      const refused = bodyTooLarge(request, server)
+      if (refused !== undefined) return refused
+      if (method === 'POST' && fastPost.length) {
+        const r = fast(request, server, 'POST', fastPost)
+        if (r !== undefined) return r
+      }
     }
     return elysiaFetch(request)
   }
@@ -264,10 +304,13 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       return started
     },
     listen(o) {
+      bodyLimit = o.maxRequestBodySize
       const server = Bun.serve({
         port: o.port,
         hostname: o.hostname,
-        maxRequestBodySize: o.maxRequestBodySize,
+        // Bun would answer a Content-Length over its cap with a bare 413 (no body, no request id, no CORS) before
+        // `fetch` runs: its cap is lifted and `bodyTooLarge` above answers instead. Bun discards a body nobody reads.
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         idleTimeout: o.idleTimeout,
         // Never Bun's development error page (working directory, source lines): errors are the kernel's 500 body.
         development: false,

@@ -2,6 +2,7 @@ import { createRuntime } from '../app'
 import type { Config } from '../config'
 import { startWorkers } from '../kernel/jobs'
 import { createKernel } from '../kernel/kernel'
+import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
 
 export interface ServeOptions {
   port?: number
@@ -15,7 +16,6 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-const MAX_BODY = 128 * 1024 * 1024 // above the 100 MB asset cap; JSON bodies have their own 1 MB limit
 
 /** Opens the database, migrates, listens. Returns a handle whose stop() drains requests and closes the db. */
 export async function startServer(config: Config, opts: ServeOptions = {}): Promise<RunningServer> {
@@ -24,7 +24,8 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const server = runtime.listen({
     port: opts.port ?? config.port,
     hostname: opts.host ?? config.host,
-    maxRequestBodySize: MAX_BODY,
+    // The largest body a route takes: an asset upload (JSON bodies have their own, smaller limit).
+    maxRequestBodySize: config.assetMaxBytes + UPLOAD_ENVELOPE_BYTES,
     idleTimeout: config.httpIdleTimeoutSeconds,
   })
   void runtime.start()
