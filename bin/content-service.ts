@@ -137,6 +137,12 @@ async function main(argv: string[]) {
   }
   const shutdown = async (signal: string) => {
     console.log(`${signal} received: finishing in-flight work, then closing the database`)
+    // Whatever clients or jobs do, the process is gone after SHUTDOWN_TIMEOUT: an orchestrator's own kill comes later.
+    setTimeout(() => {
+      console.error(`content-service: shutdown took longer than SHUTDOWN_TIMEOUT (${config.shutdownTimeoutSeconds} s): exiting anyway`)
+      flushLogs()
+      process.exit(1)
+    }, config.shutdownTimeoutSeconds * 1000).unref()
     await running.stop()
     flushLogs()
     process.exit(0)

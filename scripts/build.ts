@@ -12,7 +12,10 @@ const t0 = performance.now()
 const result = await Bun.build({
   // The transform Worker is an entrypoint of its own: `new Worker(...)` finds it inside the executable.
   entrypoints: [join(root, 'bin', 'content-service.ts'), join(root, 'src', 'modules', 'assets', 'transform-worker.ts')],
-  compile: { outfile },
+  // Bun's HTTP parser answers a request line and headers over --max-http-header-size (default 16 KiB) with a bare
+  // 431 before our code runs; at 128 KiB, long URLs (GraphQL GET queries) meet our own 414 at 64 KiB instead
+  // (MAX_URL_BYTES in src/kernel/http.ts), in the shared error shape.
+  compile: { outfile, execArgv: ['--max-http-header-size=131072'] },
   minify: true,
   define: { 'process.env.NODE_ENV': '"production"' },
 })

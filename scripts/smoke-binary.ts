@@ -41,6 +41,18 @@ async function start(port: number) {
   throw new Error('the executable did not answer within 30 s')
 }
 
+/** Sends `request` verbatim on a new connection (fetch would set Host and Content-Length itself); the answer as text. */
+function rawRequest(port: number, request: string): Promise<string> {
+  const { connect } = require('node:net') as typeof import('node:net')
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(request))
+    let out = ''
+    socket.on('data', (d: Buffer) => (out += d.toString('latin1')))
+    socket.on('error', reject)
+    socket.on('close', () => resolve(out))
+  })
+}
+
 /** A tiny uncompressed PNG made by hand (the smoke test imports nothing from src/). */
 function solidPng(width: number, height: number): Uint8Array {
   const { deflateSync } = require('node:zlib') as typeof import('node:zlib')
@@ -90,6 +102,17 @@ try {
     body: JSON.stringify({ slug: 'smoke', name: 'Smoke' }),
   })
   check(sp.status === 201, `create space answers 201 (got ${sp.status})`)
+  // The HTTP layer of the executable: a short Host, a long GraphQL GET (the parser's limit is set at build time),
+  // a Content-Length over every limit — the last two answered in the shared error shape, never an empty 431/413.
+  const short = await rawRequest(port, 'GET /v1/version HTTP/1.1\r\nHost: web\r\nConnection: close\r\n\r\n')
+  check(short.startsWith('HTTP/1.1 200'), `a short Host header (web) reaches the routes (got ${short.split('\r\n')[0]})`)
+  const longQuery = `{__typename}${'+'.repeat(30_000)}`
+  const gq = await fetch(`${base}/v1/graphql?query=${longQuery}`)
+  check(gq.status === 200, `a 30 KB GraphQL GET query answers 200 (got ${gq.status})`)
+  const huge = await rawRequest(port, 'GET /v1/version?q=' + 'a'.repeat(70_000) + ' HTTP/1.1\r\nHost: cms\r\nConnection: close\r\n\r\n')
+  check(huge.startsWith('HTTP/1.1 414') && huge.includes('"uri_too_long"') && /x-request-id/i.test(huge), 'a 70 KB URL answers 414 in the error shape')
+  const big = await rawRequest(port, 'POST /v1/auth/login HTTP/1.1\r\nHost: cms\r\nContent-Type: application/json\r\nContent-Length: 999999999999\r\n\r\n')
+  check(big.startsWith('HTTP/1.1 413') && big.includes('"payload_too_large"') && /x-request-id/i.test(big), 'a Content-Length over every limit answers 413 in the error shape')
   // Assets: an upload, then WebP and AVIF variants — the transform Worker and the AVIF wasm must be inside the binary.
   const png = await new Bun.Image(solidPng(64, 48)).png().bytes()
   const fd = new FormData()

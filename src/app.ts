@@ -1,7 +1,8 @@
 import type { Server } from 'bun'
 import { type AnyElysia, Elysia } from 'elysia'
 import { GcPacer } from './kernel/gc-pacer'
-import { pathOf } from './kernel/http'
+import { KernelErrors } from './kernel/errors'
+import { bytesText, MAX_URL_BYTES, pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
 import type { FastRequest, FastRoute, Module, RouteContext, RouteSummary, Use } from './kernel/module'
 import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo, RouteBodyTypes } from './kernel/plugin'
@@ -28,6 +29,8 @@ export interface Runtime {
   start(): Promise<void>
   /** Listens on a port with production settings (no development error pages). */
   listen(opts: ListenOptions): Server<undefined>
+  /** Shutdown has begun: every module ends its long-lived responses (event streams), so the server can drain. */
+  drain(): Promise<void>
   /** Closes the modules (in reverse order), then the kernel. */
   close(): Promise<void>
 }
@@ -79,6 +82,11 @@ function logFast(front: RequestFront, method: string, route: FastRoute, status: 
 export interface ListenOptions {
   port: number
   hostname: string
+  /**
+   * The largest request body, by its Content-Length, the server takes (the largest any route takes): above it the
+   * front answers 413 in the shared error shape before any route runs. Bodies without a length are cut by the route
+   * that reads them, at that route's own limit. Bun's own cap is lifted: it would answer a bare 413 first.
+   */
   maxRequestBodySize: number
   /** Seconds a connection may stay idle (keep-alive, or a request that stopped sending) before it is closed. */
   idleTimeout: number
@@ -176,8 +184,14 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   })
   let routeTable: RouteSummary[] | undefined
   // normalize: false — never strip unknown properties or coerce a body into shape: reject it (422) instead.
+  // standardHostname: false — Elysia otherwise looks for the path's '/' from the URL's 12th character on, which
+  // skips the path of a short Host (`http://web/v1/version` routes as `/version`: 404). Our server speaks plain
+  // HTTP (TLS ends at the proxy), so the URL starts `http://` and the path's '/' comes after character 7.
+  // docs/upstream/elysia-short-host.md has the upstream report.
   const bodyTypes = new RouteBodyTypes()
-  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front, bodyTypes))
+  const app = new Elysia({ name: 'content-service', normalize: false, handler: { standardHostname: false } }).use(
+    kernelPlugin(kernel, front, bodyTypes),
+  )
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
   const v1 = new Elysia({ prefix: '/v1' })
   // Which module serves each route ("METHOD /path"): the OpenAPI description lists that module's error codes on it.
@@ -246,18 +260,52 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     return undefined
   }
 
+  /** The limits of the HTTP layer, answered in the shared error shape before any route (see ListenOptions). */
+  let bodyLimit = Number.POSITIVE_INFINITY
+  const urlTooLong = (request: Request, server: PeerSource | null | undefined) => {
+    const url = request.url
+    const target = url.length - url.indexOf('/', url.indexOf('//') + 2)
+    if (target <= MAX_URL_BYTES) return undefined
+    return front.refuse(
+      request,
+      server,
+      KernelErrors.uriTooLong(`The request URL (path and query) is longer than ${bytesText(MAX_URL_BYTES)}. Send long GraphQL queries with POST.`),
+    )
+  }
+  const bodyTooLarge = (request: Request, server: PeerSource | null | undefined) => {
+    const length = request.headers.get('content-length')
+    if (length === null || !(Number(length) > bodyLimit)) return undefined
+    return front.refuse(
+      request,
+      server,
+      KernelErrors.payloadTooLarge(
+        `The request body is larger than ${bytesText(bodyLimit)}, the most this server takes (an asset upload: a file of at most ${bytesText(kernel.config.assetMaxBytes)} and its multipart envelope).`,
+      ),
+    )
+  }
+
   const pacer = new GcPacer()
   const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
     pacer.count()
+    // One length comparison on the hot path; the exact request target is measured only for a long URL.
+    if (request.url.length > MAX_URL_BYTES) {
+      const refused = urlTooLong(request, server)
+      if (refused !== undefined) return refused
+    }
     const method = request.method
     if (method === 'GET') {
       if (fastGet.length) {
         const r = fast(request, server, 'GET', fastGet)
         if (r !== undefined) return r
       }
-    } else if (method === 'POST' && fastPost.length) {
-      const r = fast(request, server, 'POST', fastPost)
-      if (r !== undefined) return r
+    } else {
+      // A GET's body is never read (Bun discards it): only methods that carry one are checked.
+      const refused = bodyTooLarge(request, server)
+      if (refused !== undefined) return refused
+      if (method === 'POST' && fastPost.length) {
+        const r = fast(request, server, 'POST', fastPost)
+        if (r !== undefined) return r
+      }
     }
     return elysiaFetch(request)
   }
@@ -279,10 +327,13 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       return started
     },
     listen(o) {
+      bodyLimit = o.maxRequestBodySize
       const server = Bun.serve({
         port: o.port,
         hostname: o.hostname,
-        maxRequestBodySize: o.maxRequestBodySize,
+        // Bun would answer a Content-Length over its cap with a bare 413 (no body, no request id, no CORS) before
+        // `fetch` runs: its cap is lifted and `bodyTooLarge` above answers instead. Bun discards a body nobody reads.
+        maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         idleTimeout: o.idleTimeout,
         // Never Bun's development error page (working directory, source lines): errors are the kernel's 500 body.
         development: false,
@@ -299,6 +350,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       // Elysia hands `server` to hooks (the peer address) from here.
       ;(app as unknown as { server: unknown }).server = server
       return server as Server<undefined>
+    },
+    async drain() {
+      for (const m of modules) await m.drain?.(stateOf(m), kernel)
     },
     close() {
       closing ??= (async () => {

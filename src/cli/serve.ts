@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import { startWorkers } from '../kernel/jobs'
 import { createKernel } from '../kernel/kernel'
 import { describeRegistration } from '../modules/auth/service'
+import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
 
 export interface ServeOptions {
   port?: number
@@ -16,7 +17,6 @@ export interface RunningServer {
   stop(): Promise<void>
 }
 
-const MAX_BODY = 128 * 1024 * 1024 // above the 100 MB asset cap; JSON bodies have their own 1 MB limit
 
 /** Opens the database, migrates, listens. Returns a handle whose stop() drains requests and closes the db. */
 export async function startServer(config: Config, opts: ServeOptions = {}): Promise<RunningServer> {
@@ -25,7 +25,8 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const server = runtime.listen({
     port: opts.port ?? config.port,
     hostname: opts.host ?? config.host,
-    maxRequestBodySize: MAX_BODY,
+    // The largest body a route takes: an asset upload (JSON bodies have their own, smaller limit).
+    maxRequestBodySize: config.assetMaxBytes + UPLOAD_ENVELOPE_BYTES,
     idleTimeout: config.httpIdleTimeoutSeconds,
   })
   void runtime.start()
@@ -52,7 +53,12 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     url,
     stop() {
       stopping ??= (async () => {
-        await server.stop() // stop accepting; resolves once in-flight requests have finished
+        const drained = server.stop() // stop accepting; resolves once in-flight requests have finished
+        await runtime.drain() // end the event streams: they never finish by themselves
+        // A client that stops reading keeps its response unfinished for ever: past the drain window, cut it off.
+        const cut = setTimeout(() => void server.stop(true), config.shutdownTimeoutSeconds * 750)
+        await drained
+        clearTimeout(cut)
         await workers?.stop() // let attempts in flight settle; unfinished jobs go back to the queue
         await runtime.close()
       })()

@@ -46,6 +46,7 @@ export const KernelErrors = {
   notFound: defineError('not_found', 404, 'Unknown route or resource, or a Space the caller cannot access.'),
   conflict: defineError('conflict', 409, 'The change conflicts with the current state.'),
   payloadTooLarge: defineError('payload_too_large', 413, 'The request body is too large.'),
+  uriTooLong: defineError('uri_too_long', 414, 'The request URL (path and query) is too long.'),
   unsupportedMediaType: defineError('unsupported_media_type', 415, 'The request body has a media type this route does not take.'),
   validationFailed: defineError('validation_failed', 422, 'The request is not valid; `errors` holds messages per field.'),
   rateLimited: defineError('rate_limited', 429, 'Too many requests; retry after Retry-After seconds.'),

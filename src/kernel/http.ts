@@ -1,4 +1,26 @@
+import { maxHeaderSize } from 'node:http'
 import { BlockList, isIP } from 'node:net'
+
+/**
+ * Bun's HTTP parser answers a request whose request line and header fields exceed this many bytes itself, with a
+ * bare `431` and no body, before any of our code runs: Bun has no hook for it. It is `--max-http-header-size`
+ * (Bun's default 16 KiB; the executable is built with 128 KiB, scripts/build.ts).
+ */
+export const PARSER_HEADER_LIMIT = maxHeaderSize
+/**
+ * The longest request target (path and query) we take: half the parser's limit, so that an over-long URL meets our
+ * 414 in the shared error shape well before the parser's bare 431, and the other half is left to the header fields.
+ */
+export const MAX_URL_BYTES = Math.floor(PARSER_HEADER_LIMIT / 2)
+
+const MiB = 1024 * 1024
+/** A byte count as the docs state limits: `100 MiB (104,857,600 bytes)`, `64 KiB (65,536 bytes)`, `500 bytes`. */
+export function bytesText(n: number): string {
+  const exact = `${n.toLocaleString('en-US')} bytes`
+  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB (${exact})`
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB (${exact})`
+  return exact
+}
 
 /** A dotted-quad IPv4 address in canonical form (0–255, no leading zeros): a character loop, no regex. */
 export function isIPv4(s: string): boolean {

@@ -92,6 +92,11 @@ export interface ModuleDefinition<S extends object> {
   setup?(kernel: Kernel, use: Use): S
   /** Background work only a serving process needs (index builds, warm-ups); not run by `content-service worker`. */
   start?(self: S, kernel: Kernel): void | Promise<void>
+  /**
+   * Shutdown has begun and the server accepts no new connections: end the responses that would otherwise never
+   * finish (event streams), so in-flight requests can drain. Called before `close`, while the database is still open.
+   */
+  drain?(self: S, kernel: Kernel): void | Promise<void>
   /** Releases the state (timers, listeners); called in reverse list order at shutdown. */
   close?(self: S, kernel: Kernel): void | Promise<void>
   /** Management routes, mounted under /v1 (bearer-authenticated through the guard macros). */

@@ -2,7 +2,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, KernelErrors } from './errors'
-import { pathOf, requestIdFrom } from './http'
+import { bytesText, pathOf, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
 import { pathRegex, type RateLimitDecision } from './rate-limit'
@@ -180,6 +180,22 @@ export class RequestFront {
     if (d instanceof Promise) return d.then((x) => (ri.rate = x))
     ri.rate = d
     return d
+  }
+
+  /**
+   * The answer of a limit the server enforces before any route runs (an over-long URL, a Content-Length above every
+   * route's limit), in the one error shape with the request id, CORS and `Cache-Control: no-store`, as every error
+   * carries. `Connection: close`: a body that is refused is not read, and the server does not wait for it.
+   */
+  refuse(request: Request, server: PeerSource | null | undefined, error: AppError): Response {
+    const ri = this.begin(request, server, pathOf(request.url), false)
+    const headers = new Headers({ 'content-type': JSON_TYPE, 'cache-control': 'no-store', 'x-request-id': ri.id, connection: 'close' })
+    const origin = request.headers.get('origin')
+    const cors = origin === null ? null : this.cors(ri.pathname, origin)
+    if (cors !== null) for (const [k, v] of cors) headers.set(k, v)
+    if (this.timed) this.log(request.method, '-', error.status, ri)
+    const body: ErrorBody = { error: error.code, message: error.message }
+    return new Response(JSON.stringify(body), { status: error.status, headers })
   }
 
   /** The request's line; `anonymous`: the route keeps no address at all, not even hashed (the beacon). */
@@ -475,5 +491,5 @@ async function readCapped(request: Request, limit: number): Promise<Uint8Array> 
 }
 
 function bodyTooLarge(limit: number) {
-  return KernelErrors.payloadTooLarge(`The request body is larger than ${Math.round(limit / 1024)} KB.`)
+  return KernelErrors.payloadTooLarge(`The request body is larger than ${bytesText(limit)}.`)
 }

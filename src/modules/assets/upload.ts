@@ -3,6 +3,7 @@ import { closeSync, openSync, writeSync } from 'node:fs'
 import { mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
+import { bytesText } from '../../kernel/http'
 
 /**
  * Reads a multipart/form-data upload as it arrives: the file part streams to a temporary file while SHA-256 runs
@@ -22,7 +23,8 @@ export interface ReceivedUpload {
 }
 
 /** Room for the multipart envelope and the text parts around the file. */
-const ENVELOPE_BYTES = 64 * 1024
+export const UPLOAD_ENVELOPE_BYTES = 64 * 1024
+const ENVELOPE_BYTES = UPLOAD_ENVELOPE_BYTES
 const HEAD_BYTES = 64 * 1024
 const FIELD_BYTES = 16 * 1024
 const MAX_FIELDS = 64
@@ -30,7 +32,7 @@ const GC_EVERY_BYTES = 8 * 1024 * 1024
 const YIELD_EVERY_BYTES = 1024 * 1024
 
 const tooLarge = (max: number) =>
-  KernelErrors.payloadTooLarge(`The file is larger than the upload limit (${Math.round(max / 1024 / 1024)} MB).`)
+  KernelErrors.payloadTooLarge(`The file is larger than the upload limit of ${bytesText(max)}.`)
 
 export async function receiveUpload(request: Request, maxBytes: number, tmpDir: string): Promise<ReceivedUpload> {
   const contentType = request.headers.get('content-type') ?? ''

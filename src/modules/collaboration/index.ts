@@ -18,6 +18,7 @@ declare module '../../kernel/jobs' {
 export const collaborationModule = defineModule({
   name: 'collaboration',
   setup: (kernel) => ({ hub: createLiveHub(kernel) }),
+  drain: (self) => self.hub.closeAll(),
   close: (self) => self.hub.closeAll(),
   routes: ({ kernel, guards, self }) => collaborationRoutes(kernel, guards, self.hub),
   errors: Object.values(CollaborationErrors),

@@ -1,6 +1,8 @@
 import type { Kernel } from '../../kernel/kernel'
 
 const HEARTBEAT_MS = 25_000
+const RETRY_MS = 3000
+const SHUTDOWN_EVENT = `event: shutdown\ndata: ${JSON.stringify({ reason: 'server_shutdown', retry_ms: RETRY_MS })}\n\n`
 const encoder = new TextEncoder()
 
 interface Listener {
@@ -49,7 +51,7 @@ export class LiveHub {
           },
         }
         hub.add(storyUuid, listener)
-        listener.send(`retry: 3000\n: connected\n\n`)
+        listener.send(`retry: ${RETRY_MS}\n: connected\n\n`)
       },
       cancel() {
         listener?.close()
@@ -87,9 +89,17 @@ export class LiveHub {
     }
   }
 
-  /** Ends every stream (shutdown): clients reconnect to another instance after `retry`. */
+  /**
+   * Ends every stream (shutdown): a last `shutdown` event tells the client this instance is going away, then the
+   * stream closes and EventSource reconnects after `retry` — through the load balancer, to an instance still running.
+   */
   closeAll() {
-    for (const s of [...this.byStory.values()]) for (const l of [...s]) l.close()
+    for (const s of [...this.byStory.values()]) {
+      for (const l of [...s]) {
+        l.send(SHUTDOWN_EVENT)
+        l.close()
+      }
+    }
     if (this.timer) clearInterval(this.timer)
     this.timer = null
   }

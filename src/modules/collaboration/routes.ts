@@ -114,7 +114,7 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
         detail: {
           summary: 'Live stream of the Story (Server-Sent Events)',
           description:
-            'Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream.',
+            'Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved), `shutdown` (`{reason: "server_shutdown", retry_ms}`: this instance is stopping; the stream ends next and EventSource reconnects after `retry_ms`, through the load balancer, to a running instance). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream.',
           responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
         },
       },
