@@ -145,6 +145,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     m.jobs?.(kernel.jobs, self, kernel)
     if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
     if (m.graphql) kernel.graphql.push({ module: m.name, contribute: (builder) => m.graphql!(builder, self, kernel) })
+    if (m.ready) kernel.readiness.push({ module: m.name, check: () => m.ready!(self, kernel) })
   }
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 

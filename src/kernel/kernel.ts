@@ -41,6 +41,8 @@ export interface Kernel {
   readSteps: ReadStep[]
   /** The modules' GraphQL fields (createRuntime), in module-list order; the graphql module builds the schema from them. */
   graphql: GraphQLContribution[]
+  /** The modules' readiness checks (createRuntime), in module-list order: null when ready, else why not. */
+  readiness: { module: string; check(): string | null }[]
   /** Stops the workers and the bus, then closes the database if the kernel opened it. */
   close(): Promise<void>
 }
@@ -116,6 +118,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     clientIp: new ClientIpResolver(config.trustedProxies),
     readSteps: [],
     graphql: [],
+    readiness: [],
     close() {
       closing ??= (async () => {
         await jobs.stop()

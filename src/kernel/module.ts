@@ -107,6 +107,11 @@ export interface ModuleDefinition<S extends object> {
   graphql?(builder: GraphQLBuilder, self: S, kernel: Kernel): void
   /** Per-IP limits of this module's routes (full paths, starting with /v1). */
   rateLimits?: RateLimitRule[]
+  /**
+   * Is this module ready to serve (indexes built, caches warm)? Null when ready, else the reason, shown by
+   * `GET /v1/health/ready` (503). Called on every readiness probe: answer from memory, cheaply.
+   */
+  ready?(self: S, kernel: Kernel): string | null
 }
 
 /** A module value. `S` is the type of its state; `Module` alone erases it for the list. */

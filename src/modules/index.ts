@@ -5,6 +5,7 @@ import { assetsModule } from './assets'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
+import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
@@ -34,4 +35,5 @@ export const MODULES: Module[] = [
   subscribersModule,
   formsModule,
   assetsModule,
+  healthModule,
 ]

@@ -14,6 +14,7 @@ export const searchModule = defineModule({
   setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces }),
   start: (self) => self.registry.start(),
   close: (self) => self.registry.close(),
+  ready: (self) => (self.registry.warm ? null : 'the search indexes are still being built'),
   cdn: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
   graphql: (builder, self) => searchGraphql(builder, self),
   on: {
