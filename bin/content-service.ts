@@ -1,16 +1,19 @@
 #!/usr/bin/env bun
 // The CLI entry and the compiled executable's main.
 import { parseArgs } from 'node:util'
+import { formatBytes, runBackup, runRestore } from '../src/cli/backup'
+import { runHealthCheck } from '../src/cli/health'
 import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { ReindexError, runReindex } from '../src/cli/reindex'
 import { startServer } from '../src/cli/serve'
 import { startWorkerProcess } from '../src/cli/worker'
 import { ConfigError, loadConfig } from '../src/config'
+import { BackupError } from '../src/kernel/backup'
 import { flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'version'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'version', 'backup', 'restore', 'health'] as const
 
 function fail(message: string): never {
   console.error(`content-service: ${message}`)
@@ -33,8 +36,9 @@ async function main(argv: string[]) {
   if (!(COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command}". Run content-service --help.`)
 
   let values: Record<string, string | boolean | undefined>
+  let positionals: string[] = []
   try {
-    values = parseArgs({
+    ;({ values, positionals } = parseArgs({
       args: rest,
       options: {
         help: { type: 'boolean', short: 'h' },
@@ -42,10 +46,14 @@ async function main(argv: string[]) {
           ? { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } }
           : {}),
         ...(command === 'reindex' ? { space: { type: 'string' } } : {}),
+        ...(command === 'backup' ? { out: { type: 'string', short: 'o' } } : {}),
+        ...(command === 'restore' ? { force: { type: 'boolean' } } : {}),
+        ...(command === 'health' ? { url: { type: 'string' }, live: { type: 'boolean' } } : {}),
       },
       strict: true,
-      allowPositionals: false,
-    }).values
+      allowPositionals: command === 'restore',
+    }))
+    if (command === 'restore' && positionals.length !== 1) throw new Error('restore takes one backup file')
   } catch (err) {
     fail(`${(err as Error).message}\n\n${COMMAND_HELP[command]}`)
   }
@@ -69,6 +77,29 @@ async function main(argv: string[]) {
   }
   if (command === 'migrate') {
     await runMigrate(config)
+    return
+  }
+  if (command === 'health') {
+    process.exitCode = (await runHealthCheck(config, { url: values.url as string | undefined, live: !!values.live })) ? 0 : 1
+    return
+  }
+  if (command === 'backup' || command === 'restore') {
+    try {
+      if (command === 'backup') {
+        const r = await runBackup(config, { out: values.out as string | undefined })
+        console.log(`backup written to ${r.file} (${formatBytes(r.bytes)}, from the ${r.source})`)
+      } else {
+        const r = await runRestore(config, { file: positionals[0], force: !!values.force })
+        const where = r.driver === 'postgres' ? 'the database at DATABASE_URL' : config.dataDir
+        console.log(`restored the backup of ${r.createdAt} into ${where} (${formatBytes(r.bytes)}); start the server to use it`)
+      }
+    } catch (err) {
+      if (err instanceof BackupError) {
+        console.error(`content-service: ${command} failed: ${err.message}`)
+        process.exit(1)
+      }
+      throw err
+    }
     return
   }
   if (command === 'reindex') {

@@ -1,7 +1,9 @@
 import { createRuntime } from '../app'
 import type { Config } from '../config'
+import { createBackup, startControlSocket } from '../kernel/backup'
 import { startWorkers } from '../kernel/jobs'
 import { createKernel } from '../kernel/kernel'
+import { SERVICE_VERSION } from '../modules/system/service'
 
 export interface ServeOptions {
   port?: number
@@ -28,6 +30,10 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     idleTimeout: config.httpIdleTimeoutSeconds,
   })
   void runtime.start()
+  // `content-service backup` asks this process for a consistent snapshot of the embedded database it holds.
+  const control = config.memoryDb
+    ? null
+    : startControlSocket(kernel.db, config.dataDir, () => createBackup(kernel.db, SERVICE_VERSION, { clockNow: kernel.clock.now() }), kernel.logger)
   const workers = (opts.workers ?? config.workerEnabled) ? await startWorkers(kernel) : null
   const shownHost = server.hostname === '0.0.0.0' || server.hostname === '::' ? 'localhost' : server.hostname
   const url = `http://${shownHost}:${server.port}`
@@ -40,6 +46,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     stop() {
       stopping ??= (async () => {
         await server.stop() // stop accepting; resolves once in-flight requests have finished
+        await control?.stop()
         await workers?.stop() // let attempts in flight settle; unfinished jobs go back to the queue
         await runtime.close()
       })()
