@@ -199,7 +199,13 @@ describe('backup and restore', () => {
     writing = false
     await writer
     expect(written).toBeGreaterThan(2)
+    // The container HEALTHCHECK's command: 0 while the server is ready, 1 once it is gone.
+    const healthy = await run(envA, ['health', '--url', a.base])
+    expect(healthy.code).toBe(0)
     await a.stop()
+    const gone = await run(envA, ['health', '--url', a.base])
+    expect(gone.code).toBe(1)
+    expect(gone.err).toContain('no answer')
 
     // Restore into a new installation, start on it, compare.
     const envB = await installation('b')

@@ -3,6 +3,7 @@ import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
+import { backupModule } from './backup'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { healthModule } from './health'
@@ -36,4 +37,5 @@ export const MODULES: Module[] = [
   formsModule,
   assetsModule,
   healthModule,
+  backupModule,
 ]
