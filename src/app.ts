@@ -146,6 +146,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
     if (m.graphql) kernel.graphql.push({ module: m.name, contribute: (builder) => m.graphql!(builder, self, kernel) })
     if (m.ready) kernel.readiness.push({ module: m.name, check: () => m.ready!(self, kernel) })
+    if (m.metrics && kernel.metrics) m.metrics(kernel.metrics.registry, self, kernel)
   }
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 
@@ -175,7 +176,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
 
   const elysiaFetch = app.fetch as (request: Request) => Response | Promise<Response>
   const limiter = kernel.rateLimiter
-  const logRequests = kernel.logger.logsRequests
+  const metrics = kernel.metrics
+  // Request lines and metrics share one after-response step (RequestFront.log); with both off it does not run.
+  const logRequests = kernel.logger.logsRequests || metrics !== null
 
   /**
    * The fast path: a public GET a module can answer from memory, or a self-limited public POST (the beacon), skips
@@ -204,6 +207,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       const origin = request.headers.get('origin')
       const info = new FastInfo(pathname, ri, origin === null ? null : front.cors(pathname, origin), decision)
       const res = route.answer(request, info)
+      if (metrics !== null) metrics.fastRead(route.route, res !== undefined && !(res instanceof Promise))
       if (res === undefined) {
         front.remember(request, ri)
         return undefined
@@ -225,7 +229,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   }
 
   const pacer = new GcPacer()
-  const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
+  const serve = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
     pacer.count()
     const method = request.method
     if (method === 'GET') {
@@ -239,6 +243,12 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     }
     return elysiaFetch(request)
   }
+  // GET /metrics on the main listener only with METRICS=on (not with METRICS_PORT alone): otherwise no check at all.
+  const fetch =
+    metrics !== null && kernel.config.metrics
+      ? (request: Request, server?: PeerSource | null): Response | Promise<Response> =>
+          request.method === 'GET' && pathOf(request.url) === '/metrics' ? metrics.response() : serve(request, server)
+      : serve
 
   let started: Promise<void> | null = null
   let closing: Promise<void> | null = null

@@ -83,6 +83,10 @@ export interface Config {
   backupKeep: number
   /** Folder of scheduled backups; default: `backups` beside DATA_DIR (outside it, so the data folder stays lean). */
   backupDir: string
+  /** Prometheus metrics: `GET /metrics` on the main listener (METRICS=on), or on metricsPort only. */
+  metrics: boolean
+  /** A separate listener (on HOST) answering only `GET /metrics`; null: none. Setting it turns metrics on. */
+  metricsPort: number | null
 }
 
 export class ConfigError extends Error {}
@@ -238,6 +242,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     backupCron: cron(env, 'BACKUP_CRON'),
     backupKeep: int(env, 'BACKUP_KEEP', 7, 1, 10_000),
     backupDir: env.BACKUP_DIR || join(env.DATA_DIR || './data', '..', 'backups'),
+    metrics: bool(env, 'METRICS', false),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
   }
   return { ...config, ...overrides }
 }

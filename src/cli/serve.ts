@@ -34,6 +34,18 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const control = config.memoryDb
     ? null
     : startControlSocket(kernel.db, config.dataDir, () => createBackup(kernel.db, SERVICE_VERSION, { clockNow: kernel.clock.now() }), kernel.logger)
+  // METRICS_PORT: Prometheus scrapes a listener of its own, which answers nothing else.
+  const metrics = kernel.metrics
+  const metricsServer =
+    metrics && config.metricsPort !== null
+      ? Bun.serve({
+          port: config.metricsPort,
+          hostname: opts.host ?? config.host,
+          development: false,
+          fetch: (request) =>
+            request.method === 'GET' && new URL(request.url).pathname === '/metrics' ? metrics.response() : new Response('Not found\n', { status: 404 }),
+        })
+      : null
   const workers = (opts.workers ?? config.workerEnabled) ? await startWorkers(kernel) : null
   const shownHost = server.hostname === '0.0.0.0' || server.hostname === '::' ? 'localhost' : server.hostname
   const url = `http://${shownHost}:${server.port}`
@@ -47,6 +59,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
       stopping ??= (async () => {
         await server.stop() // stop accepting; resolves once in-flight requests have finished
         await control?.stop()
+        await metricsServer?.stop()
         await workers?.stop() // let attempts in flight settle; unfinished jobs go back to the queue
         await runtime.close()
       })()

@@ -6,6 +6,7 @@ import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
 import type { Guards, RequestInfo } from './plugin'
+import type { Registry } from 'prom-client'
 import type { RateLimitRule } from './rate-limit'
 import type { ReadStep } from './read'
 
@@ -112,6 +113,11 @@ export interface ModuleDefinition<S extends object> {
    * `GET /v1/health/ready` (503). Called on every readiness probe: answer from memory, cheaply.
    */
   ready?(self: S, kernel: Kernel): string | null
+  /**
+   * Registers the module's Prometheus metrics (prom-client collectors, usually gauges whose `collect` reads the
+   * module's state at scrape time). Called only when metrics are on (kernel/metrics.ts).
+   */
+  metrics?(registry: Registry, self: S, kernel: Kernel): void
 }
 
 /** A module value. `S` is the type of its state; `Module` alone erases it for the list. */

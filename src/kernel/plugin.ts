@@ -56,7 +56,7 @@ export class RequestFront {
   constructor(private kernel: Kernel) {
     this.managementOrigins = new Set(kernel.config.corsOrigins)
     this.anyManagementOrigin = this.managementOrigins.has('*')
-    this.timed = kernel.logger.logsRequests
+    this.timed = kernel.logger.logsRequests || kernel.metrics !== null
   }
 
   /**
@@ -117,12 +117,16 @@ export class RequestFront {
     return d
   }
 
-  log(method: string, route: string, status: number, ri: RequestInfo) {
+  /** The request line and the request metrics of an answered request (`matched`: `route` is a route template). */
+  log(method: string, route: string, status: number, ri: RequestInfo, matched = true) {
+    const ms = performance.now() - ri.start
+    this.kernel.metrics?.request(method, matched ? route : null, status, ms)
+    if (!this.kernel.logger.logsRequests) return
     this.kernel.logger.request({
       method,
       route,
       status,
-      ms: Math.round((performance.now() - ri.start) * 100) / 100,
+      ms: Math.round(ms * 100) / 100,
       requestId: ri.id,
       ip: ri.ip,
     })
@@ -298,10 +302,13 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
     })
 
   // Registered only when request lines are written: an after-response hook costs every request a callback.
-  if (logger.logsRequests) {
-    app.onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
+  if (logger.logsRequests || kernel.metrics) {
+    app.onAfterResponse({ as: 'global' }, ({ request, set, route, responseValue }) => {
       const ri = front.info.get(request)
-      if (ri) front.log(request.method, route || ri.pathname, typeof set.status === 'number' ? set.status : 200, ri)
+      // A Response returned by a hook carries its own status; no route matched: Elysia's NOT_FOUND leaves set.status 200.
+      const status =
+        responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? (!route && set.status === 200 ? 404 : set.status) : 200
+      if (ri) front.log(request.method, route || ri.pathname, status, ri, !!route)
     })
   }
   return app
