@@ -1,8 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { defineModule } from '../src/kernel/module'
 import { MODULES } from '../src/modules'
 import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 /** Waits for a condition with a generous bound (no wall-clock assertion). */
 async function until(what: string, check: () => Promise<boolean> | boolean, ms = 30_000) {

@@ -1,10 +1,12 @@
 // Prometheus metrics (METRICS=on, METRICS_PORT): the exposition is parsed with a Prometheus text-format parser.
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import parsePrometheusTextFormat, { type Family } from 'parse-prometheus-text-format'
 import { loadConfig } from '../src/config'
 import { startServer } from '../src/cli/serve'
 import { type TestApp, testApp } from './helpers/app'
 import { freshDatabase } from './helpers/db'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let space: string
