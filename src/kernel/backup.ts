@@ -20,8 +20,11 @@ export const BACKUP_FORMAT = 'content-service-backup'
 export const BACKUP_FORMAT_VERSION = 1
 export const CONTROL_SOCKET = 'control.sock'
 
-/** Entries of the data folder a backup leaves out: the socket, the image variant cache (rebuilt on demand). */
-const NOT_BACKED_UP = new Set([CONTROL_SOCKET, 'cache', 'postmaster.pid'])
+/**
+ * Entries of the data folder a backup leaves out: the socket, the owner's lock file (the restoring process takes its
+ * own), the image variant cache (rebuilt on demand).
+ */
+const NOT_BACKED_UP = new Set([CONTROL_SOCKET, 'content-service.lock', 'cache', 'postmaster.pid'])
 
 export interface BackupManifest {
   format: typeof BACKUP_FORMAT
