@@ -1,6 +1,8 @@
 #!/usr/bin/env bun
 // The CLI entry and the compiled executable's main.
 import { parseArgs } from 'node:util'
+import { formatBytes, runBackup, runRestore } from '../src/cli/backup'
+import { runHealthCheck } from '../src/cli/health'
 import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { ReindexError, runReindex } from '../src/cli/reindex'
@@ -8,10 +10,11 @@ import { startServer } from '../src/cli/serve'
 import { passwordFromStdin, runUserCreate, runUserSetPassword, UserCreateError } from '../src/cli/user'
 import { startWorkerProcess } from '../src/cli/worker'
 import { ConfigError, loadConfig } from '../src/config'
+import { BackupError } from '../src/kernel/backup'
 import { flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'user', 'version'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'user', 'version', 'backup', 'restore', 'health'] as const
 
 function fail(message: string): never {
   console.error(`content-service: ${message}`)
@@ -41,8 +44,9 @@ async function main(argv: string[]) {
   }
 
   let values: Record<string, string | boolean | undefined>
+  let positionals: string[] = []
   try {
-    values = parseArgs({
+    ;({ values, positionals } = parseArgs({
       args: rest,
       options: {
         help: { type: 'boolean', short: 'h' },
@@ -53,10 +57,14 @@ async function main(argv: string[]) {
         ...(command === 'user'
           ? { email: { type: 'string' }, name: { type: 'string' }, tenant: { type: 'string' }, 'password-stdin': { type: 'boolean' } }
           : {}),
+        ...(command === 'backup' ? { out: { type: 'string', short: 'o' } } : {}),
+        ...(command === 'restore' ? { force: { type: 'boolean' } } : {}),
+        ...(command === 'health' ? { url: { type: 'string' }, live: { type: 'boolean' } } : {}),
       },
       strict: true,
-      allowPositionals: false,
-    }).values
+      allowPositionals: command === 'restore',
+    }))
+    if (command === 'restore' && positionals.length !== 1) throw new Error('restore takes one backup file')
   } catch (err) {
     fail(`${(err as Error).message}\n\n${COMMAND_HELP[command]}`)
   }
@@ -80,6 +88,29 @@ async function main(argv: string[]) {
   }
   if (command === 'migrate') {
     await runMigrate(config)
+    return
+  }
+  if (command === 'health') {
+    process.exitCode = (await runHealthCheck(config, { url: values.url as string | undefined, live: !!values.live })) ? 0 : 1
+    return
+  }
+  if (command === 'backup' || command === 'restore') {
+    try {
+      if (command === 'backup') {
+        const r = await runBackup(config, { out: values.out as string | undefined })
+        console.log(`backup written to ${r.file} (${formatBytes(r.bytes)}, from the ${r.source})`)
+      } else {
+        const r = await runRestore(config, { file: positionals[0], force: !!values.force })
+        const where = r.driver === 'postgres' ? 'the database at DATABASE_URL' : config.dataDir
+        console.log(`restored the backup of ${r.createdAt} into ${where} (${formatBytes(r.bytes)}); start the server to use it`)
+      }
+    } catch (err) {
+      if (err instanceof BackupError) {
+        console.error(`content-service: ${command} failed: ${err.message}`)
+        process.exit(1)
+      }
+      throw err
+    }
     return
   }
   if (command === 'reindex') {

@@ -168,6 +168,8 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     m.jobs?.(kernel.jobs, self, kernel)
     if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
     if (m.graphql) kernel.graphql.push({ module: m.name, contribute: (builder) => m.graphql!(builder, self, kernel) })
+    if (m.ready) kernel.readiness.push({ module: m.name, check: () => m.ready!(self, kernel) })
+    if (m.metrics && kernel.metrics) m.metrics(kernel.metrics.registry, self, kernel)
   }
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 
@@ -211,7 +213,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
 
   const elysiaFetch = app.fetch as (request: Request) => Response | Promise<Response>
   const limiter = kernel.rateLimiter
-  const logRequests = kernel.logger.logsRequests
+  const metrics = kernel.metrics
+  // Request lines and metrics share one after-response step (RequestFront.log); with both off it does not run.
+  const logRequests = kernel.logger.logsRequests || metrics !== null
 
   /**
    * The fast path: a public GET a module can answer from memory, or a self-limited public POST (the beacon), skips
@@ -240,6 +244,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       const origin = request.headers.get('origin')
       const info = new FastInfo(pathname, ri, origin === null ? null : front.cors(pathname, origin), decision)
       const res = route.answer(request, info)
+      if (metrics !== null) metrics.fastRead(route.route, res !== undefined && !(res instanceof Promise))
       if (res === undefined) {
         front.remember(request, ri)
         return undefined
@@ -285,7 +290,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   }
 
   const pacer = new GcPacer()
-  const fetch = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
+  const serve = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
     pacer.count()
     // One length comparison on the hot path; the exact request target is measured only for a long URL.
     if (request.url.length > MAX_URL_BYTES) {
@@ -309,6 +314,12 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     }
     return elysiaFetch(request)
   }
+  // GET /metrics on the main listener only with METRICS=on (not with METRICS_PORT alone): otherwise no check at all.
+  const fetch =
+    metrics !== null && kernel.config.metrics
+      ? (request: Request, server?: PeerSource | null): Response | Promise<Response> =>
+          request.method === 'GET' && pathOf(request.url) === '/metrics' ? metrics.response() : serve(request, server)
+      : serve
 
   let started: Promise<void> | null = null
   let closing: Promise<void> | null = null

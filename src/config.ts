@@ -1,4 +1,6 @@
 // The only module that reads process.env. Every variable here is in the README's configuration table.
+import { join } from 'node:path'
+import { parseCron } from './kernel/jobs'
 
 export const RELEASE_CHANNELS = ['pre-alpha', 'alpha', 'beta', 'stable'] as const
 export type ReleaseChannel = (typeof RELEASE_CHANNELS)[number]
@@ -91,6 +93,16 @@ export interface Config {
   assetMaxBytes: number
   /** Images above this many pixels are refused at upload (422) and never decoded. Not an environment variable. */
   imageMaxPixels: number
+  /** Five-field cron expression (UTC) of scheduled backups through the job queue; null (default): none. */
+  backupCron: string | null
+  /** Scheduled backups kept in backupDir (the oldest beyond it are deleted after each new one). */
+  backupKeep: number
+  /** Folder of scheduled backups; default: `backups` beside DATA_DIR (outside it, so the data folder stays lean). */
+  backupDir: string
+  /** Prometheus metrics: `GET /metrics` on the main listener (METRICS=on), or on metricsPort only. */
+  metrics: boolean
+  /** A separate listener (on HOST) answering only `GET /metrics`; null: none. Setting it turns metrics on. */
+  metricsPort: number | null
 }
 
 export const REGISTRATION_MODES = ['open', 'first-user', 'closed'] as const
@@ -195,6 +207,17 @@ function secretKey(env: Env, name: string): string | null {
   return raw
 }
 
+function cron(env: Env, name: string): string | null {
+  const raw = env[name]?.trim()
+  if (!raw) return null
+  try {
+    parseCron(raw)
+  } catch (err) {
+    throw new ConfigError(`${name} must be a five-field cron expression (minute hour day month weekday, UTC): ${(err as Error).message}`)
+  }
+  return raw
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -238,6 +261,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     imageCacheBytes: int(env, 'IMAGE_CACHE_MB', 1024, 1, 1_048_576) * 1024 * 1024,
     assetMaxBytes: 100 * 1024 * 1024,
     imageMaxPixels: 50_000_000,
+    backupCron: cron(env, 'BACKUP_CRON'),
+    backupKeep: int(env, 'BACKUP_KEEP', 7, 1, 10_000),
+    backupDir: env.BACKUP_DIR || join(env.DATA_DIR || './data', '..', 'backups'),
+    metrics: bool(env, 'METRICS', false),
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
   }
   return { ...config, ...overrides }
 }

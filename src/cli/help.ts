@@ -8,6 +8,9 @@ Usage:
   content-service user create --email <e> --name <n> [--password-stdin] [--tenant <name>]
   content-service user set-password --email <e> [--password-stdin]
   content-service version
+  content-service backup [--out <file>]
+  content-service restore <file> [--force]
+  content-service health [--live] [--url <base>]
   content-service --help | <command> --help
 
 Commands:
@@ -23,6 +26,10 @@ Commands:
                --password-stdin  Read the password from standard input (else one is generated and printed once)
   user set-password  Set a user's password and sign out all their sessions (the operator's reset).
   version    Print the service version, release channel and database mode.
+  backup     Write a consistent snapshot (database, asset bytes, the data folder's secret key) to one file,
+             while the server keeps serving. See docs/operations.md.
+  restore    Restore a backup into an empty DATA_DIR (or an empty Postgres database); --force replaces.
+  health     Ask the local server's /v1/health/ready (or --live); exit 0 when it answers 200, else 1.
 
 Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
 DATA_DIR (default ./data), created on first start. Every environment variable is listed in the README.
@@ -83,6 +90,44 @@ set-password sets the password of the user with that address (the operator's res
 PUBLIC_URL for reset mails) and signs out every login session of the user; --password-stdin as above.
 
 Exit status: 0 done; 1 refused (invalid input, address taken or unknown); 2 usage error.
+`,
+  backup: `content-service backup [--out <file>]
+
+Write a backup of everything the service stores to one .tar.gz file (default: content-service-backup-<UTC time>.tar.gz
+in the current folder), mode 0600. The server keeps serving meanwhile.
+
+Embedded database (DATA_DIR): a running server is asked for the snapshot through its control socket
+(DATA_DIR/control.sock, reachable only by the service's user): it checkpoints and copies its data folder while no
+statement runs, so the copy is one consistent state. With no server running, the command opens the folder itself.
+The file holds the database (asset bytes included) and DATA_DIR/secret.key; not the image variant cache.
+
+Postgres (DATABASE_URL): runs pg_dump (custom format; install postgresql-client of your server's major version or
+newer). Keep SERVICE_SECRET_KEY with your backups: webhook secrets are sealed with it.
+
+Progress is shown on a terminal. Exit status 0 on success, 1 on failure.
+
+Options:
+  --out, -o <file>  Where to write the backup
+`,
+  restore: `content-service restore <file> [--force]
+
+Restore a backup made by \`content-service backup\`. An embedded-database backup goes into DATA_DIR, which must be
+empty or absent (--force empties it first; refused while a server runs on it). A Postgres backup goes into the database
+at DATABASE_URL with pg_restore, which must have no tables (--force drops and replaces them). Then start the server:
+pending migrations of a newer binary are applied at start.
+
+Options:
+  --force  Replace what DATA_DIR (or the database) holds
+`,
+  health: `content-service health [--live] [--url <base>]
+
+Ask the server on this machine (http://127.0.0.1:PORT, or HOST when it is a specific address) for
+GET /v1/health/ready — or /v1/health/live with --live — and exit 0 when it answers 200, 1 otherwise.
+For container HEALTHCHECKs on images without curl.
+
+Options:
+  --live        Liveness instead of readiness
+  --url <base>  Another base URL (e.g. http://127.0.0.1:9000)
 `,
   version: `content-service version
 

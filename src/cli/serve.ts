@@ -1,9 +1,11 @@
 import { createRuntime } from '../app'
 import type { Config } from '../config'
+import { createBackup, startControlSocket } from '../kernel/backup'
 import { startWorkers } from '../kernel/jobs'
 import { createKernel } from '../kernel/kernel'
 import { describeRegistration } from '../modules/auth/service'
 import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
+import { SERVICE_VERSION } from '../modules/system/service'
 
 export interface ServeOptions {
   port?: number
@@ -30,6 +32,22 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     idleTimeout: config.httpIdleTimeoutSeconds,
   })
   void runtime.start()
+  // `content-service backup` asks this process for a consistent snapshot of the embedded database it holds.
+  const control = config.memoryDb
+    ? null
+    : startControlSocket(kernel.db, config.dataDir, () => createBackup(kernel.db, SERVICE_VERSION, { clockNow: kernel.clock.now() }), kernel.logger)
+  // METRICS_PORT: Prometheus scrapes a listener of its own, which answers nothing else.
+  const metrics = kernel.metrics
+  const metricsServer =
+    metrics && config.metricsPort !== null
+      ? Bun.serve({
+          port: config.metricsPort,
+          hostname: opts.host ?? config.host,
+          development: false,
+          fetch: (request) =>
+            request.method === 'GET' && new URL(request.url).pathname === '/metrics' ? metrics.response() : new Response('Not found\n', { status: 404 }),
+        })
+      : null
   const workers = (opts.workers ?? config.workerEnabled) ? await startWorkers(kernel) : null
   const shownHost = server.hostname === '0.0.0.0' || server.hostname === '::' ? 'localhost' : server.hostname
   const url = `http://${shownHost}:${server.port}`
@@ -59,6 +77,8 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
         const cut = setTimeout(() => void server.stop(true), config.shutdownTimeoutSeconds * 750)
         await drained
         clearTimeout(cut)
+        await control?.stop()
+        await metricsServer?.stop()
         await workers?.stop() // let attempts in flight settle; unfinished jobs go back to the queue
         await runtime.close()
       })()

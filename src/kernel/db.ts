@@ -26,6 +26,11 @@ export interface Database {
   notify(channel: string, payload: string): Promise<void>
   /** Appends (integer, integer, bytea) rows inside `tx` in binary, from one reused buffer (asset chunks). */
   byteaRows(tx: Tx, target: ByteaTarget, fill: (rows: ByteaRows) => Promise<void>): Promise<void>
+  /**
+   * Embedded database on disk only: runs `fn` (which copies the data folder) after a CHECKPOINT, while no statement
+   * and no transaction runs — PGlite writes straight to its files, so they then hold one consistent state (kernel/backup.ts).
+   */
+  whileQuiescent?<T>(fn: (dataDir: string) => Promise<T>): Promise<T>
   close(): Promise<void>
 }
 
@@ -85,6 +90,17 @@ async function openPglite(dataDir: string | null): Promise<Database> {
       await client.query('select pg_notify($1, $2)', [channel, payload])
     },
     byteaRows: (tx, target, fill) => pgliteByteaRows(client, tx, target, fill),
+    ...(dataDir
+      ? {
+          async whileQuiescent<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+            // The checkpoint writes the shared buffers out, so a restore replays little WAL. Then PGlite's transaction
+            // lock (every query, exec and transaction holds it) and its statement lock (listen, dumps): nothing runs
+            // until the copy is done; a transaction's statements never straddle it.
+            await client.exec('checkpoint')
+            return client._runExclusiveTransaction(() => client._runExclusiveQuery(() => fn(dataDir)))
+          },
+        }
+      : {}),
     async close() {
       if (!client.closed) await client.close()
     },

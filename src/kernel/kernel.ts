@@ -8,6 +8,7 @@ import { ClientIpResolver } from './http'
 import { JobQueue } from './jobs'
 import { createLogger, type Logger } from './logger'
 import { Mailer, registerMailQueue } from './mail'
+import { Metrics } from './metrics'
 import { migrate } from './migrate'
 import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
@@ -41,6 +42,10 @@ export interface Kernel {
   readSteps: ReadStep[]
   /** The modules' GraphQL fields (createRuntime), in module-list order; the graphql module builds the schema from them. */
   graphql: GraphQLContribution[]
+  /** Prometheus metrics (kernel/metrics.ts) when METRICS=on or METRICS_PORT is set; null: off, and nothing is measured. */
+  metrics: Metrics | null
+  /** The modules' readiness checks (createRuntime), in module-list order: null when ready, else why not. */
+  readiness: { module: string; check(): string | null }[]
   /** Stops the workers and the bus, then closes the database if the kernel opened it. */
   close(): Promise<void>
 }
@@ -116,6 +121,8 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     clientIp: new ClientIpResolver(config.trustedProxies),
     readSteps: [],
     graphql: [],
+    readiness: [],
+    metrics: config.metrics || config.metricsPort !== null ? new Metrics(db, logger) : null,
     close() {
       closing ??= (async () => {
         await jobs.stop()

@@ -7,6 +7,7 @@ import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
 import type { Guards, RequestInfo } from './plugin'
+import type { Registry } from 'prom-client'
 import type { RateLimitRule } from './rate-limit'
 import type { ReadStep } from './read'
 
@@ -134,6 +135,16 @@ export interface ModuleDefinition<S extends object> {
    * never carry the client address as seen: its daily-salted hash, or `-` with LOG_CLIENT_IP=off.
    */
   privatePaths?: string[]
+  /**
+   * Is this module ready to serve (indexes built, caches warm)? Null when ready, else the reason, shown by
+   * `GET /v1/health/ready` (503). Called on every readiness probe: answer from memory, cheaply.
+   */
+  ready?(self: S, kernel: Kernel): string | null
+  /**
+   * Registers the module's Prometheus metrics (prom-client collectors, usually gauges whose `collect` reads the
+   * module's state at scrape time). Called only when metrics are on (kernel/metrics.ts).
+   */
+  metrics?(registry: Registry, self: S, kernel: Kernel): void
 }
 
 /** A module value. `S` is the type of its state; `Module` alone erases it for the list. */

@@ -120,7 +120,7 @@ export class RequestFront {
   ) {
     this.managementOrigins = new Set(kernel.config.corsOrigins)
     this.anyManagementOrigin = this.managementOrigins.has('*')
-    this.timed = kernel.logger.logsRequests
+    this.timed = kernel.logger.logsRequests || kernel.metrics !== null
     this.address = new LogAddress(kernel.config.logClientIp ?? 'full', privatePaths)
   }
 
@@ -193,18 +193,24 @@ export class RequestFront {
     const origin = request.headers.get('origin')
     const cors = origin === null ? null : this.cors(ri.pathname, origin)
     if (cors !== null) for (const [k, v] of cors) headers.set(k, v)
-    if (this.timed) this.log(request.method, '-', error.status, ri)
+    if (this.timed) this.log(request.method, '-', error.status, ri, false, false)
     const body: ErrorBody = { error: error.code, message: error.message }
     return new Response(JSON.stringify(body), { status: error.status, headers })
   }
 
-  /** The request's line; `anonymous`: the route keeps no address at all, not even hashed (the beacon). */
-  log(method: string, route: string, status: number, ri: RequestInfo, anonymous = false) {
+  /**
+   * The request line and the request metrics of an answered request. `anonymous`: the route keeps no address at all,
+   * not even hashed (the beacon); `matched`: `route` is a route template (not a raw path).
+   */
+  log(method: string, route: string, status: number, ri: RequestInfo, anonymous = false, matched = true) {
+    const ms = performance.now() - ri.start
+    this.kernel.metrics?.request(method, matched ? route : null, status, ms)
+    if (!this.kernel.logger.logsRequests) return
     this.kernel.logger.request({
       method,
       route: this.address.route(route, ri.pathname),
       status,
-      ms: Math.round((performance.now() - ri.start) * 100) / 100,
+      ms: Math.round(ms * 100) / 100,
       requestId: ri.id,
       ip: anonymous ? '-' : this.address.of(ri.pathname, ri.ip, ri.now),
     })
@@ -406,10 +412,13 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
     })
 
   // Registered only when request lines are written: an after-response hook costs every request a callback.
-  if (logger.logsRequests) {
-    app.onAfterResponse({ as: 'global' }, ({ request, set, route }) => {
+  if (logger.logsRequests || kernel.metrics) {
+    app.onAfterResponse({ as: 'global' }, ({ request, set, route, responseValue }) => {
       const ri = front.info.get(request)
-      if (ri) front.log(request.method, route || ri.pathname, typeof set.status === 'number' ? set.status : 200, ri)
+      // A Response returned by a hook carries its own status; no route matched: Elysia's NOT_FOUND leaves set.status 200.
+      const status =
+        responseValue instanceof Response ? responseValue.status : typeof set.status === 'number' ? (!route && set.status === 200 ? 404 : set.status) : 200
+      if (ri) front.log(request.method, route || ri.pathname, status, ri, false, !!route)
     })
   }
   return app

@@ -3,9 +3,11 @@ import type { Module } from '../kernel/module'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
+import { backupModule } from './backup'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
+import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
@@ -36,4 +38,6 @@ export const MODULES: Module[] = [
   subscribersModule,
   formsModule,
   assetsModule,
+  healthModule,
+  backupModule,
 ]

@@ -1,3 +1,4 @@
+import { Gauge } from 'prom-client'
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
@@ -14,6 +15,25 @@ export const searchModule = defineModule({
   setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces }),
   start: (self) => self.registry.start(),
   close: (self) => self.registry.close(),
+  ready: (self) => (self.registry.warm ? null : 'the search indexes are still being built'),
+  metrics: (registry, self) => {
+    new Gauge({
+      name: 'content_service_search_documents',
+      help: 'Documents (Story × locale) in this instance\'s search indexes',
+      registers: [registry],
+      collect() {
+        this.set(self.registry.stats().documents)
+      },
+    })
+    new Gauge({
+      name: 'content_service_search_indexes',
+      help: 'Search indexes (Space × locale) in this instance',
+      registers: [registry],
+      collect() {
+        this.set(self.registry.stats().indexes)
+      },
+    })
+  },
   cdn: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
   graphql: (builder, self) => searchGraphql(builder, self),
   on: {

@@ -71,6 +71,8 @@ export class SearchRegistry {
   private background = new Set<Promise<unknown>>()
   /** The start-up build of every Space (resolves when done; never rejects). */
   initialBuild: Promise<void> | null = null
+  /** The start-up build has run (whatever it met: a Space that failed builds again on its first search). */
+  warm = false
 
   private kernel: Kernel
 
@@ -189,6 +191,8 @@ export class SearchRegistry {
       this.kernel.logger.info('search: indexes built', { spaces: ids.length, documents, ms: Math.round(performance.now() - t0) })
     } catch (err) {
       if (!this.closed) this.kernel.logger.error('search: building the indexes failed', { error: String(err) })
+    } finally {
+      this.warm = true
     }
   }
 

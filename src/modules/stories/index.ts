@@ -1,3 +1,4 @@
+import { Gauge } from 'prom-client'
 import { Elysia } from 'elysia'
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
@@ -33,6 +34,24 @@ export const storiesModule = defineModule({
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
   cdn: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
   fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline, ctx.self.memo)],
+  metrics: (registry, self) => {
+    new Gauge({
+      name: 'content_service_story_cache_bytes',
+      help: 'Memory held by the public Story read cache (CDN_CACHE_MB is its budget)',
+      registers: [registry],
+      collect() {
+        this.set(self.cache.stats.bytes)
+      },
+    })
+    new Gauge({
+      name: 'content_service_story_cache_entries',
+      help: 'Stories in the public read cache',
+      registers: [registry],
+      collect() {
+        this.set(self.cache.stats.stories)
+      },
+    })
+  },
   graphql: (builder, self, kernel) => storyGraphql(builder, self, kernel),
   errors: Object.values(StoryErrors),
   events: storyEvents,

@@ -1,0 +1,99 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import type { Database } from './db'
+import type { Logger } from './logger'
+
+/**
+ * Prometheus metrics (prom-client), made only when METRICS=on or METRICS_PORT is set: with metrics off the kernel has
+ * none and the request path pays nothing. Request counts and latencies are labelled by route template (never the raw
+ * path, so hostile URLs cannot grow the label set); the rest is read at scrape time (`collect`), from memory or with
+ * one grouped query per table.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+  private requests: Counter<'method' | 'route' | 'status'>
+  private duration: Histogram<'method' | 'route'>
+  private fastPath: Counter<'route' | 'result'>
+
+  constructor(db: Database, logger: Logger) {
+    const registry = this.registry
+    // Process: event-loop lag, heap, resident memory, CPU, open files (prom-client's default set).
+    collectDefaultMetrics({ register: registry })
+    this.requests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by method, route template and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    })
+    this.duration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from the request reaching the service to its answer, by method and route template',
+      labelNames: ['method', 'route'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    })
+    this.fastPath = new Counter({
+      name: 'content_service_read_cache_total',
+      help: 'Public reads offered to the in-memory fast path: result="hit" answered from memory, "miss" went on to the database. Hit ratio = hit / (hit + miss)',
+      labelNames: ['route', 'result'],
+      registers: [registry],
+    })
+    const query = async <T>(text: string): Promise<T[] | null> => {
+      try {
+        return await db.query<T>(text)
+      } catch (err) {
+        logger.warn('metrics: a query failed', { error: String(err) })
+        return null
+      }
+    }
+    new Gauge({
+      name: 'content_service_jobs',
+      help: 'Jobs in the durable queue by queue and status: pending (depth), running, failed (kept 7 days)',
+      labelNames: ['queue', 'status'],
+      registers: [registry],
+      async collect() {
+        this.reset()
+        const rows = await query<{ queue: string; status: string; n: number }>(
+          `select queue, status, count(*)::int as n from jobs where status in ('pending', 'running', 'failed') group by queue, status`,
+        )
+        for (const r of rows ?? []) this.set({ queue: r.queue, status: r.status }, r.n)
+      },
+    })
+    new Gauge({
+      name: 'content_service_database_pool_connections',
+      help: 'Connections the database driver may open (PGlite: 1; Postgres: the pool size)',
+      registers: [registry],
+      collect() {
+        this.set(db.driver === 'pglite' ? 1 : POSTGRES_POOL_MAX)
+      },
+    })
+    new Gauge({
+      name: 'content_service_database_up',
+      help: '1 when the database answered `select 1` during this scrape, else 0',
+      registers: [registry],
+      async collect() {
+        this.set((await query('select 1')) ? 1 : 0)
+      },
+    })
+  }
+
+  /** One answered request (route: the template, or null when no route matched). */
+  request(method: string, route: string | null, status: number, ms: number): void {
+    const r = route ?? 'unmatched'
+    this.requests.inc({ method, route: r, status })
+    this.duration.observe({ method, route: r }, ms / 1000)
+  }
+
+  /** A public read the fast path answered from memory (hit) or passed on (miss). */
+  fastRead(route: string, hit: boolean): void {
+    this.fastPath.inc({ route, result: hit ? 'hit' : 'miss' })
+  }
+
+  /** The exposition text. */
+  async response(): Promise<Response> {
+    const body = await this.registry.metrics()
+    return new Response(body, { headers: { 'Content-Type': this.registry.contentType, 'Cache-Control': 'no-store' } })
+  }
+}
+
+/** The `postgres` driver's pool size (kernel/db.ts opens it with this many connections at most). */
+export const POSTGRES_POOL_MAX = 10
