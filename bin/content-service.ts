@@ -6,15 +6,23 @@ import { runMigrate } from '../src/cli/migrate'
 import { ReindexError, runReindex } from '../src/cli/reindex'
 import { startServer } from '../src/cli/serve'
 import { startWorkerProcess } from '../src/cli/worker'
-import { ConfigError, loadConfig } from '../src/config'
-import { flushLogs } from '../src/kernel/logger'
+import { type Config, ConfigError, loadConfig } from '../src/config'
+import { StartupError } from '../src/kernel/data-dir'
+import { createLogger, flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
 const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'version'] as const
 
-function fail(message: string): never {
-  console.error(`content-service: ${message}`)
-  process.exit(2)
+/** Once the config is read, refusals and shutdown go through the logger (LOG_FORMAT=json: JSON lines only). */
+let loaded: Config | null = null
+
+function fail(message: string, code = 2): never {
+  if (loaded) {
+    // Errors are written at once (stderr); buffered lines before them first.
+    createLogger(loaded.logLevel === 'silent' ? 'error' : loaded.logLevel, undefined, loaded.logFormat).error(message)
+    flushLogs()
+  } else console.error(`content-service: ${message}`)
+  process.exit(code)
 }
 
 async function main(argv: string[]) {
@@ -61,6 +69,8 @@ async function main(argv: string[]) {
     if (err instanceof ConfigError) fail(err.message)
     throw err
   }
+  loaded = config
+  const logger = createLogger(config.logLevel, undefined, config.logFormat)
 
   if (command === 'version') {
     console.log(`content-service ${SERVICE_VERSION} (${config.releaseChannel})`)
@@ -99,7 +109,7 @@ async function main(argv: string[]) {
     })
   }
   const shutdown = async (signal: string) => {
-    console.log(`${signal} received: finishing in-flight work, then closing the database`)
+    logger.info(`${signal} received: finishing in-flight work, then closing the database`, { signal })
     await running.stop()
     flushLogs()
     process.exit(0)
@@ -109,6 +119,6 @@ async function main(argv: string[]) {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  console.error(`content-service: ${err instanceof Error ? err.message : String(err)}`)
-  process.exit(err instanceof ConfigError ? 2 : 1)
+  const code = err instanceof StartupError ? err.exitCode : err instanceof ConfigError ? 2 : 1
+  fail(err instanceof Error ? err.message : String(err), code)
 })
