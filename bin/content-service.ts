@@ -111,6 +111,8 @@ async function main(argv: string[]) {
   const shutdown = async (signal: string) => {
     logger.info(`${signal} received: finishing in-flight work, then closing the database`, { signal })
     await running.stop()
+    // Request lines of the last answers are written on the next turn: let them in before the final flush.
+    await new Promise((resolve) => setImmediate(resolve))
     flushLogs()
     process.exit(0)
   }
