@@ -167,11 +167,35 @@ describe('one owner per data folder and per port (embedded database)', () => {
     const n = 10
     const answers = await Promise.all(Array.from({ length: n }, (_, i) => fetch(`http://127.0.0.1:${s.port}/v1/version?i=${i}`)))
     for (const a of answers) await a.arrayBuffer()
+    // One request still sending its body when SIGTERM arrives: answered while the server drains, and logged.
+    let finish: () => void = () => {}
+    const body = new ReadableStream<Uint8Array>({
+      start(c) {
+        c.enqueue(new TextEncoder().encode('{"email":"late@example.com",'))
+        finish = () => {
+          c.enqueue(new TextEncoder().encode('"password":"not the password"}'))
+          c.close()
+        }
+      },
+    })
+    const late = fetch(`http://127.0.0.1:${s.port}/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    })
+    // The server has the request (its head, part of the body) before the signal.
+    await Bun.sleep(300)
     s.proc.kill('SIGTERM')
+    const until = Date.now() + 60_000
+    while (!s.output().includes('SIGTERM received') && Date.now() < until) await Bun.sleep(20)
+    finish()
+    const lateStatus = (await late).status
+    expect(lateStatus).toBeGreaterThanOrEqual(400)
     const r = await s.ended
     expect(r.code).toBe(0)
     const lines = jsonLines(r.out + r.err)
     expect(lines.filter((l) => l.msg === 'request' && l.route === '/v1/version')).toHaveLength(n)
+    expect(lines.filter((l) => l.msg === 'request' && l.route === '/v1/auth/login' && l.status === lateStatus)).toHaveLength(1)
     expect(lines.some((l) => String(l.msg).startsWith('SIGTERM received'))).toBe(true)
     expect(lines.some((l) => String(l.msg).startsWith('content-service listening on'))).toBe(true)
   }, SLOW)
@@ -263,6 +287,16 @@ describe('clear database connection failures', () => {
     } finally {
       silent.stop(true)
     }
+  }, SLOW)
+
+  test('LOG_FORMAT=pretty writes lines for a person: time, level, message, fields', async () => {
+    const probe = Bun.listen({ hostname: '127.0.0.1', port: 0, socket: { data() {} } })
+    const port = probe.port
+    probe.stop(true)
+    const r = await runAsync(['migrate'], { ...key, LOG_FORMAT: 'pretty', DATABASE_URL: `postgres://me@127.0.0.1:${port}/db` })
+    expect(r.code).toBe(1)
+    expect(r.err).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d\\.\\d{3} ERROR cannot connect to Postgres at 127\\.0\\.0\\.1:${port}`))
+    expect(r.err.trim().split('\n')).toHaveLength(1)
   }, SLOW)
 
   test('a URL that is not Postgres is refused at start, without echoing it', () => {
