@@ -46,6 +46,8 @@ export interface DbOptions {
   connectTimeoutSeconds?: number
   /** Start-up progress for the operator (first start of the embedded database). */
   onProgress?: (msg: string, fields?: Record<string, unknown>) => void
+  /** What the operator should know but that does not stop the start (the data folder lock is not enforced). */
+  onWarning?: (msg: string, fields?: Record<string, unknown>) => void
 }
 
 let cachedAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null =
@@ -86,6 +88,11 @@ async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Data
   if (dataDir) {
     prepareDataDir(dataDir)
     lock = acquireDataDirLock(dataDir)
+    if (!lock.enforced) {
+      opts.onWarning?.('flock(2) is not available on this platform: nothing stops a second process from opening this data folder', {
+        data_dir: resolve(dataDir),
+      })
+    }
   }
   const fsync = dataDir !== null && opts.fsync !== false
   let client: PGlite

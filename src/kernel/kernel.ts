@@ -2,6 +2,7 @@ import { join } from 'node:path'
 import { type Config, ConfigError } from '../config'
 import { type Clock, systemClock } from './clock'
 import { loadOrCreateKeyFile, parseSecretKey, randomBytes, SecretBox } from './crypto'
+import { restrictNewFiles } from './data-dir'
 import { type Database, type DbOptions, openDatabase } from './db'
 import { EventBus, EventCatalog } from './events'
 import { ClientIpResolver } from './http'
@@ -83,6 +84,7 @@ export function databaseOptions(config: Config, logger: Logger): DbOptions {
     fsync: config.pgliteFsync,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     onProgress: (msg, fields) => logger.info(msg, fields),
+    onWarning: (msg, fields) => logger.warn(msg, fields),
   }
 }
 
@@ -107,6 +109,8 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   // The key file lives in the data folder: read or create it only once the database holds the folder's lock.
   const keyInDataDir = !config.secretKey && !config.memoryDb && !config.databaseUrl && !opts.database
   const early = keyInDataDir ? null : secretBoxFor(config)
+  // Files the process writes under DATA_DIR (mail, image cache; the embedded database) are its user's only.
+  if (!config.memoryDb) restrictNewFiles()
   const logger = opts.logger ?? createLogger(config.logLevel, undefined, config.logFormat)
   const clock = opts.clock ?? systemClock
   const ownsDatabase = !opts.database
