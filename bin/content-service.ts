@@ -9,16 +9,24 @@ import { ReindexError, runReindex } from '../src/cli/reindex'
 import { startServer } from '../src/cli/serve'
 import { passwordFromStdin, runUserCreate, runUserSetPassword, UserCreateError } from '../src/cli/user'
 import { startWorkerProcess } from '../src/cli/worker'
-import { ConfigError, loadConfig } from '../src/config'
+import { type Config, ConfigError, loadConfig } from '../src/config'
 import { BackupError } from '../src/kernel/backup'
-import { flushLogs } from '../src/kernel/logger'
+import { StartupError } from '../src/kernel/data-dir'
+import { createLogger, flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
 const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'user', 'version', 'backup', 'restore', 'health'] as const
 
-function fail(message: string): never {
-  console.error(`content-service: ${message}`)
-  process.exit(2)
+/** Once the config is read, refusals and shutdown go through the logger (LOG_FORMAT=json: JSON lines only). */
+let loaded: Config | null = null
+
+function fail(message: string, code = 2): never {
+  if (loaded) {
+    // Errors are written at once (stderr); buffered lines before them first.
+    createLogger(loaded.logLevel === 'silent' ? 'error' : loaded.logLevel, undefined, loaded.logFormat).error(message)
+    flushLogs()
+  } else console.error(`content-service: ${message}`)
+  process.exit(code)
 }
 
 async function main(argv: string[]) {
@@ -80,6 +88,8 @@ async function main(argv: string[]) {
     if (err instanceof ConfigError) fail(err.message)
     throw err
   }
+  loaded = config
+  const logger = createLogger(config.logLevel, undefined, config.logFormat)
 
   if (command === 'version') {
     console.log(`content-service ${SERVICE_VERSION} (${config.releaseChannel})`)
@@ -167,14 +177,16 @@ async function main(argv: string[]) {
     })
   }
   const shutdown = async (signal: string) => {
-    console.log(`${signal} received: finishing in-flight work, then closing the database`)
+    logger.info(`${signal} received: finishing in-flight work, then closing the database`, { signal })
     // Whatever clients or jobs do, the process is gone after SHUTDOWN_TIMEOUT: an orchestrator's own kill comes later.
     setTimeout(() => {
-      console.error(`content-service: shutdown took longer than SHUTDOWN_TIMEOUT (${config.shutdownTimeoutSeconds} s): exiting anyway`)
+      logger.error(`shutdown took longer than SHUTDOWN_TIMEOUT (${config.shutdownTimeoutSeconds} s): exiting anyway`)
       flushLogs()
       process.exit(1)
     }, config.shutdownTimeoutSeconds * 1000).unref()
     await running.stop()
+    // Request lines of the last answers are written on the next turn: let them in before the final flush.
+    await new Promise((resolve) => setImmediate(resolve))
     flushLogs()
     process.exit(0)
   }
@@ -183,6 +195,6 @@ async function main(argv: string[]) {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  console.error(`content-service: ${err instanceof Error ? err.message : String(err)}`)
-  process.exit(err instanceof ConfigError ? 2 : 1)
+  const code = err instanceof StartupError ? err.exitCode : err instanceof ConfigError ? 2 : 1
+  fail(err instanceof Error ? err.message : String(err), code)
 })

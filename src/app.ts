@@ -90,6 +90,8 @@ export interface ListenOptions {
   maxRequestBodySize: number
   /** Seconds a connection may stay idle (keep-alive, or a request that stopped sending) before it is closed. */
   idleTimeout: number
+  /** Share the port with other processes (SO_REUSEPORT; REUSE_PORT). Default false: a second bind fails. */
+  reusePort?: boolean
 }
 
 export interface RuntimeOptions {
@@ -346,6 +348,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
         // `fetch` runs: its cap is lifted and `bodyTooLarge` above answers instead. Bun discards a body nobody reads.
         maxRequestBodySize: Number.MAX_SAFE_INTEGER,
         idleTimeout: o.idleTimeout,
+        reusePort: o.reusePort ?? false,
         // Never Bun's development error page (working directory, source lines): errors are the kernel's 500 body.
         development: false,
         fetch: (request, srv) => fetch(request, srv),

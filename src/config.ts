@@ -103,6 +103,14 @@ export interface Config {
   metrics: boolean
   /** A separate listener (on HOST) answering only `GET /metrics`; null: none. Setting it turns metrics on. */
   metricsPort: number | null
+  /** PGlite flushes each commit to the disk (PGLITE_FSYNC, default on); off trades crash safety for write speed. */
+  pgliteFsync: boolean
+  /** Seconds to wait for a Postgres connection before start-up fails (DATABASE_CONNECT_TIMEOUT). */
+  databaseConnectTimeoutSeconds: number
+  /** Let several processes listen on the same port (SO_REUSEPORT); off by default, so a second bind fails. */
+  reusePort: boolean
+  /** Log lines as JSON (one object per line) or pretty (for a person at a terminal). */
+  logFormat: 'json' | 'pretty'
 }
 
 export const REGISTRATION_MODES = ['open', 'first-user', 'closed'] as const
@@ -207,6 +215,24 @@ function secretKey(env: Env, name: string): string | null {
   return raw
 }
 
+function databaseUrl(env: Env, name: string): string | null {
+  const raw = env[name]?.trim()
+  if (!raw) return null
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} must be a postgres:// URL (postgres://user:password@host:5432/database)`)
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') {
+    // Never echo the URL: it may carry a password.
+    throw new ConfigError(
+      `${name} must be a postgres:// or postgresql:// URL, got a ${parsed.protocol.replace(/:$/, '')}:// one: the service runs on PostgreSQL only (unset ${name} for the embedded database)`,
+    )
+  }
+  return raw
+}
+
 function cron(env: Env, name: string): string | null {
   const raw = env[name]?.trim()
   if (!raw) return null
@@ -223,7 +249,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port: int(env, 'PORT', 8080, 0, 65535),
     host: env.HOST || '0.0.0.0',
     publicUrl: url(env, 'PUBLIC_URL'),
-    databaseUrl: env.DATABASE_URL || null,
+    databaseUrl: databaseUrl(env, 'DATABASE_URL'),
     dataDir: env.DATA_DIR || './data',
     memoryDb: false,
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
@@ -266,6 +292,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     backupDir: env.BACKUP_DIR || join(env.DATA_DIR || './data', '..', 'backups'),
     metrics: bool(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
+    pgliteFsync: bool(env, 'PGLITE_FSYNC', true),
+    databaseConnectTimeoutSeconds: int(env, 'DATABASE_CONNECT_TIMEOUT', 10, 1, 600),
+    reusePort: bool(env, 'REUSE_PORT', false),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, process.stdout.isTTY ? 'pretty' : 'json'),
   }
   return { ...config, ...overrides }
 }

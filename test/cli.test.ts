@@ -63,13 +63,14 @@ describe('content-service CLI', () => {
   test('migrate creates the data folder, applies every migration with progress, and is idempotent', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cs-cli-'))
     try {
-      const first = run(['migrate'], { DATA_DIR: join(dir, 'data') })
+      // Progress goes through the logger (JSON lines when stdout is not a terminal).
+      const first = run(['migrate'], { DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info' })
       expect(first.code).toBe(0)
-      expect(first.out).toMatch(/\[1\/\d+\] 0000_init/)
+      expect(first.out).toMatch(/"applying migration 0000_init","migration":"0000_init","step":"1\/\d+"/)
       expect(first.out).toMatch(/applied \d+ migration\(s\)/)
-      const again = run(['migrate'], { DATA_DIR: join(dir, 'data') })
+      const again = run(['migrate'], { DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'info' })
       expect(again.code).toBe(0)
-      expect(again.out).toContain('already up to date')
+      expect(again.out).toContain('database up to date')
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

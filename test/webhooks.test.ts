@@ -690,6 +690,8 @@ describe('outbound safety', () => {
       const res = await strictPost(o, '', 'POST', { label: 'x', url, events: ['story.published'] })
       expect([url, res.status]).toEqual([url, 422])
       expect(res.body.errors.url[0]).toContain('internal')
+      // The refusal names the setting that allows it.
+      expect(res.body.errors.url[0]).toContain('SERVICE_OUTBOUND_ALLOW_PRIVATE')
     }
     const r = receiver()
     const hook = await subscribe(o, { url: r.url })
@@ -710,6 +712,7 @@ describe('outbound safety', () => {
     const [entry] = await log(o, hook.id)
     expect(entry).toMatchObject({ outcome: 'failed', delivery_status: 'failed', response_status: null })
     expect(entry.error).toContain('blocked_address')
+    expect(entry.error).toContain('SERVICE_OUTBOUND_ALLOW_PRIVATE')
   })
 })
 

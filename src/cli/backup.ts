@@ -1,3 +1,4 @@
+import { acquireDataDirLock } from '../kernel/data-dir'
 import { chmodSync, renameSync, rmSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import postgres from 'postgres'
@@ -105,8 +106,8 @@ export async function runBackup(config: Config, opts: { out?: string; now?: Date
       if (!bytes) {
         if (isEmptyDir(config.dataDir)) throw new BackupError(`no database in ${config.dataDir} (DATA_DIR)`)
         source = 'data folder'
-        // No server holds the folder: this process opens it.
-        // TODO(wt/ops): take the data-folder lock here once src/kernel exports it (one call).
+        // No server holds the folder: this process opens it (openDatabase takes the data folder's lock, so a server
+        // starting meanwhile is refused rather than writing under the copy).
         const db = await openDatabase({ databaseUrl: null, dataDir: config.dataDir })
         try {
           bytes = await createBackup(db, SERVICE_VERSION, { clockNow: now, progress })
@@ -175,8 +176,13 @@ export async function runRestore(config: Config, opts: { file: string; force?: b
       if (!isEmptyDir(dir)) {
         if (!opts.force) throw new BackupError(`${dir} (DATA_DIR) is not empty: restore into an empty folder, or add --force to replace what it holds`)
         if (await serverRunning(dir)) throw new BackupError(`a server is running on ${dir}: stop it first`)
-        // TODO(wt/ops): take the data-folder lock here once src/kernel exports it (one call), before emptying.
-        emptyDir(dir)
+        // Hold the data folder's lock while emptying it: a server starting meanwhile is refused, not half-deleted.
+        const lock = acquireDataDirLock(dir)
+        try {
+          emptyDir(dir)
+        } finally {
+          lock.release()
+        }
       }
       const bytes = await restoreDataDir(manifest, files, dir, progress)
       // Open it once: the database recovers from the snapshot's WAL now, and a broken backup fails here, not at start.

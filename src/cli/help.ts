@@ -32,7 +32,9 @@ Commands:
   health     Ask the local server's /v1/health/ready (or --live); exit 0 when it answers 200, else 1.
 
 Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
-DATA_DIR (default ./data), created on first start. Every environment variable is listed in the README.
+DATA_DIR (default ./data), created on first start. One process at a time owns a data folder: a second one
+exits with code 2 naming the PID that holds it. Every environment variable is listed in the README;
+operating notes (locking, fsync, logs, exit codes) are in docs/operations.md.
 `
 
 export const COMMAND_HELP: Record<string, string> = {

@@ -1,5 +1,7 @@
 import type { Config } from '../config'
 import { type Database, openDatabase } from '../kernel/db'
+import { databaseOptions } from '../kernel/kernel'
+import { createLogger } from '../kernel/logger'
 import { SEARCH_CHANNEL, type SearchWire } from '../modules/search/registry'
 import { findLiveSpace } from '../modules/spaces/service'
 
@@ -43,14 +45,15 @@ export class ReindexError extends Error {}
 const short = (id: string) => id.slice(0, 8)
 
 export async function runReindex(config: Config, opts: ReindexOptions = {}, rt: ReindexRuntime = {}): Promise<ReindexReport> {
-  const print = rt.print ?? ((line: string) => console.log(line))
+  const logger = rt.print ? null : createLogger(config.logLevel, undefined, config.logFormat)
+  const print = rt.print ?? ((line: string) => logger!.info(line))
   if (!rt.database && !config.databaseUrl) {
     throw new ReindexError(
       'reindex reaches the running instances through Postgres LISTEN/NOTIFY and needs DATABASE_URL. With the embedded ' +
         'database the server is the only instance and holds the database open: restart it — start-up builds every index.',
     )
   }
-  const database = rt.database ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }))
+  const database = rt.database ?? (await openDatabase(databaseOptions(config, logger ?? createLogger(config.logLevel, undefined, config.logFormat))))
   const request = crypto.randomUUID()
   const t0 = performance.now()
   let unlisten: (() => Promise<void>) | null = null

@@ -2,6 +2,7 @@ import { createRuntime } from '../app'
 import type { Config } from '../config'
 import { createBackup, startControlSocket } from '../kernel/backup'
 import { startWorkers } from '../kernel/jobs'
+import { StartupError } from '../kernel/data-dir'
 import { createKernel } from '../kernel/kernel'
 import { describeRegistration } from '../modules/auth/service'
 import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
@@ -24,13 +25,26 @@ export interface RunningServer {
 export async function startServer(config: Config, opts: ServeOptions = {}): Promise<RunningServer> {
   const kernel = await createKernel(config)
   const runtime = createRuntime(kernel)
-  const server = runtime.listen({
-    port: opts.port ?? config.port,
-    hostname: opts.host ?? config.host,
-    // The largest body a route takes: an asset upload (JSON bodies have their own, smaller limit).
-    maxRequestBodySize: config.assetMaxBytes + UPLOAD_ENVELOPE_BYTES,
-    idleTimeout: config.httpIdleTimeoutSeconds,
-  })
+  const port = opts.port ?? config.port
+  const hostname = opts.host ?? config.host
+  let server: ReturnType<typeof runtime.listen>
+  try {
+    server = runtime.listen({
+      port,
+      hostname,
+      // The largest body a route takes: an asset upload (JSON bodies have their own, smaller limit).
+      maxRequestBodySize: config.assetMaxBytes + UPLOAD_ENVELOPE_BYTES,
+      idleTimeout: config.httpIdleTimeoutSeconds,
+      reusePort: config.reusePort,
+    })
+  } catch (err) {
+    await runtime.close().catch(() => {})
+    // Bun's own message ("Is port N in use?") does not say what to do; two servers on one port split the traffic.
+    throw new StartupError(
+      `cannot listen on ${hostname}:${port} (${err instanceof Error ? err.message : String(err)}): another process holds ` +
+        'the port. Stop it or choose another PORT; REUSE_PORT=true lets several processes share a port on purpose.',
+    )
+  }
   void runtime.start()
   // `content-service backup` asks this process for a consistent snapshot of the embedded database it holds.
   const control = config.memoryDb
@@ -56,15 +70,16 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const everywhere = server.hostname === '0.0.0.0' || server.hostname === '::'
   // Where it listens, said plainly: a wildcard bind is reachable from every network the host is on.
   const bind = `${server.hostname}:${server.port}${everywhere ? ', every network interface' : ''}`
-  kernel.logger.info('listening', {
+  // The start line is printed whatever LOG_LEVEL says: where the server listens is never optional.
+  kernel.logger.notice(
+    `content-service listening on ${url} (bound to ${bind}) — database: ${mode}${workers ? '' : ' — job workers off'} — registration: ${registration}`,
+    {
     url,
     bind: `${server.hostname}:${server.port}`,
     database: kernel.db.driver,
     workers: !!workers,
     registration: config.registration,
-  })
-  console.log(
-    `content-service listening on ${url} (bound to ${bind}) — database: ${mode}${workers ? '' : ' — job workers off'} — registration: ${registration}`,
+    },
   )
   let stopping: Promise<void> | null = null
   return {

@@ -14,7 +14,7 @@ export async function startWorkerProcess(config: Config): Promise<{ stop(): Prom
   // The modules register their queues, schedules and outbox consumers; nothing is started that only serving needs.
   const runtime = createRuntime(kernel)
   const workers = await startWorkers(kernel)
-  console.log('content-service worker running — database: Postgres (DATABASE_URL)')
+  kernel.logger.info('content-service worker running — database: Postgres (DATABASE_URL)', { database: kernel.db.driver })
   return {
     async stop() {
       await workers.stop()

@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs'
+import { existsSync, fsyncSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
@@ -6,6 +7,7 @@ import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
 import * as schema from '../../db/schema'
 import { type ByteaRows, type ByteaTarget, pgliteByteaRows, postgresByteaRows } from './bytea-rows'
+import { acquireDataDirLock, type DataDirLock, prepareDataDir, StartupError, tightenModes } from './data-dir'
 import { pgliteAssetPaths } from './pglite-assets'
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
@@ -43,6 +45,14 @@ export interface DbOptions {
   databaseUrl: string | null
   dataDir: string
   memory?: boolean
+  /** PGlite on disk: flush every commit to the disk (default true; PGLITE_FSYNC=off turns it off). */
+  fsync?: boolean
+  /** Postgres: seconds to wait for a connection to be ready (DATABASE_CONNECT_TIMEOUT; default 10). */
+  connectTimeoutSeconds?: number
+  /** Start-up progress for the operator (first start of the embedded database). */
+  onProgress?: (msg: string, fields?: Record<string, unknown>) => void
+  /** What the operator should know but that does not stop the start (the data folder lock is not enforced). */
+  onWarning?: (msg: string, fields?: Record<string, unknown>) => void
 }
 
 let cachedAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null =
@@ -60,20 +70,67 @@ function pgliteAssets() {
 }
 
 export async function openDatabase(opts: DbOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl)
-  return openPglite(opts.memory ? null : opts.dataDir)
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.connectTimeoutSeconds ?? 10)
+  return openPglite(opts.memory ? null : opts.dataDir, opts)
 }
 
-async function openPglite(dataDir: string | null): Promise<Database> {
-  if (dataDir) mkdirSync(dataDir, { recursive: true })
-  const client = await PGlite.create({
-    dataDir: dataDir ?? undefined,
-    // A new 16 MB WAL segment is otherwise filled with zeros first, 16 MB written at once on the event loop: a
-    // 50–90 ms stall every 16 MB of WAL, and most of the short-lived memory a 100 MB upload left behind (measured).
-    // The zeros only reserve disk space ahead, which matters little next to PGlite's own fsync=off.
-    startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'],
-    ...(await pgliteAssets()),
-  })
+/**
+ * PGlite's Emscripten file system (NODEFS) has no fsync: Postgres' fsync() calls return without reaching the disk,
+ * and its fdatasync is a no-op. With `fsync` on, Postgres runs without `-F`, syncs its WAL with fsync(), and each of
+ * those calls is handed to the real file descriptor here.
+ */
+function enableRealFsync(client: PGlite): void {
+  const nodefs = (client as unknown as { Module?: { NODEFS?: { stream_ops?: Record<string, unknown> } } }).Module?.NODEFS
+  if (!nodefs?.stream_ops) throw new Error('PGlite no longer exposes NODEFS: cannot turn fsync on')
+  nodefs.stream_ops.fsync = (stream: { nfd?: number }) => {
+    if (typeof stream.nfd === 'number') fsyncSync(stream.nfd)
+    return 0
+  }
+}
+
+async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Database> {
+  let lock: DataDirLock | null = null
+  if (dataDir) {
+    prepareDataDir(dataDir)
+    lock = acquireDataDirLock(dataDir)
+    if (!lock.enforced) {
+      opts.onWarning?.('flock(2) is not available on this platform: nothing stops a second process from opening this data folder', {
+        data_dir: resolve(dataDir),
+      })
+    }
+  }
+  const fsync = dataDir !== null && opts.fsync !== false
+  let client: PGlite
+  try {
+    const firstStart = dataDir !== null && !existsSync(join(dataDir, 'PG_VERSION'))
+    if (firstStart) {
+      opts.onProgress?.(`creating the embedded database in ${dataDir} — first start only`, { data_dir: resolve(dataDir) })
+    }
+    client = await PGlite.create({
+      dataDir: dataDir ?? undefined,
+      // A new 16 MB WAL segment is otherwise filled with zeros first, 16 MB written at once on the event loop: a
+      // 50–90 ms stall every 16 MB of WAL, and most of the short-lived memory a 100 MB upload left behind (measured).
+      // The zeros only reserve disk space ahead; the WAL itself is fsynced at commit (below).
+      startParams: [
+        ...PGlite.defaultStartParams.filter((p) => !(fsync && p === '-F')),
+        '-c',
+        'wal_init_zero=off',
+        ...(fsync ? ['-c', 'wal_sync_method=fsync'] : []),
+      ],
+      ...(await pgliteAssets()),
+    })
+    if (fsync) enableRealFsync(client)
+    if (firstStart) tightenModes(dataDir)
+  } catch (err) {
+    lock?.release()
+    if (err instanceof StartupError || !dataDir) throw err
+    throw new StartupError(
+      `the embedded database in ${resolve(dataDir)} (DATA_DIR) could not be opened (${err instanceof Error ? err.message : String(err)}). ` +
+        'Check that the folder holds a content-service database (or is empty), that the disk is not full, and that ' +
+        'the user the service runs as owns every file in it.',
+      1,
+    )
+  }
   const db = drizzlePglite(client, { schema }) as unknown as Db
   return {
     db,
@@ -102,16 +159,72 @@ async function openPglite(dataDir: string | null): Promise<Database> {
         }
       : {}),
     async close() {
-      if (!client.closed) await client.close()
+      try {
+        if (!client.closed) await client.close()
+      } finally {
+        lock?.release()
+      }
     },
   }
 }
 
-async function openPostgres(url: string): Promise<Database> {
-  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30 })
+/** Where DATABASE_URL points, without the password: `host:port/database as user`. */
+export function describeDatabaseUrl(url: string): { host: string; port: string; database: string; user: string } {
+  try {
+    const u = new URL(url)
+    return {
+      host: decodeURIComponent(u.hostname) || 'localhost',
+      port: u.port || '5432',
+      database: decodeURIComponent(u.pathname.replace(/^\//, '')) || decodeURIComponent(u.username) || 'postgres',
+      user: decodeURIComponent(u.username) || 'postgres',
+    }
+  } catch {
+    return { host: '?', port: '?', database: '?', user: '?' }
+  }
+}
+
+/** The driver's error turned into what the operator should check; never the URL's password. */
+export function databaseConnectError(url: string, err: unknown, timeoutSeconds: number): StartupError {
+  const { host, port, database, user } = describeDatabaseUrl(url)
+  const e = err as { code?: string; message?: string }
+  const where = `Postgres at ${host}:${port} (DATABASE_URL)`
+  const reason = (e.message ?? String(err)).replaceAll(url, '<DATABASE_URL>')
+  let hint: string
+  switch (e.code) {
+    case 'ECONNREFUSED':
+      hint = `nothing accepts connections on ${host}:${port}. Check that Postgres runs and listens there (listen_addresses, port) and that DATABASE_URL names the right host and port.`
+      break
+    case 'CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      hint = `no answer within ${timeoutSeconds} s (DATABASE_CONNECT_TIMEOUT). Check the host and port in DATABASE_URL, that Postgres runs, and that no firewall drops the connection.`
+      break
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      hint = `the host name ${host} does not resolve. Check the host in DATABASE_URL and this machine's DNS.`
+      break
+    case '28P01':
+    case '28000':
+      hint = `the login of user "${user}" was refused. Check the user and password in DATABASE_URL and pg_hba.conf.`
+      break
+    case '3D000':
+      hint = `the database "${database}" does not exist. Create it (createdb ${database}) or fix the database name in DATABASE_URL.`
+      break
+    default:
+      hint = 'Check that Postgres runs, and the host, port, user, password and database name in DATABASE_URL.'
+  }
+  return new StartupError(`cannot connect to ${where}: ${reason} — ${hint}`, 1)
+}
+
+async function openPostgres(url: string, connectTimeoutSeconds: number): Promise<Database> {
+  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds })
   const db = drizzlePostgres(client, { schema }) as unknown as Db
-  // Fail at start-up, with the driver's message, rather than on the first request.
-  await client`select 1`
+  // Fail at start-up, with what to check, rather than on the first request (or never: a silent hang).
+  try {
+    await client`select 1`
+  } catch (err) {
+    await client.end({ timeout: 0 }).catch(() => {})
+    throw databaseConnectError(url, err, connectTimeoutSeconds)
+  }
   return {
     db,
     driver: 'postgres',

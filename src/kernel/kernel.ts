@@ -2,14 +2,15 @@ import { join } from 'node:path'
 import { type Config, ConfigError } from '../config'
 import { type Clock, systemClock } from './clock'
 import { loadOrCreateKeyFile, parseSecretKey, randomBytes, SecretBox } from './crypto'
-import { type Database, openDatabase } from './db'
+import { restrictNewFiles } from './data-dir'
+import { type Database, type DbOptions, openDatabase } from './db'
 import { EventBus, EventCatalog } from './events'
 import { ClientIpResolver } from './http'
 import { JobQueue } from './jobs'
 import { createLogger, type Logger } from './logger'
 import { Mailer, registerMailQueue } from './mail'
 import { Metrics } from './metrics'
-import { migrate } from './migrate'
+import { migrate, type MigrateResult } from './migrate'
 import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
 import { MemoryRateLimitStore, PostgresRateLimitStore, RateLimiter, RateLimitTable } from './rate-limit'
@@ -73,18 +74,61 @@ function secretBoxFor(config: Config): SecretBox {
   return new SecretBox(loadOrCreateKeyFile(join(config.dataDir, 'secret.key')))
 }
 
+/** How `config` opens the database, with start-up progress and the fsync warning through `logger`. */
+export function databaseOptions(config: Config, logger: Logger): DbOptions {
+  const embeddedOnDisk = !config.databaseUrl && !config.memoryDb
+  if (embeddedOnDisk && !config.pgliteFsync) {
+    logger.warn('PGLITE_FSYNC=off: commits are not flushed to the disk; a power loss or host crash can lose or corrupt the embedded database', {
+      data_dir: config.dataDir,
+    })
+  }
+  return {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    memory: config.memoryDb,
+    fsync: config.pgliteFsync,
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+    onProgress: (msg, fields) => logger.info(msg, fields),
+    onWarning: (msg, fields) => logger.warn(msg, fields),
+  }
+}
+
+/** Applies pending migrations, logging each one and a summary line. */
+export async function migrateAndReport(db: Database, logger: Logger): Promise<MigrateResult> {
+  const t0 = performance.now()
+  const r = await migrate(db, (s) => logger.info(`applying migration ${s.tag}`, { migration: s.tag, step: `${s.index}/${s.total}` }))
+  const ms = Math.round(performance.now() - t0)
+  if (r.applied.length) {
+    logger.info(`database migrated: applied ${r.applied.length} migration(s) in ${ms} ms; ${r.total} in all`, {
+      applied: r.applied.length,
+      total: r.total,
+      ms,
+    })
+  } else {
+    logger.info(`database up to date (${r.total} migration(s))`, { applied: 0, total: r.total })
+  }
+  return r
+}
+
 export async function createKernel(config: Config, opts: KernelOptions = {}): Promise<Kernel> {
-  const secrets = secretBoxFor(config)
-  const logger = opts.logger ?? createLogger(config.logLevel)
+  // The key file lives in the data folder: read or create it only once the database holds the folder's lock.
+  const keyInDataDir = !config.secretKey && !config.memoryDb && !config.databaseUrl && !opts.database
+  const early = keyInDataDir ? null : secretBoxFor(config)
+  // Files the process writes under DATA_DIR (mail, image cache; the embedded database) are its user's only.
+  if (!config.memoryDb) restrictNewFiles()
+  const logger = opts.logger ?? createLogger(config.logLevel, undefined, config.logFormat)
   const clock = opts.clock ?? systemClock
   const ownsDatabase = !opts.database
-  const db =
-    opts.database ??
-    (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, memory: config.memoryDb }))
+  const db = opts.database ?? (await openDatabase(databaseOptions(config, logger)))
   if (opts.migrate !== false) {
-    const r = await migrate(db, (s) => logger.info('applying migration', { migration: s.tag, step: `${s.index}/${s.total}` }))
-    if (r.applied.length) logger.info('database migrated', { applied: r.applied.length, total: r.total })
+    try {
+      await migrateAndReport(db, logger)
+    } catch (err) {
+      if (ownsDatabase) await db.close().catch(() => {})
+      throw err
+    }
   }
+  const secrets = early ?? secretBoxFor(config)
   const instanceId = crypto.randomUUID()
   const bus = new EventBus(instanceId, (err, event) =>
     logger.error('event handler failed', { event: event.type, event_id: event.id, error: String(err) }),

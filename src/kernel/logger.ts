@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs'
 import type { Config } from '../config'
 
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const
@@ -17,6 +18,11 @@ export interface Logger {
   info(msg: string, fields?: Record<string, unknown>): void
   warn(msg: string, fields?: Record<string, unknown>): void
   error(msg: string, fields?: Record<string, unknown>): void
+  /**
+   * A line an operator must see whatever LOG_LEVEL says (only `silent` drops it): where the server listens. Written as
+   * an info line.
+   */
+  notice(msg: string, fields?: Record<string, unknown>): void
   /** Whether `request` lines are written (LOG_LEVEL info or debug): callers skip gathering them otherwise. */
   readonly logsRequests: boolean
   /** The one line per request, at info: `{"time","level":"info","msg":"request",method,route,status,ms,request_id,ip}`. */
@@ -35,19 +41,60 @@ function now(): string {
   return stamp
 }
 
-/** One JSON object per line on stdout (errors on stderr). Never pass tokens or passwords in `fields`. */
-export function createLogger(level: Config['logLevel'], write: (line: string, level: Level) => void = defaultWrite): Logger {
+const LABEL: Record<Level, string> = { debug: 'DEBUG', info: 'INFO ', warn: 'WARN ', error: 'ERROR' }
+
+function prettyValue(v: unknown): string {
+  if (typeof v !== 'string') return JSON.stringify(v) ?? String(v)
+  return /^[^\s"=]+$/.test(v) ? v : JSON.stringify(v)
+}
+
+/** `12:00:00.000 INFO  msg key=value ...`: for a person at a terminal (LOG_FORMAT=pretty). */
+function prettyLine(lvl: Level, msg: string, fields?: Record<string, unknown>): string {
+  let line = `${now().slice(11, 23)} ${LABEL[lvl]} ${msg}`
+  if (fields) for (const [k, v] of Object.entries(fields)) if (v !== undefined) line += ` ${k}=${prettyValue(v)}`
+  return line
+}
+
+/**
+ * One JSON object per line on stdout (errors on stderr), or pretty lines (`format` 'pretty'). Never pass tokens or
+ * passwords in `fields`.
+ */
+export function createLogger(
+  level: Config['logLevel'],
+  write: (line: string, level: Level) => void = defaultWrite,
+  format: Config['logFormat'] = 'json',
+): Logger {
   const min = LEVELS[level]
+  const pretty = format === 'pretty'
   const log = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return
-    write(JSON.stringify({ time: now(), level: lvl, msg, ...fields }), lvl)
+    write(pretty ? prettyLine(lvl, msg, fields) : JSON.stringify({ time: now(), level: lvl, msg, ...fields }), lvl)
   }
   const logsRequests = LEVELS.info >= min
+  const notice = (msg: string, fields?: Record<string, unknown>) => {
+    if (level === 'silent') return
+    write(pretty ? prettyLine('info', msg, fields) : JSON.stringify({ time: now(), level: 'info', msg, ...fields }), 'info')
+  }
+  if (pretty) {
+    return {
+      debug: log('debug'),
+      info: log('info'),
+      warn: log('warn'),
+      error: log('error'),
+      notice,
+      logsRequests,
+      request(r) {
+        if (!logsRequests) return
+        write(`${now().slice(11, 23)} ${LABEL.info} ${r.method} ${r.route} ${r.status} ${r.ms} ms ip=${r.ip} request_id=${r.requestId}`, 'info')
+      },
+    }
+  }
   return {
     debug: log('debug'),
     info: log('info'),
     warn: log('warn'),
     error: log('error'),
+    notice,
     logsRequests,
     request(r) {
       if (!logsRequests) return
@@ -72,6 +119,19 @@ function flush() {
   process.stdout.write(out)
 }
 
+/** Before exit: written synchronously, so no line is lost when the process ends right after. */
+function flushSync() {
+  scheduled = false
+  if (!pending) return
+  const out = pending
+  pending = ''
+  try {
+    writeSync(1, out)
+  } catch {
+    process.stdout.write(out)
+  }
+}
+
 function defaultWrite(line: string, level: Level) {
   if (level === 'error') {
     flush()
@@ -87,4 +147,4 @@ function defaultWrite(line: string, level: Level) {
 }
 
 /** Writes buffered log lines now (before exit). */
-export const flushLogs = flush
+export const flushLogs = flushSync

@@ -124,7 +124,8 @@ export async function resolveTarget(raw: string | URL, policy: OutboundPolicy, s
     if (internal) {
       throw new OutboundError(
         'blocked_address',
-        `the host ${host} resolves to ${internal.address}, a loopback, private, link-local or otherwise internal address`,
+        `the host ${host} resolves to ${internal.address}, a loopback, private, link-local or otherwise internal address ` +
+          '(the operator can allow such targets with SERVICE_OUTBOUND_ALLOW_PRIVATE=true)',
       )
     }
   }
