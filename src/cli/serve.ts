@@ -1,6 +1,7 @@
 import { createRuntime } from '../app'
 import type { Config } from '../config'
 import { startWorkers } from '../kernel/jobs'
+import { MAX_URL_BYTES, PARSER_HEADER_BYTES, PARSER_HEADER_LIMIT } from '../kernel/http'
 import { createKernel } from '../kernel/kernel'
 import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
 
@@ -35,6 +36,11 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const mode = kernel.db.driver === 'postgres' ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`
   kernel.logger.info('listening', { url, bind: `${server.hostname}:${server.port}`, database: kernel.db.driver, workers: !!workers })
   console.log(`content-service listening on ${url} — database: ${mode}${workers ? '' : ' — job workers off'}`)
+  if (PARSER_HEADER_LIMIT <= MAX_URL_BYTES) {
+    kernel.logger.warn(
+      `Bun's HTTP parser takes request lines and headers of at most ${PARSER_HEADER_LIMIT} bytes: longer URLs get an empty 431 instead of the service's 414 at ${MAX_URL_BYTES}. Run with --max-http-header-size=${PARSER_HEADER_BYTES} (the executable is built with it).`,
+    )
+  }
   let stopping: Promise<void> | null = null
   return {
     url,
