@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createRuntime } from '../src/app'
 import { createKernel } from '../src/kernel/kernel'
 import { type TestApp, testApp } from './helpers/app'
+import { cpuTimer } from './helpers/cpu'
 
 let t: TestApp
 let owner: string
@@ -50,10 +51,11 @@ describe('deep and malformed JSON', () => {
   })
 
   test('a 100,000-deep body answers at once', async () => {
-    const t0 = performance.now()
+    // CPU time, not wall time: on a loaded machine a cheap request can wait for a core (test/helpers/cpu.ts).
+    const cpu = cpuTimer()
     const r = await t.request('PUT', `/v1/spaces/${space}/components/hero`, { token: owner, ...json(`{"display_name":${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}}`) })
     expectError(r, 400, 'invalid_json')
-    expect(performance.now() - t0).toBeLessThan(1000)
+    expect(cpu.ms()).toBeLessThan(1000)
   })
 
   test('64 levels are parsed (and then validated), 65 are not; bytes that are not UTF-8 are refused', async () => {
