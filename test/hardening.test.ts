@@ -213,7 +213,8 @@ async function rawRequest(port: number, text: string): Promise<string> {
     socket: { data: (_s, d) => void (out += new TextDecoder().decode(d)), close: () => done.resolve(), error: () => done.resolve() },
   })
   sock.write(text)
-  await Promise.race([done.promise, Bun.sleep(3000)])
+  // The server closes the connection (Connection: close): wait for that, with a bound generous enough for a loaded machine.
+  await Promise.race([done.promise, Bun.sleep(30_000)])
   sock.end()
   return out
 }
