@@ -137,21 +137,28 @@ describe('limits of the HTTP layer', () => {
     expect(body.message).toBe('The request body is larger than 1 MiB (1,048,576 bytes).')
   })
 
-  test('a URL over the limit answers 414 in the shared shape, before the HTTP parser would answer an empty 431', async () => {
-    expect(MAX_URL_BYTES).toBe(Math.floor(PARSER_HEADER_LIMIT / 2))
+  // The URL limit (64 KiB) is above the parser limit of a plain `bun test` process (16 KiB), so these two go through the
+  // runtime's handler in process; scripts/smoke-binary.ts sends the same over a socket to the executable, whose
+  // parser takes 128 KiB.
+  const graphqlUrl = (targetBytes: number) => {
     const path = '/v1/graphql?query='
-    const query = `{__typename}${' '.repeat(MAX_URL_BYTES - path.length - '{__typename}'.length + 1)}`.replaceAll(' ', '+')
-    const res = await get(`${path}${query}`, 'cms', `Origin: ${ORIGIN}\r\n`)
-    const body = expectSharedError(res, 414, 'uri_too_long')
-    expect(body.message).toContain(`${MAX_URL_BYTES.toLocaleString('en-US')} bytes`)
+    return `${path}{__typename}${'+'.repeat(targetBytes - path.length - '{__typename}'.length)}`
+  }
+
+  test('a URL over the limit answers 414 in the shared shape, with request id, CORS and no-store', async () => {
+    expect(MAX_URL_BYTES).toBe(65_536)
+    const res = await t.request('GET', graphqlUrl(MAX_URL_BYTES + 1), { headers: { Origin: ORIGIN } })
+    expect(res.status).toBe(414)
+    expect(res.body).toEqual({ error: 'uri_too_long', message: expect.stringContaining('64 KiB (65,536 bytes)') })
+    expect(res.headers.get('x-request-id')).toMatch(/^[A-Za-z0-9._-]{8,128}$/)
+    expect(res.headers.get('access-control-allow-origin')).toBe('*')
+    expect(res.headers.get('cache-control')).toBe('no-store')
   })
 
-  test('a GraphQL GET query of just under the URL limit is answered by GraphQL', async () => {
-    const path = '/v1/graphql?query='
-    const query = `{__typename}${' '.repeat(MAX_URL_BYTES - path.length - '{__typename}'.length)}`.replaceAll(' ', '+')
-    const res = await get(`${path}${query}`, 'cms')
+  test('a GraphQL GET query of exactly the URL limit is answered by GraphQL', async () => {
+    const res = await t.request('GET', graphqlUrl(MAX_URL_BYTES))
     expect(res.status).toBe(200)
-    expect(JSON.parse(res.body)).toEqual({ data: { __typename: 'Query' } })
+    expect(res.body).toEqual({ data: { __typename: 'Query' } })
   })
 
   test('header fields over the parser limit get the parser\'s 431 (documented: no hook reaches it)', async () => {

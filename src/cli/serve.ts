@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import { createBackup, startControlSocket } from '../kernel/backup'
 import { startWorkers } from '../kernel/jobs'
 import { StartupError } from '../kernel/data-dir'
+import { MAX_URL_BYTES, PARSER_HEADER_BYTES, PARSER_HEADER_LIMIT } from '../kernel/http'
 import { createKernel } from '../kernel/kernel'
 import { describeRegistration } from '../modules/auth/service'
 import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
@@ -81,6 +82,11 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     registration: config.registration,
     },
   )
+  if (PARSER_HEADER_LIMIT <= MAX_URL_BYTES) {
+    kernel.logger.warn(
+      `Bun's HTTP parser takes request lines and headers of at most ${PARSER_HEADER_LIMIT} bytes: longer URLs get an empty 431 instead of the service's 414 at ${MAX_URL_BYTES}. Run with --max-http-header-size=${PARSER_HEADER_BYTES} (the executable is built with it).`,
+    )
+  }
   let stopping: Promise<void> | null = null
   return {
     url,

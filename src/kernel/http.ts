@@ -4,14 +4,18 @@ import { BlockList, isIP } from 'node:net'
 /**
  * Bun's HTTP parser answers a request whose request line and header fields exceed this many bytes itself, with a
  * bare `431` and no body, before any of our code runs: Bun has no hook for it. It is `--max-http-header-size`
- * (Bun's default 16 KiB; the executable is built with 128 KiB, scripts/build.ts).
+ * (Bun's default 16 KiB; the executable is built with PARSER_HEADER_BYTES, scripts/build.ts).
  */
 export const PARSER_HEADER_LIMIT = maxHeaderSize
+/** The parser limit the executable is built with (and `bun run start` passes): 128 KiB. */
+export const PARSER_HEADER_BYTES = 131_072
 /**
- * The longest request target (path and query) we take: half the parser's limit, so that an over-long URL meets our
- * 414 in the shared error shape well before the parser's bare 431, and the other half is left to the header fields.
+ * The longest request target (path and query) we take: half the parser limit we build with, so that an over-long
+ * URL meets our 414 in the shared error shape well before the parser's bare 431, and the other half is left to the
+ * header fields. Fixed, whatever the running parser's limit: under a plain `bun` (16 KiB) longer URLs meet the
+ * parser first, which `serve` warns about at start.
  */
-export const MAX_URL_BYTES = Math.floor(PARSER_HEADER_LIMIT / 2)
+export const MAX_URL_BYTES = PARSER_HEADER_BYTES / 2
 
 const MiB = 1024 * 1024
 /** A byte count as the docs state limits: `100 MiB (104,857,600 bytes)`, `64 KiB (65,536 bytes)`, `500 bytes`. */
