@@ -135,6 +135,12 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   // Reactions, filter hooks, jobs, read steps and GraphQL fields.
   for (const m of modules) {
     const self = stateOf(m)
+    for (const cache of m.caches?.(self) ?? []) {
+      for (const [type, what] of Object.entries(cache.invalidateOn)) {
+        if (what) kernel.bus.subscribe(type as never, (e) => cache.invalidateFor((what as (e: unknown) => never)(e)))
+      }
+      kernel.bus.onResync(() => cache.clear())
+    }
     for (const [type, handler] of Object.entries(m.on ?? {})) {
       if (handler) kernel.bus.subscribe(type as never, (e, d) => (handler as (...a: unknown[]) => unknown)(e, self, kernel, d) as void)
     }

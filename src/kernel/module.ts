@@ -1,4 +1,5 @@
 import type { AnyElysia } from 'elysia'
+import type { ScopedCache } from './cache'
 import type { ErrorDef } from './errors'
 import type { GraphQLBuilder } from './graphql'
 import type { Delivery, DomainEvent, Emit, EventDeclarations, EventType, NewEvent } from './events'
@@ -94,6 +95,11 @@ export interface ModuleDefinition<S extends object> {
   on?: { [K in EventType]?: (event: DomainEvent<K>, self: S, kernel: Kernel, delivery: Delivery) => void | Promise<void> }
   /** Called when events may have been missed (the LISTEN connection came back): drop whatever they keep fresh. */
   onResync?(self: S, kernel: Kernel): void
+  /**
+   * The module's caches (kernel/cache.ts): the runtime subscribes each one to the events its `invalidateOn` names (on
+   * every instance, before the module's own `on` handlers) and clears it on resync.
+   */
+  caches?(self: S): readonly ScopedCache<any, any>[]
   /** Filter hooks inside the emitting transaction; throwing vetoes the change. */
   inTx?: { [K in EventType]?: (tx: Tx, event: NewEvent<K>, emit: Emit, self: S, kernel: Kernel) => void | Promise<void> }
   /** Queues, cron schedules and outbox consumers (durable, once-per-event work such as webhooks and mail). */
