@@ -84,7 +84,6 @@ export function bestAcceptLanguage(header: string, codes: string[]): string | nu
 }
 
 export class StoryReadPipeline {
-  private inflightStories = new Map<string, Promise<PublishedStory | null>>()
   private readonly cacheControl: string
 
   constructor(
@@ -130,21 +129,13 @@ export class StoryReadPipeline {
     const cache = this.cache
     const hit = cache.story(space.id, fullPath, now)
     if (hit !== undefined) return hit
-    const epoch = cache.epoch(space.id)
-    const key = `${epoch}:${space.id}${fullPath}`
-    let p = this.inflightStories.get(key)
-    if (!p) {
-      p = this.loadStory(space.id, fullPath, epoch).finally(() => this.inflightStories.delete(key))
-      this.inflightStories.set(key, p)
-    }
-    return p
+    return cache.load(space.id, fullPath)
   }
 
-  private async loadStory(spaceId: number, fullPath: string, epoch: number): Promise<PublishedStory | null> {
+  /** The published Story of a path from the database (null: none), for the cache to store (StoryCache's loader). */
+  async loadStory(spaceId: number, fullPath: string): Promise<PublishedStory | null> {
     const rows = await repo.publishedByPath(this.kernel.db.db, spaceId, fullPath)
-    const entry = rows.length ? entryOf(spaceId, rows) : null
-    this.cache.storeStory(spaceId, fullPath, entry, epoch)
-    return entry
+    return rows.length ? entryOf(spaceId, rows) : null
   }
 
   /**
