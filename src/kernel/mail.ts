@@ -102,7 +102,7 @@ export class Mailer {
 
 /** Registers the `mail.send` queue: one job per message, retried on the schedule above. */
 export function registerMailQueue(jobs: JobQueue, mailer: Mailer) {
-  jobs.define<{ message: MailMessage }>(MAIL_QUEUE, {
+  jobs.define(MAIL_QUEUE, {
     concurrency: 4,
     retryDelaysMs: MAIL_RETRY_DELAYS_MS,
     handler: async ({ job }) => {

@@ -7,13 +7,7 @@ import { markerStep } from './read-step'
 import { datasourceRoutes } from './routes'
 import { dueDatasources, entriesPage, syncDatasource } from './service'
 import { DatasourceStore } from './store'
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'datasources.tick': Record<string, never>
-    'datasources.sync': { datasourceId: number }
-  }
-}
+import './jobs'
 
 /**
  * Datasources (spec 2, 4.5 markers, 4.13): http_json pulls on a cron schedule, signed webhook pushes, and `$ds:`

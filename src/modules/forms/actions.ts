@@ -9,6 +9,7 @@ import { RESPONSE_BODY_LIMIT, RETRY_DELAYS_MS } from '../webhooks/delivery'
 import type { FormFieldDef } from './model'
 import type { DailySalts } from './submit'
 import { WEBHOOK_SECRET_CONTEXT } from './service'
+import './jobs'
 
 /**
  * A submission's action (email, webhook, lead) runs as one durable job, queued in the submit's transaction and
@@ -16,13 +17,6 @@ import { WEBHOOK_SECRET_CONTEXT } from './service'
  * follows: pending → done, or failed once retries are exhausted (or at once for a 4xx from a webhook receiver).
  */
 export const FORM_ACTION_QUEUE = 'forms.action' as const
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'forms.action': { submissionId: number; base: string }
-    'forms.prune-salts': Record<string, never>
-  }
-}
 
 type Outcome = { kind: 'done' } | { kind: 'retry' | 'failed'; error: string }
 

@@ -7,6 +7,7 @@ import { type JobContext, type JobQueue, LeaseLostError } from '../../kernel/job
 import type { Kernel } from '../../kernel/kernel'
 import { OutboundError, outboundFetch } from '../../kernel/outbound'
 import { spaceSlugById } from '../spaces/service'
+import './jobs'
 
 /** The job queue of webhook deliveries; one job per delivery, retried by the queue. */
 export const DELIVERY_QUEUE = 'webhooks.deliver' as const
@@ -38,13 +39,6 @@ function pick(source: unknown, fields: readonly string[]): Record<string, unknow
   const out: Record<string, unknown> = {}
   for (const f of fields) out[f] = from[f] ?? null
   return out
-}
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'webhooks.deliver': { deliveryId: string }
-    'webhooks.prune': { olderThanDays: number }
-  }
 }
 
 /**
