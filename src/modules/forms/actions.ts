@@ -1,9 +1,10 @@
 import { eq } from 'drizzle-orm'
-import { formSubmissions, forms, spaces } from '../../../db/schema'
+import { formSubmissions, forms } from '../../../db/schema'
 import { signDelivery } from '../../kernel/crypto'
 import type { JobContext, JobQueue } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'
 import { OutboundError, outboundFetch } from '../../kernel/outbound'
+import { spaceNameById } from '../spaces/service'
 import { requestSubscription } from '../subscribers/service'
 import { RESPONSE_BODY_LIMIT, RETRY_DELAYS_MS } from '../webhooks/delivery'
 import type { FormFieldDef } from './model'
@@ -77,14 +78,16 @@ async function sendWebhook(kernel: Kernel, form: typeof forms.$inferSelect, body
 
 async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number; base: string }>) {
   const [row] = await kernel.db.db
-    .select({ submission: formSubmissions, form: forms, space: { id: spaces.id, slug: spaces.slug, name: spaces.name } })
+    .select({ submission: formSubmissions, form: forms })
     .from(formSubmissions)
     .innerJoin(forms, eq(forms.id, formSubmissions.formId))
-    .innerJoin(spaces, eq(spaces.id, formSubmissions.spaceId))
     .where(eq(formSubmissions.id, ctx.job.payload.submissionId))
     .limit(1)
   if (!row || row.submission.actionStatus !== 'pending') return
-  const { submission: s, form, space } = row
+  // The Space is the spaces module's table: asked through its service.
+  const space = await spaceNameById(kernel, row.submission.spaceId)
+  if (!space) return
+  const { submission: s, form } = row
   const fields = form.fields as FormFieldDef[]
   const data = s.data as Record<string, unknown>
   let outcome: Outcome
