@@ -1,12 +1,10 @@
 import { eq } from 'drizzle-orm'
 import { formSubmissions, forms } from '../../../db/schema'
-import { signDelivery } from '../../kernel/crypto'
 import type { JobContext, JobQueue } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'
-import { OutboundError, outboundFetch } from '../../kernel/outbound'
+import { RETRY_DELAYS_MS, signedPost } from '../../kernel/signed-post'
 import { spaceNameById } from '../spaces/service'
 import { requestSubscription } from '../subscribers/service'
-import { RESPONSE_BODY_LIMIT, RETRY_DELAYS_MS } from '../webhooks/delivery'
 import type { FormFieldDef } from './model'
 import type { DailySalts } from './submit'
 import { WEBHOOK_SECRET_CONTEXT } from './service'
@@ -47,33 +45,8 @@ async function sendWebhook(kernel: Kernel, form: typeof forms.$inferSelect, body
   } catch {
     return { kind: 'failed', error: 'the signing secret cannot be decrypted (was SERVICE_SECRET_KEY changed?); rotate the secret' }
   }
-  const timestamp = Math.floor(at.getTime() / 1000)
-  try {
-    const res = await outboundFetch(
-      form.webhookUrl,
-      {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          'X-Service-Event': 'form.submitted',
-          'X-Service-Signature': signDelivery(secret, timestamp, body),
-          'X-Service-Timestamp': String(timestamp),
-          'X-Service-Delivery': deliveryId,
-        },
-        body,
-        timeoutMs: kernel.config.webhookTimeoutMs,
-        maxResponseBytes: RESPONSE_BODY_LIMIT,
-      },
-      { allowPrivate: kernel.config.outboundAllowPrivate },
-    )
-    if (res.status >= 200 && res.status < 300) return { kind: 'done' }
-    if (res.status >= 500) return { kind: 'retry', error: `the receiver answered ${res.status}` }
-    return { kind: 'failed', error: `the receiver answered ${res.status}` }
-  } catch (err) {
-    if (!(err instanceof OutboundError)) throw err
-    const retry = err.kind === 'timeout' || err.kind === 'connection_failed' || err.kind === 'dns_failed'
-    return { kind: retry ? 'retry' : 'failed', error: `${err.kind}: ${err.message}` }
-  }
+  const r = await signedPost(kernel, { url: form.webhookUrl, body, secret, at, event: 'form.submitted', deliveryId })
+  return r.outcome === 'delivered' ? { kind: 'done' } : { kind: r.outcome, error: r.error }
 }
 
 async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number; base: string }>) {
