@@ -155,7 +155,10 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 
   // HTTP: the kernel plugin, each module's routes, the OpenAPI description.
-  const front = new RequestFront(kernel)
+  const front = new RequestFront(
+    kernel,
+    modules.flatMap((m) => (m.publicCors ? [m.publicCors] : [])),
+  )
   const guards = guardPlugin(kernel)
   const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
     kernel,

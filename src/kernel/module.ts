@@ -6,7 +6,7 @@ import type { Delivery, DomainEvent, Emit, EventDeclarations, EventType, NewEven
 import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
-import type { Guards, RequestInfo } from './plugin'
+import type { Guards, PublicCors, RequestInfo } from './plugin'
 import type { RateLimitRule } from './rate-limit'
 import type { ReadStep } from './read'
 
@@ -83,6 +83,12 @@ export interface ModuleDefinition<S extends object> {
   routes?(ctx: RouteContext<S>): AnyElysia
   /** Public routes (anonymous), mounted under /v1; their paths begin with /cdn. */
   cdn?(ctx: RouteContext<S>): AnyElysia
+  /**
+   * The module's part of the public surface's CORS: anonymous paths outside /v1/cdn/ (prefixes, e.g. /v1/graphql,
+   * the embed scripts) that answer any origin like public content, and the headers browsers may send and read (e.g.
+   * X-Service-Segment). The kernel names none of them.
+   */
+  publicCors?: PublicCors
   /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
   root?(ctx: RouteContext<S>): AnyElysia
   /** Public read fast path (only for GET routes that can answer from memory). */

@@ -34,6 +34,8 @@ export const segmentsModule = defineModule({
   errors: Object.values(SegmentErrors),
   events: segmentEvents,
   caches: (self) => [self.cache],
+  // Browsers name a segment (resolved once through /cdn/{space}/segment) and read which one a Story read served.
+  publicCors: { allowHeaders: ['X-Service-Segment'], exposeHeaders: ['X-Service-Segment'] },
   inTx: {
     // Guarded: an event emitted without a Story id (a test or a plugin's hand-made event) must not veto its change.
     'story.published': (tx, e) => (typeof e.payload.story?.id === 'number' ? publishVariants(tx, e.payload.story.id) : undefined),
