@@ -5,12 +5,13 @@ import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { ReindexError, runReindex } from '../src/cli/reindex'
 import { startServer } from '../src/cli/serve'
+import { passwordFromStdin, runUserCreate, runUserSetPassword, UserCreateError } from '../src/cli/user'
 import { startWorkerProcess } from '../src/cli/worker'
 import { ConfigError, loadConfig } from '../src/config'
 import { flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'version'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'user', 'version'] as const
 
 function fail(message: string): never {
   console.error(`content-service: ${message}`)
@@ -29,8 +30,15 @@ async function main(argv: string[]) {
     return
   }
   const command = first && !first.startsWith('-') ? first : 'serve'
-  const rest = first && !first.startsWith('-') ? argv.slice(1) : argv
+  let rest = first && !first.startsWith('-') ? argv.slice(1) : argv
   if (!(COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command}". Run content-service --help.`)
+  let action = ''
+  if (command === 'user' && rest[0] !== '--help' && rest[0] !== '-h') {
+    // `user <action>`: create, set-password.
+    action = rest[0] ?? ''
+    if (action !== 'create' && action !== 'set-password') fail(`unknown or missing action "user ${action}".\n\n${COMMAND_HELP.user}`)
+    rest = rest.slice(1)
+  }
 
   let values: Record<string, string | boolean | undefined>
   try {
@@ -42,6 +50,9 @@ async function main(argv: string[]) {
           ? { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } }
           : {}),
         ...(command === 'reindex' ? { space: { type: 'string' } } : {}),
+        ...(command === 'user'
+          ? { email: { type: 'string' }, name: { type: 'string' }, tenant: { type: 'string' }, 'password-stdin': { type: 'boolean' } }
+          : {}),
       },
       strict: true,
       allowPositionals: false,
@@ -78,6 +89,32 @@ async function main(argv: string[]) {
       if (!report.instances.length) process.exitCode = 3
     } catch (err) {
       if (err instanceof ReindexError) fail(err.message)
+      throw err
+    }
+    return
+  }
+
+  if (command === 'user') {
+    if (typeof values.email !== 'string') fail(`user ${action} needs --email.\n\n${COMMAND_HELP.user}`)
+    if (action === 'create' && typeof values.name !== 'string') fail(`user create needs --name.\n\n${COMMAND_HELP.user}`)
+    if (action === 'set-password' && (values.name !== undefined || values.tenant !== undefined)) fail(`user set-password takes --email and --password-stdin only.`)
+    const password = values['password-stdin'] ? passwordFromStdin(await Bun.stdin.text()) : null
+    try {
+      if (action === 'create') {
+        await runUserCreate(config, {
+          email: values.email,
+          name: String(values.name),
+          tenant: typeof values.tenant === 'string' ? values.tenant : undefined,
+          password,
+        })
+      } else {
+        await runUserSetPassword(config, { email: values.email, password })
+      }
+    } catch (err) {
+      if (err instanceof UserCreateError) {
+        console.error(`content-service: ${err.message}`)
+        process.exit(1)
+      }
       throw err
     }
     return

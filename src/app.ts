@@ -3,8 +3,8 @@ import { type AnyElysia, Elysia } from 'elysia'
 import { GcPacer } from './kernel/gc-pacer'
 import { pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
-import type { FastRequest, FastRoute, Module, RouteContext, Use } from './kernel/module'
-import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo } from './kernel/plugin'
+import type { FastRequest, FastRoute, Module, RouteContext, RouteSummary, Use } from './kernel/module'
+import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo, RouteBodyTypes } from './kernel/plugin'
 import { KERNEL_RATE_LIMITS, type RateLimitDecision, type RateLimitRule } from './kernel/rate-limit'
 import { MODULES } from './modules'
 import { OPENAPI_RATE_LIMITS, openapiRoutes } from './openapi'
@@ -70,10 +70,10 @@ class FastInfo implements FastRequest {
 
 /**
  * The request line of a fast-path answer. A self-limited route's line carries no client address (the beacon keeps no
- * IP, not even in logs): the copy without it is made only when a line is written.
+ * IP, not even in logs).
  */
 function logFast(front: RequestFront, method: string, route: FastRoute, status: number, ri: RequestInfo) {
-  front.log(method, route.route, status, route.selfLimited ? { ...ri, ip: '-' } : ri)
+  front.log(method, route.route, status, ri, route.selfLimited === true)
 }
 
 export interface ListenOptions {
@@ -108,6 +108,21 @@ function strictBodies(app: AnyElysia) {
     for (const v of Object.values(s)) if (v && typeof v === 'object') visit(v)
   }
   for (const r of app.routes as { hooks?: { body?: unknown } }[]) visit(r.hooks?.body)
+}
+
+/** The mounted routes with the guard each declared (see RouteContext.routeTable). */
+function summariseRoutes(app: AnyElysia): RouteSummary[] {
+  const out: RouteSummary[] = []
+  for (const r of app.routes as { method: string; path: string; hooks?: { detail?: Record<string, unknown> } }[]) {
+    const detail = r.hooks?.detail ?? {}
+    out.push({
+      method: r.method,
+      path: r.path.replace(/:([A-Za-z_]\w*)/g, '{$1}').replace(/\/$/, '') || '/',
+      summary: typeof detail.summary === 'string' ? detail.summary : '',
+      minRole: (detail['x-min-role'] as RouteSummary['minRole']) ?? null,
+    })
+  }
+  return out
 }
 
 export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtime {
@@ -157,6 +172,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   // HTTP: the kernel plugin, each module's routes, the OpenAPI description.
   const front = new RequestFront(
     kernel,
+    modules.flatMap((m) => m.privatePaths ?? []),
     modules.flatMap((m) => (m.publicCors ? [m.publicCors] : [])),
   )
   const guards = guardPlugin(kernel)
@@ -166,18 +182,26 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     guards,
     use,
     requestInfo: (request) => front.info.get(request) ?? front.begin(request, null),
+    routeTable: () => (routeTable ??= summariseRoutes(app)),
   })
+  let routeTable: RouteSummary[] | undefined
   // normalize: false — never strip unknown properties or coerce a body into shape: reject it (422) instead.
-  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front))
+  const bodyTypes = new RouteBodyTypes()
+  const app = new Elysia({ name: 'content-service', normalize: false }).use(kernelPlugin(kernel, front, bodyTypes))
   for (const m of modules) if (m.root) app.use(m.root(contextOf(m)))
   const v1 = new Elysia({ prefix: '/v1' })
+  // Which module serves each route ("METHOD /path"): the OpenAPI description lists that module's error codes on it.
+  const owners = new Map<string, Module>()
   for (const m of modules) {
+    const before = v1.routes.length
     if (m.routes) v1.use(m.routes(contextOf(m)))
     if (m.cdn) v1.use(m.cdn(contextOf(m)))
+    for (const r of v1.routes.slice(before)) owners.set(`${r.method} ${r.path}`, m)
   }
   app.use(v1)
-  app.use(openapiRoutes(() => app, kernel, modules))
+  app.use(openapiRoutes(() => app, kernel, modules, owners))
   strictBodies(app)
+  bodyTypes.learn(app.routes)
   const fastRoutes: (FastRoute & { module: string })[] = []
   for (const m of modules) for (const r of m.fast?.(contextOf(m)) ?? []) fastRoutes.push({ ...r, module: m.name })
 

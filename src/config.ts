@@ -14,6 +14,12 @@ export interface Config {
   /** In-memory PGlite (tests only). */
   memoryDb: boolean
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent'
+  /**
+   * The client address in request log lines: `full` (as seen), `hash` (a daily-salted hash, the salt in memory only),
+   * `off` (`-`). Private routes (a module's `privatePaths`: form submits, subscribe, confirm, unsubscribe,
+   * registration) never log the address as seen: the hash, or `-` with `off`.
+   */
+  logClientIp: 'full' | 'hash' | 'off'
   /** Origins allowed to call the management API from a browser; ['*'] allows any. */
   corsOrigins: string[]
   /** Peers whose X-Forwarded-For is believed (IPs or CIDRs). */
@@ -22,6 +28,11 @@ export interface Config {
   releaseChannel: ReleaseChannel
   beaconEnabled: boolean
   userTokenTtlDays: number
+  /**
+   * Who may sign up through `POST /v1/auth/register`: `open` (anyone), `first-user` (only while the service has no
+   * user at all), `closed` (nobody; accounts come from `content-service user create`).
+   */
+  registration: Registration
   jsonBodyLimit: number
   /** Seconds an HTTP connection may sit idle (between keep-alive requests, or mid-request) before it is closed. */
   httpIdleTimeoutSeconds: number
@@ -76,6 +87,9 @@ export interface Config {
   /** Images above this many pixels are refused at upload (422) and never decoded. Not an environment variable. */
   imageMaxPixels: number
 }
+
+export const REGISTRATION_MODES = ['open', 'first-user', 'closed'] as const
+export type Registration = (typeof REGISTRATION_MODES)[number]
 
 export class ConfigError extends Error {}
 
@@ -185,12 +199,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir: env.DATA_DIR || './data',
     memoryDb: false,
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
+    logClientIp: oneOf(env, 'LOG_CLIENT_IP', ['full', 'hash', 'off'] as const, 'full'),
     corsOrigins: list(env, 'CORS_ORIGINS', ['*']),
     trustedProxies: list(env, 'TRUSTED_PROXIES', []),
     rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),
     releaseChannel: oneOf(env, 'SERVICE_RELEASE_CHANNEL', RELEASE_CHANNELS, 'stable'),
     beaconEnabled: bool(env, 'SERVICE_BEACON_ENABLED', true),
     userTokenTtlDays: int(env, 'USER_TOKEN_TTL_DAYS', 30, 1, 3650),
+    registration: oneOf(env, 'REGISTRATION', REGISTRATION_MODES, 'open'),
     jsonBodyLimit: int(env, 'JSON_BODY_LIMIT', 1024 * 1024, 1024),
     httpIdleTimeoutSeconds: int(env, 'HTTP_IDLE_TIMEOUT', 30, 1, 255),
     cdnMaxAge: int(env, 'CDN_MAX_AGE', 60),

@@ -7,7 +7,7 @@ import { type ErrorDef, KernelErrors } from './kernel/errors'
 import type { Kernel } from './kernel/kernel'
 import type { Module } from './kernel/module'
 import { MIN, type RateLimitRule } from './kernel/rate-limit'
-import { ErrorBody } from './kernel/schemas'
+import { ErrorBody, INT_PARAM } from './kernel/schemas'
 
 /**
  * The OpenAPI 3.1 description, generated from the routes' own schemas (the same TypeBox schemas that validate
@@ -32,7 +32,12 @@ public read surface under \`/v1/cdn/{space}/...\` (anonymous, cached, rate limit
 Errors always have the shape \`ErrorBody\`: \`{error, message, errors?}\` (\`errors\` holds messages per field with 422; a
 500 carries \`request_id\`). A Space the caller cannot access answers 404, exactly like an unknown one. Rate-limited
 routes send \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` and \`RateLimit-Policy\`; 429 adds
-\`Retry-After\`. Every response carries \`X-Request-Id\`.`
+\`Retry-After\`. Every response carries \`X-Request-Id\`.
+
+Request bodies are JSON (\`application/json\`): any other media type (a form, multipart, text) answers 415
+\`unsupported_media_type\`, except where an operation lists it — the asset upload (\`multipart/form-data\`) and the beacon
+(\`text/plain\`, as \`navigator.sendBeacon\` sends it). The public form submit takes JSON too. Integers in paths and
+queries are decimal digits only (no sign, exponent, fraction or leading zero).`
 
 const TAG_DESCRIPTIONS: Record<string, string> = {
   Auth: 'Users, tenants and bearer tokens (spec 4.1).',
@@ -63,13 +68,23 @@ function describeCodes(defs: ErrorDef[]): string {
   return defs.map((d) => `\`${d.code}\`: ${d.description}`).join(' ')
 }
 
+const ERROR_BODY_REF = { $ref: '#/components/schemas/ErrorBody' }
+
 /**
  * TypeBox schemas carry validation-only keys (`error` messages, `$id`s of recursive schemas referenced by bare name):
- * turn them into plain JSON Schema, moving recursive definitions to components.
+ * turn them into plain JSON Schema, moving recursive definitions to components. An integer in a URL (intString(),
+ * validated as a digit pattern) is published as `type: integer` with its bounds; the ErrorBody a route names is a
+ * reference to the one component.
  */
 function sanitize(node: unknown, components: Record<string, unknown>, isNameMap = false): unknown {
   if (Array.isArray(node)) return node.map((n) => sanitize(n, components))
   if (!node || typeof node !== 'object') return node
+  if (!isNameMap) {
+    const schema = node as Record<string, unknown>
+    const int = schema[INT_PARAM] as { minimum: number; maximum: number } | undefined
+    if (int) return { type: 'integer', minimum: int.minimum, maximum: int.maximum, ...(schema.description ? { description: schema.description } : {}) }
+    if (schema.title === ErrorBody.title && schema.type === 'object') return ERROR_BODY_REF
+  }
   const out: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(node as Record<string, unknown>)) {
     // Keys of `properties`, `paths`, `responses` ... are names, not schema keywords.
@@ -97,8 +112,39 @@ function sanitize(node: unknown, components: Record<string, unknown>, isNameMap 
 
 const NAME_MAPS = new Set(['properties', 'patternProperties', 'schemas', 'responses', 'content', 'headers', 'securitySchemes'])
 
-export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly Module[]) {
-  const generated = toOpenAPISchema(app, { staticFile: false, methods: ['options'] }, undefined, undefined, '3.1.1')
+/**
+ * The app as the generator should see it. The kernel's body parser is a function hook (kernel/plugin.ts), which the
+ * generator cannot name, so it would publish `requestBody.content: {}`: name it by what it takes, JSON. (A route that
+ * takes another type declares its own `detail.requestBody` and no body schema: the asset upload, the beacon.)
+ */
+function asGeneratorSees(app: AnyElysia): AnyElysia {
+  const inner = app as unknown as Routed
+  return {
+    getGlobalDefinitions: () => inner.getGlobalDefinitions?.(),
+    getGlobalRoutes: () => inner.getGlobalRoutes().map((r) => (r.hooks?.body ? { ...r, hooks: { ...r.hooks, parse: [{ fn: 'json' }] } } : r)),
+  } as unknown as AnyElysia
+}
+
+/** What the generator reads of an Elysia app (protected in Elysia's types). */
+interface Routed {
+  getGlobalDefinitions?(): unknown
+  getGlobalRoutes(): { method: string; path: string; hooks?: { body?: unknown; [k: string]: unknown } }[]
+}
+
+/** The ErrorBody component itself (not a reference to itself). */
+function errorBodySchema(components: Record<string, unknown>) {
+  const { title: _title, ...schema } = ErrorBody
+  return sanitize(schema, components)
+}
+
+const WRITE_METHODS = new Set(['post', 'put', 'patch', 'delete'])
+
+/** `code`: description, for a response description. */
+const codes = (defs: ErrorDef[]) => defs.map((d) => `\`${d.code}\` (${d.description.replace(/\.$/, '')})`).join('; ')
+
+export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly Module[], owners: ReadonlyMap<string, Module> = new Map()) {
+  const generated = toOpenAPISchema(asGeneratorSees(app), { staticFile: false, methods: ['options'] }, undefined, undefined, '3.1.1')
+  const routeKeys = new Map((app as unknown as Routed).getGlobalRoutes().map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, '{$1}')}`, `${r.method} ${r.path}`]))
   const extraSchemas: Record<string, unknown> = {}
   const paths = sanitize(generated.paths, extraSchemas) as Record<string, Record<string, Operation>>
   const components = sanitize(generated.components, extraSchemas) as { schemas?: Record<string, unknown> }
@@ -122,6 +168,8 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
         op.parameters.unshift({ name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'The rest of the path' } as never)
       }
       const hasBody = op.requestBody !== undefined
+      const owner = owners.get(routeKeys.get(`${method} ${rawPath}`) ?? '')
+      const write = WRITE_METHODS.has(method)
       const rateLimited = table.match(method.toUpperCase(), sample) !== undefined
       const responses = (op.responses ??= {})
       for (const [code, r] of Object.entries(responses)) {
@@ -131,20 +179,35 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
         // A t.Void() response: no body at all.
         if (res.content && typeof res.content.type === 'string') delete res.content
       }
-      const add = (status: number, text: string) => {
-        if (!responses[status]) responses[status] = errorRef(text)
+      // The module's own error codes of this status: a read may answer its 404s, a write any of them (422s only with a
+      // body to refuse).
+      const own = (status: number) =>
+        (owner?.errors ?? []).filter((d) => d.status === status && (status === 404 || (write && (status !== 422 || hasBody))))
+      const add = (status: number, text: string, always = false) => {
+        const extra = own(status)
+        if (!always && extra.length === 0) return
+        const described = extra.length ? `${text}${text ? '; ' : ''}${codes(extra)}` : text
+        const existing = responses[status] as { description?: string; content?: Record<string, { schema?: unknown }> } | undefined
+        if (!existing) responses[status] = errorRef(described)
+        else if (existing.content?.['application/json']?.schema === ERROR_BODY_REF && existing.description === 'Success') existing.description = described
       }
+      const otherTypes = Object.keys((op.requestBody as { content?: object } | undefined)?.content ?? {}).filter((t) => t !== 'application/json')
       if (hasBody) {
-        add(400, 'invalid_json: the body is not valid JSON (or nests too deep)')
-        add(413, 'payload_too_large: the body is over the size limit')
-        add(415, 'unsupported_media_type: the body is not application/json')
+        add(400, '`invalid_json`: the body is not valid JSON (or nests too deep)', true)
+        add(413, '`payload_too_large`: the body is over the size limit', true)
+        add(415, otherTypes.length ? `\`unsupported_media_type\`: the body is not ${['application/json', ...otherTypes].join(' or ')}` : '`unsupported_media_type`: the body is not application/json', true)
       }
-      if (bearer) add(401, 'unauthorized: missing, invalid, expired or revoked bearer token')
-      if (bearer) add(403, spaceScoped ? 'forbidden: the role in this Space is too low for this action' : 'forbidden: this token kind may not do this')
-      add(404, 'not_found: unknown route or resource, or a Space the caller cannot access')
-      if (hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false)) add(422, 'validation_failed: see `errors` for messages per field')
-      if (rateLimited) add(429, 'rate_limited: retry after Retry-After seconds')
-      add(500, 'internal_error: with request_id')
+      add(401, bearer ? '`unauthorized`: missing, invalid, expired or revoked bearer token' : '', bearer)
+      add(403, bearer ? (spaceScoped ? '`forbidden`: the role in this Space is too low for this action' : '`forbidden`: this token kind may not do this') : '', bearer)
+      if (bearer && guard.includes('user_required')) {
+        responses[403] = errorRef(`\`user_required\`: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; `forbidden`: the role in this Space is too low' : ''}`)
+      }
+      add(404, '`not_found`: unknown route or resource, or a Space the caller cannot access', true)
+      // Any authenticated write may meet a unique or foreign-key constraint (another request got there first).
+      add(409, write && bearer ? '`conflict`: the change conflicts with the current state' : '', write && bearer)
+      add(422, '`validation_failed`: see `errors` for messages per field', hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false))
+      add(429, '`rate_limited`: retry after Retry-After seconds', rateLimited)
+      add(500, '`internal_error`: with request_id', true)
       ;(out[path] ??= {})[method] = op
     }
   }
@@ -164,7 +227,7 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
     paths: out,
     components: {
       ...components,
-      schemas: { ...(components?.schemas ?? {}), ...extraSchemas, ErrorBody: sanitize(ErrorBody, extraSchemas) },
+      schemas: { ...(components?.schemas ?? {}), ...extraSchemas, ErrorBody: errorBodySchema(extraSchemas) },
       securitySchemes: {
         bearer: {
           type: 'http',
@@ -184,11 +247,11 @@ const DOCS_HTML = `<!doctype html>
 <body><redoc spec-url="/v1/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body></html>`
 
 /** `/v1/openapi.json`, `/v1/openapi.yaml`, the same at the host root, and a docs page at `/docs` (Redoc, served locally). */
-export function openapiRoutes(getApp: () => AnyElysia, kernel: Kernel, modules: readonly Module[]) {
+export function openapiRoutes(getApp: () => AnyElysia, kernel: Kernel, modules: readonly Module[], owners: ReadonlyMap<string, Module> = new Map()) {
   let cached: { json: string; yaml: string } | null = null
   const docs = () => {
     if (!cached) {
-      const doc = buildDocument(getApp(), kernel, modules)
+      const doc = buildDocument(getApp(), kernel, modules, owners)
       cached = { json: JSON.stringify(doc), yaml: stringify(JSON.parse(JSON.stringify(doc)), { aliasDuplicateObjects: false }) }
     }
     return cached

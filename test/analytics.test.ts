@@ -189,6 +189,18 @@ describe('the beacon', () => {
     await t.kernel.db.query('delete from analytics_events where space_id = $1', [spaceId])
   })
 
+  test('the answer carries Cross-Origin-Resource-Policy: cross-origin (pages with COEP: require-corp embed it)', async () => {
+    const r = await beacon({ story_uuid: storyA }, { headers: { Origin: 'https://shop.example' } })
+    expect(r.status).toBe(204)
+    expect(r.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
+    // Dropped beacons answer the same.
+    const bad = await t.request('POST', `/v1/cdn/${space}/_beacon`, { raw: 'x', headers: { 'Content-Type': 'application/xml' } })
+    expect(bad.status).toBe(204)
+    expect(bad.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
+    await settle()
+    await t.kernel.db.query('delete from analytics_events where space_id = $1', [spaceId])
+  })
+
   test('normalises lang, device, referrer and segment_key', async () => {
     await beacon({ story_uuid: storyA, lang: 'de-at', device: 'tablet', referrer: 'https://www.Google.com/search?q=secret#x', segment_key: 'vip' })
     await beacon({ story_uuid: storyA.toUpperCase(), lang: 'not a tag!', device: 'phone', referrer: 'javascript:alert(1)' }, { ua: IPHONE })

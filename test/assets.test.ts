@@ -385,6 +385,14 @@ describe('public delivery of the original', () => {
     expect(r.bytes.length).toBe(jpeg.length)
   })
 
+  test('originals carry Cross-Origin-Resource-Policy: cross-origin (an <img> on a COEP: require-corp page)', async () => {
+    for (const headers of [{}, { Range: 'bytes=0-9' }, { 'If-None-Match': `"${sha}"` }] as Record<string, string>[]) {
+      const r = await cdn(`${space}/assets/${uuid}`, headers)
+      expect([200, 206, 304]).toContain(r.status)
+      expect(r.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
+    }
+  })
+
   test('If-None-Match → 304', async () => {
     const r = await cdn(`${space}/assets/${uuid}`, { 'If-None-Match': `"${sha}"` })
     expect(r.status).toBe(304)
@@ -470,6 +478,15 @@ describe('image transforms', () => {
     const etag = a.headers.get('etag')!
     expect(etag).toBeTruthy()
     expect((await cdn(`${space}/assets/${uuid}.webp?w=128`, { 'If-None-Match': etag })).status).toBe(304)
+  })
+
+  test('variants carry Cross-Origin-Resource-Policy: cross-origin, 304s too', async () => {
+    const a = await cdn(`${space}/assets/${uuid}.webp?w=128`)
+    expect(a.status).toBe(200)
+    expect(a.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
+    const b = await cdn(`${space}/assets/${uuid}.webp?w=128`, { 'If-None-Match': a.headers.get('etag')! })
+    expect(b.status).toBe(304)
+    expect(b.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
   })
 
   test('never enlarged: a width above the original gives the original size', async () => {

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Config } from '../src/config'
 import { EVENTS_CHANNEL } from '../src/kernel/events'
 import { storiesModule } from '../src/modules/stories'
 import { StoryCache } from '../src/modules/stories/cache'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let owner: string
@@ -311,6 +313,8 @@ describe('OG card', () => {
     const r = await t.request('GET', `/v1/cdn/${space}/stories/${s.uuid}/og.svg`)
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toBe('image/svg+xml; charset=utf-8')
+    // Embeddable as an <img> by pages with COEP: require-corp.
+    expect(r.headers.get('cross-origin-resource-policy')).toBe('cross-origin')
     expect(r.text).toContain('width="1200" height="630"')
     expect(r.text).toContain('Fish &amp; &lt;Chips&gt; &quot;quoted&quot;')
     expect(r.text).not.toContain('<Chips>')

@@ -168,6 +168,36 @@ describe('comments', () => {
     expect((await post(editor, { block_path: 'blocks/0', body: 'x', extra: 1 })).status).toBe(422)
   })
 
+  test('a reply may leave out block_path (it takes the root’s anchor); a root comment may not', async () => {
+    const root = (await post(editor, { block_path: 'blocks/1', body: 'root' })).body.data
+    const reply = await post(editor2, { body: 'reply without a path', parent_id: root.id })
+    expect(reply.status).toBe(201)
+    expect(reply.body.data).toMatchObject({ parent_id: root.id, block_uid: root.block_uid, block_path: root.block_path })
+    for (const body of [{ body: 'no anchor' }, { body: 'no anchor', parent_id: null }]) {
+      const r = await post(editor, body)
+      expect({ status: r.status, error: r.body.error, fields: Object.keys(r.body.errors ?? {}) }).toEqual({ status: 422, error: 'validation_failed', fields: ['block_path'] })
+    }
+  })
+
+  test('every Space token (viewer, editor, admin) on a user-only route answers 403 user_required', async () => {
+    const root = (await post(editor, { block_path: 'blocks/0', body: 'for the tokens' })).body.data
+    for (const role of ['viewer', 'editor', 'admin'] as const) {
+      const tok = (await t.spaceToken(admin, space, role)).token
+      const calls = [
+        await post(tok, { block_path: 'blocks/0', body: 'x' }),
+        await t.request('PATCH', `${base()}/comments/${root.id}`, { token: tok, body: { body: 'x' } }),
+        await t.request('DELETE', `${base()}/comments/${root.id}`, { token: tok }),
+        await t.request('POST', `${base()}/comments/${root.id}/resolve`, { token: tok }),
+        await t.request('POST', `${base()}/presence`, { token: tok, body: { session_id: sid(), block_path: 'blocks/0', selection: { anchor: 0, head: 0 } } }),
+        await t.request('DELETE', `${base()}/presence/${sid()}`, { token: tok }),
+      ]
+      for (const r of calls) expect({ role, status: r.status, error: r.body?.error }).toEqual({ role, status: 403, error: 'user_required' })
+    }
+    // A Space token of another Space still learns nothing: 404.
+    const elsewhere = (await t.spaceToken(admin, other, 'admin')).token
+    expect((await post(elsewhere, { block_path: 'blocks/0', body: 'x' })).status).toBe(404)
+  })
+
   test('roles: viewer reads; editor edits and deletes own; admin any; Space tokens read only', async () => {
     const mine = (await post(editor, { block_path: 'blocks/0', body: 'mine' })).body.data
     expect((await post(viewer, { block_path: 'blocks/0', body: 'x' })).status).toBe(403)

@@ -314,7 +314,7 @@ describe('pulling http_json sources', () => {
     expect(t.kernel.events.publicTypes()).toContain('datasource.synced')
   })
 
-  test('failures keep the last good entries and report status error with last_error', async () => {
+  test('a failed pull answers 502 sync_failed with the reason; the last good entries stay', async () => {
     const cases: [string, string][] = [
       ['/bad', 'not valid JSON'],
       ['/500', 'answered 500'],
@@ -323,13 +323,17 @@ describe('pulling http_json sources', () => {
       ['/nothing', 'answered 404'],
     ]
     for (const [path, message] of cases) {
-      await t.request('PATCH', `${base()}/catalog`, { token: editor, body: { config: { url: src(path) } } })
+      await t.request('PATCH', `${base()}/catalog`, { token: editor, body: { config: { url: src(path), headers: { Authorization: API_KEY } } } })
       const before = hits['/good'] ?? 0
+      const entriesBefore = (await t.request('GET', `${base()}/catalog/entries`, { token: editor })).body
       const r = await sync('catalog')
-      expect(r.status).toBe(200)
-      expect(r.body.data.status).toBe('error')
-      expect(r.body.data.error).toContain(message)
-      expect(r.body.data).toMatchObject({ entries: 2, revision: 1, sample: { id: 'a' } })
+      expect({ status: r.status, error: r.body.error }).toEqual({ status: 502, error: 'sync_failed' })
+      expect(Object.keys(r.body).sort()).toEqual(['error', 'message'])
+      expect(r.body.message).toContain(message)
+      // The answer is the shared error body: no sample of the data, nothing of the stored headers.
+      expect(r.text).not.toContain('sk_live')
+      // The last good data stays, entry for entry.
+      expect((await t.request('GET', `${base()}/catalog/entries`, { token: editor })).body).toEqual(entriesBefore)
       // The redirect was not followed.
       expect(hits['/good'] ?? 0).toBe(before)
       const ds = (await t.request('GET', `${base()}/catalog`, { token: editor })).body.data
@@ -338,9 +342,21 @@ describe('pulling http_json sources', () => {
       const entries = await t.request('GET', `${base()}/catalog/entries`, { token: editor })
       expect(entries.body.meta.total).toBe(2)
     }
+    // Nothing listening: the reason names the failure, not more than the configured URL says.
+    const closed = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response('') })
+    const closedPort = closed.port!
+    closed.stop(true)
+    await t.request('PATCH', `${base()}/catalog`, { token: editor, body: { config: { url: `http://127.0.0.1:${closedPort}/feed` } } })
+    const refused = await sync('catalog')
+    expect({ status: refused.status, error: refused.body.error }).toEqual({ status: 502, error: 'sync_failed' })
+    expect(refused.body.message).toContain('connection_failed')
+    expect(refused.text).not.toContain('sk_live')
     // A JSONPath that matches nothing is a failure too (an unexpected shape must not wipe the data).
     await t.request('PATCH', `${base()}/catalog`, { token: editor, body: { config: { url: src('/good'), json_path: '$.nope' } } })
-    expect((await sync('catalog')).body.data).toMatchObject({ status: 'error', entries: 2 })
+    const nothing = await sync('catalog')
+    expect({ status: nothing.status, error: nothing.body.error }).toEqual({ status: 502, error: 'sync_failed' })
+    expect(nothing.body.message).toContain('matched nothing')
+    expect((await t.request('GET', `${base()}/catalog`, { token: editor })).body.data).toMatchObject({ status: 'error', entry_count: 2, revision: 1 })
     await t.request('PATCH', `${base()}/catalog`, { token: editor, body: { config: { json_path: '$.data.items' } } })
     expect((await sync('catalog')).body.data).toMatchObject({ status: 'ok', entries: 2, revision: 1, error: null })
   })
@@ -350,8 +366,8 @@ describe('pulling http_json sources', () => {
     const started = performance.now()
     const r = await sync('slow')
     const took = performance.now() - started
-    expect(r.body.data.status).toBe('error')
-    expect(r.body.data.error).toContain('timeout')
+    expect({ status: r.status, error: r.body.error }).toEqual({ status: 502, error: 'sync_failed' })
+    expect(r.body.message).toContain('timeout')
     expect(took).toBeGreaterThan(9_000)
     expect(took).toBeLessThan(11_000)
   }, 30_000)

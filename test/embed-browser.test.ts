@@ -6,7 +6,7 @@
  *
  * CI installs Chromium (`apt-get install -y chromium`, .ci/run); where it cannot be installed these tests skip, loudly.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -14,6 +14,8 @@ import type { Server } from 'bun'
 import type { BrowserContext, Page } from 'playwright-core'
 import { buildScript, SERVICE_VERSION } from '../src/modules/system/service'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 const CHROMIUM = '/usr/bin/chromium'
 const hasChromium = existsSync(CHROMIUM)

@@ -2,10 +2,12 @@
  * The request boundary against the inputs that once broke it (one test per finding of the hostile-input review); the
  * generic sweep over every route is test/fuzz.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createRuntime } from '../src/app'
 import { createKernel } from '../src/kernel/kernel'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let owner: string

@@ -76,6 +76,38 @@ describe('mailer over SMTP (SMTP_URL set)', () => {
     expect(sink.mails[0].parsed.subject).toBe('Retry me')
     expect(await jobState(t, id!)).toEqual({ status: 'done', attempts: 3 })
   })
+
+  test('a message that fails for good keeps only its metadata: the body (and the links in it) are gone', async () => {
+    sink.clear()
+    sink.failNext(100)
+    const id = await t.kernel.mail.enqueue({ to: 'never@example.com', subject: 'Never', text: 'secret-link-token-123', html: '<a>secret-link-token-123</a>' })
+    for (let i = 0; i < 10 && (await jobState(t, id!)).status === 'pending'; i++) {
+      await t.kernel.jobs.runDueJobs()
+      t.clock.advance(13 * 3_600_000)
+    }
+    sink.failNext(0)
+    const [row] = await t.kernel.db.query<{ status: string; payload: unknown; last_error: string }>('select status, payload, last_error from jobs where id = $1', [id])
+    expect(row.status).toBe('failed')
+    expect(row.payload).toEqual({ to: 'never@example.com', subject: 'Never', message_id: null, sent_at: null })
+    expect(row.last_error).toBeTruthy()
+    expect(sink.mails).toHaveLength(0)
+  })
+
+  test('a retried message keeps its body until it is sent', async () => {
+    sink.clear()
+    sink.failNext(1)
+    const id = await t.kernel.mail.enqueue({ to: 'later@example.com', subject: 'Later', text: 'kept-for-retry' })
+    await t.kernel.jobs.runDueJobs()
+    const [row] = await t.kernel.db.query<{ status: string; payload: any }>('select status, payload from jobs where id = $1', [id])
+    expect(row.status).toBe('pending')
+    expect(row.payload.message.text).toBe('kept-for-retry')
+    t.clock.advance(30_000)
+    await t.kernel.jobs.runDueJobs()
+    await sink.waitFor(1)
+    const [after] = await t.kernel.db.query<{ status: string; payload: any }>('select status, payload from jobs where id = $1', [id])
+    expect(after.status).toBe('done')
+    expect(JSON.stringify(after.payload)).not.toContain('kept-for-retry')
+  })
 })
 
 describe('mailer without SMTP_URL (embedded default)', () => {

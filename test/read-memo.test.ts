@@ -1,6 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { storiesModule } from '../src/modules/stories'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 // The fast path's memo of whole public reads (src/modules/stories/read-memo.ts): repeated reads of a URL are answered
 // from it, and it must never serve what a full read would not — after a change on this instance or another, for

@@ -1,18 +1,21 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 // The one line per request at LOG_LEVEL=info, on each path that answers: Elysia, the fast path of cached public reads,
 // and the beacon (which keeps no client address, not even in the log).
 
 let t: TestApp
 let space: string
+let owner: string
 const lines: Record<string, unknown>[] = []
 
 beforeAll(async () => {
   const logger = createLogger('info', (line) => void lines.push(JSON.parse(line)))
   t = await testApp({}, {}, { logger })
-  const owner = (await t.register()).token
+  owner = (await t.register()).token
   space = (await t.createSpace(owner, { default_lang: 'en' })).slug
   await t.request('POST', `/v1/spaces/${space}/components`, { token: owner, body: { name: 'hero', schema: { headline: { type: 'text' } } } })
   const created = await t.request('POST', `/v1/spaces/${space}/stories`, {
@@ -81,5 +84,91 @@ describe('the request log', () => {
     expect(got).toHaveLength(1)
     expect(got[0]).toMatchObject({ method: 'POST', route: '/v1/cdn/:space/_beacon', status, ip: '-' })
     expect(JSON.stringify(lines)).not.toContain('10.20.30.43')
+  })
+})
+
+/** Lines of a second app built with `env`, for the LOG_CLIENT_IP modes. */
+async function appWithLog(env: Record<string, string>) {
+  const mine: Record<string, unknown>[] = []
+  const logger = createLogger('info', (line) => void mine.push(JSON.parse(line)))
+  const app = await testApp({}, env, { logger })
+  const of = async (requestId: string, run: () => Promise<unknown>) => {
+    const got = () => mine.filter((l) => l.msg === 'request' && l.request_id === requestId)
+    await run()
+    for (let waited = 0; got().length === 0 && waited < 2000; waited += 10) await Bun.sleep(10)
+    await Bun.sleep(30)
+    return got()
+  }
+  return { app, lines: mine, of }
+}
+
+describe('the client address in request lines (LOG_CLIENT_IP, private routes)', () => {
+  const HASH = /^[0-9a-f]{16}$/
+
+  test('private routes (form submit, subscribe, confirm, unsubscribe, registration) never log the address as seen', async () => {
+    const form = await t.request('POST', `/v1/spaces/${space}/forms`, {
+      token: owner,
+      body: { slug: 'contact', label: 'Contact', fields: [{ key: 'name', type: 'text', label: 'Name', required: true }] },
+    })
+    expect(form.status).toBe(201)
+    const ip = '10.99.0.7'
+    const sends: [string, string, Record<string, unknown> | undefined][] = [
+      ['POST', `/v1/cdn/${space}/forms/contact`, { data: { name: 'Ada' } }],
+      ['POST', `/v1/cdn/${space}/forms/no-such-form`, { data: {} }],
+      ['POST', `/v1/cdn/${space}/subscribe`, { email: 'ada@example.com' }],
+      ['GET', `/v1/cdn/${space}/subscribe/confirm/not-a-real-token`, undefined],
+      ['GET', `/v1/cdn/${space}/unsubscribe/not-a-real-token`, undefined],
+      ['POST', '/v1/auth/register', { email: 'private-log@example.com', password: 'correct horse battery staple', name: 'P' }],
+    ]
+    const hashes = new Set<unknown>()
+    for (const [i, [method, path, body]] of sends.entries()) {
+      let status = 0
+      const got = await linesOf(`private-${i}`, async () => {
+        status = (await t.request(method, path, { ip, body, headers: { 'X-Request-Id': `private-${i}` } })).status
+      })
+      expect(status).toBeLessThan(500)
+      expect(got).toHaveLength(1)
+      expect(got[0].method).toBe(method)
+      expect(got[0].ip).toMatch(HASH)
+      hashes.add(got[0].ip)
+    }
+    // One address, one day, one process: one hash (lines can be grouped, e.g. against abuse), never the address.
+    expect(hashes.size).toBe(1)
+    expect(JSON.stringify(lines)).not.toContain(ip)
+    // Any other route keeps the address as seen by default (LOG_CLIENT_IP=full).
+    const other = await linesOf('private-other', () => t.request('GET', '/v1/version', { ip, headers: { 'X-Request-Id': 'private-other' } }))
+    expect(other[0].ip).toBe(ip)
+  })
+
+  test('LOG_CLIENT_IP=hash logs the daily-salted hash on every route; the salt changes with the UTC day', async () => {
+    const { app, of } = await appWithLog({ LOG_CLIENT_IP: 'hash' })
+    try {
+      const ip = '10.99.0.8'
+      const a = await of('hash-1', () => app.request('GET', '/v1/version', { ip, headers: { 'X-Request-Id': 'hash-1' } }))
+      const b = await of('hash-2', () => app.request('POST', '/v1/cdn/nowhere/subscribe', { ip, body: {}, headers: { 'X-Request-Id': 'hash-2' } }))
+      const c = await of('hash-3', () => app.request('GET', '/v1/version', { ip: '10.99.0.9', headers: { 'X-Request-Id': 'hash-3' } }))
+      expect(a[0].ip).toMatch(HASH)
+      expect(b[0].ip).toBe(a[0].ip)
+      expect(c[0].ip).not.toBe(a[0].ip)
+      app.clock.advance(86_400_000)
+      const d = await of('hash-4', () => app.request('GET', '/v1/version', { ip, headers: { 'X-Request-Id': 'hash-4' } }))
+      expect(d[0].ip).toMatch(HASH)
+      expect(d[0].ip).not.toBe(a[0].ip)
+    } finally {
+      await app.close()
+    }
+  })
+
+  test('LOG_CLIENT_IP=off logs "-" on every route', async () => {
+    const { app, lines: mine, of } = await appWithLog({ LOG_CLIENT_IP: 'off' })
+    try {
+      const a = await of('off-1', () => app.request('GET', '/v1/version', { ip: '10.99.0.10', headers: { 'X-Request-Id': 'off-1' } }))
+      const b = await of('off-2', () => app.request('POST', '/v1/cdn/nowhere/forms/x', { ip: '10.99.0.10', body: {}, headers: { 'X-Request-Id': 'off-2' } }))
+      expect(a[0].ip).toBe('-')
+      expect(b[0].ip).toBe('-')
+      expect(JSON.stringify(mine)).not.toContain('10.99.0.10')
+    } finally {
+      await app.close()
+    }
   })
 })

@@ -1,8 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { parseQuery, PREFIX_POSTING_BUDGET, SearchIndex } from '../src/modules/search/engine'
 import { SEARCH_FIELDS, storyText, stopWordsFor, stripDatasourceMarkers, stripMarkup, tokenString, wordsOf } from '../src/modules/search/text'
 import { editDistance, typoBudget } from '../src/modules/search/tolerance'
 import { Vocabulary } from '../src/modules/search/vocabulary'
+
+setDefaultTimeout(60_000)
 
 // The pieces under the public search, checked against plain definitions (the HTTP behaviour is in search.test.ts).
 

@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createRuntime } from '../src/app'
 import { runReindex } from '../src/cli/reindex'
 import type { Database } from '../src/kernel/db'
 import { createKernel } from '../src/kernel/kernel'
 import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let owner: string

@@ -25,7 +25,7 @@ const member = (role: 'viewer' | 'editor' | 'admin') => t.member(owner.tenant.id
 const segs = (s = space) => `/v1/spaces/${s}/audience-segments`
 const createSegment = (body: Record<string, unknown>, s = space, token = editor) => t.request('POST', segs(s), { token, body })
 async function segmentOk(body: Record<string, unknown>, s = space) {
-  const r = await createSegment({ label: String(body.key), priority: 0, rules: [], ...body }, s, admin)
+  const r = await createSegment({ label: String(body.key), priority: 0, ...(body.rules ? {} : { rules: [], match_all: true }), ...body }, s, admin)
   if (r.status !== 201) throw new Error(`segment: ${r.status} ${r.text}`)
   return r.body.data as { id: number; key: string }
 }
@@ -74,8 +74,8 @@ describe('segment management', () => {
     const a = await createSegment({ key: 'beta', label: 'Beta', priority: 5, rules: [{ type: 'query', key: 'ref', operator: 'eq', value: 'x' }] }, s.slug, admin)
     expect(a.status).toBe(201)
     expect(a.body.data).toMatchObject({ key: 'beta', label: 'Beta', priority: 5, active: true, rules: [{ type: 'query', key: 'ref', operator: 'eq', value: 'x' }] })
-    const b = (await createSegment({ key: 'alpha', label: 'Alpha', priority: 5, active: false, rules: [] }, s.slug, admin)).body.data
-    const c = (await createSegment({ key: 'gamma', label: 'Gamma', priority: -1, rules: [] }, s.slug, admin)).body.data
+    const b = (await createSegment({ key: 'alpha', label: 'Alpha', priority: 5, active: false, rules: [], match_all: true }, s.slug, admin)).body.data
+    const c = (await createSegment({ key: 'gamma', label: 'Gamma', priority: -1, rules: [], match_all: true }, s.slug, admin)).body.data
     const list = await t.request('GET', segs(s.slug), { token: admin })
     expect(list.status).toBe(200)
     expect(list.body.data.map((x: { key: string }) => x.key)).toEqual(['gamma', 'beta', 'alpha'])
@@ -86,9 +86,9 @@ describe('segment management', () => {
     expect((await t.request('GET', `${segs(s.slug)}/99999999999`, { token: admin })).status).toBe(404)
     expect((await t.request('GET', `${segs(s.slug)}/Bad Key!`, { token: admin })).status).toBe(404)
 
-    const put = await t.request('PUT', `${segs(s.slug)}/alpha`, { token: admin, body: { key: 'alpha2', label: 'A2', priority: 1, rules: [] } })
+    const put = await t.request('PUT', `${segs(s.slug)}/alpha`, { token: admin, body: { key: 'alpha2', label: 'A2', priority: 1, rules: [], match_all: true } })
     expect(put.status).toBe(200)
-    expect(put.body.data).toMatchObject({ id: b.id, key: 'alpha2', label: 'A2', priority: 1, active: true, rules: [] })
+    expect(put.body.data).toMatchObject({ id: b.id, key: 'alpha2', label: 'A2', priority: 1, active: true, rules: [], match_all: true })
     const putMissing = await t.request('PUT', `${segs(s.slug)}/${b.id}`, { token: admin, body: { label: 'only a label' } })
     expect(putMissing.status).toBe(422)
 
@@ -98,10 +98,10 @@ describe('segment management', () => {
 
     const dup = await t.request('PATCH', `${segs(s.slug)}/${c.id}`, { token: admin, body: { key: 'beta' } })
     expect({ status: dup.status, error: dup.body.error }).toEqual({ status: 409, error: 'conflict' })
-    const dup2 = await createSegment({ key: 'beta', label: 'again', priority: 0, rules: [] }, s.slug, admin)
+    const dup2 = await createSegment({ key: 'beta', label: 'again', priority: 0, rules: [], match_all: true }, s.slug, admin)
     expect({ status: dup2.status, error: dup2.body.error }).toEqual({ status: 409, error: 'conflict' })
     // The same key in another Space is fine.
-    expect((await createSegment({ key: 'beta', label: 'elsewhere', priority: 0, rules: [] }, other, admin)).status).toBe(201)
+    expect((await createSegment({ key: 'beta', label: 'elsewhere', priority: 0, rules: [], match_all: true }, other, admin)).status).toBe(201)
 
     expect((await t.request('DELETE', `${segs(s.slug)}/beta`, { token: admin })).status).toBe(204)
     expect((await t.request('DELETE', `${segs(s.slug)}/beta`, { token: admin })).status).toBe(404)
@@ -155,8 +155,8 @@ describe('segment management', () => {
 
   test('at most 100 segments per Space', async () => {
     const s = (await t.createSpace(admin)).slug
-    for (let i = 0; i < 100; i++) expect((await createSegment({ key: `s${i}`, label: 'L', priority: i, rules: [] }, s, admin)).status).toBe(201)
-    const r = await createSegment({ key: 'one-too-many', label: 'L', priority: 0, rules: [] }, s, admin)
+    for (let i = 0; i < 100; i++) expect((await createSegment({ key: `s${i}`, label: 'L', priority: i, rules: [], match_all: true }, s, admin)).status).toBe(201)
+    const r = await createSegment({ key: 'one-too-many', label: 'L', priority: 0, rules: [], match_all: true }, s, admin)
     expect({ status: r.status, error: r.body.error }).toEqual({ status: 409, error: 'segment_limit' })
     // Spec 4.8: creating segments is limited to 60 per minute per IP.
     expect(rateLimitRules().find((x) => x.method === 'POST' && x.path === '/v1/spaces/:space/audience-segments')).toMatchObject({ limit: 60, windowSeconds: 60 })
@@ -183,6 +183,90 @@ describe('segment management', () => {
   })
 })
 
+describe('match_all and warnings', () => {
+  const q = [{ type: 'query', key: 'p', operator: 'eq', value: '1' }]
+  const fieldsOf = (r: { body: { errors?: Record<string, string[]> } }) => Object.keys(r.body.errors ?? {})
+
+  test('rules: [] is refused (it would match every visitor) unless match_all: true says so', async () => {
+    const empty = await createSegment({ key: 'everyone', label: 'E', priority: 0, rules: [] })
+    expect({ status: empty.status, error: empty.body.error, fields: fieldsOf(empty) }).toEqual({ status: 422, error: 'validation_failed', fields: ['rules'] })
+    const off = await createSegment({ key: 'everyone', label: 'E', priority: 0, rules: [], match_all: false })
+    expect({ status: off.status, fields: fieldsOf(off) }).toEqual({ status: 422, fields: ['rules'] })
+    // match_all with rules is a contradiction, not a guess.
+    const both = await createSegment({ key: 'everyone', label: 'E', priority: 0, rules: q, match_all: true })
+    expect({ status: both.status, fields: fieldsOf(both) }).toEqual({ status: 422, fields: ['match_all'] })
+    expect((await t.request('GET', `${segs()}/everyone`, { token: admin })).status).toBe(404)
+
+    const all = await createSegment({ key: 'everyone', label: 'E', priority: 900, rules: [], match_all: true })
+    expect(all.status).toBe(201)
+    expect(all.body.data).toMatchObject({ key: 'everyone', rules: [], match_all: true })
+    expect((await t.request('GET', `${segs()}/everyone`, { token: admin })).body.data.match_all).toBe(true)
+    const ruled = await createSegment({ key: 'ruled', label: 'R', priority: 901, rules: q })
+    expect(ruled.body.data.match_all).toBe(false)
+
+    // PATCH is checked on the merged result; PUT like a create.
+    const emptied = await patchSegment('ruled', { rules: [] })
+    expect({ status: emptied.status, fields: fieldsOf(emptied) }).toEqual({ status: 422, fields: ['rules'] })
+    const unflagged = await patchSegment('everyone', { match_all: false })
+    expect({ status: unflagged.status, fields: fieldsOf(unflagged) }).toEqual({ status: 422, fields: ['rules'] })
+    const flagged = await patchSegment('ruled', { match_all: true })
+    expect({ status: flagged.status, fields: fieldsOf(flagged) }).toEqual({ status: 422, fields: ['match_all'] })
+    expect((await t.request('GET', `${segs()}/ruled`, { token: admin })).body.data).toMatchObject({ rules: q, match_all: false })
+    const swapped = await patchSegment('ruled', { match_all: true, rules: [] })
+    expect(swapped.status).toBe(200)
+    expect(swapped.body.data).toMatchObject({ rules: [], match_all: true })
+    const back = await patchSegment('ruled', { rules: q })
+    expect({ status: back.status, fields: fieldsOf(back) }).toEqual({ status: 422, fields: ['match_all'] })
+    expect((await patchSegment('ruled', { rules: q, match_all: false })).status).toBe(200)
+    const put = await t.request('PUT', `${segs()}/everyone`, { token: editor, body: { key: 'everyone', label: 'E', priority: 900, rules: [] } })
+    expect({ status: put.status, fields: fieldsOf(put) }).toEqual({ status: 422, fields: ['rules'] })
+
+    await deleteSegment('everyone')
+    await deleteSegment('ruled')
+    // A match_all segment matches every visitor (in a Space of its own).
+    const fresh = (await t.createSpace(admin)).slug
+    expect((await resolveSegment('', {}, fresh)).body.data.segment).toBe(null)
+    expect((await createSegment({ key: 'everyone', label: 'E', priority: 0, rules: [], match_all: true }, fresh, admin)).status).toBe(201)
+    expect((await resolveSegment('', {}, fresh)).body.data.segment).toBe('everyone')
+  })
+
+  test('a country rule saved while no trusted proxy is configured: saved, with a warning that it never matches', async () => {
+    const country = [{ type: 'country', operator: 'eq', value: 'de' }]
+    // The test app trusts its loopback peer: no warning.
+    const trusted = await createSegment({ key: 'geo-ok', label: 'G', priority: 910, rules: country })
+    expect(trusted.status).toBe(201)
+    expect(trusted.body.warnings).toEqual([])
+    await deleteSegment('geo-ok')
+
+    const untrusted = await t.instance({ trustedProxies: [] })
+    try {
+      const send = async (method: string, path: string, body: unknown) => {
+        const res = await untrusted.runtime.handle(
+          new Request(`http://localhost${path}`, {
+            method,
+            headers: { Authorization: `Bearer ${editor}`, 'Content-Type': 'application/json', 'X-Forwarded-For': '10.9.9.9' },
+            body: JSON.stringify(body),
+          }),
+        )
+        return { status: res.status, body: (await res.json()) as any }
+      }
+      const created = await send('POST', segs(), { key: 'geo', label: 'G', priority: 911, rules: [q[0], ...country] })
+      expect(created.status).toBe(201)
+      expect(created.body.data).toMatchObject({ key: 'geo', rules: [q[0], ...country] })
+      expect(created.body.warnings).toEqual([{ code: 'country_rule_inactive', field: 'rules/1', message: expect.stringContaining('TRUSTED_PROXIES') }])
+      const patched = await send('PATCH', `${segs()}/geo`, { label: 'Geo' })
+      expect(patched.status).toBe(200)
+      expect(patched.body.warnings.map((w: { field: string }) => w.field)).toEqual(['rules/1'])
+      const put = await send('PUT', `${segs()}/geo`, { key: 'geo', label: 'G', priority: 911, rules: q })
+      expect(put.status).toBe(200)
+      expect(put.body.warnings).toEqual([])
+    } finally {
+      await untrusted.close()
+    }
+    await deleteSegment('geo')
+  })
+})
+
 describe('resolution', () => {
   // One segment whose single rule is swapped per case; GET /cdn/{space}/segment answers what a Story read would pick.
   const SIGNAL: Record<string, (v: string) => { query?: string; headers?: Record<string, string> }> = {
@@ -205,7 +289,7 @@ describe('resolution', () => {
   }
 
   test('every type × operator: a matching value, a non-matching value and an absent signal', async () => {
-    const seg = await segmentOk({ key: 'matrix' })
+    const seg = await segmentOk({ key: 'matrix', rules: [{ type: 'query', key: 'k', operator: 'eq', value: 'first' }] })
     try {
       for (const type of Object.keys(SIGNAL)) {
         for (const [operator, c] of Object.entries(OPERATORS)) {

@@ -194,9 +194,9 @@ describe('listing and reading Spaces', () => {
       const st = await t.spaceToken(token, space.slug, role)
       const list = await t.request('GET', '/v1/spaces', { token: st.token })
       expect(list.status).toBe(403)
-      expect(typeof list.body.error).toBe('string')
+      expect(list.body.error).toBe('user_required')
       const create = await t.request('POST', '/v1/spaces', { token: st.token, body: { slug: freshSlug(), name: 'Nope' } })
-      expect(create.status).toBe(403)
+      expect({ status: create.status, error: create.body.error }).toEqual({ status: 403, error: 'user_required' })
     }
   })
 

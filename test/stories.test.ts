@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { DomainEvent } from '../src/kernel/events'
 import { publishedSnapshots } from '../src/modules/stories/service'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(60_000)
 
 let t: TestApp
 let owner: string
@@ -242,6 +244,28 @@ describe('component blueprints', () => {
     expect(upd.status).toBe(200)
     expect(upd.body.data.display_name).toBe('Teaser card')
     expect(upd.body.data.schema.count.type).toBe('number')
+  })
+
+  test("a blueprint's fields keep the author's order in every answer (the database would sort them by length)", async () => {
+    const order = ['headline', 'subheadline_long', 'body', 'cta', 'a', 'image']
+    const schema = Object.fromEntries(order.map((k) => [k, { type: 'text' }]))
+    const created = await t.request('POST', `/v1/spaces/${space}/components`, { token: editor, body: { name: 'ordered', schema } })
+    expect(created.status).toBe(201)
+    expect(Object.keys(created.body.data.schema)).toEqual(order)
+    const one = await t.request('GET', `/v1/spaces/${space}/components/ordered`, { token: viewer })
+    expect(Object.keys(one.body.data.schema)).toEqual(order)
+    const list = await t.request('GET', `/v1/spaces/${space}/components`, { token: viewer })
+    expect(Object.keys(list.body.data.find((c: { name: string }) => c.name === 'ordered').schema)).toEqual(order)
+    // A new schema brings its own order; a change without one keeps it.
+    const reordered = ['image', 'a', 'body', 'headline', 'zz_last_but_long_name', 'cta']
+    const put = await t.request('PUT', `/v1/spaces/${space}/components/ordered`, {
+      token: editor,
+      body: { schema: Object.fromEntries(reordered.map((k) => [k, { type: 'text' }])) },
+    })
+    expect(Object.keys(put.body.data.schema)).toEqual(reordered)
+    const renamed = await t.request('PUT', `/v1/spaces/${space}/components/ordered`, { token: editor, body: { display_name: 'Ordered' } })
+    expect(Object.keys(renamed.body.data.schema)).toEqual(reordered)
+    expect(Object.keys((await t.request('GET', `/v1/spaces/${space}/components/ordered`, { token: viewer })).body.data.schema)).toEqual(reordered)
   })
 
   test('invalid blueprints are 422 and duplicates 409', async () => {

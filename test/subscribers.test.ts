@@ -92,6 +92,32 @@ describe('double opt-in', () => {
     expect(sink.mails.filter((m) => m.to.includes('pending@example.com'))).toHaveLength(2)
   })
 
+  test('once the confirmation mail is sent, its tokens exist in clear only in the mail: no table row holds them', async () => {
+    await subscribe({ email: 'secret@example.com' })
+    const { mail, confirm, unsubscribe } = await linksFor('secret@example.com')
+    const tokens = [confirm.split('/').pop()!, unsubscribe.split('/').pop()!]
+    const tables = await t.kernel.db.query<{ name: string }>(
+      `select table_name as name from information_schema.tables where table_schema = 'public' and table_type = 'BASE TABLE'`,
+    )
+    expect(tables.map((r) => r.name)).toContain('jobs')
+    for (const { name } of tables) {
+      for (const token of tokens) {
+        const hits = await t.kernel.db.query(`select 1 from "${name}" as r where strpos(r::text, $1) > 0`, [token])
+        expect({ table: name, hits: hits.length }).toEqual({ table: name, hits: 0 })
+      }
+    }
+    // The job row keeps the mail's metadata only.
+    const [job] = await t.kernel.db.query<{ status: string; payload: Record<string, unknown> }>(
+      `select status, payload from jobs where queue = 'mail.send' and payload->>'to' = $1`,
+      ['secret@example.com'],
+    )
+    expect(job.status).toBe('done')
+    expect(Object.keys(job.payload).sort()).toEqual(['message_id', 'sent_at', 'subject', 'to'])
+    expect(job.payload).toMatchObject({ to: 'secret@example.com', subject: mail.parsed.subject })
+    expect(job.payload.message_id).toBe(mail.parsed.messageId)
+    expect(job.payload.sent_at).toBe(t.clock.now().toISOString())
+  })
+
   test('a confirmation link expires after 7 days', async () => {
     await subscribe({ email: 'late@example.com' })
     const { confirm } = await linksFor('late@example.com')

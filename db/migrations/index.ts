@@ -10,6 +10,11 @@ import m6 from './0006_wise_grandmaster.sql' with { type: 'text' }
 import m7 from './0007_fearless_johnny_storm.sql' with { type: 'text' }
 import m8 from './0008_analytics_rollup_slots.sql' with { type: 'text' }
 import m9 from './0009_analytics_story_daily_backfill.sql' with { type: 'text' }
+import m10 from './0010_invitations.sql' with { type: 'text' }
+import m11 from './0011_segment_match_all.sql' with { type: 'text' }
+import m12 from './0012_mail_jobs_keep_metadata.sql' with { type: 'text' }
+import m13 from './0013_component_field_order.sql' with { type: 'text' }
+import m14 from './0014_password_reset_tokens.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -22,4 +27,9 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0007_fearless_johnny_storm', sql: m7 },
   { tag: '0008_analytics_rollup_slots', sql: m8 },
   { tag: '0009_analytics_story_daily_backfill', sql: m9 },
+  { tag: '0010_invitations', sql: m10 },
+  { tag: '0011_segment_match_all', sql: m11 },
+  { tag: '0012_mail_jobs_keep_metadata', sql: m12 },
+  { tag: '0013_component_field_order', sql: m13 },
+  { tag: '0014_password_reset_tokens', sql: m14 },
 ]

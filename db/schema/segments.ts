@@ -25,6 +25,8 @@ export const audienceSegments = pgTable(
     priority: integer('priority').notNull(),
     active: boolean('active').notNull(),
     rules: jsonb('rules').$type<SegmentRule[]>().notNull(),
+    /** Matches every visitor; then `rules` is empty. An empty rule list without it is refused at save. */
+    matchAll: boolean('match_all').notNull().default(false),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

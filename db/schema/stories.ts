@@ -142,6 +142,8 @@ export const components = pgTable(
     isRoot: boolean('is_root').notNull(),
     isNestable: boolean('is_nestable').notNull(),
     schema: jsonb('schema').notNull(),
+    /** The schema's field names in the author's order: jsonb keeps object keys in its own order (by length). */
+    fieldOrder: jsonb('field_order').$type<string[]>().notNull().default([]),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

@@ -174,7 +174,7 @@ async function seed(env: Record<string, string>) {
         { type: 'cookie', key: 'segment', operator: 'eq', value: `s${i}` },
       ],
     })
-    segIds.push(created.id)
+    segIds.push(created.data.id)
   }
   await deps.db.query(
     `insert into stories (uuid, space_id, parent_id, lang, name, slug, full_path, depth, is_folder, status, version_no, has_unpublished_changes, published_at, created_at, updated_at)

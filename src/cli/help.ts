@@ -5,6 +5,8 @@ Usage:
   content-service worker
   content-service migrate
   content-service reindex [--space <slug>]
+  content-service user create --email <e> --name <n> [--password-stdin] [--tenant <name>]
+  content-service user set-password --email <e> [--password-stdin]
   content-service version
   content-service --help | <command> --help
 
@@ -17,6 +19,9 @@ Commands:
   migrate    Apply pending database migrations and exit; shows each migration as it is applied.
   reindex    Ask every running instance to rebuild its search indexes from the database and wait for them.
                --space <slug> Only this Space (default: every Space)
+  user create  Create a user and its tenant, whatever REGISTRATION says (the first admin of a closed service).
+               --password-stdin  Read the password from standard input (else one is generated and printed once)
+  user set-password  Set a user's password and sign out all their sessions (the operator's reset).
   version    Print the service version, release channel and database mode.
 
 Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
@@ -57,6 +62,27 @@ only instance and holds the database, and a restart rebuilds every index at star
 
 Options:
   --space <slug>  Rebuild only this Space
+`,
+  user: `content-service user create --email <address> --name <name> [--password-stdin] [--tenant <name>]
+content-service user set-password --email <address> [--password-stdin]
+
+Create a user and a new tenant for it, as sign-up does, but whatever REGISTRATION says: the way to make the first
+admin of a service whose registration is closed or first-user, from a script or a container entrypoint. It opens
+the configured database (applying pending migrations); on the embedded database, stop the server first. The user
+then logs in with POST /v1/auth/login and creates Spaces.
+
+Options:
+  --email <address>  The login e-mail address (unique, compared case-insensitively)
+  --name <name>      The user's display name
+  --password-stdin   Read the password from standard input (one trailing line ending is dropped; at least 8
+                     characters), e.g. printf '%s' "$ADMIN_PASSWORD" | content-service user create ...
+                     Without it a strong random password is generated and printed once on standard output.
+  --tenant <name>    Name of the new tenant (default: "<name>'s workspace")
+
+set-password sets the password of the user with that address (the operator's reset, e.g. when there is no
+PUBLIC_URL for reset mails) and signs out every login session of the user; --password-stdin as above.
+
+Exit status: 0 done; 1 refused (invalid input, address taken or unknown); 2 usage error.
 `,
   version: `content-service version
 

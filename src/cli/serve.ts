@@ -2,6 +2,7 @@ import { createRuntime } from '../app'
 import type { Config } from '../config'
 import { startWorkers } from '../kernel/jobs'
 import { createKernel } from '../kernel/kernel'
+import { describeRegistration } from '../modules/auth/service'
 
 export interface ServeOptions {
   port?: number
@@ -32,8 +33,20 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const shownHost = server.hostname === '0.0.0.0' || server.hostname === '::' ? 'localhost' : server.hostname
   const url = `http://${shownHost}:${server.port}`
   const mode = kernel.db.driver === 'postgres' ? 'Postgres (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`
-  kernel.logger.info('listening', { url, bind: `${server.hostname}:${server.port}`, database: kernel.db.driver, workers: !!workers })
-  console.log(`content-service listening on ${url} — database: ${mode}${workers ? '' : ' — job workers off'}`)
+  const registration = await describeRegistration(kernel)
+  const everywhere = server.hostname === '0.0.0.0' || server.hostname === '::'
+  // Where it listens, said plainly: a wildcard bind is reachable from every network the host is on.
+  const bind = `${server.hostname}:${server.port}${everywhere ? ', every network interface' : ''}`
+  kernel.logger.info('listening', {
+    url,
+    bind: `${server.hostname}:${server.port}`,
+    database: kernel.db.driver,
+    workers: !!workers,
+    registration: config.registration,
+  })
+  console.log(
+    `content-service listening on ${url} (bound to ${bind}) — database: ${mode}${workers ? '' : ' — job workers off'} — registration: ${registration}`,
+  )
   let stopping: Promise<void> | null = null
   return {
     url,

@@ -1,7 +1,7 @@
 import { and, eq } from 'drizzle-orm'
 import { apiTokens, memberships, spaces } from '../../db/schema'
 import { parseToken, safeEqual, sha256Hex } from './crypto'
-import { forbidden, notFound, unauthorized } from './errors'
+import { forbidden, KernelErrors, notFound, unauthorized } from './errors'
 import type { Kernel } from './kernel'
 import { isSpaceSlug } from './schemas'
 
@@ -84,12 +84,22 @@ export interface SpaceAccess {
 
 /**
  * The one Space guard: resolves `{space}` and the caller's role in it. No access at all answers 404 (existence is
- * not revealed); access with a lower role than `min` answers 403.
+ * not revealed); access with a lower role than `min` answers 403. With `user`, a Space-scoped token that has access
+ * answers 403 `user_required` whatever its role (checked before the role, so viewer, editor and admin tokens all
+ * learn the same thing: they need a user token).
  */
-export async function requireSpaceAccess(kernel: Pick<Kernel, 'db' | 'clock'>, principal: Principal, slug: string, min: Role): Promise<SpaceAccess> {
+export async function requireSpaceAccess(
+  kernel: Pick<Kernel, 'db' | 'clock'>,
+  principal: Principal,
+  slug: string,
+  min: Role,
+  opts: { user?: boolean } = {},
+): Promise<SpaceAccess> {
   if (!isSpaceSlug(slug)) throw notFound('Space')
   const [space] = await kernel.db.db.select().from(spaces).where(eq(spaces.slug, slug)).limit(1)
-  if (!space || space.tenantId !== principal.tenantId) throw notFound('Space')
+  // Access is a membership (or a token of this very Space), not a Tenant: a user may be a member of another Tenant's
+  // Space through an accepted invitation.
+  if (!space) throw notFound('Space')
   let role: Role | null = null
   if (principal.kind === 'space') {
     role = principal.spaceId === space.id ? principal.role : null
@@ -102,11 +112,12 @@ export async function requireSpaceAccess(kernel: Pick<Kernel, 'db' | 'clock'>, p
     role = (m?.role as Role | undefined) ?? null
   }
   if (!role) throw notFound('Space')
+  if (opts.user) requireUserToken(principal)
   if (!roleAtLeast(role, min)) throw forbidden(`This action needs the ${min} role in this Space; you have ${role}.`)
   return { principal, space, role }
 }
 
 export function requireUserToken(principal: Principal): asserts principal is Extract<Principal, { kind: 'user' }> {
-  if (principal.kind !== 'user') throw forbidden('This endpoint accepts user tokens only, not Space-scoped tokens.')
+  if (principal.kind !== 'user') throw KernelErrors.userRequired('This endpoint accepts user tokens only, not Space-scoped tokens.')
 }
 

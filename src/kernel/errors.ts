@@ -42,6 +42,7 @@ export const KernelErrors = {
   invalidJson: defineError('invalid_json', 400, 'The request body is not valid JSON (or nests too deep).'),
   unauthorized: defineError('unauthorized', 401, 'A valid bearer token is required.'),
   forbidden: defineError('forbidden', 403, 'Your role does not allow this action.'),
+  userRequired: defineError('user_required', 403, 'This endpoint needs a user token: a Space-scoped token acts for no person (whatever its role).'),
   notFound: defineError('not_found', 404, 'Unknown route or resource, or a Space the caller cannot access.'),
   conflict: defineError('conflict', 409, 'The change conflicts with the current state.'),
   payloadTooLarge: defineError('payload_too_large', 413, 'The request body is too large.'),

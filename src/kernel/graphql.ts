@@ -16,7 +16,9 @@ import DataLoader from 'dataloader'
  *   `private, ...` value); published content needs nothing (GET answers then carry the public read's Cache-Control).
  * - Batch per-item loads with `ctx.loader(name, batchFn)`: one DataLoader per request and name.
  * - Throw AppErrors (defineError) for bad input: they reach the client as GraphQL errors with `extensions.code`; any
- *   other error is masked ("Something went wrong on our side.") with the request id, like a REST 500.
+ *   other error is masked ("Something went wrong on our side.") with the request id, like a REST 500. Key the
+ *   fields of a 422 by the GraphQL argument (`perPage`): check the arguments in the resolver rather than passing on
+ *   a service's REST-named error (`per_page`).
  */
 
 /** What every resolver gets as its context: the request as the kernel saw it, per-request loaders and cache hints. */

@@ -70,6 +70,12 @@ export interface JobContext<P = unknown> {
    * when another worker has taken the job over.
    */
   settle(tx: Tx, result: JobResult): Promise<void>
+  /**
+   * What the row keeps of its payload once the job is done or has failed for good, written by the statement that
+   * settles it (a retry keeps the payload as enqueued). For payloads holding secrets, e.g. a rendered mail's confirm
+   * link: keep metadata only. Default: the payload as enqueued.
+   */
+  keepPayload(payload: unknown): void
 }
 
 /** Thrown by a handler for a failure that retrying cannot fix: the job fails at once. */
@@ -187,6 +193,8 @@ interface Claim {
   token: string
   /** Set once a settle statement matched; a fallback settle after it changes nothing (the token is gone). */
   settled: boolean
+  /** `keepPayload`'s value: replaces the payload when the job settles as done or failed. */
+  kept?: { payload: unknown }
 }
 
 export class JobQueue {
@@ -548,6 +556,9 @@ export class JobQueue {
         const lost = await this.settleMany(tx, [{ ctx, result }])
         if (lost.length) throw new LeaseLostError(`job ${job.id} was claimed by another worker`)
       },
+      keepPayload: (payload) => {
+        claim.kept = { payload }
+      },
     }
     this.claims.set(ctx, claim)
     try {
@@ -589,13 +600,14 @@ export class JobQueue {
         status = 'pending'
       }
       const error = result.status === 'done' ? null : result.error.slice(0, 2000)
-      return { claim, status, runAt, error }
+      const kept = status !== 'pending' && claim.kept ? JSON.stringify(claim.kept.payload ?? {}) : null
+      return { claim, status, runAt, error, kept }
     })
     const values = sql.join(
       claims.map(
         (c) =>
           sql`(${c.claim.job.id}::bigint, ${c.claim.token}::text, ${c.status}::text, ${c.runAt ? iso(c.runAt) : null}::timestamptz,
-               ${c.error}::text, ${c.status === 'pending' ? null : iso(now)}::timestamptz)`,
+               ${c.error}::text, ${c.status === 'pending' ? null : iso(now)}::timestamptz, ${c.kept}::jsonb)`,
       ),
       sql`, `,
     )
@@ -603,8 +615,8 @@ export class JobQueue {
       db,
       sql`update jobs as j set status = v.status, run_at = coalesce(v.run_at, j.run_at), last_error = v.error,
             finished_at = v.finished_at, claim_token = null, locked_by = null, locked_until = null,
-            updated_at = ${iso(now)}::timestamptz
-          from (values ${values}) as v(id, token, status, run_at, error, finished_at)
+            updated_at = ${iso(now)}::timestamptz, payload = coalesce(v.kept, j.payload)
+          from (values ${values}) as v(id, token, status, run_at, error, finished_at, kept)
           where j.id = v.id and j.claim_token = v.token and j.status = 'running'
           returning j.id`,
     )

@@ -100,13 +100,29 @@ export class Mailer {
   }
 }
 
+/**
+ * What a settled `mail.send` job keeps: the rendered message holds links with secrets (confirm and unsubscribe
+ * tokens) that must exist in clear only in the mail itself, so once the job is done or has failed for good its row
+ * keeps only this. `message_id` and `sent_at` are null for a failed job (its error is in `last_error`).
+ */
+export interface SettledMailJob {
+  to: string
+  subject: string
+  message_id: string | null
+  sent_at: string | null
+}
+
 /** Registers the `mail.send` queue: one job per message, retried on the schedule above. */
-export function registerMailQueue(jobs: JobQueue, mailer: Mailer) {
+export function registerMailQueue(jobs: JobQueue, mailer: Mailer, clock: Clock) {
   jobs.define(MAIL_QUEUE, {
     concurrency: 4,
     retryDelaysMs: MAIL_RETRY_DELAYS_MS,
-    handler: async ({ job }) => {
-      await mailer.send(job.payload.message)
+    handler: async (ctx) => {
+      const { to, subject } = ctx.job.payload.message
+      // Kept if this attempt is the last and fails (a retry keeps the message to send it again).
+      ctx.keepPayload({ to, subject, message_id: null, sent_at: null } satisfies SettledMailJob)
+      const sent = await mailer.send(ctx.job.payload.message)
+      ctx.keepPayload({ to, subject, message_id: sent.messageId || null, sent_at: clock.now().toISOString() } satisfies SettledMailJob)
     },
   })
 }

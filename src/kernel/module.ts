@@ -1,3 +1,4 @@
+import type { Role } from './auth'
 import type { AnyElysia } from 'elysia'
 import type { ScopedCache } from './cache'
 import type { ErrorDef } from './errors'
@@ -23,11 +24,26 @@ export type Use = <S extends object>(module: Module<S>) => S
 export interface RouteContext<S> {
   kernel: Kernel
   self: S
-  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`. */
+  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`, `spaceUser: <role>`. */
   guards: Guards
   use: Use
   /** What the kernel knows of a request: client IP (after trusted proxies), request id, timing. */
   requestInfo(request: Request): RequestInfo
+  /**
+   * Every mounted route with the guard it declared (`minRole` for `spaceRole` routes), read from the app itself once
+   * it is built: call it in a handler, not while building routes. The roles table (`GET /spaces/{space}/roles`) is
+   * made from it, so what is documented is what the guards enforce.
+   */
+  routeTable(): readonly RouteSummary[]
+}
+
+export interface RouteSummary {
+  method: string
+  /** The full path with OpenAPI-style parameters, e.g. `/v1/spaces/{space}/members`. */
+  path: string
+  summary: string
+  /** The least role a `spaceRole` route needs; null for routes without the Space guard. */
+  minRole: Role | null
 }
 
 /** A handler for the public read fast path: synchronous when it can answer from memory. */
@@ -119,6 +135,12 @@ export interface ModuleDefinition<S extends object> {
   graphql?(builder: GraphQLBuilder, self: S, kernel: Kernel): void
   /** Per-IP limits of this module's routes (full paths, starting with /v1). */
   rateLimits?: RateLimitRule[]
+  /**
+   * Routes whose callers were promised that their address is not kept (form submits, subscribe, confirm,
+   * unsubscribe, registration): full paths from /v1 in rate-limit row syntax, any method. Their request log lines
+   * never carry the client address as seen: its daily-salted hash, or `-` with LOG_CLIENT_IP=off.
+   */
+  privatePaths?: string[]
 }
 
 /** A module value. `S` is the type of its state; `Module` alone erases it for the list. */

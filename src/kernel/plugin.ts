@@ -1,10 +1,11 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
+import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, KernelErrors } from './errors'
 import { pathOf, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
-import type { RateLimitDecision } from './rate-limit'
+import { pathRegex, type RateLimitDecision } from './rate-limit'
 
 /** What the kernel knows of a request before any route runs; shared by the fast path and the Elysia hooks. */
 export interface RequestInfo {
@@ -43,6 +44,53 @@ export interface PublicCors {
   exposeHeaders?: readonly string[]
 }
 
+const DAY_MS = 86_400_000
+/** Hashes remembered per day (an address seen again costs no hash); cleared when full. */
+const HASH_MEMO_LIMIT = 10_000
+
+/**
+ * The client address as the request log writes it (LOG_CLIENT_IP). The hash is SHA-256 of a random salt of the UTC
+ * day and the address, cut to 16 hex characters: lines of one day and one process can be told apart and grouped
+ * (abuse), but the salt lives only in memory and is replaced at midnight, so no hash can be traced back to an address
+ * once its day is over (the same promise as the forms' `ip_hash`, whose salts are deleted after two days).
+ */
+export class LogAddress {
+  private privateRoute: RegExp | null
+  private day = -1
+  private salt = ''
+  private memo = new Map<string, string>()
+
+  constructor(
+    private mode: 'full' | 'hash' | 'off',
+    privatePaths: readonly string[],
+  ) {
+    this.privateRoute = privatePaths.length ? pathRegex(privatePaths) : null
+  }
+
+  /** What the line of a request to `pathname` from `ip` at `now` (epoch ms) carries. */
+  of(pathname: string, ip: string, now: number): string {
+    if (this.mode === 'off') return '-'
+    if (this.mode === 'full' && (this.privateRoute === null || !this.privateRoute.test(pathname))) return ip
+    return this.hash(ip, now)
+  }
+
+  private hash(ip: string, now: number): string {
+    const day = Math.floor(now / DAY_MS)
+    if (day !== this.day) {
+      this.day = day
+      this.salt = Buffer.from(randomBytes(32)).toString('hex')
+      this.memo.clear()
+    }
+    let h = this.memo.get(ip)
+    if (h === undefined) {
+      if (this.memo.size >= HASH_MEMO_LIMIT) this.memo.clear()
+      h = sha256Hex(`${this.salt}:${ip}`).slice(0, 16)
+      this.memo.set(ip, h)
+    }
+    return h
+  }
+}
+
 /**
  * The request front: request id, client IP, CORS, rate limiting and the request log, done once per request whichever
  * path answers it (the fast path of src/app.ts or Elysia).
@@ -53,6 +101,7 @@ export class RequestFront {
   private anyManagementOrigin: boolean
   /** Request lines are written: only then is a start time taken. */
   private timed: boolean
+  private address: LogAddress
 
   private publicPrefixes: readonly string[]
   private allowHeaders: string
@@ -60,8 +109,13 @@ export class RequestFront {
   /** The CORS headers of public content (shared, never mutated). */
   private publicCors: readonly (readonly [string, string])[]
 
+  /**
+   * `privatePaths`: the modules' private routes, whose log lines never carry the address as seen. `declared`: the
+   * modules' public CORS paths and headers (`publicCors`).
+   */
   constructor(
     private kernel: Kernel,
+    privatePaths: readonly string[] = [],
     declared: readonly PublicCors[] = [],
   ) {
     const merged = (own: readonly string[], more: (c: PublicCors) => readonly string[] | undefined) => [...new Set([...own, ...declared.flatMap((c) => more(c) ?? [])])]
@@ -75,6 +129,7 @@ export class RequestFront {
     this.managementOrigins = new Set(kernel.config.corsOrigins)
     this.anyManagementOrigin = this.managementOrigins.has('*')
     this.timed = kernel.logger.logsRequests
+    this.address = new LogAddress(kernel.config.logClientIp ?? 'full', privatePaths)
   }
 
   /**
@@ -141,14 +196,15 @@ export class RequestFront {
     return d
   }
 
-  log(method: string, route: string, status: number, ri: RequestInfo) {
+  /** The request's line; `anonymous`: the route keeps no address at all, not even hashed (the beacon). */
+  log(method: string, route: string, status: number, ri: RequestInfo, anonymous = false) {
     this.kernel.logger.request({
       method,
       route,
       status,
       ms: Math.round((performance.now() - ri.start) * 100) / 100,
       requestId: ri.id,
-      ip: ri.ip,
+      ip: anonymous ? '-' : this.address.of(ri.pathname, ri.ip, ri.now),
     })
   }
 }
@@ -177,15 +233,40 @@ function errorResponse(status: number, body: ErrorBody, headers: Record<string, 
   return new Response(JSON.stringify(body), { status, headers })
 }
 
-/** The parsed body of a multipart request: nothing is read; the route reads `request.body` itself. */
+/** The parsed body of a request in a media type its route reads itself (an upload): nothing is read. */
 export const MULTIPART_UNREAD: Record<string, never> = Object.freeze({}) as Record<string, never>
+
+/**
+ * The media types each route takes. JSON is the default: every route with a body takes `application/json` (and
+ * `+json` types) only. A route that declares its own `detail.requestBody.content` (the asset upload: multipart; the
+ * beacon: JSON or text/plain) takes the types it lists besides JSON, and reads those bodies from `request` itself.
+ * Learned from the mounted routes once (`learn`), so the declaration that documents a route is the one enforced.
+ */
+export class RouteBodyTypes {
+  private byRoute = new Map<string, ReadonlySet<string>>()
+
+  learn(routes: readonly { method: string; path: string; hooks?: { detail?: unknown } }[]) {
+    for (const r of routes) {
+      const content = (r.hooks?.detail as { requestBody?: { content?: Record<string, unknown> } } | undefined)?.requestBody?.content
+      if (!content) continue
+      const types = new Set(Object.keys(content).map((k) => k.toLowerCase()))
+      types.delete('application/json')
+      if (types.size > 0) this.byRoute.set(`${r.method} ${r.path}`, types)
+    }
+  }
+
+  /** Whether `method route` reads a body of this (non-JSON) media type itself. */
+  takes(method: string, route: string | undefined, type: string): boolean {
+    return route !== undefined && (this.byRoute.get(`${method} ${route}`)?.has(type) ?? false)
+  }
+}
 
 /**
  * What every Elysia-routed request goes through: the front (request id, client IP, CORS, rate limit), the JSON body
  * parser with its size limit, the one error body, and one log line per request. The hooks are synchronous (with the
  * in-memory rate-limit store), so Elysia compiles no await into the route lifecycle.
  */
-export function kernelPlugin(kernel: Kernel, front: RequestFront) {
+export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: RouteBodyTypes = new RouteBodyTypes()) {
   const { config, logger } = kernel
 
   const begin = (request: Request, server: PeerSource | null, set: { headers: Record<string, unknown> }) => {
@@ -219,7 +300,7 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
   }
 
   app
-    .onParse({ as: 'global' }, async ({ request, contentType }) => {
+    .onParse({ as: 'global' }, async ({ request, contentType, route }) => {
       const type = (contentType ?? '').split(';')[0].trim().toLowerCase()
       const length = Number(request.headers.get('content-length') ?? '0')
       if (type === 'application/json' || type.endsWith('+json')) {
@@ -243,9 +324,10 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
             throw KernelErrors.invalidJson('The request body is not valid JSON.')
         }
       }
-      // Routes that take uploads stream these themselves (modules/assets/upload.ts). Returning a value stops Elysia
-      // from running its own multipart parser, which would buffer the whole body in memory first.
-      if (type === 'multipart/form-data') return MULTIPART_UNREAD
+      // Routes that declare another type read such bodies themselves (modules/assets/upload.ts streams multipart).
+      // Returning a value stops Elysia from running its own parser, which would buffer the whole body first. Any
+      // other route takes JSON only: a form or text body is refused, never read as an empty object.
+      if (bodyTypes.takes(request.method, route, type)) return MULTIPART_UNREAD
       if (request.body !== null || length > 0) {
         throw KernelErrors.unsupportedMediaType('Send the request body as application/json.')
       }
@@ -332,7 +414,8 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront) {
 }
 
 /**
- * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`. Modules `.use()`
+ * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`, `spaceUser: '<min
+ * role>'` (the Space guard for routes that act as a person: Space-scoped tokens get 403 user_required). Modules `.use()`
  * this (macros only, no hooks), so using it in several modules registers nothing twice.
  */
 export function guardPlugin(kernel: Kernel) {
@@ -351,7 +434,7 @@ export function guardPlugin(kernel: Kernel) {
     },
     /** A user token (not Space-scoped); resolves `principal`. */
     userToken: {
-      detail: { security: [{ bearer: [] }], 'x-guard': 'a user token (Space-scoped tokens get 403)' },
+      detail: { security: [{ bearer: [] }], 'x-guard': 'a user token (Space-scoped tokens get 403 user_required)' },
       async transform({ request }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         requireUserToken(principal)
@@ -361,13 +444,26 @@ export function guardPlugin(kernel: Kernel) {
     },
     /** The Space guard for `/spaces/:space/...`: resolves `access` = {principal, space, role}. */
     spaceRole: (min: Role) => ({
-      detail: { security: [{ bearer: [] }], 'x-guard': `role ${min} or higher in the Space (no access: 404; a lower role: 403)` },
+      detail: { security: [{ bearer: [] }], 'x-guard': `role ${min} or higher in the Space (no access: 404; a lower role: 403)`, 'x-min-role': min },
       async transform({ request, params }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
         resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min))
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
+    }),
+    /** `spaceRole` for routes that act as a person (comments, presence): Space-scoped tokens get 403 user_required. */
+    spaceUser: (min: Role) => ({
+      detail: {
+        security: [{ bearer: [] }],
+        'x-guard': `role ${min} or higher in the Space, with a user token (no access: 404; a Space-scoped token: 403 user_required; a lower role: 403)`,
+      },
+      async transform({ request, params }) {
+        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
+        const slug = String((params as Record<string, unknown>).space ?? '')
+        resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min, { user: true }))
+      },
+      resolve: ({ request }) => ({ access: take<SpaceAccess & { principal: Extract<Principal, { kind: 'user' }> }>(request) }),
     }),
   })
 }

@@ -38,13 +38,23 @@ export interface CompiledRule extends RateLimitRule {
   limitText: string
 }
 
+/**
+ * One regex matching any of `paths` (rate-limit row syntax: `:param` for one segment, a trailing `*` for the rest),
+ * with or without a trailing slash. Also what a module's `privatePaths` compile to.
+ */
+export function pathRegex(paths: readonly string[]): RegExp {
+  const alternatives = paths.map((path) =>
+    path
+      .split('/')
+      .map((seg) => (seg === '*' ? '.+' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/'),
+  )
+  return new RegExp(`^(?:${alternatives.join('|')})/?$`)
+}
+
 /** A rule with its regex and header values built (the table's rows, and rules a module counts against itself). */
 export function compileRule(rule: RateLimitRule): CompiledRule {
-  const pattern = rule.path
-    .split('/')
-    .map((seg) => (seg === '*' ? '.+' : seg.startsWith(':') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-    .join('/')
-  return { ...rule, regex: new RegExp(`^${pattern}/?$`), windowMs: rule.windowSeconds * 1000, policy: `${rule.limit};w=${rule.windowSeconds}`, limitText: String(rule.limit) }
+  return { ...rule, regex: pathRegex([rule.path]), windowMs: rule.windowSeconds * 1000, policy: `${rule.limit};w=${rule.windowSeconds}`, limitText: String(rule.limit) }
 }
 
 /** Remembered (method, path) → rule lookups; cleared when full, so hostile random paths cost memory only up to it. */

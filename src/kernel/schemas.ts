@@ -38,10 +38,14 @@ const UUID_RE = new RegExp(UUID_PATTERN)
 export const isUuid = (s: string) => UUID_RE.test(s)
 export const Uuid = t.String({ format: 'uuid', pattern: UUID_PATTERN, error: 'must be a uuid' })
 
+/** The key under which intString() keeps its bounds for the OpenAPI description (validation ignores it). */
+export const INT_PARAM = 'x-integer'
+
 /**
  * An integer in a path or query string, `min`…`max`, decimal digits only (no sign, exponent, fraction or leading
  * zero). Checked as a string pattern — so a bad value is reported under its own name (path: 404, query: 422) — and
- * handed to the route as a number.
+ * handed to the route as a number. The OpenAPI description publishes it as what it is, `type: integer` with its
+ * bounds (`INT_PARAM`, read by src/openapi.ts): a typed client sends `per_page: 20`, the wire form is text either way.
  */
 export const intString = (min: number, max: number, opts: { description?: string; error?: string } = {}) =>
   t
@@ -50,6 +54,7 @@ export const intString = (min: number, max: number, opts: { description?: string
         pattern: `^(?:${toRegexRange(min, max)})$`,
         error: opts.error ?? `must be an integer from ${min} to ${max}`,
         description: opts.description ?? `An integer from ${min} to ${max}`,
+        [INT_PARAM]: { minimum: min, maximum: max },
       }),
     )
     .Decode((v) => Number(v))
@@ -77,7 +82,10 @@ export const pageQuery = (max = 100, def = 25) => t.Object({ page: t.Optional(Pa
 /** `meta` of a paginated listing. */
 export const PageMeta = t.Object({ total: Int(), page: Int(), per_page: Int() })
 
-/** The one error body (spec 7): `{error, message, errors?}`; a 500 carries `request_id`. */
+/**
+ * The one error body (spec 7): `{error, message, errors?}`; a 500 carries `request_id`. The OpenAPI description keeps
+ * it once, as `#/components/schemas/ErrorBody`, and refers to it wherever a route names it (src/openapi.ts).
+ */
 export const ErrorBody = t.Object(
   {
     error: t.String({ description: 'Machine code, e.g. validation_failed' }),
@@ -85,7 +93,7 @@ export const ErrorBody = t.Object(
     errors: t.Optional(t.Record(t.String(), t.Array(t.String()), { description: 'Messages per field (422), keyed by the field path' })),
     request_id: t.Optional(t.String({ description: 'With 500: the id to quote; the server log has the details' })),
   },
-  { $id: '#/components/schemas/ErrorBody', title: 'ErrorBody' },
+  { title: 'ErrorBody' },
 )
 
 /** `{data: T}`: every single-item answer of the management API. */

@@ -5,6 +5,7 @@ import { assetsModule } from './assets'
 import { authModule } from './auth'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
+import { membersModule } from './members'
 import { formsModule } from './forms'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
@@ -23,6 +24,7 @@ export const MODULES: Module[] = [
   systemModule,
   authModule,
   spacesModule,
+  membersModule,
   storiesModule,
   segmentsModule,
   datasourcesModule,

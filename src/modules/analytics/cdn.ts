@@ -18,6 +18,9 @@ function noContent(info: Pick<FastRequest, 'addHeaders'> | null): Response {
   const h = res.headers
   info?.addHeaders(h)
   h.set('cache-control', 'no-store')
+  // sendBeacon and no-cors fetches are cross-origin subresource loads: a page served with
+  // `Cross-Origin-Embedder-Policy: require-corp` blocks (and logs) any answer that does not opt in.
+  h.set('cross-origin-resource-policy', 'cross-origin')
   return res
 }
 
@@ -85,7 +88,7 @@ export function beaconCdnRoutes(deps: BeaconDeps, requestIp: (request: Request) 
         description:
           'Body (`application/json`, or `text/plain` as `navigator.sendBeacon` sends a string), all fields optional: `story_uuid`, `segment_key`, `lang` (BCP-47), `referrer` (kept as scheme and host only), `device` (`desktop`, `mobile` or `tablet`; else derived from the User-Agent). ' +
           'Always answers 204 with an empty body — bad JSON, an unknown Space or Story, a body over 4 KB, a bot, or more than 600 beacons per minute from one IP are dropped silently, so the answer never tells whether a Story exists. ' +
-          'No cookie is set; the IP is only a key of the in-memory rate limiter (forgotten within about two minutes) and is not stored or logged. CORS: any origin; OPTIONS answers 204. ' +
+          'Answers carry `Cross-Origin-Resource-Policy: cross-origin`, so pages with `COEP: require-corp` may send it. No cookie is set; the IP is only a key of the in-memory rate limiter (forgotten within about two minutes) and is not stored or logged. CORS: any origin; OPTIONS answers 204. ' +
           'Writes are batched (every second or 1,000 beacons): a crash may lose about the last second of beacons.',
         requestBody: {
           content: {

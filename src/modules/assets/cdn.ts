@@ -10,6 +10,8 @@ import { publicAsset, readAllBytes, streamBytes, verifySignature } from './servi
 import type { Fit, OutputFormat } from './transform'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
+/** Public bytes are embedded by other sites (`<img>`, `<video>`): pages with `COEP: require-corp` need this opt-in. */
+const CORP = { 'Cross-Origin-Resource-Policy': 'cross-origin' }
 const OUTPUT_TYPES: Record<OutputFormat, string> = { webp: 'image/webp', jpg: 'image/jpeg', png: 'image/png', avif: 'image/avif' }
 /** An SVG opened directly must never run script or load anything. */
 const SVG_HEADERS = { 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'", 'X-Content-Type-Options': 'nosniff' }
@@ -68,6 +70,7 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
           'Cache-Control': IMMUTABLE,
           'Accept-Ranges': 'bytes',
           'Content-Disposition': disposition(asset.filename),
+          ...CORP,
           ...(asset.contentType === 'image/svg+xml' ? SVG_HEADERS : {}),
         }
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
@@ -102,7 +105,7 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
       const key = `${asset.sha256.slice(0, 16)}-${w ?? ''}x${h ?? ''}-${fit}-q${format === 'png' ? '' : quality}`
       const name = `${asset.uuid}.${key}.${format}`
       const etag = `"${key}.${format}"`
-      const headers: Record<string, string> = { ETag: etag, 'Cache-Control': IMMUTABLE, 'Content-Type': OUTPUT_TYPES[format as OutputFormat] }
+      const headers: Record<string, string> = { ETag: etag, 'Cache-Control': IMMUTABLE, ...CORP, 'Content-Type': OUTPUT_TYPES[format as OutputFormat] }
       if (etagMatches(request.headers.get('if-none-match'), etag)) {
         delete headers['Content-Type']
         return new Response(null, { status: 304, headers })
@@ -138,7 +141,8 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
         description:
           'Original (`{uuid}`): Range requests (206/416), strong ETag (If-None-Match → 304), `Content-Disposition` with the filename, `Cache-Control: public, max-age=31536000, immutable`; SVG carries `Content-Security-Policy: default-src \'none\'; style-src \'unsafe-inline\'` and `X-Content-Type-Options: nosniff`. ' +
           'Variant (`{uuid}.{format}`, images only, else 404): `w`/`h` from IMAGE_WIDTHS or any size with a valid `s` (422 `size_not_allowed`), `fit` cover | contain | inside (default), `q` 1–100 (default 80). ' +
-          'Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first).',
+          'Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first). ' +
+          'Originals and variants carry `Cross-Origin-Resource-Policy: cross-origin`: pages with `Cross-Origin-Embedder-Policy: require-corp` may embed them.',
         responses: {
           200: { description: 'The bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
           206: { description: 'A byte range of the original', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },

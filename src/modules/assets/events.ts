@@ -10,10 +10,16 @@ export interface AssetDeletedPayload {
   asset: { uuid: string }
 }
 
+/** Internal: an asset's alt text or file name changed; every instance drops what its Story reads remember of it. */
+export interface AssetUpdatedPayload {
+  asset: { uuid: string }
+}
+
 declare module '../../kernel/events' {
   interface EventMap {
     'asset.uploaded': AssetUploadedPayload
     'asset.deleted': AssetDeletedPayload
+    'asset.updated': AssetUpdatedPayload
   }
 }
 
@@ -25,4 +31,5 @@ export const assetEvents: EventDeclarations = {
     webhook: (p) => ({ asset: Object.fromEntries(ASSET_FIELDS.map((f) => [f, (p as AssetUploadedPayload).asset?.[f] ?? null])) }),
   },
   'asset.deleted': { description: 'Internal: an asset was deleted (cached variants are dropped on every instance).' },
+  'asset.updated': { description: 'Internal: an asset\'s alt text or file name changed (Story reads resolve asset fields anew).' },
 }

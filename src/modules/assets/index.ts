@@ -5,6 +5,7 @@ import { assetCdnRoutes } from './cdn'
 import { assetEvents } from './events'
 import { ImageService } from './images'
 import { AssetErrors } from './model'
+import { AssetRefs, assetStep } from './read-step'
 import { assetRoutes } from './routes'
 import { removeStaleUploads, uploadTmpDir } from './service'
 
@@ -14,7 +15,7 @@ import { removeStaleUploads, uploadTmpDir } from './service'
  */
 export const assetsModule = defineModule({
   name: 'assets',
-  setup: (kernel) => ({ images: new ImageService(kernel) }),
+  setup: (kernel) => ({ images: new ImageService(kernel), refs: new AssetRefs(kernel) }),
   start: async (self, kernel) => {
     self.images.warm()
     // Temporary upload files left by a process that stopped mid-upload.
@@ -26,8 +27,16 @@ export const assetsModule = defineModule({
   errors: Object.values(AssetErrors),
   events: assetEvents,
   on: {
-    'asset.deleted': (e, self) => self.images.dropAsset(e.payload.asset.uuid),
+    'asset.uploaded': (e, self) => self.refs.changed(e.spaceId!, e.payload.asset.uuid),
+    'asset.updated': (e, self) => self.refs.changed(e.spaceId!, e.payload.asset.uuid),
+    'asset.deleted': (e, self) => {
+      self.images.dropAsset(e.payload.asset.uuid)
+      self.refs.changed(e.spaceId!, e.payload.asset.uuid)
+    },
   },
+  onResync: (self) => self.refs.resync(),
+  // Asset fields of Story content resolved to URLs, alt text and sizes (CDN, previews, GraphQL).
+  readSteps: (self, kernel) => [assetStep(kernel, self.refs)],
   rateLimits: [
     // 4.8 and 4.2
     { id: 'assets.upload', method: 'POST', path: '/v1/spaces/:space/assets', limit: 30, windowSeconds: MIN },

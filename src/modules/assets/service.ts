@@ -1,4 +1,4 @@
-import { and, count, desc, eq, getTableName, gte, ilike, like, lte, type SQL, sql } from 'drizzle-orm'
+import { and, count, desc, eq, getTableName, gte, ilike, inArray, like, lte, type SQL, sql } from 'drizzle-orm'
 import { open, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -247,7 +247,7 @@ export async function updateAsset(
   origin: string,
 ): Promise<AssetView> {
   const alt = input.alt ? await checkAlt(kernel, access.space.id, input.alt) : null
-  const row = await transact(kernel, async (tx) => {
+  const row = await transact(kernel, async (tx, emit) => {
     const [current] = await tx
       .select()
       .from(assets)
@@ -261,6 +261,8 @@ export async function updateAsset(
       .set({ alt: merged, filename: input.filename !== undefined ? cleanFilename(input.filename) : current.filename, updatedAt: kernel.clock.now() })
       .where(eq(assets.id, current.id))
       .returning()
+    // Story reads resolve asset fields with the alt text and file name: they must see the change.
+    emit({ type: 'asset.updated', spaceId: access.space.id, payload: { asset: { uuid: row!.uuid } } })
     return row!
   })
   return view(row, access.space.slug, origin)
@@ -287,6 +289,24 @@ export async function publicAsset(kernel: Kernel, spaceId: number, uuid: string)
     .where(and(eq(assets.spaceId, spaceId), eq(assets.uuid, uuid.toLowerCase())))
     .limit(1)
   return row ?? null
+}
+
+/** What a Story read shows of an asset (an asset field resolved): one query for every uuid a Story references. */
+export interface AssetInfo {
+  uuid: string
+  filename: string
+  mime: string
+  width: number | null
+  height: number | null
+  alt: Record<string, string>
+}
+
+export async function assetInfos(kernel: Kernel, spaceId: number, uuids: string[]): Promise<AssetInfo[]> {
+  if (!uuids.length) return []
+  return kernel.db.db
+    .select({ uuid: assets.uuid, filename: assets.filename, mime: assets.contentType, width: assets.width, height: assets.height, alt: assets.alt })
+    .from(assets)
+    .where(and(eq(assets.spaceId, spaceId), inArray(assets.uuid, uuids)))
 }
 
 /** The bytes `from`…`to` (inclusive) of an asset, streamed one chunk row at a time. */

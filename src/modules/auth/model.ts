@@ -5,6 +5,22 @@ import { Int, NullableTimestamp, oneOf } from '../../kernel/schemas'
 export const AuthErrors = {
   emailTaken: defineError('email_taken', 409, 'An account with this e-mail address exists (compared case-insensitively).'),
   invalidCredentials: defineError('invalid_credentials', 401, 'The e-mail address or the password is wrong.'),
+  registrationClosed: defineError(
+    'registration_closed',
+    403,
+    'Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account.',
+  ),
+  wrongPassword: defineError('wrong_password', 422, 'current_password is not the password of the signed-in user.'),
+  resetUnavailable: defineError(
+    'password_reset_unavailable',
+    403,
+    'Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address).',
+  ),
+  resetTokenInvalid: defineError(
+    'reset_token_invalid',
+    422,
+    'The password-reset token is unknown, used already or older than one hour: ask for a new mail.',
+  ),
 }
 
 // A pragmatic e-mail check: one @, no spaces, a dot in the domain; the real proof is a delivered mail.
@@ -15,6 +31,31 @@ export const RegisterBody = t.Object({
   password: t.String({ minLength: 8, maxLength: 1024, error: 'must be at least 8 characters' }),
   name: t.String({ minLength: 1, maxLength: 200, pattern: '\\S', error: 'is required (1 to 200 characters, not only blanks)' }),
   tenant_name: t.Optional(t.String({ minLength: 1, maxLength: 200, pattern: '\\S', error: 'must be 1 to 200 characters, not only blanks' })),
+})
+
+const NEW_PASSWORD = { minLength: 8, maxLength: 1024, error: 'must be at least 8 characters' }
+
+export const PasswordChangeBody = t.Object({
+  current_password: t.String({ minLength: 1, maxLength: 1024, error: 'is required' }),
+  new_password: t.String(NEW_PASSWORD),
+})
+
+export const PasswordResetRequestBody = t.Object({
+  email: t.String({ minLength: 1, maxLength: 254, error: 'is required' }),
+})
+
+export const PasswordResetBody = t.Object({
+  token: t.String({ minLength: 1, maxLength: 200, error: 'is required', description: 'The token from the reset link (`.../reset-password/{token}`)' }),
+  new_password: t.String(NEW_PASSWORD),
+})
+
+export const PasswordChangedModel = t.Object({
+  revoked_sessions: Int({ description: 'How many login sessions (user tokens) of the user were signed out' }),
+})
+export type PasswordChangedView = typeof PasswordChangedModel.static
+
+export const PasswordResetRequestedModel = t.Object({
+  message: t.String({ description: 'The same text whether or not the address has an account' }),
 })
 
 export const LoginBody = t.Object({

@@ -4,7 +4,6 @@ import { Int, IntId, SpaceSlug, Timestamp, Uuid } from '../../kernel/schemas'
 import { BLOCK_PATH_PATTERN } from './anchor'
 
 export const CollaborationErrors = {
-  userRequired: defineError('user_required', 403, 'A Space-scoped token acts for no person: presence and comment writes need a user token.'),
   sessionTaken: defineError('session_taken', 409, 'The presence session id belongs to another user.'),
 }
 
@@ -48,7 +47,7 @@ export const HeartbeatModel = t.Object({
 const CommentBodyText = t.String({ minLength: 1, maxLength: 10_000, error: 'must be 1 to 10,000 characters' })
 
 export const CreateCommentBody = t.Object({
-  block_path: BlockPath,
+  block_path: t.Optional(BlockPath), // required for a root comment (the service says so, keyed block_path); a reply takes its root's
   body: CommentBodyText,
   parent_id: t.Optional(t.Union([Int({ minimum: 1, maximum: 2_147_483_647 }), t.Null()], { error: 'must be a root comment id or null' })),
 })

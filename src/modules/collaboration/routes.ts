@@ -27,11 +27,11 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
     .post('/presence', async ({ access, params, body }) => ({ data: await heartbeat(kernel, access, params.uuid, body) }), {
       params: StoryParams,
       body: HeartbeatBody,
-      spaceRole: 'viewer',
+      spaceUser: 'viewer',
       response: Data(HeartbeatModel),
       detail: {
         summary: 'Presence heartbeat (every 15 s); answers the other active sessions',
-        description: 'Upserts the session by (Story, session_id). A session belongs to the user who created it (another user: 409 session_taken). Space-scoped tokens: 403 user_required.',
+        description: 'Upserts the session by (Story, session_id). A session belongs to the user who created it (another user: 409 session_taken). Space-scoped tokens (any role): 403 user_required.',
       },
     })
     .get('/presence', async ({ access, params }) => ({ data: await listPresence(kernel, access, params.uuid) }), {
@@ -46,7 +46,7 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
         await endSession(kernel, access, params.uuid, params.session_id)
         set.status = 204
       },
-      { params: SessionParams, spaceRole: 'viewer', response: { 204: NoContent }, detail: { summary: "End the caller's own session (someone else's: 404)" } },
+      { params: SessionParams, spaceUser: 'viewer', response: { 204: NoContent }, detail: { summary: "End the caller's own session (someone else's: 404)" } },
     )
     .get('/comments', async ({ access, params, query }) => ({ data: await listComments(kernel, access, params.uuid, query.include_resolved === '1') }), {
       params: StoryParams,
@@ -64,18 +64,20 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
       {
         params: StoryParams,
         body: CreateCommentBody,
-        spaceRole: 'editor',
+        spaceUser: 'editor',
         response: { 201: Data(CommentModel) },
         detail: {
           summary: 'Post a comment anchored to a block, or a reply (parent_id: a root comment)',
-          description: '`block_path` is resolved against the current draft to the block `_uid` (a path to no block: 422). Replies inherit the root’s anchor.',
+          description:
+            '`block_path` is resolved against the current draft to the block `_uid` (a path to no block: 422); it is required for a root comment (missing: 422 keyed `block_path`). ' +
+            'A reply (`parent_id`) takes the root’s anchor: it may leave `block_path` out, and one it sends is ignored. Space-scoped tokens (any role): 403 user_required.',
         },
       },
     )
     .patch('/comments/:id', async ({ access, params, body }) => ({ data: await updateComment(kernel, access, params.uuid, Number(params.id), body) }), {
       params: CommentParams,
       body: UpdateCommentBody,
-      spaceRole: 'editor',
+      spaceUser: 'editor',
       response: Data(CommentModel),
       detail: { summary: 'Edit the body (editors: own comments; admins: any)' },
     })
@@ -87,14 +89,14 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
       },
       {
         params: CommentParams,
-        spaceRole: 'editor',
+        spaceUser: 'editor',
         response: { 204: NoContent },
         detail: { summary: 'Delete (a root with replies keeps the thread: body null, deleted true)' },
       },
     )
     .post('/comments/:id/resolve', async ({ access, params }) => ({ data: await toggleResolved(kernel, access, params.uuid, Number(params.id)) }), {
       params: CommentParams,
-      spaceRole: 'editor',
+      spaceUser: 'editor',
       response: Data(CommentModel),
       detail: { summary: 'Toggle a thread resolved (editors: threads they started; admins: any; a reply: 422)' },
     })

@@ -2,7 +2,7 @@ import { and, asc, eq, gt, lt, ne } from 'drizzle-orm'
 import { comments, presenceSessions } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { roleAtLeast } from '../../kernel/auth'
-import { forbidden, notFound, validationFailed } from '../../kernel/errors'
+import { forbidden, KernelErrors, notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import type { Tx } from '../../kernel/db'
@@ -17,9 +17,9 @@ export const PRUNE_AFTER_MS = 5 * 60_000
 
 type CommentRow = typeof comments.$inferSelect
 
-/** The acting person: Space-scoped tokens act for no one, so they may read but not write. */
+/** The acting person: Space-scoped tokens act for no one, so they may read but not write (the routes' `spaceUser` guard). */
 function actor(access: SpaceAccess): number {
-  if (access.principal.kind !== 'user') throw CollaborationErrors.userRequired()
+  if (access.principal.kind !== 'user') throw KernelErrors.userRequired()
   return access.principal.userId
 }
 
@@ -145,7 +145,7 @@ async function requireComment(tx: Tx, storyId: number, id: number): Promise<Comm
   return row
 }
 
-export async function createComment(kernel: Kernel, access: SpaceAccess, uuid: string, input: { block_path: string; body: string; parent_id?: number | null }) {
+export async function createComment(kernel: Kernel, access: SpaceAccess, uuid: string, input: { block_path?: string; body: string; parent_id?: number | null }) {
   const userId = actor(access)
   const story = await storyOf(kernel, access, uuid)
   const now = kernel.clock.now()
@@ -156,6 +156,7 @@ export async function createComment(kernel: Kernel, access: SpaceAccess, uuid: s
     if (!root || root.parentId !== null) throw validationFailed({ parent_id: ['must be the id of a root comment of this Story (threads have one level)'] })
     anchor = { uid: root.blockUid, suffix: root.blockSuffix, path: root.blockPath } // replies inherit the root's anchor
   } else {
+    if (input.block_path === undefined) throw validationFailed({ block_path: ['is required for a root comment (a reply, with parent_id, takes its root’s anchor)'] })
     const a = resolveAnchor(story.content, input.block_path)
     if (!a) throw validationFailed({ block_path: ['names no block of the Story draft'] })
     anchor = { uid: a.uid, suffix: a.suffix, path: input.block_path }

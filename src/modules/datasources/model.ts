@@ -5,6 +5,7 @@ import { Int, NullableTimestamp, oneOf, PageNo, perPage, SpaceSlug, Timestamp } 
 export const DatasourceErrors = {
   invalidSignature: defineError('invalid_signature', 401, 'Datasource push: the X-Service-Signature is missing or does not match.'),
   staleTimestamp: defineError('stale_timestamp', 401, 'Datasource push: X-Service-Timestamp is missing or more than 300 s from now.'),
+  syncFailed: defineError('sync_failed', 502, 'POST …/sync: the pull from the source failed (the message says why); the last good entries stay.'),
 }
 
 export const KEY_PATTERN = '^[a-z][a-z0-9_]{0,63}$'

@@ -117,12 +117,13 @@ export function datasourceRoutes(
     .post('/:key/sync', async ({ access, params }) => ({ data: await syncByKey(kernel, store, access, params.key) }), {
       params: DatasourceParams,
       spaceRole: 'editor',
-      response: Data(SyncResultModel),
+      response: { 200: Data(SyncResultModel), 502: ErrorBody },
       detail: {
         summary: 'Pull now',
         description:
-          'http_json: runs the pull now (10 s, 5 MB, no redirects) and answers the entry count, the first entry and the revision; ' +
-          'a failed pull answers 200 with `status: "error"` and `error`, keeping the last good entries. webhook_push: `ignored: true`.',
+          'http_json: runs the pull now (10 s, 5 MB, no redirects) and answers the entry count, the first entry and the revision. ' +
+          'A failed pull (unreachable source, non-2xx answer, redirect, body over 5 MB, not JSON, JSONPath matching nothing) answers 502 `sync_failed` ' +
+          'with the reason in `message`; it is recorded as `status: "error"` and `last_error` on the datasource and the last good entries stay. webhook_push: `ignored: true`.',
       },
     })
     .get(

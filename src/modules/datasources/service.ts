@@ -311,6 +311,28 @@ export function entriesFromMatches(values: unknown[]): Entry[] {
   return items.map((v) => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Entry) : { value: v }))
 }
 
+/**
+ * Why an outbound call failed, in words fit for the Space's editors (the reason is stored as `last_error` and answered
+ * by `POST …/sync`): it names nothing the configured URL does not, so no address a host resolves to inside the
+ * machine's networks and no driver text that may carry one.
+ */
+function outboundReason(err: OutboundError, url: string): string {
+  let host = ''
+  try {
+    host = new URL(url).host
+  } catch {}
+  switch (err.kind) {
+    case 'blocked_address':
+      return `the host ${host} resolves to a loopback, private, link-local or otherwise internal address`
+    case 'connection_failed': {
+      const code = /^[A-Z][A-Z0-9_]{2,40}(?=:)/.exec(err.message)?.[0]
+      return `could not connect to ${host}${code ? ` (${code})` : ''}`
+    }
+    default:
+      return err.message
+  }
+}
+
 /** One pull: the outbound fetch with the stored headers, then JSONPath. Throws an Error saying what went wrong. */
 async function pull(kernel: Kernel, row: Row): Promise<Entry[]> {
   const c = row.config as StoredConfig
@@ -324,7 +346,7 @@ async function pull(kernel: Kernel, row: Row): Promise<Entry[]> {
       { allowPrivate: kernel.config.outboundAllowPrivate },
     )
   } catch (err) {
-    if (err instanceof OutboundError) throw new Error(`${err.kind}: ${err.message}`)
+    if (err instanceof OutboundError) throw new Error(`${err.kind}: ${outboundReason(err, c.url!)}`)
     throw err
   }
   if (res.status >= 300 && res.status < 400) throw new Error(`the source answered ${res.status} (redirects are not followed)`)
@@ -413,10 +435,17 @@ export async function syncDatasource(kernel: Kernel, store: DatasourceStore, id:
   return { entries: entries.length, sample: entries[0] ?? null, revision: stored.row.revision, status: 'ok', ignored: false, error: null }
 }
 
+/**
+ * `POST …/sync`: a pull the caller waits for. A failed pull is recorded first (status `error`, `last_error`; the last
+ * good entries stay), then answered 502 `sync_failed` with the reason — never a 200 that reads like success.
+ */
 export async function syncByKey(kernel: Kernel, store: DatasourceStore, access: SpaceAccess, key: string): Promise<SyncResult> {
   const row = await requireDatasource(kernel, access.space.id, key)
   const result = await syncDatasource(kernel, store, row.id)
   if (!result) throw notFound('Datasource')
+  if (result.status === 'error' && !result.ignored) {
+    throw DatasourceErrors.syncFailed(`The pull from the source failed: ${result.error ?? 'unknown error'}. The last good entries (${result.entries}) stay.`)
+  }
   return result
 }
 

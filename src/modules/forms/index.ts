@@ -34,4 +34,6 @@ export const formsModule = defineModule({
     // Spec 4.2 / 4.6: 20/min/IP at the route; the form's own rate_limit_per_ip (per UTC day) is checked in the submit.
     { id: 'cdn.forms.submit', method: 'POST', path: '/v1/cdn/:space/forms/:slug', limit: 20, windowSeconds: MIN },
   ],
+  // Forms promise that no IP is stored (only `ip_hash`): the request log writes none for the submit either.
+  privatePaths: ['/v1/cdn/:space/forms/:slug'],
 })

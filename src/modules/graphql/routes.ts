@@ -1,5 +1,5 @@
 import { Elysia, t } from 'elysia'
-import { GraphQLError, type GraphQLSchema } from 'graphql'
+import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind } from 'graphql'
 import { createYoga, type Plugin } from 'graphql-yoga'
 import { AppError, KernelErrors } from '../../kernel/errors'
 import { DataLoader, type GraphQLContext } from '../../kernel/graphql'
@@ -55,6 +55,16 @@ function newContext(request: Request, requestId: string, clientIp: string, viaTr
  */
 function guardPlugin(kernel: Kernel): Plugin {
   return {
+    // How many operations a document holds is known at parse: more than one is refused there, named or not, so the
+    // answer is a GraphQL error in a 200 like a syntax error (GraphQL over HTTP with application/json). Yoga caches
+    // parse results per document text, so only what the text alone decides belongs here — not the operationName.
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        const document = parseFn(source, options)
+        checkOperationCount(document)
+        return document
+      })
+    },
     onValidate({ addValidationRule }) {
       for (const rule of VALIDATION_RULES) addValidationRule(rule)
     },
@@ -86,6 +96,19 @@ function guardPlugin(kernel: Kernel): Plugin {
   }
 }
 
+/**
+ * One operation per request (the validation rule says so too, for documents that reach validation). Thrown from the
+ * parse, the error keeps its code and is answered like a syntax error: 200 with `errors`, whether or not the request
+ * named an operation.
+ */
+function checkOperationCount(document: DocumentNode) {
+  const ops = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length
+  if (ops > LIMITS.maxOperations) {
+    throw new GraphQLError(`A request may carry ${LIMITS.maxOperations} operation; this one has ${ops}.`, { extensions: { code: 'too_many_operations' } })
+  }
+  if (ops === 0) throw new GraphQLError('The document has no operation to execute (fragments only).', { extensions: { code: 'no_operation' } })
+}
+
 function maskError(kernel: Kernel, e: GraphQLError, requestId: string): GraphQLError {
   const original = e.originalError
   // Raised on purpose (a GraphQLError thrown by a resolver, or graphql-js's own coercion errors): shown as is.
@@ -115,7 +138,8 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 const VARY = 'Accept-Language, X-Service-Segment'
 
 const GraphQLQuery = t.Object({
-  query: t.String({ minLength: 1, maxLength: LIMITS.maxQueryBytes, error: 'is required: a GraphQL document of at most 100 KB', description: 'The GraphQL document (at most 100 KB)' }),
+  // No maxLength here: a longer document is 413 payload_too_large (bytes of UTF-8, checked in `execute`), not a 422.
+  query: t.String({ minLength: 1, error: 'is required: a GraphQL document', description: 'The GraphQL document (at most 100 KB of UTF-8; longer: 413 payload_too_large)' }),
   variables: t.Optional(t.String({ maxLength: 64 * 1024, error: 'must be a JSON object', description: 'Variables as a JSON object' })),
   operationName: t.Optional(t.String({ maxLength: 200, error: 'must be an operation name' })),
   extensions: t.Optional(t.String({ maxLength: 4096, error: 'must be a JSON object' })),
@@ -123,7 +147,8 @@ const GraphQLQuery = t.Object({
 
 const JsonObject = t.Record(t.String(), t.Unknown())
 const GraphQLBody = t.Object({
-  query: t.String({ minLength: 1, maxLength: LIMITS.maxQueryBytes, error: 'is required: a GraphQL document of at most 100 KB', description: 'The GraphQL document (at most 100 KB)' }),
+  // No maxLength here: a longer document is 413 payload_too_large (bytes of UTF-8, checked in `execute`), not a 422.
+  query: t.String({ minLength: 1, error: 'is required: a GraphQL document', description: 'The GraphQL document (at most 100 KB of UTF-8; longer: 413 payload_too_large)' }),
   variables: t.Optional(t.Union([JsonObject, t.Null()], { error: 'must be a JSON object' })),
   operationName: t.Optional(t.Union([t.String({ maxLength: 200 }), t.Null()], { error: 'must be an operation name' })),
   extensions: t.Optional(t.Union([JsonObject, t.Null()], { error: 'must be a JSON object' })),
@@ -169,9 +194,14 @@ const ABOUT = `Read-only: a Query type only (a mutation or subscription is a Gra
 \`search(space, q, lang, page, perPage)\`, \`space(slug)\` — through the same services as the REST routes (published
 content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
 
-Limits: the query text at most 100 KB; one operation per request; at most 20 aliases; fields nested at most 10 deep;
+Limits: the query text at most 100 KB of UTF-8 (longer: 413 \`payload_too_large\`); one operation per request; at most 20 aliases; fields nested at most 10 deep;
 a cost of at most 5,000 (every field 1, a list field's selection times its \`perPage\`). Errors: GraphQL errors carry
 \`extensions.code\`; unexpected ones are masked ("Something went wrong on our side.") with \`extensions.request_id\`.
+As GraphQL over HTTP asks for \`application/json\` answers, a well-formed request whose document cannot run answers 200
+with \`errors\` (syntax, validation, \`too_many_operations\` — named or not —, \`no_operation\`, \`unknown_operation\` when
+\`operationName\` names none); a malformed request (no \`query\`, bad JSON, \`variables\` not an object) answers the shared
+error body (400/413/422). A bad argument value is a GraphQL error with \`extensions.code: validation_failed\` and
+\`extensions.errors\` keyed by the argument's name (\`perPage\`).
 600 requests per minute per IP.`
 
 /** POST and GET /v1/graphql (graphql-yoga inside this Elysia app), GET /v1/graphql/schema.gql. */
@@ -211,9 +241,14 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
     const inner = new Request('http://graphql.internal/v1/graphql', { method: 'POST', headers, body: JSON.stringify(params) })
     const context = newContext(inner, info.id, info.ip, info.viaTrustedProxy, origin)
     const res = await yoga.fetch(inner, context as unknown as Record<string, unknown>)
-    const text = await res.text()
+    let text = await res.text()
     if (res.status >= 500) throw new Error(`graphql-yoga answered ${res.status}: ${text.slice(0, 200)}`)
-    if (res.status >= 400) {
+    if (res.status >= 400 && operationNotFound(text)) {
+      // The document has one operation (see checkOperationCount) and operationName names another: a GraphQL error in a
+      // 200, like every other document that cannot run; yoga answers 400 here.
+      text = JSON.stringify({ errors: [{ message: `Unknown operation named "${params.operationName}".`, extensions: { code: 'unknown_operation' } }] })
+      context.outcome.errored = true
+    } else if (res.status >= 400) {
       let message = 'The GraphQL request is not valid.'
       try {
         message = JSON.parse(text).errors?.[0]?.message ?? message
@@ -287,6 +322,16 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
         },
       },
     )
+}
+
+/** Yoga's answer when `operationName` names no operation of the document (graphql-yoga's usePreventMutationViaGET). */
+function operationNotFound(text: string): boolean {
+  try {
+    const errors = JSON.parse(text)?.errors
+    return Array.isArray(errors) && errors.length === 1 && errors[0]?.extensions?.code === 'OPERATION_RESOLUTION_FAILURE'
+  } catch {
+    return false
+  }
 }
 
 /** `If-None-Match` against a strong ETag (weak comparison, as for GET). */

@@ -1,3 +1,4 @@
+import { validationFailed } from '../../kernel/errors'
 import type { GraphQLBuilder } from '../../kernel/graphql'
 import type { SearchHit } from './engine'
 import type { SearchRegistry } from './registry'
@@ -47,13 +48,21 @@ export function searchGraphql(builder: GraphQLBuilder, self: { registry: SearchR
       },
       resolve: async (_root, args, ctx) => {
         ctx.cacheHint('no-store')
+        // The paging arguments are checked here, keyed as the client wrote them (perPage); the service's own check
+        // names the REST query parameters (per_page).
+        const page = args.page ?? 1
+        const perPage = args.perPage ?? SEARCH_PAGE.perPage
+        if (!Number.isInteger(page) || page < 1) throw validationFailed({ page: ['must be a positive integer'] })
+        if (!Number.isInteger(perPage) || perPage < 1 || perPage > SEARCH_PAGE.max) {
+          throw validationFailed({ perPage: [`must be an integer from 1 to ${SEARCH_PAGE.max}`] })
+        }
         const space = await self.spaces.get(args.space)
         if (!space) return null
         return searchStories(self.registry, space, {
           q: args.q,
           lang: args.lang ?? undefined,
-          page: args.page ?? undefined,
-          per_page: args.perPage ?? undefined,
+          page,
+          per_page: perPage,
         })
       },
     }),

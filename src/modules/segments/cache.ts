@@ -75,7 +75,8 @@ async function loadSegments(kernel: Pick<Kernel, 'db'>, spaceId: number): Promis
       headers: { 'X-Service-Segment': r.key },
       vary: `h${r.key}`,
       rules,
-      broken: rules.length !== compiled.length,
+      // No rules match every visitor: only when the segment says so (the service refuses anything else at save).
+      broken: rules.length !== compiled.length || (rules.length === 0 && !r.matchAll),
     }
     for (const rule of rules) {
       if (rule.type === 'country') set.reads.country = true

@@ -40,7 +40,15 @@ export const RuleBody = t.Object({
   }),
   key: t.Optional(t.String({ minLength: 1, maxLength: 128, error: 'must be 1 to 128 characters', description: 'The cookie or query parameter name (cookie and query rules only)' })),
 })
-const Rules = t.Array(RuleBody, { maxItems: MAX_RULES, error: `must be an array of at most ${MAX_RULES} rules` })
+const Rules = t.Array(RuleBody, {
+  maxItems: MAX_RULES,
+  error: `must be an array of at most ${MAX_RULES} rules`,
+  description: `1 to ${MAX_RULES} rules, all of which must match; empty only with match_all: true (otherwise 422)`,
+})
+const MatchAll = t.Boolean({
+  error: 'must be true or false',
+  description: 'true: the segment matches every visitor, and `rules` must be empty. Default false: an empty `rules` is refused (422), so no segment matches everyone by accident',
+})
 
 export const CreateSegmentBody = t.Object({
   key: SegmentKey,
@@ -48,6 +56,7 @@ export const CreateSegmentBody = t.Object({
   priority: Priority,
   active: t.Optional(Active),
   rules: Rules,
+  match_all: t.Optional(MatchAll),
 })
 export const PatchSegmentBody = t.Object({
   key: t.Optional(SegmentKey),
@@ -55,6 +64,7 @@ export const PatchSegmentBody = t.Object({
   priority: t.Optional(Priority),
   active: t.Optional(Active),
   rules: t.Optional(Rules),
+  match_all: t.Optional(MatchAll),
 })
 
 export const SegmentParams = t.Object({
@@ -78,10 +88,25 @@ export const SegmentModel = t.Object({
   priority: Int(),
   active: t.Boolean(),
   rules: t.Array(RuleModel),
+  match_all: t.Boolean({ description: 'Matches every visitor (`rules` is then empty)' }),
   created_at: Timestamp,
   updated_at: Timestamp,
 })
 export type SegmentView = typeof SegmentModel.static
+
+/** Something about a saved segment the editor should know: it was saved, but may not do what they expect. */
+export const SaveWarningModel = t.Object({
+  code: t.String({ description: '`country_rule_inactive`: a country rule while TRUSTED_PROXIES is empty — it never matches' }),
+  field: t.String({ description: 'What it is about, as error keys are: `rules/<i>`' }),
+  message: t.String(),
+})
+export type SaveWarning = typeof SaveWarningModel.static
+/** The answer of a segment create, replace or change: the segment and what the editor should know about it. */
+export const SegmentSavedModel = t.Object({
+  data: SegmentModel,
+  warnings: t.Array(SaveWarningModel, { description: 'Empty when there is nothing to say; the segment is saved either way' }),
+})
+export type SegmentSaved = typeof SegmentSavedModel.static
 export type SegmentInput = typeof CreateSegmentBody.static
 export type SegmentPatch = typeof PatchSegmentBody.static
 

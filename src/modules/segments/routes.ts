@@ -9,6 +9,7 @@ import {
   PatchVariantBody,
   SegmentModel,
   SegmentParams,
+  SegmentSavedModel,
   VariantModel,
   VariantParams,
   VariantStoryParams,
@@ -31,7 +32,9 @@ const RULES_DOC =
   'Rules (all must match): `type` ∈ country, language, referrer, cookie, query, utm_source, utm_campaign; `operator` ∈ eq, neq, in, not_in, contains, starts_with, regex. ' +
   '`value`: an array of 1–50 strings for in / not_in, a string otherwise; `regex` is RE2 syntax (linear time), at most 200 characters, compiled at save (422 with the reason). ' +
   '`cookie` and `query` rules name their cookie or parameter in `key`. Comparisons are case-insensitive; an absent signal fails every operator but neq and not_in; ' +
-  'country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space.'
+  'country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space. ' +
+  '`rules: []` matches every visitor and is refused (422 keyed `rules`) unless the segment says `match_all: true` (which takes no rules: 422 keyed `match_all`). ' +
+  'The answer is `{data, warnings}`: `warnings` lists, as `{code, field, message}`, what is saved but will not work as it reads — `country_rule_inactive` for each country rule while TRUSTED_PROXIES is empty.'
 
 /** Spec 4.9: audience segments and per-Story variants (management). */
 export function segmentRoutes(kernel: Kernel, guards: Guards) {
@@ -49,13 +52,13 @@ export function segmentRoutes(kernel: Kernel, guards: Guards) {
           '',
           async ({ access, body, set }) => {
             set.status = 201
-            return { data: await createSegment(kernel, access, body) }
+            return createSegment(kernel, access, body)
           },
           {
             params: SpaceParams,
             body: CreateSegmentBody,
             spaceRole: 'editor',
-            response: { 201: Data(SegmentModel) },
+            response: { 201: SegmentSavedModel },
             detail: { summary: 'Create an audience segment', description: `\`key\` is unique per Space (409 conflict); \`active\` defaults to true. ${RULES_DOC}` },
           },
         )
@@ -65,18 +68,18 @@ export function segmentRoutes(kernel: Kernel, guards: Guards) {
           response: Data(SegmentModel),
           detail: { summary: 'One audience segment, by id (digits only) or key' },
         })
-        .put('/:idOrKey', async ({ access, params, body }) => ({ data: await updateSegment(kernel, access, params.idOrKey, body, true) }), {
+        .put('/:idOrKey', ({ access, params, body }) => updateSegment(kernel, access, params.idOrKey, body, true), {
           params: SegmentParams,
           body: CreateSegmentBody,
           spaceRole: 'editor',
-          response: Data(SegmentModel),
-          detail: { summary: 'Replace an audience segment (by id or key)', description: `Every field but \`active\` (default true) is required. ${RULES_DOC}` },
+          response: SegmentSavedModel,
+          detail: { summary: 'Replace an audience segment (by id or key)', description: `Every field but \`active\` (default true) and \`match_all\` (default false) is required. ${RULES_DOC}` },
         })
-        .patch('/:idOrKey', async ({ access, params, body }) => ({ data: await updateSegment(kernel, access, params.idOrKey, body, false) }), {
+        .patch('/:idOrKey', ({ access, params, body }) => updateSegment(kernel, access, params.idOrKey, body, false), {
           params: SegmentParams,
           body: PatchSegmentBody,
           spaceRole: 'editor',
-          response: Data(SegmentModel),
+          response: SegmentSavedModel,
           detail: { summary: 'Change fields of an audience segment (by id or key)', description: `Given fields replace the stored ones (\`rules\` as a whole). ${RULES_DOC}` },
         })
         .delete(

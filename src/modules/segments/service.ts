@@ -9,7 +9,18 @@ import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
 import { checkStoryContent, storyRefOrFail, touchStoryContent } from '../stories/service'
 import './events'
-import { MAX_SEGMENTS, SegmentErrors, type SegmentInput, type SegmentPatch, type SegmentView, type VariantInput, type VariantPatch, type VariantView } from './model'
+import {
+  MAX_SEGMENTS,
+  type SaveWarning,
+  SegmentErrors,
+  type SegmentInput,
+  type SegmentPatch,
+  type SegmentSaved,
+  type SegmentView,
+  type VariantInput,
+  type VariantPatch,
+  type VariantView,
+} from './model'
 import { ruleErrors } from './rules'
 
 type SegmentRow = typeof audienceSegments.$inferSelect
@@ -34,6 +45,37 @@ function checkRules(rules: SegmentRule[]) {
   if (Object.keys(errors).length) throw validationFailed(errors, 'A rule of the segment is not valid.')
 }
 
+/**
+ * An empty rule list matches every visitor, and one such segment makes every header-less public read of the Space
+ * `private`: it must be asked for with `match_all: true`, which in turn takes no rules.
+ */
+function checkMatchAll(rules: SegmentRule[], matchAll: boolean) {
+  if (matchAll && rules.length) {
+    throw validationFailed({ match_all: ['must be false when the segment has rules (true matches every visitor, with rules: [])'] }, 'The segment is not valid.')
+  }
+  if (!matchAll && !rules.length) {
+    throw validationFailed(
+      { rules: ['must hold at least one rule; a segment for every visitor says match_all: true (with rules: [])'] },
+      'A segment without rules would match every visitor.',
+    )
+  }
+}
+
+/** What the editor should know about a saved segment: rules that are saved but cannot match on this installation. */
+function saveWarnings(kernel: Kernel, rules: SegmentRule[]): SaveWarning[] {
+  if (kernel.config.trustedProxies.length > 0) return []
+  const warnings: SaveWarning[] = []
+  rules.forEach((r, i) => {
+    if (r.type !== 'country') return
+    warnings.push({
+      code: 'country_rule_inactive',
+      field: `rules/${i}`,
+      message: `Country rules read ${kernel.config.segmentCountryHeader}, which only a trusted proxy may set; TRUSTED_PROXIES is empty, so this rule never matches (and a neq or not_in rule never matches either).`,
+    })
+  })
+  return warnings
+}
+
 function segmentView(r: SegmentRow): SegmentView {
   return {
     id: r.id,
@@ -42,6 +84,7 @@ function segmentView(r: SegmentRow): SegmentView {
     priority: r.priority,
     active: r.active,
     rules: r.rules,
+    match_all: r.matchAll,
     created_at: r.createdAt.toISOString(),
     updated_at: r.updatedAt.toISOString(),
   }
@@ -82,9 +125,11 @@ export async function getSegment(kernel: Kernel, access: SpaceAccess, idOrKey: s
   return segmentView(row)
 }
 
-export async function createSegment(kernel: Kernel, access: SpaceAccess, input: SegmentInput): Promise<SegmentView> {
+export async function createSegment(kernel: Kernel, access: SpaceAccess, input: SegmentInput): Promise<SegmentSaved> {
   const rules = normaliseRules(input.rules)
   checkRules(rules)
+  const matchAll = input.match_all ?? false
+  checkMatchAll(rules, matchAll)
   const spaceId = access.space.id
   try {
     return await transact(kernel, async (tx, emit) => {
@@ -94,18 +139,18 @@ export async function createSegment(kernel: Kernel, access: SpaceAccess, input: 
       const now = kernel.clock.now()
       const [row] = await tx
         .insert(audienceSegments)
-        .values({ spaceId, key: input.key, label: input.label, priority: input.priority, active: input.active ?? true, rules, createdAt: now, updatedAt: now })
+        .values({ spaceId, key: input.key, label: input.label, priority: input.priority, active: input.active ?? true, rules, matchAll, createdAt: now, updatedAt: now })
         .returning()
       emit({ type: 'audience_segment.changed', spaceId, payload: { segment: { id: row.id, key: row.key, action: 'created' } } })
-      return segmentView(row)
+      return { data: segmentView(row), warnings: saveWarnings(kernel, row.rules) }
     })
   } catch (err) {
     keyTaken(err)
   }
 }
 
-/** PUT replaces (every field but `active` required; `active` defaults to true), PATCH merges. */
-export async function updateSegment(kernel: Kernel, access: SpaceAccess, idOrKey: string, input: SegmentPatch, replace: boolean): Promise<SegmentView> {
+/** PUT replaces (every field but `active` and `match_all` required; they default to true and false), PATCH merges. */
+export async function updateSegment(kernel: Kernel, access: SpaceAccess, idOrKey: string, input: SegmentPatch, replace: boolean): Promise<SegmentSaved> {
   const rules = input.rules === undefined ? undefined : normaliseRules(input.rules)
   if (rules) checkRules(rules)
   const spaceId = access.space.id
@@ -120,9 +165,13 @@ export async function updateSegment(kernel: Kernel, access: SpaceAccess, idOrKey
       if (input.active !== undefined) patch.active = input.active
       else if (replace) patch.active = true
       if (rules) patch.rules = rules
+      if (input.match_all !== undefined) patch.matchAll = input.match_all
+      else if (replace) patch.matchAll = false
+      // Checked on the segment as it will be (PATCH merges): the transaction rolls back on a refusal.
+      checkMatchAll(patch.rules ?? existing.rules, patch.matchAll ?? existing.matchAll)
       const [row] = await tx.update(audienceSegments).set(patch).where(eq(audienceSegments.id, existing.id)).returning()
       emit({ type: 'audience_segment.changed', spaceId, payload: { segment: { id: row.id, key: row.key, action: 'updated' } } })
-      return segmentView(row)
+      return { data: segmentView(row), warnings: saveWarnings(kernel, row.rules) }
     })
   } catch (err) {
     keyTaken(err)

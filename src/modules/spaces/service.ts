@@ -89,8 +89,8 @@ export async function listSpaces(kernel: Kernel, principal: Extract<Principal, {
   const rows = await kernel.db.db
     .select({ space: spaces, role: memberships.role })
     .from(spaces)
+    // Every Space the user is a member of, in their own Tenant and in others they were invited into.
     .innerJoin(memberships, and(eq(memberships.spaceId, spaces.id), eq(memberships.userId, principal.userId)))
-    .where(eq(spaces.tenantId, principal.tenantId))
     .orderBy(desc(spaces.createdAt), desc(spaces.id))
   const locales = await localesOf(
     kernel.db.db,

@@ -144,6 +144,8 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
           // The card is an image: it must never run script when opened directly.
           'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
           'X-Content-Type-Options': 'nosniff',
+          // Shown as an <img> by other sites, also by pages with `Cross-Origin-Embedder-Policy: require-corp`.
+          'Cross-Origin-Resource-Policy': 'cross-origin',
         }
         if (etagMatches(request.headers.get('if-none-match'), etag)) {
           delete headers['Content-Type']
@@ -198,7 +200,8 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
             'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. ' +
             'Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). ' +
             "The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. " +
-            'A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`.',
+            'A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`. ' +
+            'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).',
           responses: {
             200: { description: 'The published Story', content: { 'application/json': { schema: PublicStoryModel as never } } },
             304: { description: 'Not modified (If-None-Match matched the ETag)' },

@@ -3,9 +3,9 @@ import { components } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { type Blueprint, blueprintErrors, type FieldDef } from './blocks'
+import { type Blueprint, blueprintErrors } from './blocks'
 import { type ComponentView, StoryErrors } from './model'
-import { type ComponentRow, storiesUsingComponent } from './repo'
+import { type ComponentRow, orderedSchema, storiesUsingComponent } from './repo'
 
 // Component blueprints: the schemas Story blocks are validated against on every save. Part of the stories module
 // because a blueprint's only purpose is Story content, and deleting one must ask whether Stories still use it.
@@ -15,7 +15,7 @@ const view = (r: ComponentRow): ComponentView => ({
   display_name: r.displayName,
   is_root: r.isRoot,
   is_nestable: r.isNestable,
-  schema: r.schema as Record<string, FieldDef>,
+  schema: orderedSchema(r),
   created_at: r.createdAt.toISOString(),
   updated_at: r.updatedAt.toISOString(),
 })
@@ -69,6 +69,7 @@ export async function createComponent(kernel: Kernel, access: SpaceAccess, input
         isRoot: input.is_root ?? true,
         isNestable: input.is_nestable ?? true,
         schema: input.schema ?? {},
+        fieldOrder: Object.keys(input.schema ?? {}),
         createdAt: now,
         updatedAt: now,
       })
@@ -97,6 +98,7 @@ export async function updateComponent(kernel: Kernel, access: SpaceAccess, name:
       isRoot: input.is_root ?? current.isRoot,
       isNestable: input.is_nestable ?? current.isNestable,
       schema: input.schema ?? current.schema,
+      fieldOrder: input.schema ? Object.keys(input.schema) : current.fieldOrder,
       updatedAt: kernel.clock.now(),
     })
     .where(eq(components.id, current.id))

@@ -169,7 +169,7 @@ export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryRea
       version_no: t.exposeInt('version_no'),
       status: t.string({ description: 'Always `published`: only published Stories are served.', resolve: () => 'published' }),
       published_at: t.string({ nullable: true, description: 'ISO 8601 UTC', resolve: (s) => s.published_at }),
-      content: t.field({ type: 'JSON', description: '`{type: "doc", blocks: [...]}` with datasource markers resolved', resolve: (s) => s.content }),
+      content: t.field({ type: 'JSON', description: '`{type: "doc", blocks: [...]}` with datasource markers and asset fields resolved', resolve: (s) => s.content }),
       meta: t.field({ type: StoryMetaRef, resolve: (s) => s.meta }),
     }),
   })

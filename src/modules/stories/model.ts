@@ -73,7 +73,7 @@ export const BulkBody = t.Object({
 
 // The schema's inner shape is checked by blocks.ts (blueprintErrors), which keys errors as `schema/<field>/<prop>`.
 const Schema = t.Record(t.String(), t.Unknown(), {
-  description: `field name → {type: ${FIELD_TYPES.join('|')}, required?, translatable?, max_length?, options?, component_whitelist?}`,
+  description: `field name → {type: ${FIELD_TYPES.join('|')}, required?, translatable?, max_length?, options?, component_whitelist?}. The fields keep the order given: every answer lists them in it.`,
 })
 
 export const CreateComponentBody = t.Object({

@@ -419,12 +419,24 @@ export async function draftsByPath(db: DbOrTx, spaceId: number, fullPath: string
 
 export type ComponentRow = typeof components.$inferSelect
 
+/**
+ * The blueprint's fields in the author's order. jsonb stores object keys sorted its own way, so the order given is
+ * kept in `field_order` and restored here; a field it does not name (never written so) follows in stored order.
+ */
+export function orderedSchema(r: Pick<ComponentRow, 'schema' | 'fieldOrder'>): Record<string, FieldDef> {
+  const stored = r.schema as Record<string, FieldDef>
+  const out: Record<string, FieldDef> = {}
+  for (const name of r.fieldOrder ?? []) if (Object.hasOwn(stored, name)) out[name] = stored[name]
+  for (const name of Object.keys(stored)) if (!Object.hasOwn(out, name)) out[name] = stored[name]
+  return out
+}
+
 export const toBlueprint = (r: ComponentRow): Blueprint => ({
   name: r.name,
   display_name: r.displayName,
   is_root: r.isRoot,
   is_nestable: r.isNestable,
-  schema: r.schema as Record<string, FieldDef>,
+  schema: orderedSchema(r),
 })
 
 export async function blueprintsOf(db: DbOrTx, spaceId: number): Promise<Map<string, Blueprint>> {

@@ -18,4 +18,6 @@ export const subscribersModule = defineModule({
     { id: 'cdn.subscribe.confirm', method: 'GET', path: '/v1/cdn/:space/subscribe/confirm/:token', limit: 60, windowSeconds: MIN },
     { id: 'cdn.unsubscribe', method: 'GET', path: '/v1/cdn/:space/unsubscribe/:token', limit: 60, windowSeconds: MIN },
   ],
+  // Subscribers are promised that no IP is kept: the request log writes none for these routes.
+  privatePaths: ['/v1/cdn/:space/subscribe', '/v1/cdn/:space/subscribe/confirm/:token', '/v1/cdn/:space/unsubscribe/:token'],
 })

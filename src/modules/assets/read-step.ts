@@ -1,0 +1,220 @@
+import type { Kernel } from '../../kernel/kernel'
+import type { ReadContext, ReadStep } from '../../kernel/read'
+import { RASTER_TYPES } from './model'
+import { type AssetInfo, assetInfos, assetUrl } from './service'
+
+/**
+ * Asset fields of Story content, resolved on read (CDN, previews, GraphQL: they all run the read steps).
+ *
+ * Content stores an asset field as a reference `{uuid, ...}`. The read answers
+ * `{...stored, uuid, url, transform_url, alt, width, height, mime, filename}`: `url` the original, `transform_url` the
+ * base of image variants (`{url}.webp`, raster images only, else null; add `?w=` from IMAGE_WIDTHS), `alt` in the
+ * served locale (else the Space default's; a non-empty `alt` string stored in the field itself wins). An asset that
+ * does not exist in the Space (deleted, or never) resolves with every resolved field null and `missing: true`.
+ *
+ * A reference is recognised by shape, as content validation admits it only in asset fields: a block's field value
+ * (or an item of a list that is a field value) that is an object with a uuid `uuid` and no `component`, `url` or
+ * `story_uuid`. Nothing else in a document is touched.
+ *
+ * Cached bodies: the render key carries `as:<generation>.<Space epoch>` for Story variants that reference assets, and
+ * every asset change in the Space (upload, alt/file name, delete; each instance through the event bus) bumps the
+ * epoch. Like datasource markers, which variants reference assets is learned by `transform` and remembered per cached
+ * Story object and key prefix; until then (first read of a snapshot) nothing is added to the key, and a body that does
+ * reference assets is served but not cached. Stories without assets never carry the part, so their cached reads cost
+ * one WeakMap and one Map lookup more.
+ */
+
+/** Asset infos remembered across all Spaces (null: known not to exist); all are forgotten when the limit is reached. */
+const MAX_CACHED_ASSETS = 50_000
+const MAX_PREFIXES_PER_STORY = 64
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export interface ResolvedAsset {
+  uuid: string
+  url: string | null
+  transform_url: string | null
+  alt: string | null
+  width: number | null
+  height: number | null
+  mime: string | null
+  filename: string | null
+  missing?: true
+  [stored: string]: unknown
+}
+
+/**
+ * What Story reads know of assets, per Space, kept fresh by the assets module's events (`changed`, on every
+ * instance) and dropped on resync. The epoch of a Space changes with any change to one of its assets.
+ */
+export class AssetRefs {
+  private infos = new Map<number, Map<string, AssetInfo | null>>()
+  private size = 0
+  private epochs = new Map<number, number>()
+  /** Bumped on resync: every Space's epoch is then unknown, so every key changes. */
+  private generation = 0
+
+  constructor(private kernel: Kernel) {}
+
+  /** The render-key part of a Space's asset state. */
+  keyPart(spaceId: number): string {
+    return `as:${this.generation}.${this.epochs.get(spaceId) ?? 0}`
+  }
+
+  changed(spaceId: number, uuid: string) {
+    this.epochs.set(spaceId, (this.epochs.get(spaceId) ?? 0) + 1)
+    const space = this.infos.get(spaceId)
+    if (space?.delete(uuid.toLowerCase())) this.size--
+  }
+
+  resync() {
+    this.generation++
+    this.infos.clear()
+    this.size = 0
+  }
+
+  /** The infos of `uuids` (lower case) in the Space: from memory, the rest in one query. */
+  async load(spaceId: number, uuids: string[]): Promise<Map<string, AssetInfo | null>> {
+    const out = new Map<string, AssetInfo | null>()
+    let space = this.infos.get(spaceId)
+    const missing: string[] = []
+    for (const u of uuids) {
+      const hit = space?.get(u)
+      if (hit !== undefined) out.set(u, hit)
+      else missing.push(u)
+    }
+    if (!missing.length) return out
+    const before = this.keyPart(spaceId)
+    const rows = await assetInfos(this.kernel, spaceId, missing)
+    const found = new Map(rows.map((r) => [r.uuid.toLowerCase(), r]))
+    // A change that landed while the query ran may not be in its rows: use them for this read, remember them not.
+    const fresh = this.keyPart(spaceId) === before
+    if (fresh && this.size + missing.length > MAX_CACHED_ASSETS) {
+      this.infos.clear()
+      this.size = 0
+    }
+    if (fresh && !(space = this.infos.get(spaceId))) this.infos.set(spaceId, (space = new Map()))
+    for (const u of missing) {
+      const info = found.get(u) ?? null
+      out.set(u, info)
+      if (fresh && space && !space.has(u)) {
+        space.set(u, info)
+        this.size++
+      }
+    }
+    return out
+  }
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+function isAssetRef(v: unknown): v is Record<string, unknown> & { uuid: string } {
+  return isObject(v) && typeof v.uuid === 'string' && UUID.test(v.uuid) && !('component' in v) && !('url' in v) && !('story_uuid' in v)
+}
+
+function isBlock(v: unknown): v is Record<string, unknown> {
+  return isObject(v) && typeof v.component === 'string'
+}
+
+/** Calls `visit` on every asset reference of a document's blocks, nested ones included; it returns the replacement. */
+function mapAssetRefs(blocks: unknown[], visit: (ref: Record<string, unknown> & { uuid: string }) => unknown) {
+  for (const block of blocks) {
+    if (!isBlock(block)) continue
+    for (const key in block) {
+      if (key === 'component' || key === '_uid') continue
+      const v = block[key]
+      if (isAssetRef(v)) block[key] = visit(v)
+      else if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const item = v[i]
+          if (isBlock(item)) mapAssetRefs([item], visit)
+          else if (isAssetRef(item)) v[i] = visit(item)
+        }
+      }
+    }
+  }
+}
+
+function resolved(
+  ref: Record<string, unknown> & { uuid: string },
+  info: AssetInfo | null,
+  ctx: ReadContext,
+  origin: string,
+): ResolvedAsset {
+  const storedAlt = typeof ref.alt === 'string' && ref.alt !== '' ? ref.alt : null
+  if (!info) {
+    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, missing: true }
+  }
+  const url = assetUrl(origin, ctx.space.slug, info.uuid)
+  return {
+    ...ref,
+    uuid: info.uuid,
+    url,
+    transform_url: RASTER_TYPES.has(info.mime) ? `${url}.webp` : null,
+    alt: storedAlt ?? info.alt[ctx.lang] ?? info.alt[ctx.space.defaultLang] ?? null,
+    width: info.width,
+    height: info.height,
+    mime: info.mime,
+    filename: info.filename,
+  }
+}
+
+interface Decision {
+  prefix: string | null
+}
+
+export function assetStep(kernel: Kernel, refs: AssetRefs): ReadStep {
+  /** Per cached Story object and key prefix: whether that variant's content references assets. */
+  const memo = new WeakMap<object, Map<string, boolean>>()
+  const base = kernel.config.publicUrl
+
+  return {
+    name: 'assets',
+    // Decides from the remembered references and the in-memory epochs, which change only through events. Without
+    // PUBLIC_URL the URLs carry the request's origin, which is part of the URL the memo is keyed by.
+    vary: () => '',
+    select(ctx) {
+      if (ctx.req.preview) return
+      const prefix = ctx.keyParts.length ? `${ctx.lang}\u0000${ctx.keyParts.join('\u0000')}` : ctx.lang
+      const hasAssets = memo.get(ctx.story)?.get(prefix)
+      if (hasAssets === undefined) {
+        ctx.decisions.assets = { prefix } satisfies Decision
+        return
+      }
+      if (!hasAssets) return
+      ctx.keyParts.push(base ? refs.keyPart(ctx.space.id) : `${refs.keyPart(ctx.space.id)}@${ctx.req.origin}`)
+    },
+    async transform(ctx, draft) {
+      const decision = ctx.decisions.assets as Decision | undefined
+      // No reference can hide in a document without the key (a link's `story_uuid` does not match `"uuid"`).
+      const doc = draft.contentJson.includes('"uuid"') ? (JSON.parse(draft.contentJson) as { blocks?: unknown }) : null
+      const uuids = new Set<string>()
+      if (doc && Array.isArray(doc.blocks)) {
+        mapAssetRefs(doc.blocks, (ref) => {
+          uuids.add(ref.uuid.toLowerCase())
+          return ref
+        })
+      }
+      if (decision?.prefix != null) {
+        let byPrefix = memo.get(ctx.story)
+        if (!byPrefix) memo.set(ctx.story, (byPrefix = new Map()))
+        if (byPrefix.size >= MAX_PREFIXES_PER_STORY) byPrefix.clear()
+        byPrefix.set(decision.prefix, uuids.size > 0)
+        // The key of this read did not carry the Space's asset epoch: serve this body, but do not cache it.
+        if (uuids.size) draft.cacheable = false
+      }
+      if (!uuids.size || !doc) return
+      let infos: Map<string, AssetInfo | null>
+      try {
+        infos = await refs.load(ctx.space.id, [...uuids])
+      } catch (err) {
+        // The references stay as stored; this body is not cached, so the next read tries again.
+        kernel.logger.warn('asset fields could not be resolved', { space_id: ctx.space.id, error: String(err) })
+        draft.cacheable = false
+        return
+      }
+      const origin = base ?? ctx.req.origin
+      mapAssetRefs(doc.blocks as unknown[], (ref) => resolved(ref, infos.get(ref.uuid.toLowerCase()) ?? null, ctx, origin))
+      draft.contentJson = JSON.stringify(doc)
+    },
+  }
+}

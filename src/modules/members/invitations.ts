@@ -1,0 +1,255 @@
+import { and, asc, count, eq, lte } from 'drizzle-orm'
+import { invitations, memberships, spaces, users } from '../../../db/schema'
+import type { Principal, Role, SpaceAccess } from '../../kernel/auth'
+import { randomBytes, sha256Hex } from '../../kernel/crypto'
+import type { Tx } from '../../kernel/db'
+import { isUniqueViolation, notFound } from '../../kernel/errors'
+import { transact } from '../../kernel/events'
+import type { Kernel } from '../../kernel/kernel'
+import { InvitationErrors, type InvitationPreviewView, type InvitationView } from './model'
+
+export const INVITATION_TTL_MS = 7 * 24 * 3_600_000
+export const MAX_PENDING_INVITATIONS = 50
+
+type InvitationRow = typeof invitations.$inferSelect
+
+/** A capability token: 32 random bytes (base64url, 43 characters); only SHA-256 of it is stored. */
+function newToken(): { token: string; hash: string } {
+  const token = Buffer.from(randomBytes(32)).toString('base64url')
+  return { token, hash: sha256Hex(token) }
+}
+
+/** `ada@example.com` → `a•••@example.com`: enough for the invitee to recognise, too little to harvest. */
+export function maskEmail(email: string): string {
+  const at = email.lastIndexOf('@')
+  return `${email.slice(0, 1)}•••${email.slice(at)}`
+}
+
+function view(row: InvitationRow, inviter: { id: number; name: string } | null): InvitationView {
+  return {
+    id: row.id,
+    email: row.email,
+    role: row.role,
+    status: row.status,
+    invited_by: inviter,
+    created_at: row.createdAt.toISOString(),
+    sent_at: row.sentAt.toISOString(),
+    expires_at: row.expiresAt.toISOString(),
+  }
+}
+
+/** Pending invitations whose week ran out become `expired` (so the address can be invited again). */
+async function expireDue(kernel: Kernel, tx: Tx, spaceId: number) {
+  const now = kernel.clock.now()
+  await tx
+    .update(invitations)
+    .set({ status: 'expired', endedAt: now })
+    .where(and(eq(invitations.spaceId, spaceId), eq(invitations.status, 'pending'), lte(invitations.expiresAt, now)))
+}
+
+interface MailContext {
+  /** Base of the link: PUBLIC_URL, else the origin the request came to. */
+  base: string
+  inviter: string
+  space: { name: string; slug: string }
+}
+
+function invitationMail(to: string, token: string, role: Role, expiresAt: Date, ctx: MailContext) {
+  const link = `${ctx.base}/invite/${token}`
+  return {
+    to,
+    subject: `${ctx.inviter} invited you to ${ctx.space.name}`,
+    text: [
+      `${ctx.inviter} invited you to join the Space "${ctx.space.name}" as ${role}.`,
+      '',
+      `Open this link to accept or decline: ${link}`,
+      '',
+      `Without an account for ${to} yet, register with this address first, then open the link.`,
+      `The invitation works once and ends on ${expiresAt.toUTCString()}.`,
+      '',
+      'If you did not expect this, ignore this mail.',
+    ].join('\n'),
+  }
+}
+
+async function inviterName(kernel: Kernel, principal: Principal): Promise<{ id: number; name: string } | null> {
+  if (principal.userId === null) return null
+  const [u] = await kernel.db.db.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, principal.userId))
+  return u ?? null
+}
+
+/** Invites an address to the Space (admin): 201 with the invitation; the mail is queued with it. */
+export async function createInvitation(
+  kernel: Kernel,
+  access: SpaceAccess,
+  input: { email: string; role: Role },
+  base: string,
+): Promise<InvitationView> {
+  const email = input.email.trim().toLowerCase()
+  const inviter = await inviterName(kernel, access.principal)
+  try {
+    return await kernel.db.db.transaction(async (tx) => {
+      // One admin's invitations are counted against the limit one at a time: the Space row is the lock.
+      await tx.select({ id: spaces.id }).from(spaces).where(eq(spaces.id, access.space.id)).for('update')
+      await expireDue(kernel, tx, access.space.id)
+      const [member] = await tx
+        .select({ id: users.id })
+        .from(memberships)
+        .innerJoin(users, eq(users.id, memberships.userId))
+        .where(and(eq(memberships.spaceId, access.space.id), eq(users.email, email)))
+      if (member) throw InvitationErrors.alreadyMember()
+      const [{ pending }] = await tx
+        .select({ pending: count() })
+        .from(invitations)
+        .where(and(eq(invitations.spaceId, access.space.id), eq(invitations.status, 'pending')))
+      if (Number(pending) >= MAX_PENDING_INVITATIONS) throw InvitationErrors.invitationLimit()
+      const now = kernel.clock.now()
+      const { token, hash } = newToken()
+      const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS)
+      const [row] = await tx
+        .insert(invitations)
+        .values({
+          spaceId: access.space.id,
+          email,
+          role: input.role,
+          tokenHash: hash,
+          status: 'pending',
+          invitedBy: inviter?.id ?? null,
+          expiresAt,
+          sentAt: now,
+          createdAt: now,
+        })
+        .returning()
+      await kernel.mail.enqueue(
+        invitationMail(email, token, input.role, expiresAt, { base, inviter: inviter?.name ?? access.space.name, space: access.space }),
+        tx,
+      )
+      return view(row, inviter)
+    })
+  } catch (err) {
+    if (isUniqueViolation(err, 'invitations_pending_key')) throw InvitationErrors.invitationPending()
+    throw err
+  }
+}
+
+/** The pending invitations of a Space, oldest first (admin). */
+export async function listInvitations(kernel: Kernel, access: SpaceAccess): Promise<InvitationView[]> {
+  const now = kernel.clock.now()
+  const rows = await kernel.db.db
+    .select({ inv: invitations, inviterName: users.name })
+    .from(invitations)
+    .leftJoin(users, eq(users.id, invitations.invitedBy))
+    .where(and(eq(invitations.spaceId, access.space.id), eq(invitations.status, 'pending')))
+    .orderBy(asc(invitations.createdAt), asc(invitations.id))
+  return rows
+    .filter((r) => r.inv.expiresAt > now)
+    .map((r) => view(r.inv, r.inv.invitedBy !== null && r.inviterName !== null ? { id: r.inv.invitedBy, name: r.inviterName } : null))
+}
+
+async function pendingById(tx: Tx, spaceId: number, id: number, now: Date): Promise<InvitationRow> {
+  const [row] = await tx
+    .select()
+    .from(invitations)
+    .where(and(eq(invitations.id, id), eq(invitations.spaceId, spaceId), eq(invitations.status, 'pending')))
+    .for('update')
+  if (!row || row.expiresAt <= now) throw notFound('Invitation')
+  return row
+}
+
+/** Revokes a pending invitation (admin): its link answers 404 from then on. */
+export async function revokeInvitation(kernel: Kernel, access: SpaceAccess, id: number): Promise<void> {
+  await kernel.db.db.transaction(async (tx) => {
+    const now = kernel.clock.now()
+    const row = await pendingById(tx, access.space.id, id, now)
+    await tx.update(invitations).set({ status: 'revoked', endedAt: now }).where(eq(invitations.id, row.id))
+  })
+}
+
+/** Sends a pending invitation again with a fresh token and a fresh week; the old link stops working. */
+export async function resendInvitation(kernel: Kernel, access: SpaceAccess, id: number, base: string): Promise<InvitationView> {
+  const inviter = await inviterName(kernel, access.principal)
+  return kernel.db.db.transaction(async (tx) => {
+    const now = kernel.clock.now()
+    const row = await pendingById(tx, access.space.id, id, now)
+    const { token, hash } = newToken()
+    const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS)
+    const [updated] = await tx
+      .update(invitations)
+      .set({ tokenHash: hash, expiresAt, sentAt: now })
+      .where(eq(invitations.id, row.id))
+      .returning()
+    await kernel.mail.enqueue(
+      invitationMail(row.email, token, row.role, expiresAt, { base, inviter: inviter?.name ?? access.space.name, space: access.space }),
+      tx,
+    )
+    const original = row.invitedBy !== null ? await tx.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, row.invitedBy)) : []
+    return view(updated, original[0] ?? null)
+  })
+}
+
+/** A live invitation by its link token; unknown, used, revoked, declined and expired tokens are all null. */
+async function liveByToken(kernel: Kernel, db: Tx | Kernel['db']['db'], token: string, lock = false) {
+  const q = db
+    .select({ inv: invitations, space: { id: spaces.id, slug: spaces.slug, name: spaces.name, archivedAt: spaces.archivedAt } })
+    .from(invitations)
+    .innerJoin(spaces, eq(spaces.id, invitations.spaceId))
+    .where(and(eq(invitations.tokenHash, sha256Hex(token)), eq(invitations.status, 'pending')))
+  const [row] = lock ? await q.for('update', { of: invitations }) : await q
+  if (!row || row.inv.expiresAt <= kernel.clock.now() || row.space.archivedAt !== null) return null
+  return row
+}
+
+/** What the invitation page shows before anyone signs in (anonymous). */
+export async function previewInvitation(kernel: Kernel, token: string): Promise<InvitationPreviewView> {
+  const row = await liveByToken(kernel, kernel.db.db, token)
+  if (!row) throw notFound('Invitation')
+  const [inviter] = row.inv.invitedBy !== null ? await kernel.db.db.select({ name: users.name }).from(users).where(eq(users.id, row.inv.invitedBy)) : []
+  const [account] = await kernel.db.db.select({ id: users.id }).from(users).where(eq(users.email, row.inv.email))
+  return {
+    space: { slug: row.space.slug, name: row.space.name },
+    role: row.inv.role,
+    invited_by: { name: inviter?.name ?? row.space.name },
+    email: maskEmail(row.inv.email),
+    expires_at: row.inv.expiresAt.toISOString(),
+    account_exists: account !== undefined,
+  }
+}
+
+/**
+ * Accepts an invitation as the signed-in user, whose e-mail must be the invited one. The membership is created and
+ * the token spent in one transaction; of two accepts at once one wins and the other finds no live invitation (404).
+ * A user of another Tenant may accept: membership is per Space.
+ */
+export async function acceptInvitation(kernel: Kernel, principal: Extract<Principal, { kind: 'user' }>, token: string) {
+  return transact(kernel, async (tx, emit) => {
+    const row = await liveByToken(kernel, tx, token, true)
+    if (!row) throw notFound('Invitation')
+    const [user] = await tx.select().from(users).where(eq(users.id, principal.userId))
+    if (!user) throw notFound('Invitation')
+    if (user.email !== row.inv.email) throw InvitationErrors.emailMismatch()
+    const now = kernel.clock.now()
+    const [existing] = await tx
+      .select({ role: memberships.role })
+      .from(memberships)
+      .where(and(eq(memberships.spaceId, row.space.id), eq(memberships.userId, user.id)))
+    if (existing) throw InvitationErrors.alreadyMember()
+    await tx.insert(memberships).values({ userId: user.id, spaceId: row.space.id, role: row.inv.role, createdAt: now })
+    await tx.update(invitations).set({ status: 'accepted', acceptedBy: user.id, endedAt: now }).where(eq(invitations.id, row.inv.id))
+    emit({
+      type: 'member.added',
+      spaceId: row.space.id,
+      payload: { member: { user_id: user.id, email: user.email, name: user.name, role: row.inv.role }, by: { user_id: row.inv.invitedBy } },
+    })
+    return { space: { slug: row.space.slug, name: row.space.name }, role: row.inv.role }
+  })
+}
+
+/** Declines an invitation (anonymous: the link is the capability); the token is spent. */
+export async function declineInvitation(kernel: Kernel, token: string): Promise<void> {
+  await kernel.db.db.transaction(async (tx) => {
+    const row = await liveByToken(kernel, tx, token, true)
+    if (!row) throw notFound('Invitation')
+    await tx.update(invitations).set({ status: 'declined', endedAt: kernel.clock.now() }).where(eq(invitations.id, row.inv.id))
+  })
+}
+

@@ -1,0 +1,151 @@
+import { Elysia, t } from 'elysia'
+import type { Kernel } from '../../kernel/kernel'
+import type { RouteSummary } from '../../kernel/module'
+import type { Guards } from '../../kernel/plugin'
+import { Data, DataList, SpaceParams } from '../../kernel/schemas'
+import { publicBase } from '../subscribers/service'
+import {
+  AcceptedModel,
+  CreateInvitationBody,
+  InvitationModel,
+  InvitationParams,
+  InvitationPreviewModel,
+  InviteTokenParams,
+  MemberModel,
+  MemberParams,
+  MembersPage,
+  MembersQuery,
+  RoleModel,
+  UpdateMemberBody,
+  WhoamiModel,
+} from './model'
+import {
+  acceptInvitation,
+  createInvitation,
+  declineInvitation,
+  listInvitations,
+  previewInvitation,
+  resendInvitation,
+  revokeInvitation,
+} from './invitations'
+import { changeMemberRole, describeRoles, listMembers, removeMember, whoami } from './service'
+
+/**
+ * Members of a Space and their roles (§4.8 "Roles"), invitations (§4.8 "Invitations", §4.7 `/invite/{token}`) and
+ * `GET /whoami` (§4.8 "Whoami").
+ */
+export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => readonly RouteSummary[]) {
+  return new Elysia({ tags: ['Members and roles'] })
+    .use(guards)
+    .get('/spaces/:space/members', ({ access, query }) => listMembers(kernel, access, query), {
+      params: SpaceParams,
+      query: MembersQuery,
+      spaceRole: 'viewer',
+      response: MembersPage,
+      detail: { summary: 'The members of the Space with their roles, oldest first (per_page default 50, max 100)' },
+    })
+    .patch(
+      '/spaces/:space/members/:userId',
+      async ({ access, params, body }) => ({ data: await changeMemberRole(kernel, access, params.userId, body.role) }),
+      {
+        params: MemberParams,
+        body: UpdateMemberBody,
+        spaceRole: 'admin',
+        response: Data(MemberModel),
+        detail: { summary: "Change a member's role; the last admin cannot be demoted (409 last_admin)" },
+      },
+    )
+    .delete(
+      '/spaces/:space/members/:userId',
+      async ({ access, params, set }) => {
+        await removeMember(kernel, access, params.userId)
+        set.status = 204
+      },
+      {
+        params: MemberParams,
+        // Any member may leave (`me`); removing someone else needs admin, checked by the service.
+        spaceRole: 'viewer',
+        response: { 204: t.Void() },
+        detail: { summary: 'Remove a member (admin), or leave the Space yourself with `me`; the last admin cannot go (409 last_admin)' },
+      },
+    )
+    .get('/spaces/:space/roles', () => ({ data: describeRoles(routeTable()) }), {
+      params: SpaceParams,
+      spaceRole: 'viewer',
+      response: DataList(RoleModel),
+      detail: { summary: 'The three roles and the operations each adds, read from the route guards themselves' },
+    })
+    .get('/whoami', async ({ principal }) => ({ data: await whoami(kernel, principal) }), {
+      authenticated: true,
+      response: Data(WhoamiModel),
+      detail: { summary: 'The caller in one call: user, Tenant, token, and the Spaces it can open with its role in each' },
+    })
+    .post(
+      '/spaces/:space/invitations',
+      async ({ access, body, request, set }) => {
+        set.status = 201
+        return { data: await createInvitation(kernel, access, body, publicBase(kernel, request.url)) }
+      },
+      {
+        params: SpaceParams,
+        body: CreateInvitationBody,
+        spaceRole: 'admin',
+        response: { 201: Data(InvitationModel) },
+        detail: { summary: 'Invite an e-mail address to the Space with a role; the link is mailed (valid 7 days, once)' },
+      },
+    )
+    .get('/spaces/:space/invitations', async ({ access }) => ({ data: await listInvitations(kernel, access) }), {
+      params: SpaceParams,
+      spaceRole: 'admin',
+      response: DataList(InvitationModel),
+      detail: { summary: 'The pending invitations of the Space, oldest first' },
+    })
+    .delete(
+      '/spaces/:space/invitations/:id',
+      async ({ access, params, set }) => {
+        await revokeInvitation(kernel, access, Number(params.id))
+        set.status = 204
+      },
+      {
+        params: InvitationParams,
+        spaceRole: 'admin',
+        response: { 204: t.Void() },
+        detail: { summary: 'Revoke a pending invitation; its link answers 404 from then on' },
+      },
+    )
+    .post(
+      '/spaces/:space/invitations/:id/resend',
+      async ({ access, params, request }) => ({
+        data: await resendInvitation(kernel, access, Number(params.id), publicBase(kernel, request.url)),
+      }),
+      {
+        params: InvitationParams,
+        spaceRole: 'admin',
+        response: Data(InvitationModel),
+        detail: { summary: 'Mail a pending invitation again with a fresh link and a fresh 7 days; the old link stops working' },
+      },
+    )
+    .get('/invite/:token', async ({ params }) => ({ data: await previewInvitation(kernel, params.token) }), {
+      params: InviteTokenParams,
+      response: Data(InvitationPreviewModel),
+      detail: { summary: 'Preview an invitation (anonymous): Space, role, inviter, masked address; unknown, used or expired: 404' },
+    })
+    .post('/invite/:token/accept', async ({ principal, params }) => ({ data: await acceptInvitation(kernel, principal, params.token) }), {
+      params: InviteTokenParams,
+      userToken: true,
+      response: Data(AcceptedModel),
+      detail: { summary: "Accept an invitation as the signed-in user (its e-mail must be the invited one: else 403 email_mismatch)" },
+    })
+    .post(
+      '/invite/:token/decline',
+      async ({ params, set }) => {
+        await declineInvitation(kernel, params.token)
+        set.status = 204
+      },
+      {
+        params: InviteTokenParams,
+        response: { 204: t.Void() },
+        detail: { summary: 'Decline an invitation (anonymous: the link is the capability); the link is spent' },
+      },
+    )
+}
