@@ -1,5 +1,7 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { ScopedCache, type ScopedCacheOptions } from '../src/kernel/cache'
+
+setDefaultTimeout(30_000)
 
 /** The kernel's cache primitive on its own, with a loader the test answers by hand. */
 function harness(opts: Partial<ScopedCacheOptions<string, string | null>> = {}) {

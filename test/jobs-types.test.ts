@@ -1,6 +1,8 @@
-import { expect, test } from 'bun:test'
+import { expect, setDefaultTimeout, test } from 'bun:test'
 import type { JobQueue } from '../src/kernel/jobs'
 import '../src/modules'
+
+setDefaultTimeout(30_000)
 
 /**
  * Jobs are typed like events: a declared queue's payload is checked wherever it is enqueued, defined or scheduled.

@@ -1,8 +1,10 @@
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { safeCell } from '../src/kernel/csv'
 import { normalizeEmail } from '../src/kernel/email'
 import { publicOrigin } from '../src/kernel/http'
 import { bestAcceptLanguage, localeChain } from '../src/kernel/locale'
+
+setDefaultTimeout(30_000)
 
 /** The helpers every module shares live in the kernel, with one behaviour each. */
 describe('kernel helpers', () => {

@@ -1,9 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Elysia, t as tb } from 'elysia'
 import { ScopedCache } from '../src/kernel/cache'
 import { defineModule } from '../src/kernel/module'
 import { MODULES } from '../src/modules'
 import { type TestApp, testApp } from './helpers/app'
+
+setDefaultTimeout(30_000)
 
 /**
  * What a module gets by declaration (kernel/module.ts): public CORS for its anonymous paths and headers, and a cache
