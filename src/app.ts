@@ -160,6 +160,12 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   // Reactions, filter hooks, jobs, read steps and GraphQL fields.
   for (const m of modules) {
     const self = stateOf(m)
+    for (const cache of m.caches?.(self) ?? []) {
+      for (const [type, what] of Object.entries(cache.invalidateOn)) {
+        if (what) kernel.bus.subscribe(type as never, (e) => cache.invalidateFor((what as (e: unknown) => never)(e)))
+      }
+      kernel.bus.onResync(() => cache.clear())
+    }
     for (const [type, handler] of Object.entries(m.on ?? {})) {
       if (handler) kernel.bus.subscribe(type as never, (e, d) => (handler as (...a: unknown[]) => unknown)(e, self, kernel, d) as void)
     }
@@ -176,7 +182,11 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 
   // HTTP: the kernel plugin, each module's routes, the OpenAPI description.
-  const front = new RequestFront(kernel, modules.flatMap((m) => m.privatePaths ?? []))
+  const front = new RequestFront(
+    kernel,
+    modules.flatMap((m) => m.privatePaths ?? []),
+    modules.flatMap((m) => (m.publicCors ? [m.publicCors] : [])),
+  )
   const guards = guardPlugin(kernel)
   const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
     kernel,

@@ -798,6 +798,49 @@ describe('markers with the real personalisation module', () => {
   })
 })
 
+describe('the in-memory copy and changes racing its loads', () => {
+  /** A Space of its own (nothing of it cached yet) with one pushed datasource; its database id. */
+  async function freshSpace() {
+    const slug = (await t.createSpace(owner, { default_lang: 'en' })).slug
+    const r = await t.request('POST', `/v1/spaces/${slug}/datasources`, {
+      token: owner,
+      body: { key: 'race', label: 'race', type: 'webhook_push', config: { secret_hash: 'auto', schema: {} } },
+    })
+    expect(r.status).toBe(201)
+    const [row] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [slug])
+    return row.id
+  }
+  /** The change as another instance's NOTIFY delivers it: after its commit, while this instance may be loading. */
+  const changed = (spaceId: number, revision: number) =>
+    t.kernel.bus.publish(
+      [{ id: 0, type: 'datasource.changed', spaceId, payload: { key: 'race', id: 1, revision }, createdAt: t.clock.now() }],
+      { origin: 'remote' },
+    )
+
+  test('a read right after a change never joins a load that started before it, and that load is not kept', async () => {
+    const spaceId = await freshSpace()
+    const store = t.state(datasourcesModule).store
+    const before = store.refs(spaceId)
+    expect(before).toBeInstanceOf(Promise)
+    changed(spaceId, 2)
+    const after = store.refs(spaceId)
+    expect(after).not.toBe(before)
+    await Promise.all([before, after])
+    // The load that started after the change is what is cached now.
+    expect(store.refs(spaceId)).toBe(await after)
+  })
+
+  test('a resync discards loads in flight, also for Spaces that had nothing cached yet', async () => {
+    const spaceId = await freshSpace()
+    const store = t.state(datasourcesModule).store
+    const before = store.refs(spaceId)
+    expect(before).toBeInstanceOf(Promise)
+    t.kernel.bus.resync()
+    await before
+    expect(store.refs(spaceId)).toBeInstanceOf(Promise)
+  })
+})
+
 describe('marker grammar', () => {
   test('scan and replace on JSON text', () => {
     const json = JSON.stringify({ a: 'x $ds:k.0.v y $$ds:k.0.v', b: ['$ds:k.name\n"q"'] })

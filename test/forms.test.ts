@@ -511,6 +511,20 @@ describe('actions', () => {
     hooks.respond(() => new Response('ok'))
   })
 
+  test('webhook: a redirect fails at once, classified as webhook deliveries are (redirects are not followed)', async () => {
+    const f = await makeForm({ submit_action: 'webhook', webhook_url: `${hooks.url}/moved` })
+    hooks.clear()
+    hooks.respond(() => new Response(null, { status: 302, headers: { location: 'http://127.0.0.1:9/elsewhere' } }))
+    const r = await submit(f.slug, { data: valid })
+    await drain()
+    t.clock.advance(60 * 60_000)
+    await drain()
+    expect(hooks.requests).toHaveLength(1)
+    const [s] = await rows('select action_status, action_error from form_submissions where uuid = $1', [r.body.data.submission_uuid])
+    expect(s).toEqual({ action_status: 'failed', action_error: 'the receiver answered 302 (redirects are not followed)' })
+    hooks.respond(() => new Response('ok'))
+  })
+
   test('webhook: after 5 failed retries the action is failed', async () => {
     const f = await makeForm({ submit_action: 'webhook', webhook_url: `${hooks.url}/down` })
     hooks.clear()

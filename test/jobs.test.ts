@@ -45,7 +45,7 @@ describe('queue', () => {
     const w = worker()
     const q = freshQueue()
     const seen: unknown[] = []
-    w.define<{ n: number }>(q, { handler: async ({ job }) => void seen.push(job.payload) })
+    w.define(q, { handler: async ({ job }) => void seen.push(job.payload) })
     const id = await w.enqueue(q, { n: 7 })
     expect(id).toBeNumber()
     expect(await w.runDueJobs()).toBe(1)
@@ -387,7 +387,7 @@ describe('cron schedules', () => {
     const b = worker()
     const ticks: string[] = []
     for (const w of [a, b]) {
-      w.define<{ tag: string }>(q, { handler: async ({ job }) => void ticks.push(`${job.payload.tag}@${job.runAt.toISOString()}`) })
+      w.define(q, { handler: async ({ job }) => void ticks.push(`${(job.payload as { tag: string }).tag}@${job.runAt.toISOString()}`) })
       w.schedule({ name: q, cron: '*/5 * * * *', queue: q, payload: { tag: 'five' } })
     }
     t.clock.set(Date.UTC(2031, 5, 1, 12, 0, 30))
@@ -441,7 +441,7 @@ describe('outbox relay', () => {
     const q = freshQueue('relay')
     const w = worker()
     const got: string[] = []
-    w.define<{ event: number }>(q, { handler: async ({ job }) => void got.push(String(job.payload.event)) })
+    w.define(q, { handler: async ({ job }) => void got.push(String((job.payload as { event: number }).event)) })
     w.onOutbox('test', async (tx, events) => {
       await w.enqueueMany(
         tx,

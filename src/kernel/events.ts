@@ -142,6 +142,11 @@ export class EventBus {
     return () => this.resyncHandlers.delete(handler)
   }
 
+  /** Events may have been missed (the LISTEN connection came back): runs the resync handlers. */
+  resync() {
+    for (const h of this.resyncHandlers) h()
+  }
+
   /** Runs the in-transaction handlers of `event` (used by transact). */
   async runInTx(tx: Tx, event: NewEvent, emit: Emit): Promise<void> {
     const list = this.txHandlers.get(event.type)
@@ -190,9 +195,7 @@ export class EventBus {
       .listen(
         EVENTS_CHANNEL,
         (payload) => void this.receive(database, payload).catch((err) => logger.error('event bus: a notification was lost', { error: String(err) })),
-        () => {
-          for (const h of this.resyncHandlers) h()
-        },
+        () => this.resync(),
       )
       .then((u) => {
         this.unlisten = u

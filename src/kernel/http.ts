@@ -151,3 +151,20 @@ export function pageOf(page: number | undefined, perPage: number | undefined, de
   const pp = Math.min(perPage ?? defaults.perPage, defaults.max)
   return { page: p, perPage: pp, offset: (p - 1) * pp }
 }
+
+const NOT_CANONICAL_ORIGIN = /[A-Z]|:80$|:443$/
+
+/**
+ * `scheme://host[:port]` of the URLs the service hands out (asset URLs, mail links, embed snippets, `meta` URLs of a
+ * Story read): PUBLIC_URL when set; else the origin the request came to, as `URL.origin` spells it (lower case, no
+ * default port); else — no request, e.g. a job — `http://localhost:PORT`. The one rule for every module; a request
+ * whose origin is already canonical (the usual case) costs one slice and no URL object.
+ */
+export function publicOrigin(config: { publicUrl: string | null; port: number }, requestUrl: string | null | undefined): string {
+  if (config.publicUrl) return config.publicUrl
+  if (!requestUrl) return `http://localhost:${config.port}`
+  const start = requestUrl.indexOf('//') + 2
+  const end = requestUrl.indexOf('/', start)
+  const origin = end === -1 ? requestUrl : requestUrl.slice(0, end)
+  return NOT_CANONICAL_ORIGIN.test(origin) ? new URL(requestUrl).origin : origin
+}

@@ -33,6 +33,14 @@ export interface JobMap {
 }
 export type QueueName = keyof JobMap & string
 
+/**
+ * A queue name as `define`, `enqueue` and `schedule` take it (the graphile-worker shape): a declared name, whose
+ * payload is then checked, or any other string (a queue made at run time, e.g. in tests), whose payload is unknown.
+ */
+export type AnyQueueName = QueueName | (string & {})
+/** The payload of queue `Q`: `JobMap[Q]` for a declared queue, unknown otherwise. */
+export type PayloadOf<Q extends string> = Q extends QueueName ? JobMap[Q] : unknown
+
 export const JOBS_CHANNEL = 'cs_jobs'
 export const OUTBOX_CHANNEL = 'cs_outbox'
 
@@ -95,9 +103,9 @@ export interface EnqueueOptions {
   dedupeKey?: string
 }
 
-export interface NewJob {
-  queue: string
-  payload: unknown
+export interface NewJob<Q extends AnyQueueName = AnyQueueName> {
+  queue: Q
+  payload: PayloadOf<Q>
   runAt?: Date
   dedupeKey?: string
 }
@@ -228,9 +236,7 @@ export class JobQueue {
   // ---- definitions ----
 
   /** Registers the handler of a queue in this process (jobs may be enqueued from anywhere). */
-  define<Q extends QueueName>(queue: Q, def: QueueDefinition<JobMap[Q]>): void
-  define<P>(queue: string, def: QueueDefinition<P>): void
-  define(queue: string, def: QueueDefinition<any>): void {
+  define<Q extends AnyQueueName>(queue: Q, def: QueueDefinition<PayloadOf<Q>>): void {
     if (this.queues.has(queue)) throw new Error(`job queue "${queue}" is defined twice`)
     this.queues.set(queue, {
       name: queue,
@@ -243,9 +249,7 @@ export class JobQueue {
   }
 
   /** A recurring schedule defined in code; written to the database when workers start. */
-  schedule<Q extends QueueName>(def: ScheduleDefinition & { queue: Q; payload?: JobMap[Q] }): void
-  schedule(def: ScheduleDefinition): void
-  schedule(def: ScheduleDefinition): void {
+  schedule<Q extends AnyQueueName>(def: ScheduleDefinition & { queue: Q; payload?: PayloadOf<Q> }): void {
     parseCron(def.cron)
     this.schedules.set(def.name, def)
     this.schedulesSynced = false
@@ -259,15 +263,13 @@ export class JobQueue {
   // ---- producing work ----
 
   /** Adds one job; inside `tx` it exists (and wakes workers) only if that transaction commits. Null when deduped. */
-  enqueue<Q extends QueueName>(queue: Q, payload: JobMap[Q], opts?: EnqueueOptions & { tx?: DbOrTx }): Promise<number | null>
-  enqueue(queue: string, payload: unknown, opts?: EnqueueOptions & { tx?: DbOrTx }): Promise<number | null>
-  async enqueue(queue: string, payload: unknown, opts: EnqueueOptions & { tx?: DbOrTx } = {}): Promise<number | null> {
+  async enqueue<Q extends AnyQueueName>(queue: Q, payload: PayloadOf<Q>, opts: EnqueueOptions & { tx?: DbOrTx } = {}): Promise<number | null> {
     const [id] = await this.enqueueMany(opts.tx ?? this.db.db, [{ queue, payload, runAt: opts.runAt, dedupeKey: opts.dedupeKey }])
     return id ?? null
   }
 
   /** Adds jobs in one statement and wakes their queues' workers on every instance (at commit). Returns new ids. */
-  async enqueueMany(db: DbOrTx, list: NewJob[]): Promise<number[]> {
+  async enqueueMany<Q extends AnyQueueName>(db: DbOrTx, list: readonly NewJob<Q>[]): Promise<number[]> {
     if (!list.length) return []
     const now = iso(this.clock.now())
     const rows = list.map((j) => ({

@@ -11,3 +11,60 @@ export function canonicalLocale(tag: string): string | null {
     return null
   }
 }
+
+/** The language subtag of a canonical tag: de-AT → de, zh-Hant-TW → zh. */
+export const languageOf = (tag: string) => {
+  const i = tag.indexOf('-')
+  return i === -1 ? tag : tag.slice(0, i)
+}
+
+/** What locale negotiation needs of a Space: its locales in order, explicit fallbacks, its default. */
+export interface LocaleSettings {
+  codes: string[]
+  fallbacks: Map<string, string>
+  defaultLang: string
+}
+
+/**
+ * Locale chain: the requested tag; its explicit fallback; its language subtag; the Space default. Only the Space's
+ * locales take part. Without `lang`, the best Accept-Language match stands in for the requested tag.
+ */
+export function localeChain(space: LocaleSettings, requested: string | null): string[] {
+  const chain: string[] = []
+  const add = (c: string | null | undefined) => {
+    if (c && space.codes.includes(c) && !chain.includes(c)) chain.push(c)
+  }
+  if (requested) {
+    add(requested)
+    add(space.fallbacks.get(requested))
+    add(languageOf(requested))
+  }
+  add(space.defaultLang)
+  return chain
+}
+
+/** RFC 4647 lookup over an Accept-Language header: highest q first, then truncating each range. */
+export function bestAcceptLanguage(header: string, codes: string[]): string | null {
+  const ranges: { tag: string; q: number; i: number }[] = []
+  const parts = header.split(',')
+  for (let i = 0; i < parts.length && i < 32; i++) {
+    const [rawTag, ...params] = parts[i].trim().split(';')
+    let q = 1
+    for (const p of params) {
+      const m = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)
+      if (m) q = Number(m[1])
+    }
+    const tag = rawTag.trim()
+    if (q > 0 && tag && tag !== '*') ranges.push({ tag, q, i })
+  }
+  ranges.sort((a, b) => b.q - a.q || a.i - b.i)
+  for (const r of ranges) {
+    const c = canonicalLocale(r.tag)
+    if (!c) continue
+    for (let t = c; t; t = t.includes('-') ? t.slice(0, t.lastIndexOf('-')) : '') if (codes.includes(t)) return t
+    // A bare language range ("de") also accepts a regional locale ("de-AT").
+    const regional = codes.find((code) => languageOf(code) === c)
+    if (regional) return regional
+  }
+  return null
+}

@@ -114,7 +114,7 @@ export interface SettledMailJob {
 
 /** Registers the `mail.send` queue: one job per message, retried on the schedule above. */
 export function registerMailQueue(jobs: JobQueue, mailer: Mailer, clock: Clock) {
-  jobs.define<{ message: MailMessage }>(MAIL_QUEUE, {
+  jobs.define(MAIL_QUEUE, {
     concurrency: 4,
     retryDelaysMs: MAIL_RETRY_DELAYS_MS,
     handler: async (ctx) => {

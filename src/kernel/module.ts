@@ -1,12 +1,13 @@
 import type { Role } from './auth'
 import type { AnyElysia } from 'elysia'
+import type { ScopedCache } from './cache'
 import type { ErrorDef } from './errors'
 import type { GraphQLBuilder } from './graphql'
 import type { Delivery, DomainEvent, Emit, EventDeclarations, EventType, NewEvent } from './events'
 import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
-import type { Guards, RequestInfo } from './plugin'
+import type { Guards, PublicCors, RequestInfo } from './plugin'
 import type { Registry } from 'prom-client'
 import type { RateLimitRule } from './rate-limit'
 import type { ReadStep } from './read'
@@ -104,6 +105,12 @@ export interface ModuleDefinition<S extends object> {
   routes?(ctx: RouteContext<S>): AnyElysia
   /** Public routes (anonymous), mounted under /v1; their paths begin with /cdn. */
   cdn?(ctx: RouteContext<S>): AnyElysia
+  /**
+   * The module's part of the public surface's CORS: anonymous paths outside /v1/cdn/ (prefixes, e.g. /v1/graphql,
+   * the embed scripts) that answer any origin like public content, and the headers browsers may send and read (e.g.
+   * X-Service-Segment). The kernel names none of them.
+   */
+  publicCors?: PublicCors
   /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
   root?(ctx: RouteContext<S>): AnyElysia
   /** Public read fast path (only for GET routes that can answer from memory). */
@@ -116,6 +123,11 @@ export interface ModuleDefinition<S extends object> {
   on?: { [K in EventType]?: (event: DomainEvent<K>, self: S, kernel: Kernel, delivery: Delivery) => void | Promise<void> }
   /** Called when events may have been missed (the LISTEN connection came back): drop whatever they keep fresh. */
   onResync?(self: S, kernel: Kernel): void
+  /**
+   * The module's caches (kernel/cache.ts): the runtime subscribes each one to the events its `invalidateOn` names (on
+   * every instance, before the module's own `on` handlers) and clears it on resync.
+   */
+  caches?(self: S): readonly ScopedCache<any, any>[]
   /** Filter hooks inside the emitting transaction; throwing vetoes the change. */
   inTx?: { [K in EventType]?: (tx: Tx, event: NewEvent<K>, emit: Emit, self: S, kernel: Kernel) => void | Promise<void> }
   /** Queues, cron schedules and outbox consumers (durable, once-per-event work such as webhooks and mail). */

@@ -28,19 +28,20 @@ export interface PeerSource {
   requestIP(request: Request): { address: string } | null
 }
 
-const PUBLIC_PREFIXES = ['/v1/cdn/', '/v1/graphql', '/embed', '/service-admin.js', '/v1/version', '/version']
-const ALLOW_HEADERS = 'Authorization, Content-Type, If-None-Match, X-Request-Id, X-Service-Segment'
-const EXPOSE_HEADERS = 'ETag, X-Request-Id, X-Service-Segment, Retry-After, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset'
+/** The kernel's own public paths and CORS headers; modules add theirs (`publicCors` in kernel/module.ts). */
+const PUBLIC_PREFIXES = ['/v1/cdn/']
+const ALLOW_HEADERS = ['Authorization', 'Content-Type', 'If-None-Match', 'X-Request-Id']
+const EXPOSE_HEADERS = ['ETag', 'X-Request-Id', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']
 const JSON_TYPE = 'application/json; charset=utf-8'
-/** The CORS headers of public content (shared, never mutated). */
-const PUBLIC_CORS: readonly (readonly [string, string])[] = [
-  ['access-control-allow-origin', '*'],
-  ['access-control-expose-headers', EXPOSE_HEADERS],
-]
 
-function isPublicPath(pathname: string) {
-  for (const p of PUBLIC_PREFIXES) if (pathname.startsWith(p)) return true
-  return false
+/** What the modules declare of the public surface's CORS (kernel/module.ts `publicCors`), merged by the runtime. */
+export interface PublicCors {
+  /** Path prefixes outside /v1/cdn/ that answer any origin like public content. */
+  paths?: readonly string[]
+  /** Request headers browsers may send (preflight). */
+  allowHeaders?: readonly string[]
+  /** Response headers browsers may read. */
+  exposeHeaders?: readonly string[]
 }
 
 const DAY_MS = 86_400_000
@@ -113,11 +114,29 @@ export class RequestFront {
   private timed: boolean
   private address: LogAddress
 
-  /** `privatePaths`: the modules' private routes, whose log lines never carry the address as seen. */
+  private publicPrefixes: readonly string[]
+  private allowHeaders: string
+  private exposeHeaders: string
+  /** The CORS headers of public content (shared, never mutated). */
+  private publicCors: readonly (readonly [string, string])[]
+
+  /**
+   * `privatePaths`: the modules' private routes, whose log lines never carry the address as seen. `declared`: the
+   * modules' public CORS paths and headers (`publicCors`).
+   */
   constructor(
     private kernel: Kernel,
     privatePaths: readonly string[] = [],
+    declared: readonly PublicCors[] = [],
   ) {
+    const merged = (own: readonly string[], more: (c: PublicCors) => readonly string[] | undefined) => [...new Set([...own, ...declared.flatMap((c) => more(c) ?? [])])]
+    this.publicPrefixes = merged(PUBLIC_PREFIXES, (c) => c.paths)
+    this.allowHeaders = merged(ALLOW_HEADERS, (c) => c.allowHeaders).join(', ')
+    this.exposeHeaders = merged(EXPOSE_HEADERS, (c) => c.exposeHeaders).join(', ')
+    this.publicCors = [
+      ['access-control-allow-origin', '*'],
+      ['access-control-expose-headers', this.exposeHeaders],
+    ]
     this.managementOrigins = new Set(kernel.config.corsOrigins)
     this.anyManagementOrigin = this.managementOrigins.has('*')
     this.timed = kernel.logger.logsRequests || kernel.metrics !== null
@@ -149,17 +168,23 @@ export class RequestFront {
     return ri
   }
 
+  private isPublicPath(pathname: string) {
+    const prefixes = this.publicPrefixes
+    for (let i = 0; i < prefixes.length; i++) if (pathname.startsWith(prefixes[i])) return true
+    return false
+  }
+
   remember(request: Request, ri: RequestInfo) {
     this.info.set(request, ri)
   }
 
   /** CORS response headers for a request from `origin` (public content: `*`, so shared caches never split by Origin). */
   cors(pathname: string, origin: string): readonly (readonly [string, string])[] | null {
-    if (this.anyManagementOrigin || isPublicPath(pathname)) return PUBLIC_CORS
+    if (this.anyManagementOrigin || this.isPublicPath(pathname)) return this.publicCors
     if (!this.managementOrigins.has(origin)) return null
     return [
       ['access-control-allow-origin', origin],
-      ['access-control-expose-headers', EXPOSE_HEADERS],
+      ['access-control-expose-headers', this.exposeHeaders],
       ['vary', 'Origin'],
     ]
   }
@@ -168,7 +193,7 @@ export class RequestFront {
     const headers = new Headers((cors ?? undefined) as [string, string][] | undefined)
     headers.set('x-request-id', ri.id)
     headers.set('access-control-allow-methods', 'GET, POST, PUT, PATCH, DELETE, OPTIONS')
-    headers.set('access-control-allow-headers', ALLOW_HEADERS)
+    headers.set('access-control-allow-headers', this.allowHeaders)
     headers.set('access-control-max-age', '600')
     return new Response(null, { status: 204, headers })
   }

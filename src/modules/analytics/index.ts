@@ -9,12 +9,7 @@ import { BeaconBuffer } from './buffer'
 import { beaconCdnRoutes, beaconFastRoute, type BeaconDeps } from './cdn'
 import { RollupCache, rollup } from './repo'
 import { analyticsRoutes } from './routes'
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'analytics.rollup': Record<string, never>
-  }
-}
+import './jobs'
 
 /** `meta.beacon_url` of every Story read (spec 4.3 item 5): absent when SERVICE_BEACON_ENABLED=false. */
 function beaconStep(config: Config): ReadStep {

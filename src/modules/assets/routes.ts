@@ -1,4 +1,5 @@
 import { Elysia, t } from 'elysia'
+import { publicOrigin } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
@@ -10,11 +11,7 @@ const NoContent = t.Void({ description: 'No content' })
 
 /** `scheme://host[:port]` for the URLs handed out: PUBLIC_URL, else the request's own origin. */
 export function originFor(kernel: Kernel, request: Request) {
-  if (kernel.config.publicUrl) return kernel.config.publicUrl
-  const url = request.url
-  const start = url.indexOf('//') + 2
-  const end = url.indexOf('/', start)
-  return end === -1 ? url : url.slice(0, end)
+  return publicOrigin(kernel.config, request.url)
 }
 
 /** Spec 4.8: upload, list, show, update and delete assets. */

@@ -3,13 +3,8 @@ import { HOUR, MIN } from '../../kernel/rate-limit'
 import { AuthErrors } from './model'
 import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
-import { type AuthState, mailPasswordReset, PASSWORD_RESET_QUEUE, type PasswordResetJob } from './service'
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'auth.password-reset': PasswordResetJob
-  }
-}
+import { type AuthState, mailPasswordReset, PASSWORD_RESET_QUEUE } from './service'
+import './jobs'
 
 /** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({

@@ -4,12 +4,7 @@ import { createLiveHub } from './live'
 import { CollaborationErrors } from './model'
 import { collaborationRoutes } from './routes'
 import { prunePresence } from './service'
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'collaboration.prune-presence': Record<string, never>
-  }
-}
+import './jobs'
 
 /**
  * Collaboration (spec 4.10): presence heartbeats and threaded comments anchored to blocks, and a live stream per

@@ -7,13 +7,7 @@ import { markerStep } from './read-step'
 import { datasourceRoutes } from './routes'
 import { dueDatasources, entriesPage, syncDatasource } from './service'
 import { DatasourceStore } from './store'
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'datasources.tick': Record<string, never>
-    'datasources.sync': { datasourceId: number }
-  }
-}
+import './jobs'
 
 /**
  * Datasources (spec 2, 4.5 markers, 4.13): http_json pulls on a cron schedule, signed webhook pushes, and `$ds:`
@@ -36,14 +30,7 @@ export const datasourcesModule = defineModule({
   routes: ({ kernel, guards, self, requestInfo }) => datasourceRoutes(kernel, guards, self.store, self.publicSpaces, requestInfo),
   errors: Object.values(DatasourceErrors),
   events: datasourceEvents,
-  on: {
-    'datasource.changed': (e, self) => {
-      if (e.spaceId === null) return
-      const p = e.payload
-      self.store.changed(e.spaceId, p.key, p.revision === null ? null : { id: p.id, revision: p.revision })
-    },
-  },
-  onResync: (self) => self.store.clear(),
+  caches: (self) => self.store.caches,
   jobs: (jobs, self, kernel) => {
     // One tick a minute across all instances (the queue's cron: one instance wins it); it enqueues a pull for every
     // http_json datasource whose own cron fires in that minute, deduplicated per datasource and minute.

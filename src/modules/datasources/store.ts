@@ -1,5 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { datasourceEntrySets, datasources } from '../../../db/schema'
+import { ScopedCache } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 
 /**
@@ -9,9 +10,10 @@ import type { Kernel } from '../../kernel/kernel'
  * - Per Space: key → {id, revision} of every datasource (the render key carries the referenced ones).
  * - Per (Space, key): the entries at one revision — one copy, replaced when a newer revision is loaded.
  *
- * Both follow the module's `datasource.changed` event, here at commit and on other instances through NOTIFY: the
- * Space map is updated in place, a copy at an older revision is dropped and reloaded on the next render that needs
- * it. Loads that raced with a change are not stored (per-Space epochs, as in the Story cache).
+ * Both are kernel caches (kernel/cache.ts) declared to follow the module's `datasource.changed` event, here at commit
+ * and on other instances through NOTIFY: the Space's map and the changed key's copy are dropped and reloaded on the
+ * next read that needs them. Loads that raced with a change or a resync are not stored, and a read after a change
+ * never joins a load that started before it.
  */
 
 export type Entry = Record<string, unknown>
@@ -31,43 +33,51 @@ const MAX_SPACES = 10_000
 /** Entry sets kept in memory (oldest loaded first out); a set is at most what one 5 MB pull or 1 MB push holds. */
 const MAX_SETS = 500
 
+const setId = (spaceId: number, key: string) => `${spaceId}\u0000${key}`
+
 export class DatasourceStore {
-  private spaces = new Map<number, Map<string, DatasourceRef>>()
-  private spaceLoads = new Map<number, Promise<Map<string, DatasourceRef>>>()
-  private sets = new Map<string, EntrySet>()
-  private setLoads = new Map<string, Promise<EntrySet | null>>()
-  private epochs = new Map<number, number>()
+  private spaces: ScopedCache<number, Map<string, DatasourceRef>>
+  private sets: ScopedCache<{ spaceId: number; key: string }, EntrySet | null>
 
-  constructor(private kernel: Kernel) {}
+  constructor(private kernel: Kernel) {
+    const now = () => kernel.clock.ms()
+    this.spaces = new ScopedCache({
+      name: 'datasources.refs',
+      scopeOf: (spaceId) => spaceId,
+      idOf: String,
+      load: (spaceId) => this.loadRefs(spaceId),
+      now,
+      maxEntries: MAX_SPACES,
+      invalidateOn: { 'datasource.changed': (e) => e.spaceId },
+    })
+    this.sets = new ScopedCache({
+      name: 'datasources.entries',
+      scopeOf: (k) => k.spaceId,
+      idOf: (k) => setId(k.spaceId, k.key),
+      load: (k) => this.loadSet(k.spaceId, k.key),
+      now,
+      maxEntries: MAX_SETS,
+      // A missing datasource is not remembered: the refs map (null there) already answers it.
+      storable: (set) => set !== null,
+      invalidateOn: {
+        'datasource.changed': (e) => (e.spaceId === null ? null : { scope: e.spaceId, ids: [setId(e.spaceId, e.payload.key)] }),
+      },
+    })
+  }
 
-  /** Moves with every change to the Space's datasources (and every forget): a memo built at one epoch holds while it stays. */
+  /** The caches, for the module's `caches` field (the runtime wires their invalidation and resync). */
+  get caches() {
+    return [this.spaces, this.sets] as const
+  }
+
+  /** Moves with every change to the Space's datasources (and every resync): a memo built at one epoch holds while it stays. */
   epoch(spaceId: number) {
-    return this.epochs.get(spaceId) ?? 0
+    return this.spaces.epoch(spaceId)
   }
 
   /** key → {id, revision} of the Space's datasources: from memory when known (no Promise), else loaded once. */
   refs(spaceId: number): Map<string, DatasourceRef> | Promise<Map<string, DatasourceRef>> {
-    const known = this.spaces.get(spaceId)
-    if (known) return known
-    let p = this.spaceLoads.get(spaceId)
-    if (!p) {
-      const epoch = this.epoch(spaceId)
-      p = this.kernel.db.db
-        .select({ key: datasources.key, id: datasources.id, revision: datasources.revision })
-        .from(datasources)
-        .where(eq(datasources.spaceId, spaceId))
-        .then((rows) => {
-          const map = new Map(rows.map((r) => [r.key, { id: r.id, revision: r.revision }]))
-          if (this.epoch(spaceId) === epoch) {
-            if (this.spaces.size >= MAX_SPACES) this.spaces.clear()
-            this.spaces.set(spaceId, map)
-          }
-          return map
-        })
-        .finally(() => this.spaceLoads.delete(spaceId))
-      this.spaceLoads.set(spaceId, p)
-    }
-    return p
+    return this.spaces.get(spaceId)
   }
 
   /** The entries of (Space, key) as of its current revision; null when there is no such datasource. */
@@ -75,25 +85,19 @@ export class DatasourceStore {
     const refs = await this.refs(spaceId)
     const ref = refs.get(key)
     if (!ref) return null
-    const k = `${spaceId}\u0000${key}`
-    const copy = this.sets.get(k)
+    const id = setId(spaceId, key)
+    const copy = this.sets.peek(id, this.kernel.clock.ms())
     if (copy && copy.id === ref.id && copy.revision >= ref.revision) return copy
-    let p = this.setLoads.get(k)
-    if (!p) {
-      const epoch = this.epoch(spaceId)
-      p = this.loadSet(spaceId, key)
-        .then((set) => {
-          if (set && this.epoch(spaceId) === epoch) {
-            this.sets.delete(k)
-            if (this.sets.size >= MAX_SETS) this.sets.delete(this.sets.keys().next().value!)
-            this.sets.set(k, set)
-          }
-          return set
-        })
-        .finally(() => this.setLoads.delete(k))
-      this.setLoads.set(k, p)
-    }
-    return p
+    if (copy) this.sets.delete(id)
+    return this.sets.load({ spaceId, key }, id)
+  }
+
+  private async loadRefs(spaceId: number): Promise<Map<string, DatasourceRef>> {
+    const rows = await this.kernel.db.db
+      .select({ key: datasources.key, id: datasources.id, revision: datasources.revision })
+      .from(datasources)
+      .where(eq(datasources.spaceId, spaceId))
+    return new Map(rows.map((r) => [r.key, { id: r.id, revision: r.revision }]))
   }
 
   private async loadSet(spaceId: number, key: string): Promise<EntrySet | null> {
@@ -105,31 +109,5 @@ export class DatasourceStore {
       .limit(1)
     if (!row) return null
     return { id: row.id, revision: row.revision, entries: Array.isArray(row.entries) ? (row.entries as Entry[]) : [] }
-  }
-
-  /** A datasource was created, changed, synced, pushed to or deleted (here or on another instance). */
-  changed(spaceId: number, key: string, ref: DatasourceRef | null) {
-    this.epochs.set(spaceId, this.epoch(spaceId) + 1)
-    const map = this.spaces.get(spaceId)
-    if (map) {
-      const known = map.get(key)
-      if (!ref) map.delete(key)
-      // Events may arrive out of order across instances: a revision never goes back for the same datasource.
-      else if (!known || known.id !== ref.id || known.revision < ref.revision) map.set(key, ref)
-    }
-    const k = `${spaceId}\u0000${key}`
-    const copy = this.sets.get(k)
-    if (copy && (!ref || copy.id !== ref.id || copy.revision < ref.revision)) this.sets.delete(k)
-  }
-
-  /** Events may have been missed: forget everything. */
-  clear() {
-    for (const spaceId of this.spaces.keys()) this.epochs.set(spaceId, this.epoch(spaceId) + 1)
-    for (const k of this.sets.keys()) {
-      const spaceId = Number(k.slice(0, k.indexOf('\u0000')))
-      this.epochs.set(spaceId, this.epoch(spaceId) + 1)
-    }
-    this.spaces.clear()
-    this.sets.clear()
   }
 }

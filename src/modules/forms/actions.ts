@@ -1,14 +1,14 @@
 import { eq } from 'drizzle-orm'
-import { formSubmissions, forms, spaces } from '../../../db/schema'
-import { signDelivery } from '../../kernel/crypto'
+import { formSubmissions, forms } from '../../../db/schema'
 import type { JobContext, JobQueue } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'
-import { OutboundError, outboundFetch } from '../../kernel/outbound'
+import { RETRY_DELAYS_MS, signedPost } from '../../kernel/signed-post'
+import { spaceNameById } from '../spaces/service'
 import { requestSubscription } from '../subscribers/service'
-import { RESPONSE_BODY_LIMIT, RETRY_DELAYS_MS } from '../webhooks/delivery'
 import type { FormFieldDef } from './model'
 import type { DailySalts } from './submit'
 import { WEBHOOK_SECRET_CONTEXT } from './service'
+import './jobs'
 
 /**
  * A submission's action (email, webhook, lead) runs as one durable job, queued in the submit's transaction and
@@ -16,13 +16,6 @@ import { WEBHOOK_SECRET_CONTEXT } from './service'
  * follows: pending → done, or failed once retries are exhausted (or at once for a 4xx from a webhook receiver).
  */
 export const FORM_ACTION_QUEUE = 'forms.action' as const
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'forms.action': { submissionId: number; base: string }
-    'forms.prune-salts': Record<string, never>
-  }
-}
 
 type Outcome = { kind: 'done' } | { kind: 'retry' | 'failed'; error: string }
 
@@ -52,45 +45,22 @@ async function sendWebhook(kernel: Kernel, form: typeof forms.$inferSelect, body
   } catch {
     return { kind: 'failed', error: 'the signing secret cannot be decrypted (was SERVICE_SECRET_KEY changed?); rotate the secret' }
   }
-  const timestamp = Math.floor(at.getTime() / 1000)
-  try {
-    const res = await outboundFetch(
-      form.webhookUrl,
-      {
-        method: 'POST',
-        headers: {
-          'Content-Type': 'application/json',
-          'X-Service-Event': 'form.submitted',
-          'X-Service-Signature': signDelivery(secret, timestamp, body),
-          'X-Service-Timestamp': String(timestamp),
-          'X-Service-Delivery': deliveryId,
-        },
-        body,
-        timeoutMs: kernel.config.webhookTimeoutMs,
-        maxResponseBytes: RESPONSE_BODY_LIMIT,
-      },
-      { allowPrivate: kernel.config.outboundAllowPrivate },
-    )
-    if (res.status >= 200 && res.status < 300) return { kind: 'done' }
-    if (res.status >= 500) return { kind: 'retry', error: `the receiver answered ${res.status}` }
-    return { kind: 'failed', error: `the receiver answered ${res.status}` }
-  } catch (err) {
-    if (!(err instanceof OutboundError)) throw err
-    const retry = err.kind === 'timeout' || err.kind === 'connection_failed' || err.kind === 'dns_failed'
-    return { kind: retry ? 'retry' : 'failed', error: `${err.kind}: ${err.message}` }
-  }
+  const r = await signedPost(kernel, { url: form.webhookUrl, body, secret, at, event: 'form.submitted', deliveryId })
+  return r.outcome === 'delivered' ? { kind: 'done' } : { kind: r.outcome, error: r.error }
 }
 
 async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number; base: string }>) {
   const [row] = await kernel.db.db
-    .select({ submission: formSubmissions, form: forms, space: { id: spaces.id, slug: spaces.slug, name: spaces.name } })
+    .select({ submission: formSubmissions, form: forms })
     .from(formSubmissions)
     .innerJoin(forms, eq(forms.id, formSubmissions.formId))
-    .innerJoin(spaces, eq(spaces.id, formSubmissions.spaceId))
     .where(eq(formSubmissions.id, ctx.job.payload.submissionId))
     .limit(1)
   if (!row || row.submission.actionStatus !== 'pending') return
-  const { submission: s, form, space } = row
+  // The Space is the spaces module's table: asked through its service.
+  const space = await spaceNameById(kernel, row.submission.spaceId)
+  if (!space) return
+  const { submission: s, form } = row
   const fields = form.fields as FormFieldDef[]
   const data = s.data as Record<string, unknown>
   let outcome: Outcome

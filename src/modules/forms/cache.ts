@@ -1,5 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { forms } from '../../../db/schema'
+import { ScopedCache } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { FormRow } from './service'
 
@@ -7,34 +8,28 @@ import type { FormRow } from './service'
 const TTL_MS = 60_000
 const MAX_ENTRIES = 10_000
 
-/** Live forms by (Space, slug) for the public submit: a cached form costs a Map lookup, no query. */
+/**
+ * Live forms by (Space, slug) for the public submit: a cached form costs a Map lookup, no query. A kernel cache
+ * (kernel/cache.ts) keyed `<space id>:<slug>`, one scope per form: `form.changed` drops that form only.
+ */
 export class FormCache {
-  private entries = new Map<string, { form: FormRow | null; expiresAt: number }>()
-  private inflight = new Map<string, Promise<FormRow | null>>()
-  private generation = 0
+  readonly cache: ScopedCache<string, FormRow | null>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {}
+  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {
+    this.cache = new ScopedCache({
+      name: 'forms',
+      scopeOf: (id) => id,
+      idOf: (id) => id,
+      load: (id) => this.load(Number(id.slice(0, id.indexOf(':'))), id.slice(id.indexOf(':') + 1)),
+      now: () => kernel.clock.ms(),
+      ttlMs: TTL_MS,
+      maxEntries: MAX_ENTRIES,
+      invalidateOn: { 'form.changed': (e) => `${e.payload.space_id}:${e.payload.slug}` },
+    })
+  }
 
   get(spaceId: number, slug: string): FormRow | null | Promise<FormRow | null> {
-    const key = `${spaceId}:${slug}`
-    const e = this.entries.get(key)
-    if (e && e.expiresAt > this.kernel.clock.ms()) return e.form
-    const flight = `${this.generation}:${key}`
-    let p = this.inflight.get(flight)
-    if (!p) {
-      const generation = this.generation
-      p = this.load(spaceId, slug)
-        .then((form) => {
-          if (generation === this.generation) {
-            if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!)
-            this.entries.set(key, { form, expiresAt: this.kernel.clock.ms() + TTL_MS })
-          }
-          return form
-        })
-        .finally(() => this.inflight.delete(flight))
-      this.inflight.set(flight, p)
-    }
-    return p
+    return this.cache.get(`${spaceId}:${slug}`)
   }
 
   private async load(spaceId: number, slug: string): Promise<FormRow | null> {
@@ -44,15 +39,5 @@ export class FormCache {
       .where(and(eq(forms.spaceId, spaceId), eq(forms.slug, slug), isNull(forms.archivedAt)))
       .limit(1)
     return row ?? null
-  }
-
-  invalidate(spaceId: number, slug: string) {
-    this.generation++
-    this.entries.delete(`${spaceId}:${slug}`)
-  }
-
-  clear() {
-    this.generation++
-    this.entries.clear()
   }
 }

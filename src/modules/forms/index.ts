@@ -28,10 +28,7 @@ export const formsModule = defineModule({
   cdn: ({ kernel, self, requestInfo }) => formCdnRoutes(kernel, self, requestInfo),
   errors: Object.values(FormErrors),
   events: formEvents,
-  on: {
-    'form.changed': (e, self) => self.forms.invalidate(e.payload.space_id, e.payload.slug),
-  },
-  onResync: (self) => self.forms.clear(),
+  caches: (self) => [self.forms.cache],
   jobs: (jobs, self, kernel) => registerFormJobs(jobs, kernel, self.salts),
   rateLimits: [
     // Spec 4.2 / 4.6: 20/min/IP at the route; the form's own rate_limit_per_ip (per UTC day) is checked in the submit.

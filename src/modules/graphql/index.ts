@@ -10,6 +10,7 @@ import { graphqlRoutes } from './routes'
 export const graphqlModule = defineModule({
   name: 'graphql',
   cdn: (ctx) => graphqlRoutes(ctx),
+  publicCors: { paths: ['/v1/graphql'] },
   rateLimits: [
     // 4.7
     { id: 'graphql.post', method: 'POST', path: '/v1/graphql', limit: 600, windowSeconds: MIN },

@@ -3,6 +3,7 @@ import { type DocumentNode, GraphQLError, type GraphQLSchema, Kind } from 'graph
 import { createYoga, type Plugin } from 'graphql-yoga'
 import { AppError, KernelErrors } from '../../kernel/errors'
 import { DataLoader, type GraphQLContext } from '../../kernel/graphql'
+import { publicOrigin } from '../../kernel/http'
 import { readJson } from '../../kernel/json'
 import type { Kernel } from '../../kernel/kernel'
 import type { RouteContext } from '../../kernel/module'
@@ -230,7 +231,7 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
     const bytes = Buffer.byteLength(params.query)
     if (bytes > LIMITS.maxQueryBytes) throw KernelErrors.payloadTooLarge(`The query is ${Math.ceil(bytes / 1024)} KB; at most 100 KB is allowed.`)
     const info = ctx.requestInfo(request)
-    const origin = kernel.config.publicUrl ?? new URL(request.url).origin
+    const origin = publicOrigin(kernel.config, request.url)
     // yoga gets the parsed parameters as a JSON POST (the kernel read and checked the body already) with the
     // caller's headers, so resolvers see Accept-Language, X-Service-Segment and the rest as sent.
     const headers = new Headers(request.headers)

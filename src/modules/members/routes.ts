@@ -3,7 +3,7 @@ import type { Kernel } from '../../kernel/kernel'
 import type { RouteSummary } from '../../kernel/module'
 import type { Guards } from '../../kernel/plugin'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
-import { publicBase } from '../subscribers/service'
+import { publicOrigin } from '../../kernel/http'
 import {
   AcceptedModel,
   CreateInvitationBody,
@@ -84,7 +84,7 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
       '/spaces/:space/invitations',
       async ({ access, body, request, set }) => {
         set.status = 201
-        return { data: await createInvitation(kernel, access, body, publicBase(kernel, request.url)) }
+        return { data: await createInvitation(kernel, access, body, publicOrigin(kernel.config, request.url)) }
       },
       {
         params: SpaceParams,
@@ -116,7 +116,7 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
     .post(
       '/spaces/:space/invitations/:id/resend',
       async ({ access, params, request }) => ({
-        data: await resendInvitation(kernel, access, Number(params.id), publicBase(kernel, request.url)),
+        data: await resendInvitation(kernel, access, Number(params.id), publicOrigin(kernel.config, request.url)),
       }),
       {
         params: InvitationParams,

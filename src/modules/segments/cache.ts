@@ -1,5 +1,6 @@
 import { asc, eq } from 'drizzle-orm'
 import { audienceSegments } from '../../../db/schema'
+import { ScopedCache } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { type CompiledRule, compileRule, ruleMatches, type Signals } from './rules'
 
@@ -34,82 +35,59 @@ const MAX_SPACES = 10_000
 
 /**
  * Every Space's segments in memory, so resolving a read costs no database round trip. Loaded on first use; dropped
- * by the module's event handlers when a segment changes (this instance at commit, the others through the event
- * bus's LISTEN/NOTIFY), and wholesale when the bus reconnects. A load that raced with a change is not stored.
+ * when a segment changes or the Space is archived (the runtime wires `invalidateOn`: this instance at commit, the
+ * others through the event bus's LISTEN/NOTIFY), and wholesale when the bus reconnects. A load that raced with a
+ * change is not stored (kernel/cache.ts).
  */
-export class SegmentCache {
-  private sets = new Map<number, SegmentSet>()
-  private inflight = new Map<string, Promise<SegmentSet>>()
-  private epochs = new Map<number, number>()
-  private generation = 0
+export type SegmentCache = ScopedCache<number, SegmentSet>
 
-  constructor(private kernel: Pick<Kernel, 'db'>) {}
+export function segmentCache(kernel: Pick<Kernel, 'db' | 'clock'>): SegmentCache {
+  return new ScopedCache({
+    name: 'segments',
+    scopeOf: (spaceId) => spaceId,
+    idOf: String,
+    load: (spaceId) => loadSegments(kernel, spaceId),
+    now: () => kernel.clock.ms(),
+    maxEntries: MAX_SPACES,
+    invalidateOn: {
+      'audience_segment.changed': (e) => e.spaceId,
+      'space.archived': (e) => e.spaceId,
+    },
+  })
+}
 
-  get(spaceId: number): SegmentSet | Promise<SegmentSet> {
-    const hit = this.sets.get(spaceId)
-    if (hit) return hit
-    const epoch = this.epoch(spaceId)
-    const key = `${this.generation}:${spaceId}:${epoch}`
-    let p = this.inflight.get(key)
-    if (!p) {
-      p = this.load(spaceId, epoch).finally(() => this.inflight.delete(key))
-      this.inflight.set(key, p)
+async function loadSegments(kernel: Pick<Kernel, 'db'>, spaceId: number): Promise<SegmentSet> {
+  const rows = await kernel.db.db
+    .select()
+    .from(audienceSegments)
+    .where(eq(audienceSegments.spaceId, spaceId))
+    .orderBy(asc(audienceSegments.priority), asc(audienceSegments.id))
+  const set: SegmentSet = { active: [], byKey: new Map(), keys: new Set(), reads: { country: false, referer: false, cookie: false } }
+  for (const r of rows) {
+    set.keys.add(r.key)
+    if (!r.active) continue
+    const compiled = r.rules.map(compileRule)
+    const rules = compiled.filter((c): c is CompiledRule => c !== null)
+    const s: LiveSegment = {
+      id: r.id,
+      key: r.key,
+      part: `seg:${r.id}:${r.key}`,
+      headers: { 'X-Service-Segment': r.key },
+      vary: `h${r.key}`,
+      rules,
+      // No rules match every visitor: only when the segment says so (the service refuses anything else at save).
+      broken: rules.length !== compiled.length || (rules.length === 0 && !r.matchAll),
     }
-    return p
-  }
-
-  private epoch(spaceId: number) {
-    return this.epochs.get(spaceId) ?? 0
-  }
-
-  private async load(spaceId: number, epoch: number): Promise<SegmentSet> {
-    const generation = this.generation
-    const rows = await this.kernel.db.db
-      .select()
-      .from(audienceSegments)
-      .where(eq(audienceSegments.spaceId, spaceId))
-      .orderBy(asc(audienceSegments.priority), asc(audienceSegments.id))
-    const set: SegmentSet = { active: [], byKey: new Map(), keys: new Set(), reads: { country: false, referer: false, cookie: false } }
-    for (const r of rows) {
-      set.keys.add(r.key)
-      if (!r.active) continue
-      const compiled = r.rules.map(compileRule)
-      const rules = compiled.filter((c): c is CompiledRule => c !== null)
-      const s: LiveSegment = {
-        id: r.id,
-        key: r.key,
-        part: `seg:${r.id}:${r.key}`,
-        headers: { 'X-Service-Segment': r.key },
-        vary: `h${r.key}`,
-        rules,
-        // No rules match every visitor: only when the segment says so (the service refuses anything else at save).
-        broken: rules.length !== compiled.length || (rules.length === 0 && !r.matchAll),
-      }
-      for (const rule of rules) {
-        if (rule.type === 'country') set.reads.country = true
-        // utm rules read the query string first: a URL with one never takes the memoised path (it is part of the URL).
-        else if (rule.type === 'referrer' || rule.type === 'utm_source' || rule.type === 'utm_campaign') set.reads.referer = true
-        else if (rule.type === 'cookie') set.reads.cookie = true
-      }
-      set.active.push(s)
-      set.byKey.set(r.key, s)
+    for (const rule of rules) {
+      if (rule.type === 'country') set.reads.country = true
+      // utm rules read the query string first: a URL with one never takes the memoised path (it is part of the URL).
+      else if (rule.type === 'referrer' || rule.type === 'utm_source' || rule.type === 'utm_campaign') set.reads.referer = true
+      else if (rule.type === 'cookie') set.reads.cookie = true
     }
-    if (generation === this.generation && epoch === this.epoch(spaceId)) {
-      if (this.sets.size >= MAX_SPACES) this.sets.clear()
-      this.sets.set(spaceId, set)
-    }
-    return set
+    set.active.push(s)
+    set.byKey.set(r.key, s)
   }
-
-  invalidate(spaceId: number) {
-    this.epochs.set(spaceId, this.epoch(spaceId) + 1)
-    this.sets.delete(spaceId)
-  }
-
-  clear() {
-    this.generation++
-    this.sets.clear()
-  }
+  return set
 }
 
 /** §4.9: active segments in priority order; the first whose rules all match. */

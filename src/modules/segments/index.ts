@@ -1,7 +1,7 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
-import { SegmentCache } from './cache'
+import { segmentCache } from './cache'
 import { segmentCdnRoutes } from './cdn'
 import { segmentEvents } from './events'
 import { SegmentErrors } from './model'
@@ -17,7 +17,7 @@ import { publishVariants, withdrawVariants } from './service'
 export const segmentsModule = defineModule({
   name: 'segments',
   setup: (kernel, use) => {
-    const cache = new SegmentCache(kernel)
+    const cache = segmentCache(kernel)
     return {
       cache,
       spaces: use(spacesModule).publicSpaces,
@@ -33,11 +33,9 @@ export const segmentsModule = defineModule({
   readSteps: (self, kernel) => [segmentReadStep(kernel, self.cache)],
   errors: Object.values(SegmentErrors),
   events: segmentEvents,
-  on: {
-    'audience_segment.changed': (e, self) => self.cache.invalidate(e.spaceId!),
-    'space.archived': (e, self) => self.cache.invalidate(e.spaceId!),
-  },
-  onResync: (self) => self.cache.clear(),
+  caches: (self) => [self.cache],
+  // Browsers name a segment (resolved once through /cdn/{space}/segment) and read which one a Story read served.
+  publicCors: { allowHeaders: ['X-Service-Segment'], exposeHeaders: ['X-Service-Segment'] },
   inTx: {
     // Guarded: an event emitted without a Story id (a test or a plugin's hand-made event) must not veto its change.
     'story.published': (tx, e) => (typeof e.payload.story?.id === 'number' ? publishVariants(tx, e.payload.story.id) : undefined),

@@ -17,13 +17,7 @@ export const spacesModule = defineModule({
   graphql: (builder, self) => spaceGraphql(builder, self),
   errors: Object.values(SpaceErrors),
   events: spaceEvents,
-  on: {
-    'space.created': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
-    'space.updated': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
-    'space.locales_changed': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
-    'space.archived': (e, self) => self.publicSpaces.invalidate(e.payload.space.slug),
-  },
-  onResync: (self) => self.publicSpaces.clear(),
+  caches: (self) => [self.publicSpaces.cache],
   rateLimits: [
     // 4.8
     { id: 'spaces.create', method: 'POST', path: '/v1/spaces', limit: 60, windowSeconds: MIN },

@@ -1,5 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { spaces } from '../../../db/schema'
+import { ScopedCache } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { isSpaceSlug } from '../../kernel/schemas'
 import { localeSettings } from './locales'
@@ -26,66 +27,47 @@ export interface PublicSpace {
 const TTL_MS = 10 * 60_000
 const MAX_ENTRIES = 10_000
 
-type Entry = { space: PublicSpace | null; expiresAt: number }
-
 /**
  * The public surface's view of Spaces by slug (positive and negative entries), shared by every public route: a
- * cached read costs a Map lookup and no query. Loads are single-flight and dropped when an invalidation happened
- * while they ran.
+ * cached read costs a Map lookup and no query. A kernel cache (kernel/cache.ts), one scope per slug, following the
+ * Space events the runtime wires from `invalidateOn`.
  */
 export class PublicSpaces {
-  private entries = new Map<string, Entry>()
-  private inflight = new Map<string, Promise<PublicSpace | null>>()
-  /** Bumped by every invalidation: a load that started before one is not stored. */
-  private generation = 0
+  readonly cache: ScopedCache<string, PublicSpace | null>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {}
+  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {
+    const bySlug = (e: { payload: { space: { slug: string } } }) => e.payload.space.slug
+    this.cache = new ScopedCache({
+      name: 'spaces.public',
+      scopeOf: (slug) => slug,
+      idOf: (slug) => slug,
+      load: (slug) => this.load(slug),
+      now: () => kernel.clock.ms(),
+      ttlMs: TTL_MS,
+      maxEntries: MAX_ENTRIES,
+      invalidateOn: { 'space.created': bySlug, 'space.updated': bySlug, 'space.locales_changed': bySlug, 'space.archived': bySlug },
+    })
+  }
 
   /** The live Space of `slug`, or null (unknown, archived or malformed); synchronous when cached. */
   get(slug: string): PublicSpace | null | Promise<PublicSpace | null> {
     if (!isSpaceSlug(slug)) return null
-    const e = this.entries.get(slug)
-    if (e && e.expiresAt > this.kernel.clock.ms()) return e.space
-    const key = `${this.generation}:${slug}`
-    let p = this.inflight.get(key)
-    if (!p) {
-      p = this.load(slug, this.generation).finally(() => this.inflight.delete(key))
-      this.inflight.set(key, p)
-    }
-    return p
+    return this.cache.get(slug)
   }
 
-  private async load(slug: string, generation: number): Promise<PublicSpace | null> {
+  private async load(slug: string): Promise<PublicSpace | null> {
     const [row] = await this.kernel.db.db
       .select()
       .from(spaces)
       .where(and(eq(spaces.slug, slug), isNull(spaces.archivedAt)))
       .limit(1)
-    let space: PublicSpace | null = null
-    if (row) {
-      const l = await localeSettings(this.kernel.db.db, row.id)
-      space = { id: row.id, slug, name: row.name, defaultLang: row.defaultLang, codes: l.codes, fallbacks: l.fallbacks, chains: new Map() }
-    }
-    if (generation === this.generation) {
-      if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!)
-      this.entries.set(slug, { space, expiresAt: this.kernel.clock.ms() + TTL_MS })
-    }
-    return space
+    if (!row) return null
+    const l = await localeSettings(this.kernel.db.db, row.id)
+    return { id: row.id, slug, name: row.name, defaultLang: row.defaultLang, codes: l.codes, fallbacks: l.fallbacks, chains: new Map() }
   }
 
   /** When the cached entry of `slug` expires (epoch ms), or 0 when none is cached. */
   expiresAt(slug: string): number {
-    return this.entries.get(slug)?.expiresAt ?? 0
-  }
-
-  /** Drops what is cached under `slug` (a Space created, changed or archived). */
-  invalidate(slug: string) {
-    this.generation++
-    this.entries.delete(slug)
-  }
-
-  clear() {
-    this.generation++
-    this.entries.clear()
+    return this.cache.expiresAt(slug)
   }
 }

@@ -157,6 +157,12 @@ export async function spaceSlugById(kernel: Pick<Kernel, 'db'>, spaceId: number)
   return row?.slug ?? null
 }
 
+/** A Space's id, slug and name by id (archived included), or null: how other modules name a Space they hold the id of. */
+export async function spaceNameById(kernel: Pick<Kernel, 'db'>, spaceId: number): Promise<{ id: number; slug: string; name: string } | null> {
+  const [row] = await kernel.db.db.select({ id: spaces.id, slug: spaces.slug, name: spaces.name }).from(spaces).where(eq(spaces.id, spaceId)).limit(1)
+  return row ?? null
+}
+
 /** A live (not archived) Space by slug, or null. The public surface reads PublicSpaces (public.ts) instead. */
 export async function findLiveSpace(kernel: Pick<Kernel, 'db'>, slug: string): Promise<SpaceRef | null> {
   const [row] = await kernel.db.db

@@ -11,8 +11,11 @@
  *
  * A fill that raced with an invalidation is dropped: loads note the Space's epoch before reading and store only if no
  * invalidation happened meanwhile (and requests that arrive after an invalidation never join a load that started
- * before it).
+ * before it). The single-flight loads, epochs, byte budget, TTLs and the resync are the kernel's cache
+ * (kernel/cache.ts); what is the Story read's own is here: keys by (Space, path), rendered bodies counted against the
+ * budget, the events that invalidate, and the `generation` the read memo checks.
  */
+import { ScopedCache } from '../../kernel/cache'
 
 const STORY_TTL_MS = 10 * 60_000
 const NEGATIVE_TTL_MS = 60_000
@@ -76,62 +79,79 @@ const NEGATIVE_ENTRY_BYTES = 64
 /** Past this many cached 404s a miss is not cached: random paths must not push published Stories out. */
 const MAX_NEGATIVE_ENTRIES = 100_000
 
-type StoryEntry = { story: PublishedStory | null; expiresAt: number }
-
 export interface StoryCacheOptions {
   maxBytes: number
   now: () => number
+  /** Reads the published Story of a path from the database (null: none); the cache stores it. */
+  load?: (spaceId: number, fullPath: string) => Promise<PublishedStory | null>
 }
 
+type StoryKey = { spaceId: number; fullPath: string }
+
+const keyOf = (spaceId: number, fullPath: string) => `${spaceId}${fullPath}`
+
 export class StoryCache {
-  private stories = new Map<string, StoryEntry>()
-  private epochs = new Map<number, number>()
-  private bytes = 0
-  private negatives = 0
+  readonly entries: ScopedCache<StoryKey, PublishedStory | null>
+
+  constructor(private opts: StoryCacheOptions) {
+    const path = (e: { spaceId: number | null; payload: { story: { full_path: string } } }) =>
+      e.spaceId === null ? null : { scope: e.spaceId, ids: [keyOf(e.spaceId, e.payload.story.full_path)] }
+    const space = (e: { spaceId: number | null }) => e.spaceId
+    this.entries = new ScopedCache<StoryKey, PublishedStory | null>({
+      name: 'stories.read',
+      scopeOf: (k) => k.spaceId,
+      idOf: (k) => keyOf(k.spaceId, k.fullPath),
+      load: (k) => (opts.load ? opts.load(k.spaceId, k.fullPath) : Promise.reject(new Error('StoryCache: no loader'))),
+      now: opts.now,
+      ttlMs: STORY_TTL_MS,
+      negativeTtlMs: NEGATIVE_TTL_MS,
+      maxNegatives: MAX_NEGATIVE_ENTRIES,
+      maxBytes: opts.maxBytes,
+      sizeOf: (story, id) => (story ? story.bytes : NEGATIVE_ENTRY_BYTES + id.length),
+      invalidateOn: {
+        'story.published': path,
+        'story.unpublished': path,
+        'story.deleted': path,
+        'story.moved': space,
+        'space.locales_changed': space,
+        'space.archived': space,
+      },
+    })
+  }
+
   /**
-   * Bumped by every change of a live entry (a drop, an eviction, an invalidation): a memo of lookups (the fast path's
-   * read memo) is valid while it stays the same. Replacing an entry whose TTL ran out does not bump it: a memo of that
+   * Moves with every change of a live entry (a drop, an eviction, an invalidation): a memo of lookups (the fast path's
+   * read memo) is valid while it stays the same. Replacing an entry whose TTL ran out does not move it: a memo of that
    * path expired with it.
    */
-  generation = 0
-
-  constructor(private opts: StoryCacheOptions) {}
+  get generation(): number {
+    return this.entries.changes
+  }
 
   // ---- Stories ----
 
-  private key(spaceId: number, fullPath: string) {
-    return `${spaceId}${fullPath}`
+  /** The cached entry: a Story, null for a cached 404, undefined when not cached (or expired). One Map lookup. */
+  story(spaceId: number, fullPath: string, now: number): PublishedStory | null | undefined {
+    return this.entries.peek(keyOf(spaceId, fullPath), now)
   }
 
-  /** The cached entry: a Story, null for a cached 404, undefined when not cached (or expired). */
-  story(spaceId: number, fullPath: string, now: number): PublishedStory | null | undefined {
-    const e = this.stories.get(this.key(spaceId, fullPath))
-    if (!e || e.expiresAt <= now) return undefined
-    return e.story
+  /** The published Story of a path: from memory, else one load shared by every read of the same epoch. */
+  load(spaceId: number, fullPath: string): Promise<PublishedStory | null> {
+    return this.entries.load({ spaceId, fullPath })
   }
 
   /** When the cached entry of a path expires (epoch ms), or 0 when none is cached. */
   expiresAt(spaceId: number, fullPath: string): number {
-    return this.stories.get(this.key(spaceId, fullPath))?.expiresAt ?? 0
+    return this.entries.expiresAt(keyOf(spaceId, fullPath))
   }
 
   epoch(spaceId: number): number {
-    return this.epochs.get(spaceId) ?? 0
+    return this.entries.epoch(spaceId)
   }
 
   /** Stores a loaded entry unless the Space was invalidated since `epoch` was read (the load may be stale). */
   storeStory(spaceId: number, fullPath: string, story: PublishedStory | null, epoch: number): boolean {
-    if (this.epoch(spaceId) !== epoch) return false
-    const key = this.key(spaceId, fullPath)
-    // Replacing an expired entry (its safety TTL ran out) changes nothing a live memo of another path relies on.
-    const old = this.stories.get(key)
-    this.drop(key, old !== undefined && old.expiresAt <= this.opts.now())
-    if (!story && this.negatives >= MAX_NEGATIVE_ENTRIES) return false
-    this.stories.set(key, { story, expiresAt: this.opts.now() + (story ? STORY_TTL_MS : NEGATIVE_TTL_MS) })
-    this.bytes += story ? story.bytes : NEGATIVE_ENTRY_BYTES + key.length
-    if (!story) this.negatives++
-    this.evict()
-    return true
+    return this.entries.store(spaceId, keyOf(spaceId, fullPath), story, epoch)
   }
 
   /** Adds a rendered body to a cached Story; bodies count against the byte budget. */
@@ -151,56 +171,29 @@ export class StoryCache {
     story.renders.set(key, rendered)
     story.bytes += size
     // Only a Story that is still in the cache counts; one evicted meanwhile is garbage after this request.
-    if (this.stories.get(this.key(story.spaceId, story.fullPath))?.story === story) {
-      this.bytes += size
-      this.evict()
-    }
+    this.entries.resize(keyOf(story.spaceId, story.fullPath), story, size)
   }
 
-  private drop(key: string, expired = false) {
-    const old = this.stories.get(key)
-    if (old === undefined) return
-    if (!expired) this.generation++
-    this.stories.delete(key)
-    this.bytes -= old.story ? old.story.bytes : NEGATIVE_ENTRY_BYTES + key.length
-    if (!old.story) this.negatives--
-  }
-
-  /** Oldest first: a simple, allocation-free policy; hot entries come straight back on their next read. */
-  private evict() {
-    while (this.bytes > this.opts.maxBytes && this.stories.size > 0) {
-      this.drop(this.stories.keys().next().value!)
-    }
-  }
-
-  private bump(spaceId: number) {
-    this.epochs.set(spaceId, this.epoch(spaceId) + 1)
-    this.generation++
-  }
-
-  // ---- Invalidation ----
+  // ---- Invalidation (the events in the constructor's `invalidateOn`, wired by the runtime) ----
 
   invalidatePaths(spaceId: number, paths: string[]) {
-    this.bump(spaceId)
-    for (const p of paths) this.drop(this.key(spaceId, p))
+    this.entries.invalidate(
+      spaceId,
+      paths.map((p) => keyOf(spaceId, p)),
+    )
   }
 
   /** Drops every Story of the Space (moves, locale changes, archive). */
   invalidateSpace(spaceId: number) {
-    this.bump(spaceId)
-    const prefix = `${spaceId}/`
-    for (const key of [...this.stories.keys()]) if (key.startsWith(prefix)) this.drop(key)
+    this.entries.invalidate(spaceId)
   }
 
   get stats() {
-    return { stories: this.stories.size, negatives: this.negatives, bytes: this.bytes }
+    const s = this.entries.stats
+    return { stories: s.entries, negatives: s.negatives, bytes: s.bytes }
   }
 
   clear() {
-    for (const spaceId of [...this.epochs.keys()]) this.bump(spaceId)
-    this.stories.clear()
-    this.bytes = 0
-    this.negatives = 0
-    this.generation++
+    this.entries.clear()
   }
 }

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { FastRequest, FastRoute, RouteContext } from '../../kernel/module'
 import { notFound } from '../../kernel/errors'
+import { publicOrigin } from '../../kernel/http'
 import type { ReadRequest } from '../../kernel/read'
 import { SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
@@ -10,13 +11,6 @@ import { ogCardSvg } from './og'
 import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
 import type { ReadMemo } from './read-memo'
 import { publishedByUuid } from './repo'
-
-/** `scheme://host[:port]` of a request URL without allocating a URL object. */
-function originOf(url: string): string {
-  const start = url.indexOf('//') + 2
-  const end = url.indexOf('/', start)
-  return end === -1 ? url : url.slice(0, end)
-}
 
 /** The `{path}` of `/cdn/{space}/stories/{path}` straight from the URL: the router's copy is already percent-decoded. */
 function rawStoryPath(url: string): string {
@@ -80,7 +74,7 @@ function decidedHeaders(r: Rendered, headers: Record<string, string> | null, cac
  * returns undefined and the Elysia route below answers — the same pipeline, so the same bytes and headers.
  */
 export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline, memo: ReadMemo): FastRoute {
-  const publicUrl = ctx.kernel.config.publicUrl
+  const config = ctx.kernel.config
   return {
     route: '/v1/cdn/:space/stories/*',
     matches(pathname) {
@@ -100,7 +94,7 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
         rawPath: info.pathname.slice(slash + 9),
         lang: undefined,
         acceptLanguage,
-        origin: publicUrl ?? originOf(url),
+        origin: publicOrigin(config, url),
         request,
         clientIp: info.clientIp,
         viaTrustedProxy: info.viaTrustedProxy,
@@ -128,7 +122,7 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
 /** The public Story routes (spec 4.2, 4.5): anonymous, rate limited per IP by the kernel. */
 export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline) {
   const { kernel } = ctx
-  const publicUrl = kernel.config.publicUrl
+  const config = kernel.config
   return new Elysia({ prefix: '/cdn/:space/stories', tags: ['Public read'] })
     .get(
       '/:uuid/og.svg',
@@ -179,7 +173,7 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
           rawPath: rawStoryPath(url),
           lang,
           acceptLanguage: request.headers.get('accept-language'),
-          origin: publicUrl ?? originOf(url),
+          origin: publicOrigin(config, url),
           request,
           clientIp: info.ip,
           viaTrustedProxy: info.viaTrustedProxy,

@@ -21,8 +21,9 @@ import { componentRoutes, storyRoutes } from './routes'
 export const storiesModule = defineModule({
   name: 'stories',
   setup(kernel, use) {
-    const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.ms() })
-    const pipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
+    const load = (spaceId: number, fullPath: string) => pipeline.loadStory(spaceId, fullPath)
+    const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.ms(), load })
+    const pipeline: StoryReadPipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
     // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
     const published = new PublishedStoryIndex(kernel)
     // Whole reads memoised per URL on the fast path; any event anywhere (and a resync) drops them all.
@@ -55,25 +56,19 @@ export const storiesModule = defineModule({
   graphql: (builder, self, kernel) => storyGraphql(builder, self, kernel),
   errors: Object.values(StoryErrors),
   events: storyEvents,
+  caches: (self) => [self.cache.entries],
   on: {
     'story.published': (e, self) => {
-      self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path])
       self.published.published(e.spaceId!, e.payload.story.uuid)
     },
     'story.unpublished': (e, self) => {
-      self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path])
       self.published.removed(e.spaceId!, e.payload.story.uuid)
     },
     'story.deleted': (e, self) => {
-      self.cache.invalidatePaths(e.spaceId!, [e.payload.story.full_path])
       self.published.removed(e.spaceId!, e.payload.story.uuid)
     },
-    'story.moved': (e, self) => self.cache.invalidateSpace(e.spaceId!),
-    'space.locales_changed': (e, self) => self.cache.invalidateSpace(e.spaceId!),
-    'space.archived': (e, self) => self.cache.invalidateSpace(e.spaceId!),
   },
   onResync: (self) => {
-    self.cache.clear()
     self.published.clear()
   },
   rateLimits: [

@@ -1,7 +1,7 @@
 import { requirePrincipal, requireSpaceAccess } from '../../kernel/auth'
 import { notFound, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { canonicalLocale } from '../../kernel/locale'
+import { bestAcceptLanguage, canonicalLocale, localeChain } from '../../kernel/locale'
 import type { ReadContext, ReadRequest, ReadStep, RenderDraft } from '../../kernel/read'
 import type { PublicSpace, PublicSpaces } from '../spaces/public'
 import { applyUntranslatable, type Doc } from './blocks'
@@ -33,58 +33,8 @@ const MAX_CHAINS_PER_SPACE = 512
 const encoder = new TextEncoder()
 const VARY = 'Accept-Language, X-Service-Segment'
 
-/** The language subtag of a canonical tag: de-AT → de, zh-Hant-TW → zh. */
-const languageOf = (tag: string) => {
-  const i = tag.indexOf('-')
-  return i === -1 ? tag : tag.slice(0, i)
-}
-
-/**
- * Locale chain: the requested tag; its explicit fallback; its language subtag; the Space default. Only the Space's
- * locales take part. Without `lang`, the best Accept-Language match stands in for the requested tag.
- */
-export function localeChain(space: Pick<PublicSpace, 'codes' | 'fallbacks' | 'defaultLang'>, requested: string | null): string[] {
-  const chain: string[] = []
-  const add = (c: string | null | undefined) => {
-    if (c && space.codes.includes(c) && !chain.includes(c)) chain.push(c)
-  }
-  if (requested) {
-    add(requested)
-    add(space.fallbacks.get(requested))
-    add(languageOf(requested))
-  }
-  add(space.defaultLang)
-  return chain
-}
-
-/** RFC 4647 lookup over an Accept-Language header: highest q first, then truncating each range. */
-export function bestAcceptLanguage(header: string, codes: string[]): string | null {
-  const ranges: { tag: string; q: number; i: number }[] = []
-  const parts = header.split(',')
-  for (let i = 0; i < parts.length && i < 32; i++) {
-    const [rawTag, ...params] = parts[i].trim().split(';')
-    let q = 1
-    for (const p of params) {
-      const m = /^\s*q\s*=\s*([01](?:\.\d{0,3})?)\s*$/i.exec(p)
-      if (m) q = Number(m[1])
-    }
-    const tag = rawTag.trim()
-    if (q > 0 && tag && tag !== '*') ranges.push({ tag, q, i })
-  }
-  ranges.sort((a, b) => b.q - a.q || a.i - b.i)
-  for (const r of ranges) {
-    const c = canonicalLocale(r.tag)
-    if (!c) continue
-    for (let t = c; t; t = t.includes('-') ? t.slice(0, t.lastIndexOf('-')) : '') if (codes.includes(t)) return t
-    // A bare language range ("de") also accepts a regional locale ("de-AT").
-    const regional = codes.find((code) => languageOf(code) === c)
-    if (regional) return regional
-  }
-  return null
-}
 
 export class StoryReadPipeline {
-  private inflightStories = new Map<string, Promise<PublishedStory | null>>()
   private readonly cacheControl: string
 
   constructor(
@@ -130,21 +80,13 @@ export class StoryReadPipeline {
     const cache = this.cache
     const hit = cache.story(space.id, fullPath, now)
     if (hit !== undefined) return hit
-    const epoch = cache.epoch(space.id)
-    const key = `${epoch}:${space.id}${fullPath}`
-    let p = this.inflightStories.get(key)
-    if (!p) {
-      p = this.loadStory(space.id, fullPath, epoch).finally(() => this.inflightStories.delete(key))
-      this.inflightStories.set(key, p)
-    }
-    return p
+    return cache.load(space.id, fullPath)
   }
 
-  private async loadStory(spaceId: number, fullPath: string, epoch: number): Promise<PublishedStory | null> {
+  /** The published Story of a path from the database (null: none), for the cache to store (StoryCache's loader). */
+  async loadStory(spaceId: number, fullPath: string): Promise<PublishedStory | null> {
     const rows = await repo.publishedByPath(this.kernel.db.db, spaceId, fullPath)
-    const entry = rows.length ? entryOf(spaceId, rows) : null
-    this.cache.storeStory(spaceId, fullPath, entry, epoch)
-    return entry
+    return rows.length ? entryOf(spaceId, rows) : null
   }
 
   /**

@@ -3,9 +3,11 @@ import { and, asc, count, desc, eq, gt, ilike, isNull, or, type SQL, sql } from 
 import { newsletterSettings, subscribers, subscriberTokens } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomBytes, sha256Hex } from '../../kernel/crypto'
+import { safeCell } from '../../kernel/csv'
 import type { DbOrTx } from '../../kernel/db'
+import { normalizeEmail } from '../../kernel/email'
 import { notFound, validationFailed } from '../../kernel/errors'
-import { pageOf } from '../../kernel/http'
+import { pageOf, publicOrigin } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import type { MailMessage } from '../../kernel/mail'
@@ -17,14 +19,6 @@ type SubscriberRow = typeof subscribers.$inferSelect
 export const CONFIRM_TTL_MS = 7 * 86_400_000
 /** A pending address gets another confirmation mail only after this. */
 export const RESEND_AFTER_MS = 10 * 60_000
-
-const EMAIL_RE = /^[^\s@<>()",;:\\[\]]+@[^\s@<>()",;:\\[\]]+\.[^\s@<>()",;:\\[\]]+$/
-
-/** Lower-cased, trimmed; null when it is not an address. */
-export function normalizeEmail(raw: string): string | null {
-  const e = raw.trim().toLowerCase()
-  return e.length <= 254 && EMAIL_RE.test(e) ? e : null
-}
 
 export function view(row: SubscriberRow): SubscriberView {
   return {
@@ -55,9 +49,7 @@ export interface PublicSpaceRef {
 
 /** Base of the links in mails: PUBLIC_URL, else the origin the request came to. */
 export function publicBase(kernel: Kernel, requestUrl: string | null): string {
-  if (kernel.config.publicUrl) return kernel.config.publicUrl
-  if (requestUrl) return new URL(requestUrl).origin
-  return `http://localhost:${kernel.config.port}`
+  return publicOrigin(kernel.config, requestUrl)
 }
 
 /** Issues an unsubscribe token for one mail to `subscriberId` and answers its link. */
@@ -308,11 +300,6 @@ export async function deleteSubscriber(kernel: Kernel, access: SpaceAccess, id: 
 }
 
 const CSV_COLUMNS = ['email', 'name', 'lang', 'status', 'source', 'created_at', 'confirmed_at', 'unsubscribed_at']
-
-/** Neutralises spreadsheet formulas: a cell beginning with = + - @, tab or CR gets a leading apostrophe. */
-export function safeCell(value: string): string {
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
-}
 
 /** The subscribers as CSV (UTF-8 with BOM), read in batches of 1000 by id. */
 export function subscribersCsv(kernel: Kernel, access: SpaceAccess, q: { status?: SubscriberStatus; q?: string }): ReadableStream<Uint8Array> {

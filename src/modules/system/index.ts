@@ -6,5 +6,6 @@ export const systemModule = defineModule({
   name: 'system',
   // Public, but outside /cdn: the version endpoint is never rate limited (spec 9).
   cdn: ({ kernel }) => versionRoutes(kernel),
+  publicCors: { paths: ['/embed', '/service-admin.js', '/v1/version', '/version'] },
   root: () => scriptRoutes(),
 })

@@ -1,11 +1,12 @@
 import { Elysia, t } from 'elysia'
 import { oneOf } from '../../kernel/schemas'
+import { publicOrigin } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { buildScript, SERVICE_VERSION, versionDocument } from './service'
 
 /** The public base URL: PUBLIC_URL, else the origin the request came to. */
 export function baseUrlOf(kernel: Kernel, request: Request): string {
-  return kernel.config.publicUrl ?? new URL(request.url).origin
+  return publicOrigin(kernel.config, request.url)
 }
 
 const SCRIPT_HEADERS = {

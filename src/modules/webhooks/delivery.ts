@@ -1,21 +1,15 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
-import { signDelivery } from '../../kernel/crypto'
 import { type DbOrTx, rowsOf, type Tx } from '../../kernel/db'
 import type { DomainEvent, EventCatalog } from '../../kernel/events'
 import { type JobContext, type JobQueue, LeaseLostError } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'
-import { OutboundError, outboundFetch } from '../../kernel/outbound'
+import { RETRY_DELAYS_MS, type SignedPostResult, signedPost } from '../../kernel/signed-post'
 import { spaceSlugById } from '../spaces/service'
+import './jobs'
 
 /** The job queue of webhook deliveries; one job per delivery, retried by the queue. */
 export const DELIVERY_QUEUE = 'webhooks.deliver' as const
-
-/** Spec 6: up to 5 retries, after 30 s, 5 min, 30 min, 2 h and 12 h. */
-export const RETRY_DELAYS_MS = [30_000, 5 * 60_000, 30 * 60_000, 2 * 3_600_000, 12 * 3_600_000]
-
-/** Bytes of a receiver's response body kept in the delivery log (spec 8). */
-export const RESPONSE_BODY_LIMIT = 4096
 
 /** Additional data binding a sealed webhook secret to its purpose. */
 export const SECRET_CONTEXT = 'webhook-secret'
@@ -38,13 +32,6 @@ function pick(source: unknown, fields: readonly string[]): Record<string, unknow
   const out: Record<string, unknown> = {}
   for (const f of fields) out[f] = from[f] ?? null
   return out
-}
-
-declare module '../../kernel/jobs' {
-  interface JobMap {
-    'webhooks.deliver': { deliveryId: string }
-    'webhooks.prune': { olderThanDays: number }
-  }
 }
 
 /**
@@ -126,9 +113,7 @@ export async function fanOutEvents(kernel: Kernel, tx: Tx, events: DomainEvent[]
   await createDeliveries(kernel, tx, list)
 }
 
-type AttemptResult =
-  | { outcome: 'delivered'; status: number; body: string; latencyMs: number }
-  | { outcome: 'failed' | 'retry'; status: number | null; body: string | null; latencyMs: number | null; error: string }
+type AttemptResult = SignedPostResult
 
 interface DeliveryRow {
   delivery: typeof webhookDeliveries.$inferSelect
@@ -330,14 +315,7 @@ export async function deliverAttempt(kernel: Kernel, pipeline: DeliveryPipeline,
     } else {
       try {
         const body = deliveryBody(kernel.events, d.event, startedAt, await pipeline.spaceSlug(d.spaceId), d.payload as Record<string, unknown>)
-        const timestamp = Math.floor(startedAt.getTime() / 1000)
-        result = await send(kernel, row.url, body, {
-          'Content-Type': 'application/json',
-          'X-Service-Event': d.event,
-          'X-Service-Signature': signDelivery(secret, timestamp, body),
-          'X-Service-Timestamp': String(timestamp),
-          'X-Service-Delivery': d.id,
-        })
+        result = await signedPost(kernel, { url: row.url, body, secret, at: startedAt, event: d.event, deliveryId: d.id })
       } catch (err) {
         // Our own failure, not the receiver's: log it and let the retry schedule try again.
         kernel.logger.error('webhook attempt failed internally', { delivery: d.id, error: String(err) })
@@ -352,26 +330,6 @@ export async function deliverAttempt(kernel: Kernel, pipeline: DeliveryPipeline,
 
 function errorOf(r: AttemptResult): string {
   return r.outcome === 'delivered' ? '' : r.error
-}
-
-async function send(kernel: Kernel, url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
-  try {
-    const res = await outboundFetch(
-      url,
-      { method: 'POST', headers, body, timeoutMs: kernel.config.webhookTimeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT },
-      { allowPrivate: kernel.config.outboundAllowPrivate },
-    )
-    const base = { status: res.status, body: res.body, latencyMs: res.latencyMs }
-    if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', ...base }
-    if (res.status >= 500) return { outcome: 'retry', ...base, error: `the receiver answered ${res.status}` }
-    const why = res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''
-    return { outcome: 'failed', ...base, error: `the receiver answered ${res.status}${why}` }
-  } catch (err) {
-    if (!(err instanceof OutboundError)) throw err
-    // A refused address or an invalid URL will not get better by waiting; the network might.
-    const retry = err.kind === 'timeout' || err.kind === 'connection_failed' || err.kind === 'dns_failed'
-    return { outcome: retry ? 'retry' : 'failed', status: null, body: null, latencyMs: null, error: `${err.kind}: ${err.message}` }
-  }
 }
 
 /** Finished deliveries (and their log) are kept this long. */

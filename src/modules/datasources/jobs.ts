@@ -1,0 +1,12 @@
+/**
+ * The datasources module's job queues and their payloads, declared in one place: `jobs.define`, `jobs.enqueue` and
+ * `jobs.schedule` check them by name (kernel/jobs.ts), as `emit` checks events.
+ */
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'datasources.tick': Record<string, never>
+    'datasources.sync': { datasourceId: number }
+  }
+}
+
+export {}
