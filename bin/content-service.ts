@@ -177,7 +177,7 @@ async function main(argv: string[]) {
     })
   }
   const shutdown = async (signal: string) => {
-    logger.info(`${signal} received: finishing in-flight work, then closing the database`, { signal })
+    logger.notice(`${signal} received: finishing in-flight work, then closing the database`, { signal })
     // Whatever clients or jobs do, the process is gone after SHUTDOWN_TIMEOUT: an orchestrator's own kill comes later.
     setTimeout(() => {
       logger.error(`shutdown took longer than SHUTDOWN_TIMEOUT (${config.shutdownTimeoutSeconds} s): exiting anyway`)

@@ -144,7 +144,7 @@ describe('content-service CLI', () => {
     const tdb = process.env.TEST_DATABASE_URL ? await freshDatabase() : null
     const db: Record<string, string> = tdb ? { DATABASE_URL: tdb.url!, SERVICE_SECRET_KEY: 'b'.repeat(64) } : { DATA_DIR: join(dir, 'data') }
     const proc = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--no-worker'], {
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', REGISTRATION: 'closed', ...db },
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', REGISTRATION: 'closed', ...db },
       stdout: 'pipe',
       stderr: 'pipe',
     })
