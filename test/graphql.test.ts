@@ -341,6 +341,8 @@ describe('search and space', () => {
       [{ perPage: 51 }, 'perPage'],
       [{ perPage: 0 }, 'perPage'],
       [{ page: 0 }, 'page'],
+      // One paging rule for every list (kernel/graphql.ts pageArgs): pages beyond 100,000 are refused here too.
+      [{ page: 100_001 }, 'page'],
     ] as const) {
       try {
         await client().request<unknown, Record<string, unknown>>(paged, { space, ...vars })

@@ -1,5 +1,6 @@
 import SchemaBuilder from '@pothos/core'
 import DataLoader from 'dataloader'
+import { validationFailed } from './errors'
 
 /**
  * The contract of the read-only GraphQL schema (src/modules/graphql). The graphql module owns the endpoint, the
@@ -11,7 +12,8 @@ import DataLoader from 'dataloader'
  * Rules for contributors:
  * - Resolvers call the module's own services (the same functions REST uses), never another module's tables.
  * - Lists take `page` and `perPage` arguments; `perPage` must declare a `defaultValue` and be bounded by the resolver:
- *   the cost limit multiplies a list field's selection by its `perPage` (src/modules/graphql/limits.ts).
+ *   the cost limit multiplies a list field's selection by its `perPage` (src/modules/graphql/limits.ts). Check both
+ *   with `pageArgs` (one rule and one message for every list).
  * - Anything a resolver serves that must not be cached by shared caches calls `ctx.cacheHint('no-store')` (or a
  *   `private, ...` value); published content needs nothing (GET answers then carry the public read's Cache-Control).
  * - Batch per-item loads with `ctx.loader(name, batchFn)`: one DataLoader per request and name.
@@ -60,3 +62,26 @@ export interface GraphQLContribution {
 }
 
 export { DataLoader }
+
+/** The highest `page` a list takes: deeper paging is a scan, not a page. */
+export const GRAPHQL_MAX_PAGE = 100_000
+
+/**
+ * A list's `page` and `perPage` arguments checked the one way every list checks them: `page` 1 to GRAPHQL_MAX_PAGE
+ * (default 1), `perPage` 1 to `bounds.max` (default `bounds.perPage`). A bad value is a 422 keyed by the argument's
+ * GraphQL name.
+ */
+export function pageArgs(
+  args: { page?: number | null; perPage?: number | null },
+  bounds: { perPage: number; max: number },
+): { page: number; perPage: number } {
+  const page = args.page ?? 1
+  const perPage = args.perPage ?? bounds.perPage
+  if (!Number.isInteger(page) || page < 1 || page > GRAPHQL_MAX_PAGE) {
+    throw validationFailed({ page: [`must be an integer from 1 to ${GRAPHQL_MAX_PAGE}`] })
+  }
+  if (!Number.isInteger(perPage) || perPage < 1 || perPage > bounds.max) {
+    throw validationFailed({ perPage: [`must be an integer from 1 to ${bounds.max}`] })
+  }
+  return { page, perPage }
+}

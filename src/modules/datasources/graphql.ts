@@ -1,5 +1,5 @@
 import { validationFailed } from '../../kernel/errors'
-import type { GraphQLBuilder } from '../../kernel/graphql'
+import { type GraphQLBuilder, pageArgs } from '../../kernel/graphql'
 import type { PublicSpaces } from '../spaces/public'
 import type { EntriesPageView } from './model'
 
@@ -38,10 +38,7 @@ export function datasourceGraphql(
         q: t.arg.string({ description: 'Case-insensitive match in any string value' }),
       },
       resolve: async (_root, args, ctx) => {
-        const page = args.page ?? 1
-        const perPage = args.perPage ?? PAGE.perPage
-        if (!Number.isInteger(page) || page < 1) throw validationFailed({ page: ['must be an integer of at least 1'] })
-        if (!Number.isInteger(perPage) || perPage < 1 || perPage > PAGE.max) throw validationFailed({ perPage: [`must be an integer from 1 to ${PAGE.max}`] })
+        const { page, perPage } = pageArgs(args, PAGE)
         if (args.q !== null && args.q !== undefined && args.q.length > 200) throw validationFailed({ q: ['at most 200 characters'] })
         ctx.cacheHint('no-store')
         const space = await publicSpaces.get(args.space)

@@ -1,5 +1,4 @@
-import { validationFailed } from '../../kernel/errors'
-import type { GraphQLBuilder } from '../../kernel/graphql'
+import { type GraphQLBuilder, pageArgs } from '../../kernel/graphql'
 import type { SearchHit } from './engine'
 import type { SearchRegistry } from './registry'
 import { SEARCH_PAGE, type SearchResult, searchStories } from './service'
@@ -50,12 +49,7 @@ export function searchGraphql(builder: GraphQLBuilder, self: { registry: SearchR
         ctx.cacheHint('no-store')
         // The paging arguments are checked here, keyed as the client wrote them (perPage); the service's own check
         // names the REST query parameters (per_page).
-        const page = args.page ?? 1
-        const perPage = args.perPage ?? SEARCH_PAGE.perPage
-        if (!Number.isInteger(page) || page < 1) throw validationFailed({ page: ['must be a positive integer'] })
-        if (!Number.isInteger(perPage) || perPage < 1 || perPage > SEARCH_PAGE.max) {
-          throw validationFailed({ perPage: [`must be an integer from 1 to ${SEARCH_PAGE.max}`] })
-        }
+        const { page, perPage } = pageArgs(args, SEARCH_PAGE)
         const space = await self.spaces.get(args.space)
         if (!space) return null
         return searchStories(self.registry, space, {

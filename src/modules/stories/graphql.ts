@@ -1,5 +1,5 @@
 import { AppError, validationFailed } from '../../kernel/errors'
-import type { GraphQLBuilder, GraphQLContext } from '../../kernel/graphql'
+import { type GraphQLBuilder, type GraphQLContext, pageArgs } from '../../kernel/graphql'
 import type { Kernel } from '../../kernel/kernel'
 import type { ReadRequest } from '../../kernel/read'
 import type { PublicSpace } from '../spaces/public'
@@ -237,12 +237,7 @@ export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryRea
         sortBy: t.arg({ type: StorySort, defaultValue: 'full_path:asc' }),
       },
       resolve: async (_root, args, ctx) => {
-        const page = args.page ?? 1
-        const perPage = args.perPage ?? STORIES_PAGE.perPage
-        if (!Number.isInteger(page) || page < 1 || page > 100_000) throw validationFailed({ page: ['must be an integer from 1 to 100000'] })
-        if (!Number.isInteger(perPage) || perPage < 1 || perPage > STORIES_PAGE.max) {
-          throw validationFailed({ perPage: [`must be an integer from 1 to ${STORIES_PAGE.max}`] })
-        }
+        const { page, perPage } = pageArgs(args, STORIES_PAGE)
         let prefix: string | null = null
         if (args.startsWith != null && args.startsWith !== '' && args.startsWith !== '/') {
           prefix = args.startsWith.startsWith('/') ? args.startsWith : `/${args.startsWith}`
