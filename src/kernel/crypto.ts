@@ -40,6 +40,15 @@ export function issueToken(prefix: 'u' | 's'): IssuedToken {
   return { id, token: `${id}.${secret}`, secretHash: sha256Hex(secret) }
 }
 
+/**
+ * A capability token for a link (invitations, confirm and unsubscribe links, password resets): 32 random bytes,
+ * base64url (43 characters). Only `hash` (SHA-256 of the token) is stored; the token itself exists only in the link.
+ */
+export function newCapabilityToken(): { token: string; hash: string } {
+  const token = b64url(randomBytes(32))
+  return { token, hash: sha256Hex(token) }
+}
+
 export function parseToken(token: string): { id: string; secret: string } | null {
   const m = /^([us]_[A-Za-z0-9_-]{12})\.([A-Za-z0-9_-]{43})$/.exec(token)
   return m ? { id: m[1], secret: m[2] } : null

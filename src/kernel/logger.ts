@@ -66,44 +66,31 @@ export function createLogger(
 ): Logger {
   const min = LEVELS[level]
   const pretty = format === 'pretty'
+  const line = (lvl: Level, msg: string, fields?: Record<string, unknown>) =>
+    pretty ? prettyLine(lvl, msg, fields) : JSON.stringify({ time: now(), level: lvl, msg, ...fields })
   const log = (lvl: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[lvl] < min) return
-    write(pretty ? prettyLine(lvl, msg, fields) : JSON.stringify({ time: now(), level: lvl, msg, ...fields }), lvl)
+    write(line(lvl, msg, fields), lvl)
   }
   const logsRequests = LEVELS.info >= min
-  const notice = (msg: string, fields?: Record<string, unknown>) => {
-    if (level === 'silent') return
-    write(pretty ? prettyLine('info', msg, fields) : JSON.stringify({ time: now(), level: 'info', msg, ...fields }), 'info')
-  }
-  if (pretty) {
-    return {
-      debug: log('debug'),
-      info: log('info'),
-      warn: log('warn'),
-      error: log('error'),
-      notice,
-      logsRequests,
-      request(r) {
-        if (!logsRequests) return
-        write(`${now().slice(11, 23)} ${LABEL.info} ${r.method} ${r.route} ${r.status} ${r.ms} ms ip=${r.ip} request_id=${r.requestId}`, 'info')
-      },
-    }
-  }
+  // The one line per request. JSON: a template string (the route is the only value that can hold characters JSON
+  // must escape), not an object per request.
+  const requestLine = pretty
+    ? (r: RequestLine) => `${now().slice(11, 23)} ${LABEL.info} ${r.method} ${r.route} ${r.status} ${r.ms} ms ip=${r.ip} request_id=${r.requestId}`
+    : (r: RequestLine) =>
+        `{"time":"${now()}","level":"info","msg":"request","method":"${r.method}","route":${JSON.stringify(r.route)},` +
+        `"status":${r.status},"ms":${r.ms},"request_id":"${r.requestId}","ip":"${r.ip}"}`
   return {
     debug: log('debug'),
     info: log('info'),
     warn: log('warn'),
     error: log('error'),
-    notice,
+    notice(msg, fields) {
+      if (level !== 'silent') write(line('info', msg, fields), 'info')
+    },
     logsRequests,
     request(r) {
-      if (!logsRequests) return
-      // A template string: the route is the only value that can hold characters JSON must escape.
-      write(
-        `{"time":"${now()}","level":"info","msg":"request","method":"${r.method}","route":${JSON.stringify(r.route)},` +
-          `"status":${r.status},"ms":${r.ms},"request_id":"${r.requestId}","ip":"${r.ip}"}`,
-        'info',
-      )
+      if (logsRequests) write(requestLine(r), 'info')
     },
   }
 }

@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value'
 import { and, eq, gt, inArray, isNull, ne, sql } from 'drizzle-orm'
 import { apiTokens, passwordResetTokens, tenants, users } from '../../../db/schema'
 import type { Principal } from '../../kernel/auth'
-import { hashPassword, issueToken, randomBytes, sha256Hex, verifyPassword } from '../../kernel/crypto'
+import { hashPassword, issueToken, newCapabilityToken, sha256Hex, verifyPassword } from '../../kernel/crypto'
 import { isUniqueViolation, notFound, unauthorized, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Tx } from '../../kernel/db'
@@ -311,13 +311,13 @@ export async function requestPasswordReset(kernel: Kernel, input: { email: strin
 export async function mailPasswordReset(kernel: Kernel, job: PasswordResetJob): Promise<void> {
   const [user] = await kernel.db.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, job.email)).limit(1)
   if (!user) return
-  const token = Buffer.from(randomBytes(32)).toString('base64url')
+  const { token, hash } = newCapabilityToken()
   const link = `${job.base}/reset-password/${token}`
   await kernel.db.db.transaction(async (tx) => {
     const now = kernel.clock.now()
     await tx.insert(passwordResetTokens).values({
       userId: user.id,
-      tokenHash: sha256Hex(token),
+      tokenHash: hash,
       createdAt: now,
       expiresAt: new Date(now.getTime() + RESET_TTL_MS),
     })

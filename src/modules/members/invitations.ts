@@ -1,7 +1,8 @@
 import { and, asc, count, eq, gt, isNull, lte } from 'drizzle-orm'
 import { invitations, memberships, spaces, users } from '../../../db/schema'
 import type { Principal, Role, SpaceAccess } from '../../kernel/auth'
-import { randomBytes, sha256Hex } from '../../kernel/crypto'
+import { newCapabilityToken, sha256Hex } from '../../kernel/crypto'
+import { normalizeEmail } from '../../kernel/email'
 import type { Tx } from '../../kernel/db'
 import { isUniqueViolation, notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
@@ -12,12 +13,6 @@ export const INVITATION_TTL_MS = 7 * 24 * 3_600_000
 export const MAX_PENDING_INVITATIONS = 50
 
 type InvitationRow = typeof invitations.$inferSelect
-
-/** A capability token: 32 random bytes (base64url, 43 characters); only SHA-256 of it is stored. */
-function newToken(): { token: string; hash: string } {
-  const token = Buffer.from(randomBytes(32)).toString('base64url')
-  return { token, hash: sha256Hex(token) }
-}
 
 /** `ada@example.com` → `a•••@example.com`: enough for the invitee to recognise, too little to harvest. */
 export function maskEmail(email: string): string {
@@ -85,7 +80,8 @@ export async function createInvitation(
   input: { email: string; role: Role },
   base: string,
 ): Promise<InvitationView> {
-  const email = input.email.trim().toLowerCase()
+  // The body schema checked the address already; the kernel's rule gives it the form every module stores.
+  const email = normalizeEmail(input.email) ?? input.email.trim().toLowerCase()
   const inviter = await inviterName(kernel, access.principal)
   try {
     return await kernel.db.db.transaction(async (tx) => {
@@ -104,7 +100,7 @@ export async function createInvitation(
         .where(and(eq(invitations.spaceId, access.space.id), eq(invitations.status, 'pending')))
       if (Number(pending) >= MAX_PENDING_INVITATIONS) throw InvitationErrors.invitationLimit()
       const now = kernel.clock.now()
-      const { token, hash } = newToken()
+      const { token, hash } = newCapabilityToken()
       const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS)
       const [row] = await tx
         .insert(invitations)
@@ -171,7 +167,7 @@ export async function resendInvitation(kernel: Kernel, access: SpaceAccess, id: 
   return kernel.db.db.transaction(async (tx) => {
     const now = kernel.clock.now()
     const row = await pendingById(tx, access.space.id, id, now)
-    const { token, hash } = newToken()
+    const { token, hash } = newCapabilityToken()
     const expiresAt = new Date(now.getTime() + INVITATION_TTL_MS)
     const [updated] = await tx
       .update(invitations)
@@ -263,7 +259,7 @@ export async function hasLiveInvitation(kernel: Kernel, tx: Tx, email: string): 
     .select({ id: invitations.id })
     .from(invitations)
     .innerJoin(spaces, eq(spaces.id, invitations.spaceId))
-    .where(and(eq(invitations.email, email.trim().toLowerCase()), eq(invitations.status, 'pending'), gt(invitations.expiresAt, kernel.clock.now()), isNull(spaces.archivedAt)))
+    .where(and(eq(invitations.email, normalizeEmail(email) ?? email.trim().toLowerCase()), eq(invitations.status, 'pending'), gt(invitations.expiresAt, kernel.clock.now()), isNull(spaces.archivedAt)))
     .limit(1)
   return row !== undefined
 }

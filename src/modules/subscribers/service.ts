@@ -2,7 +2,7 @@ import { stringify } from 'csv-stringify/sync'
 import { and, asc, count, desc, eq, gt, ilike, isNull, or, type SQL, sql } from 'drizzle-orm'
 import { newsletterSettings, subscribers, subscriberTokens } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
-import { randomBytes, sha256Hex } from '../../kernel/crypto'
+import { newCapabilityToken, sha256Hex } from '../../kernel/crypto'
 import { safeCell } from '../../kernel/csv'
 import type { DbOrTx } from '../../kernel/db'
 import { normalizeEmail } from '../../kernel/email'
@@ -35,12 +35,6 @@ export function view(row: SubscriberRow): SubscriberView {
   }
 }
 
-/** A capability token: 32 random bytes (base64url, 43 characters); only SHA-256 of it is stored. */
-function newToken(): { token: string; hash: string } {
-  const token = Buffer.from(randomBytes(32)).toString('base64url')
-  return { token, hash: sha256Hex(token) }
-}
-
 export interface PublicSpaceRef {
   id: number
   slug: string
@@ -54,7 +48,7 @@ export function publicBase(kernel: Kernel, requestUrl: string | null): string {
 
 /** Issues an unsubscribe token for one mail to `subscriberId` and answers its link. */
 export async function unsubscribeLink(kernel: Kernel, tx: DbOrTx, space: PublicSpaceRef, subscriberId: number, base: string): Promise<string> {
-  const u = newToken()
+  const u = newCapabilityToken()
   await tx.insert(subscriberTokens).values({ tokenHash: u.hash, subscriberId, kind: 'unsubscribe', createdAt: kernel.clock.now() })
   return `${base}/v1/cdn/${space.slug}/unsubscribe/${u.token}`
 }
@@ -105,7 +99,7 @@ export async function requestSubscription(
       )
       .limit(1)
     if (recent) return
-    const c = newToken()
+    const c = newCapabilityToken()
     await tx.insert(subscriberTokens).values({
       tokenHash: c.hash,
       subscriberId: row.id,
