@@ -1,12 +1,15 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
-import { AppError, type ErrorBody, findPgError, KernelErrors } from './errors'
+import { AppError, type ErrorBody, findPgError, isDatabaseUnavailable, KernelErrors } from './errors'
 import { bytesText, pathOf, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
 import { pathRegex, type RateLimitDecision } from './rate-limit'
 
+
+/** Retry-After of a 503 `database_unavailable`: a Postgres restart or fail-over takes seconds. */
+const DATABASE_RETRY_AFTER_SECONDS = 5
 /** What the kernel knows of a request before any route runs; shared by the fast path and the Elysia hooks. */
 export interface RequestInfo {
   id: string
@@ -407,6 +410,13 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
         }
         if (code === 'PARSE') return errorResponse(400, { error: 'invalid_json', message: 'The request body is not valid JSON.' }, headers)
         if (code === 'NOT_FOUND') return errorResponse(404, { error: 'not_found', message: 'No such route.' }, headers)
+        // Postgres is restarting or failing over: say so, and when to come back, instead of a 500. The pool
+        // reconnects by itself on a later request.
+        if (isDatabaseUnavailable(error)) {
+          logger.warn('database unavailable', { request_id: requestId, method: request.method, path: ri?.pathname ?? pathOf(request.url), error: String((error as Error)?.message ?? error) })
+          headers['Retry-After'] = String(DATABASE_RETRY_AFTER_SECONDS)
+          return errorResponse(503, { error: 'database_unavailable', message: 'The database cannot be reached right now. Retry in a few seconds.' }, headers)
+        }
         // The last line of defence: a value the database refuses means a boundary check is missing. Answer as the
         // check would have (never 500), and log it so the check gets written.
         const pg = findPgError(error)
