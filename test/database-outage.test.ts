@@ -71,7 +71,7 @@ describe.skipIf(!enabled)('Postgres stops and comes back', () => {
     await pg('initdb', '-D', join(dir, 'pg'), '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8')
     await startPostgres()
     const data = mkdtempSync(join(tmpdir(), 'cs-outage-data-'))
-    server = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+    const child = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], {
       env: {
         PATH: process.env.PATH ?? '',
         HOME: process.env.HOME ?? '/tmp',
@@ -85,12 +85,13 @@ describe.skipIf(!enabled)('Postgres stops and comes back', () => {
       stdout: 'pipe',
       stderr: 'pipe',
     })
-    const reader = server.stdout.getReader()
+    server = child
+    const reader = child.stdout.getReader()
     let out = ''
     const deadline = Date.now() + BOUND_MS
     while (!base && Date.now() < deadline) {
       const { value, done } = await reader.read()
-      if (done) throw new Error(`server exited before listening: ${out}${await new Response(server.stderr).text()}`)
+      if (done) throw new Error(`server exited before listening: ${out}${await new Response(child.stderr).text()}`)
       out += new TextDecoder().decode(value)
       const p = /listening on http:\/\/[^:]+:(\d+)/.exec(out)?.[1]
       if (p) base = `http://127.0.0.1:${p}`
@@ -98,7 +99,7 @@ describe.skipIf(!enabled)('Postgres stops and comes back', () => {
     void (async () => {
       for (;;) if ((await reader.read()).done) return
     })()
-    void new Response(server.stderr).text()
+    void new Response(child.stderr).text()
     if (!base) throw new Error(`server did not listen: ${out}`)
   })
 
