@@ -108,7 +108,13 @@ class PublicStoryReader {
   ) {}
 
   /** One Story through the public read pipeline; null when nothing is published there. */
-  async read(ctx: GraphQLContext, space: PublicSpace, fullPath: string, lang: string | null | undefined, segment?: string | null): Promise<PublicStoryView | null> {
+  async read(
+    ctx: GraphQLContext,
+    space: PublicSpace,
+    fullPath: string,
+    lang: string | null | undefined,
+    segment?: string | null,
+  ): Promise<PublicStoryView | null> {
     try {
       const served = await this.pipeline.read(this.readRequest(ctx, space, fullPath, lang, segment))
       if (served.cacheControl) ctx.cacheHint(served.cacheControl)
