@@ -90,8 +90,8 @@ export type StoryMeta = Record<string, unknown>
 
 /**
  * The `meta` entries a step's `transform` writes, declared for the public surfaces. Keys are unique across steps (the
- * runtime's first build of the Story model throws on a duplicate); the OpenAPI properties and GraphQL fields follow
- * step (module-list) order, as the entries do in the body.
+ * stories module refuses a duplicate at start-up); the OpenAPI properties and GraphQL fields follow step (module-list)
+ * order, as the entries do in the body. Both are built once, when the routes and the GraphQL schema are.
  */
 export interface ReadStepMeta {
   /**
