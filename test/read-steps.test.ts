@@ -43,7 +43,7 @@ afterAll(async () => {
   await t?.close()
 })
 
-describe('a read step declares its meta entries, and every surface of the read shows them", () => {
+describe('a read step declares its meta entries, and every surface of the read shows them', () => {
   test('the REST body carries the entry after those of the modules listed above', async () => {
     const r = await t.request('GET', `/v1/cdn/${space}/stories/hello`)
     expect(r.status).toBe(200)
