@@ -51,6 +51,7 @@ export const KernelErrors = {
   validationFailed: defineError('validation_failed', 422, 'The request is not valid; `errors` holds messages per field.'),
   rateLimited: defineError('rate_limited', 429, 'Too many requests; retry after Retry-After seconds.'),
   internal: defineError('internal_error', 500, 'Something went wrong on our side; the body carries a request_id.'),
+  insufficientStorage: defineError('insufficient_storage', 507, 'The database has no disk space left for this change; nothing was written. Reads keep working.'),
   databaseUnavailable: defineError('database_unavailable', 503, 'The database cannot be reached right now (restarting, failing over); retry after Retry-After seconds.'),
 } as const
 
@@ -114,4 +115,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     cur = c.cause
   }
   return false
+}
+
+/** Whether `err` says the database's disk is full (SQLSTATE 53100 disk_full, or a write refused for lack of space). */
+export function isDiskFull(err: unknown): boolean {
+  const pg = findPgError(err)
+  if (!pg) return false
+  return pg.code === '53100' || (pg.code?.startsWith('58') === true && /no space left/i.test(pg.message ?? ''))
 }
