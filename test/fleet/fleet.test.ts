@@ -9,196 +9,48 @@
 // Runs on the Postgres suite (TEST_DATABASE_URL). The processes are the built executable when FLEET_BINARY names it
 // (.ci/run builds it first), else `bun bin/content-service.ts`.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import postgres from 'postgres'
 import { type Receiver, startReceiver } from '../helpers/receiver'
+import { BOUND_MS, call, doc, fleetEnv, freshDatabase, pct, type Proc, seedSite, serverUrl, sleep, startProxy, startServe, startWorker, stopAll, waitFor } from './procs'
 
 setDefaultTimeout(60_000)
 
-const serverUrl = process.env.TEST_DATABASE_URL
 const SECONDS = Number(process.env.FLEET_SECONDS ?? 60)
-const BOUND_MS = 120_000
-const CMD = process.env.FLEET_BINARY ? [process.env.FLEET_BINARY] : ['bun', join(import.meta.dir, '..', '..', 'bin', 'content-service.ts')]
 const STORIES = 10
-const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'
 const PNG = Uint8Array.from(
   atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='),
   (c) => c.charCodeAt(0),
 )
 
-interface Proc {
-  child: Bun.Subprocess<'ignore', 'pipe', 'pipe'>
-  base: string
-}
-
 const procs: Proc[] = []
 const cleanups: (() => Promise<void> | void)[] = []
-let dbUrl = ''
-let sql: ReturnType<typeof postgres>
-let proxy: ReturnType<typeof Bun.serve>
+let sql: Awaited<ReturnType<typeof freshDatabase>>['sql']
 let receiver: Receiver
 let P = '' // the proxy's base URL
 
-const sleep = (ms: number) => Bun.sleep(ms)
-const pct = (xs: number[], p: number) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN)
-let ipCounter = 0
-const nextIp = () => `10.${(++ipCounter >> 16) & 255}.${(ipCounter >> 8) & 255}.${ipCounter & 255}`
-
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, boundMs = BOUND_MS): Promise<T> {
-  const deadline = Date.now() + boundMs
-  let last: unknown
-  for (;;) {
-    try {
-      const v = await probe()
-      if (v !== undefined) return v
-    } catch (err) {
-      last = err
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`)
-    await sleep(200)
-  }
-}
-
-function baseEnv(): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    HOME: process.env.HOME ?? '/tmp',
-    LOG_LEVEL: 'warn',
-    LOG_FORMAT: 'json',
-    DATABASE_URL: dbUrl,
-    SERVICE_SECRET_KEY: '5a'.repeat(32),
-    RATE_LIMIT_STORE: 'postgres',
-    // The address visitors use, the same for every instance (links in answers, such as meta.beacon_url, name it).
-    PUBLIC_URL: 'https://cms.example.test',
-    TRUSTED_PROXIES: '127.0.0.1',
-    SERVICE_OUTBOUND_ALLOW_PRIVATE: 'true',
-    DATA_DIR: mkdtempSync(join(tmpdir(), 'cs-fleet-')),
-  }
-}
-
-async function startServe(): Promise<Proc> {
-  const child = Bun.spawn([...CMD, 'serve', '--port', '0', '--host', '127.0.0.1'], {
-    env: { ...baseEnv(), SERVICE_WORKER_ENABLED: 'false' },
-    stdin: 'ignore',
-    stdout: 'pipe',
-    stderr: 'pipe',
-  })
-  const reader = child.stdout.getReader()
-  let out = ''
-  const deadline = Date.now() + BOUND_MS
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`serve exited before listening: ${out}${await new Response(child.stderr).text()}`)
-    out += new TextDecoder().decode(value)
-    const port = /listening on http:\/\/[^:]+:(\d+)/.exec(out)?.[1]
-    if (port) {
-      void (async () => {
-        for (;;) if ((await reader.read()).done) return
-      })()
-      void new Response(child.stderr).text()
-      const p = { child, base: `http://127.0.0.1:${port}/v1` }
-      procs.push(p)
-      return p
-    }
-  }
-  throw new Error(`serve did not listen: ${out}`)
-}
-
-function startWorker() {
-  const child = Bun.spawn([...CMD, 'worker'], { env: baseEnv(), stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  void new Response(child.stdout).text()
-  void new Response(child.stderr).text()
-  procs.push({ child, base: '' })
-  return child
-}
-
-async function call(base: string, method: string, path: string, opts: { token?: string; body?: unknown; ip?: string; raw?: BodyInit; type?: string } = {}) {
-  const headers: Record<string, string> = { 'User-Agent': UA, 'X-Forwarded-For': opts.ip ?? nextIp() }
-  if (opts.token) headers.Authorization = `Bearer ${opts.token}`
-  if (opts.body !== undefined) headers['Content-Type'] = 'application/json'
-  if (opts.type) headers['Content-Type'] = opts.type
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers,
-    body: opts.raw ?? (opts.body !== undefined ? JSON.stringify(opts.body) : undefined),
-    signal: AbortSignal.timeout(BOUND_MS),
-  })
-  const text = await res.text()
-  let body: any = null
-  try {
-    body = JSON.parse(text)
-  } catch {}
-  return { status: res.status, body, text, etag: res.headers.get('etag') }
-}
-
-const doc = (headline: string) => ({ type: 'doc', blocks: [{ component: 'page', _uid: 'b1', headline, body: `lighthouse keeper story ${headline}` }] })
-
 describe.skipIf(!serverUrl)('a fleet of three servers and a worker on one Postgres', () => {
   beforeAll(async () => {
-    const name = `cs_fleet_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-    const admin = postgres(serverUrl!, { max: 1, onnotice: () => {} })
-    await admin.unsafe(`create database ${name}`)
-    await admin.end()
-    const u = new URL(serverUrl!)
-    u.pathname = `/${name}`
-    dbUrl = u.toString()
-    sql = postgres(dbUrl, { max: 2, onnotice: () => {} })
-    cleanups.push(async () => {
-      await sql.end({ timeout: 1 })
-      const a = postgres(serverUrl!, { max: 1, onnotice: () => {} })
-      await a.unsafe(`drop database if exists ${name} with (force)`)
-      await a.end()
-    })
+    const db = await freshDatabase('cs_fleet')
+    sql = db.sql
+    cleanups.push(() => db.drop())
     receiver = startReceiver()
     cleanups.push(() => receiver.stop())
-
-    await startServe() // migrates the database
-    await Promise.all([startServe(), startServe()])
-    startWorker()
-    let next = 0
-    proxy = Bun.serve({
-      port: 0,
-      hostname: '127.0.0.1',
-      idleTimeout: 120,
-      async fetch(request) {
-        const target = procs.filter((p) => p.base)[next++ % 3]
-        const url = new URL(request.url)
-        const headers = new Headers(request.headers)
-        headers.delete('accept-encoding')
-        headers.delete('host')
-        const res = await fetch(`${target.base.replace(/\/v1$/, '')}${url.pathname}${url.search}`, {
-          method: request.method,
-          headers,
-          body: request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer(),
-          redirect: 'manual',
-        })
-        const out = new Headers(res.headers)
-        out.delete('content-encoding')
-        out.delete('content-length')
-        return new Response(await res.arrayBuffer(), { status: res.status, headers: out })
-      },
-    })
-    P = `http://127.0.0.1:${proxy.port}/v1`
-    cleanups.push(() => proxy.stop(true))
+    const env = fleetEnv(db.url, { SERVICE_WORKER_ENABLED: 'false' })
+    procs.push(await startServe(env)) // migrates the database
+    procs.push(...(await Promise.all([startServe(env), startServe(env)])))
+    procs.push(startWorker(fleetEnv(db.url)))
+    const proxy = startProxy(() => procs.filter((p) => p.base))
+    P = proxy.base
+    cleanups.push(() => proxy.server.stop(true))
   })
 
   afterAll(async () => {
-    for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGTERM')
-    await Promise.race([Promise.all(procs.map((p) => p.child.exited)), sleep(20_000)])
-    for (const p of procs) if (p.child.exitCode === null) p.child.kill('SIGKILL')
+    await stopAll(procs)
     for (const c of cleanups.reverse()) await c()
   })
 
   test('mixed traffic through the proxy; afterwards every instance agrees, nothing ran twice, nothing was lost', async () => {
     // ---- set-up through the proxy ----
-    const reg = await call(P, 'POST', '/auth/register', { body: { email: 'fleet@example.com', password: 'a long password', name: 'Fleet' } })
-    expect(reg.status).toBe(201)
-    const token = reg.body.data.token as string
-    expect((await call(P, 'POST', '/spaces', { token, body: { slug: 'site', name: 'Site', locales: ['en'] } })).status).toBe(201)
-    const comp = await call(P, 'POST', '/spaces/site/components', { token, body: { name: 'page', schema: { headline: { type: 'text' }, body: { type: 'text' } } } })
-    expect(comp.status).toBe(201)
+    const { token, stories } = await seedSite(P, STORIES)
     const hook = await call(P, 'POST', '/spaces/site/webhooks', { token, body: { label: 'fleet', url: `${receiver.url}/hook`, events: ['story.published'], active: true } })
     expect(hook.status).toBe(201)
     const form = await call(P, 'POST', '/spaces/site/forms', {
@@ -206,12 +58,6 @@ describe.skipIf(!serverUrl)('a fleet of three servers and a worker on one Postgr
       body: { slug: 'contact', label: 'Contact', fields: [{ key: 'name', type: 'text', label: 'Name', required: true }] },
     })
     expect(form.status).toBe(201)
-    const stories: { uuid: string; slug: string; version: number; headline: string }[] = []
-    for (let i = 0; i < STORIES; i++) {
-      const r = await call(P, 'POST', '/spaces/site/stories', { token, body: { name: `Page ${i}`, slug: `page-${i}`, content: doc(`v0-${i}`) } })
-      expect(r.status).toBe(201)
-      stories.push({ uuid: r.body.data.uuid, slug: `page-${i}`, version: r.body.data.version_no, headline: `v0-${i}` })
-    }
     let publishes = 0
     for (const s of stories) {
       expect((await call(P, 'POST', `/spaces/site/stories/${s.uuid}/publish`, { token })).status).toBe(200)
