@@ -155,8 +155,9 @@ export function startProxy(backends: () => Proc[]) {
       const body = request.method === 'GET' || request.method === 'HEAD' ? undefined : await request.arrayBuffer()
       const list = backends()
       let lastError: unknown
+      const first = next++
       for (let tries = 0; tries < list.length; tries++) {
-        const target = list[next++ % list.length]
+        const target = list[(first + tries) % list.length]
         let res: Response
         try {
           res = await fetch(`http://127.0.0.1:${target.port}${url.pathname}${url.search}`, { method: request.method, headers, body, redirect: 'manual' })
