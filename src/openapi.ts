@@ -181,8 +181,13 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       }
       // The module's own error codes of this status: a read may answer its 404s, a write any of them (422s only with a
       // body to refuse).
-      const own = (status: number) =>
-        (owner?.errors ?? []).filter((d) => d.status === status && (status === 404 || (write && (status !== 422 || hasBody))))
+      const foreign = modules.flatMap((m) =>
+        (m.errorsOn ?? []).filter((e) => m !== owner && e.on({ method: method.toUpperCase(), path, bearer })).map((e) => e.error),
+      )
+      const own = (status: number) => [
+        ...(owner?.errors ?? []).filter((d) => d.status === status && (status === 404 || (write && (status !== 422 || hasBody)))),
+        ...foreign.filter((d) => d.status === status),
+      ]
       const add = (status: number, text: string, always = false) => {
         const extra = own(status)
         if (!always && extra.length === 0) return
@@ -204,6 +209,7 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       }
       add(404, '`not_found`: unknown route or resource, or a Space the caller cannot access', true)
       // Any authenticated write may meet a unique or foreign-key constraint (another request got there first).
+      add(402, '')
       add(409, write && bearer ? '`conflict`: the change conflicts with the current state' : '', write && bearer)
       add(422, '`validation_failed`: see `errors` for messages per field', hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false))
       add(429, '`rate_limited`: retry after Retry-After seconds', rateLimited)
