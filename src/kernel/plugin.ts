@@ -393,6 +393,7 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
         if (appError) {
           const body: ErrorBody = { error: appError.code, message: appError.message }
           if (appError.fields) body.errors = appError.fields
+          if (appError.details) body.details = appError.details
           if (appError.headers) Object.assign(headers, appError.headers)
           return errorResponse(appError.status, body, headers)
         }
