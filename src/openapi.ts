@@ -149,7 +149,7 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
   const paths = sanitize(generated.paths, extraSchemas) as Record<string, Record<string, Operation>>
   const components = sanitize(generated.components, extraSchemas) as { schemas?: Record<string, unknown> }
 
-  const moduleErrors = modules.flatMap((m) => m.errors ?? [])
+  const moduleErrors = [...new Set(modules.flatMap((m) => [...(m.errors ?? []), ...(m.errorsOn ?? []).map((e) => e.error)]))]
   const table = kernel.rateLimiter.table
   const out: Record<string, Record<string, Operation>> = {}
   for (const [rawPath, item] of Object.entries(paths as Record<string, Record<string, Operation>>)) {
@@ -205,7 +205,10 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       add(401, bearer ? '`unauthorized`: missing, invalid, expired or revoked bearer token' : '', bearer)
       add(403, bearer ? (spaceScoped ? '`forbidden`: the role in this Space is too low for this action' : '`forbidden`: this token kind may not do this') : '', bearer)
       if (bearer && guard.includes('user_required')) {
-        responses[403] = errorRef(`\`user_required\`: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; `forbidden`: the role in this Space is too low' : ''}`)
+        const extra = own(403)
+        responses[403] = errorRef(
+          `\`user_required\`: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; `forbidden`: the role in this Space is too low' : ''}${extra.length ? `; ${codes(extra)}` : ''}`,
+        )
       }
       add(404, '`not_found`: unknown route or resource, or a Space the caller cannot access', true)
       // Any authenticated write may meet a unique or foreign-key constraint (another request got there first).

@@ -7,9 +7,13 @@ import { RequestCounter } from './requests'
 import { billingRoutes } from './routes'
 import { applySubscriptionChange, countForSpace, planOfTenant } from './service'
 
-/** A write that can grow usage (and so meets the request limit): every POST, PUT and PATCH but billing's own. */
+/**
+ * A write that meets the request limit: every POST, PUT and PATCH except billing's own (an admin over the limit can
+ * still change plans) and those that take away (archive, unpublish): reads and deletes are never blocked.
+ */
 const GROWING = new Set(['POST', 'PUT', 'PATCH'])
-const isBillingPath = (path: string) => path.endsWith('/billing')
+const EXEMPT = /\/(billing|archive|unpublish)$/
+const isExempt = (path: string) => EXEMPT.test(path)
 
 /**
  * Plans, usage and limits (docs/billing.md). Usage is counted in the transaction of each write that changes it, from
@@ -32,13 +36,14 @@ export const billingModule = defineModule({
   start: (self) => self.requests.start(),
   close: (self) => self.requests.close(),
   routes: ({ kernel, guards, self }) => billingRoutes(kernel, guards, self.requests),
-  errors: Object.values(BillingErrors),
+  // plan_limit is never answered by billing's own routes: it is declared where it is answered (errorsOn).
+  errors: [BillingErrors.selfServeDisabled],
   errorsOn: [
     {
       // The request limit refuses any growing write; the creates that count (Spaces, Stories, assets, accepted
       // invitations) also meet their own limits.
       error: BillingErrors.planLimit,
-      on: (r) => r.bearer && GROWING.has(r.method) && !isBillingPath(r.path),
+      on: (r) => r.bearer && GROWING.has(r.method) && !isExempt(r.path),
     },
   ],
   events: billingEvents,
@@ -46,7 +51,7 @@ export const billingModule = defineModule({
   admit: (self, _kernel, request) => {
     const tenantId = request.space?.tenantId ?? request.principal.tenantId
     const period = self.requests.periodNow()
-    if (GROWING.has(request.method) && !isBillingPath(request.pathname)) {
+    if (GROWING.has(request.method) && !isExempt(request.pathname)) {
       return self.requests.check(tenantId, period).then(() => self.requests.count(tenantId, period))
     }
     self.requests.count(tenantId, period)
