@@ -351,6 +351,8 @@ describe('configuration and the API description', () => {
     expect(doc.paths['/v1/spaces/{space}/stories'].get.responses['402']).toBeUndefined()
     expect(doc.paths['/v1/spaces/{space}/stories/{uuid}'].delete.responses['402']).toBeUndefined()
     expect(doc.paths['/v1/spaces/{space}/billing'].patch.responses['402']).toBeUndefined()
+    expect(doc.paths['/v1/auth/logout'].post.responses['402']).toBeUndefined()
+    expect(doc.paths['/v1/spaces/{space}/stories/{uuid}/archive'].post.responses['402']).toBeUndefined()
     expect(doc.paths['/v1/spaces/{space}/billing'].patch.responses['403'].description).toContain('self_serve_disabled')
   })
 })

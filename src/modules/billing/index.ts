@@ -9,10 +9,11 @@ import { applySubscriptionChange, countForSpace, planOfTenant } from './service'
 
 /**
  * A write that meets the request limit: every POST, PUT and PATCH except billing's own (an admin over the limit can
- * still change plans) and those that take away (archive, unpublish): reads and deletes are never blocked.
+ * still change plans), those that take away (archive, unpublish: reads and deletes are never blocked), and the
+ * account's own (sign out, password change).
  */
 const GROWING = new Set(['POST', 'PUT', 'PATCH'])
-const EXEMPT = /\/(billing|archive|unpublish)$/
+const EXEMPT = /^\/v1\/auth\/|\/(billing|archive|unpublish)$/
 const isExempt = (path: string) => EXEMPT.test(path)
 
 /**
