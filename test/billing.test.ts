@@ -273,6 +273,12 @@ describe('payment.subscription_changed', () => {
     // A plan PLANS does not name is recorded and ignored; the payment's transaction still commits.
     await emitChange('platinum', 'evt_2')
     expect((await billing(token, space)).plan).toBe('tiny')
+    // An event for a Tenant that does not exist is ignored; the emitting transaction commits.
+    await transact(t.kernel, async (_tx, emit) =>
+      emit({ type: 'payment.subscription_changed', spaceId: null, payload: { tenant_id: 987_654, plan: 'pro', provider_event_id: 'evt_x' } }),
+    )
+    const [seen] = await t.kernel.db.query<{ n: string }>("select count(*) as n from billing_provider_events where event_id = 'evt_x'")
+    expect(Number(seen.n)).toBe(1)
     await emitChange('pro', 'evt_3')
     expect((await billing(token, space)).plan).toBe('pro')
     expect((await t.request('GET', '/v1/whoami', { token })).body.data.plan.name).toBe('pro')

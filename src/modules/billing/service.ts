@@ -3,7 +3,7 @@ import { billingProviderEvents, tenantPlans, usageCounters } from '../../../db/s
 import type { PlanLimits } from '../../config'
 import type { SpaceAccess } from '../../kernel/auth'
 import { type DbOrTx, rowsOf, type Tx } from '../../kernel/db'
-import { forbidden, validationFailed } from '../../kernel/errors'
+import { findPgError, forbidden, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { bytesText } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
@@ -213,7 +213,13 @@ export async function applySubscriptionChange(kernel: Kernel, tx: Tx, emit: Emit
     })
     return
   }
-  await setPlan(kernel, tx, emit, p.tenant_id, p.plan, 'provider', p.provider_event_id)
+  try {
+    // A savepoint: a Tenant that does not exist (any more) fails the insert without failing the payment's transaction.
+    await tx.transaction((sp) => setPlan(kernel, sp as Tx, emit, p.tenant_id, p.plan, 'provider', p.provider_event_id))
+  } catch (err) {
+    if (findPgError(err)?.code !== '23503') throw err
+    kernel.logger.warn('billing: a subscription event names no known Tenant; ignored', { tenant_id: p.tenant_id, provider_event_id: p.provider_event_id })
+  }
 }
 
 /** Writes counted requests: one statement per Tenant and period, in one transaction. */
