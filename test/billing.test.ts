@@ -18,7 +18,11 @@ const planChanges: DomainEvent<'billing.plan_changed'>[] = []
 
 beforeAll(async () => {
   sink = await startSmtpSink()
-  t = await testApp({ publicUrl: 'https://cms.example.com' }, { SMTP_URL: sink.url, PLANS: JSON.stringify(PLANS), BILLING_SELF_SERVE: 'true' })
+  // Counted requests are written when a test says so (flushRequests), never by the timer in the middle of one.
+  t = await testApp(
+    { publicUrl: 'https://cms.example.com' },
+    { SMTP_URL: sink.url, PLANS: JSON.stringify(PLANS), BILLING_SELF_SERVE: 'true', BILLING_FLUSH_SECONDS: '3600' },
+  )
   t.kernel.bus.subscribe('billing.plan_changed', (e) => void planChanges.push(e))
 })
 afterAll(async () => {
@@ -241,6 +245,31 @@ describe('limits', () => {
       expect(await used()).toBeLessThan(5)
     } finally {
       t.clock.set(saved)
+    }
+  })
+
+  test('another instance sees the requests once they are written, and refuses writes past the limit too', async () => {
+    const { token, space } = await tenantOn('calls')
+    const other = await t.instance()
+    try {
+      for (let i = 0; i < 6; i++) await t.request('GET', `/v1/spaces/${space}/stories`, { token })
+      const auth = { Authorization: `Bearer ${token}` }
+      // Not written yet: the other instance knows only its own count.
+      const early = (await other.get(`/v1/spaces/${space}/billing`, auth)).body.data.usage.requests_per_month
+      expect(early).toBeLessThan(5)
+      await t.state(billingModule).flushRequests()
+      const seen = (await other.get(`/v1/spaces/${space}/billing`, auth)).body.data.usage.requests_per_month
+      expect(seen).toBeGreaterThanOrEqual(8)
+      const refused = await other.runtime.handle(
+        new Request(`http://localhost/v1/spaces/${space}/stories`, {
+          method: 'POST',
+          headers: { ...auth, 'Content-Type': 'application/json', 'X-Forwarded-For': '10.200.0.1' },
+          body: JSON.stringify({ name: 'x', slug: 'x' }),
+        }),
+      )
+      expect(refused.status).toBe(402)
+    } finally {
+      await other.close()
     }
   })
 
