@@ -177,6 +177,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
     if (m.graphql) kernel.graphql.push({ module: m.name, contribute: (builder) => m.graphql!(builder, self, kernel) })
     if (m.ready) kernel.readiness.push({ module: m.name, check: () => m.ready!(self, kernel) })
+    if (m.admit) kernel.admissions.push({ module: m.name, admit: (request) => m.admit!(self, kernel, request) })
     if (m.metrics && kernel.metrics) m.metrics(kernel.metrics.registry, self, kernel)
   }
   const connected = kernel.bus.connect(kernel.db, kernel.logger)

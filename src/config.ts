@@ -121,6 +121,31 @@ export interface Config {
   reusePort: boolean
   /** Log lines as JSON (one object per line) or pretty (for a person at a terminal). */
   logFormat: 'json' | 'pretty'
+  /** Plans by name: the built-in `free`, `pro` and `unlimited`, merged with PLANS (docs/billing.md). */
+  plans: Record<string, PlanLimits>
+  /** The plan of a Tenant that has none recorded (DEFAULT_PLAN; default `unlimited`: a self-hoster is never limited). */
+  defaultPlan: string
+  /** Tenant admins may change their plan through `PATCH /v1/spaces/{space}/billing` (BILLING_SELF_SERVE). */
+  billingSelfServe: boolean
+  /** How often each instance writes its counted API requests to the database (BILLING_FLUSH_SECONDS). */
+  billingFlushSeconds: number
+}
+
+/** A plan's limits; null: unlimited. */
+export interface PlanLimits {
+  spaces: number | null
+  stories_per_space: number | null
+  asset_bytes: number | null
+  members_per_space: number | null
+  requests_per_month: number | null
+}
+export const PLAN_LIMIT_KEYS = ['spaces', 'stories_per_space', 'asset_bytes', 'members_per_space', 'requests_per_month'] as const
+
+const GiB = 1024 * 1024 * 1024
+export const BUILT_IN_PLANS: Record<string, PlanLimits> = {
+  free: { spaces: 1, stories_per_space: 100, asset_bytes: GiB, members_per_space: 3, requests_per_month: 100_000 },
+  pro: { spaces: 10, stories_per_space: 10_000, asset_bytes: 100 * GiB, members_per_space: 25, requests_per_month: 5_000_000 },
+  unlimited: { spaces: null, stories_per_space: null, asset_bytes: null, members_per_space: null, requests_per_month: null },
 }
 
 export const REGISTRATION_MODES = ['open', 'first-user', 'closed'] as const
@@ -254,6 +279,43 @@ function cron(env: Env, name: string): string | null {
   return raw
 }
 
+/**
+ * PLANS: a JSON object `{"<name>": {"spaces": 3, "stories_per_space": null, ...}}` merged over the built-in plans
+ * (a name of its own adds a plan, a built-in name replaces it). Every limit is a non-negative integer or null
+ * (unlimited); a limit left out is unlimited.
+ */
+function plans(env: Env, name: string): Record<string, PlanLimits> {
+  const raw = env[name]?.trim()
+  if (!raw) return BUILT_IN_PLANS
+  const fail = (why: string): never => {
+    throw new ConfigError(`${name} must be a JSON object of plans, e.g. {"team":{"spaces":3,"stories_per_space":500,"asset_bytes":null,"members_per_space":10,"requests_per_month":1000000}}: ${why}`)
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(raw)
+  } catch (err) {
+    return fail(`not valid JSON (${(err as Error).message})`)
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return fail('not an object')
+  const out: Record<string, PlanLimits> = { ...BUILT_IN_PLANS }
+  for (const [plan, limits] of Object.entries(parsed as Record<string, unknown>)) {
+    if (!/^[a-z0-9][a-z0-9_-]{0,39}$/.test(plan)) fail(`plan name "${plan}" must be 1-40 of a-z, 0-9, _ and -`)
+    if (!limits || typeof limits !== 'object' || Array.isArray(limits)) fail(`plan "${plan}" is not an object`)
+    const entry = limits as Record<string, unknown>
+    for (const key of Object.keys(entry)) {
+      if (!(PLAN_LIMIT_KEYS as readonly string[]).includes(key)) fail(`plan "${plan}" has an unknown limit "${key}" (known: ${PLAN_LIMIT_KEYS.join(', ')})`)
+    }
+    const plan_ = {} as PlanLimits
+    for (const key of PLAN_LIMIT_KEYS) {
+      const v = entry[key] ?? null
+      if (v !== null && !(Number.isSafeInteger(v) && (v as number) >= 0)) fail(`plan "${plan}": ${key} must be a non-negative integer or null, got ${JSON.stringify(v)}`)
+      plan_[key] = v as number | null
+    }
+    out[plan] = plan_
+  }
+  return out
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
     port: int(env, 'PORT', 8080, 0, 65535),
@@ -308,6 +370,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databasePooler: oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
     reusePort: bool(env, 'REUSE_PORT', false),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, process.stdout.isTTY ? 'pretty' : 'json'),
+    plans: BUILT_IN_PLANS,
+    defaultPlan: 'unlimited',
+    billingSelfServe: bool(env, 'BILLING_SELF_SERVE', false),
+    billingFlushSeconds: int(env, 'BILLING_FLUSH_SECONDS', 10, 1, 3600),
+  }
+  config.plans = plans(env, 'PLANS')
+  config.defaultPlan = env.DEFAULT_PLAN?.trim() || 'unlimited'
+  if (!Object.hasOwn(config.plans, config.defaultPlan)) {
+    throw new ConfigError(`DEFAULT_PLAN must name a plan (${Object.keys(config.plans).join(', ')}), got "${config.defaultPlan}"`)
   }
   if (!config.databaseUrl && (config.databaseListenUrl || config.databasePooler !== 'none')) {
     throw new ConfigError('DATABASE_LISTEN_URL and DATABASE_POOLER apply to a Postgres server: set DATABASE_URL too (or unset them for the embedded database)')

@@ -149,7 +149,7 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
   const paths = sanitize(generated.paths, extraSchemas) as Record<string, Record<string, Operation>>
   const components = sanitize(generated.components, extraSchemas) as { schemas?: Record<string, unknown> }
 
-  const moduleErrors = modules.flatMap((m) => m.errors ?? [])
+  const moduleErrors = [...new Set(modules.flatMap((m) => [...(m.errors ?? []), ...(m.errorsOn ?? []).map((e) => e.error)]))]
   const table = kernel.rateLimiter.table
   const out: Record<string, Record<string, Operation>> = {}
   for (const [rawPath, item] of Object.entries(paths as Record<string, Record<string, Operation>>)) {
@@ -181,8 +181,13 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       }
       // The module's own error codes of this status: a read may answer its 404s, a write any of them (422s only with a
       // body to refuse).
-      const own = (status: number) =>
-        (owner?.errors ?? []).filter((d) => d.status === status && (status === 404 || (write && (status !== 422 || hasBody))))
+      const foreign = modules.flatMap((m) =>
+        (m.errorsOn ?? []).filter((e) => m !== owner && e.on({ method: method.toUpperCase(), path, bearer })).map((e) => e.error),
+      )
+      const own = (status: number) => [
+        ...(owner?.errors ?? []).filter((d) => d.status === status && (status === 404 || (write && (status !== 422 || hasBody)))),
+        ...foreign.filter((d) => d.status === status),
+      ]
       const add = (status: number, text: string, always = false) => {
         const extra = own(status)
         if (!always && extra.length === 0) return
@@ -200,10 +205,14 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       add(401, bearer ? '`unauthorized`: missing, invalid, expired or revoked bearer token' : '', bearer)
       add(403, bearer ? (spaceScoped ? '`forbidden`: the role in this Space is too low for this action' : '`forbidden`: this token kind may not do this') : '', bearer)
       if (bearer && guard.includes('user_required')) {
-        responses[403] = errorRef(`\`user_required\`: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; `forbidden`: the role in this Space is too low' : ''}`)
+        const extra = own(403)
+        responses[403] = errorRef(
+          `\`user_required\`: a Space-scoped token (any role) — this route needs a user token${spaceScoped ? '; `forbidden`: the role in this Space is too low' : ''}${extra.length ? `; ${codes(extra)}` : ''}`,
+        )
       }
       add(404, '`not_found`: unknown route or resource, or a Space the caller cannot access', true)
       // Any authenticated write may meet a unique or foreign-key constraint (another request got there first).
+      add(402, '')
       add(409, write && bearer ? '`conflict`: the change conflicts with the current state' : '', write && bearer)
       add(422, '`validation_failed`: see `errors` for messages per field', hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false))
       add(429, '`rate_limited`: retry after Retry-After seconds', rateLimited)

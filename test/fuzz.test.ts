@@ -106,6 +106,7 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'POST /v1/auth/password-reset/confirm': () => ({ token: 'A'.repeat(43), new_password: 'fuzzing new password' }),
     'POST /v1/spaces/': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz space', default_lang: 'en', locales: ['en', 'de'] }),
     'PATCH /v1/spaces/:space': () => ({ name: 'Renamed by fuzz' }),
+    'PATCH /v1/spaces/:space/billing': () => ({ plan: 'pro' }),
     'POST /v1/spaces/:space/tokens': () => ({ name: 'fuzz token', role: 'viewer' }),
     'POST /v1/spaces/:space/locales': () => ({ code: 'fr', fallback: 'en' }),
     'POST /v1/spaces/:space/stories/': () => ({

@@ -96,7 +96,7 @@ describe('creating Stories', () => {
     expect(Number.isInteger(s.id)).toBe(true)
     expect(s.uuid).toMatch(/^[0-9a-f-]{36}$/)
     expect(s.content.blocks[0].headline).toBe('Hi')
-    expect(types).toEqual(['version.created'])
+    expect(types).toEqual(['story.created', 'version.created'])
   })
 
   test('full_path joins the parent path and the slug', async () => {

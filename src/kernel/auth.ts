@@ -76,6 +76,17 @@ export interface SpaceRef {
   updatedAt: Date
 }
 
+/**
+ * A request a guard has let in (after authentication and the Space check), offered to the modules' `admit` hooks
+ * (kernel.admissions): who called, in which Space (null for routes without one), with which method and path.
+ */
+export interface Admission {
+  method: string
+  pathname: string
+  principal: Principal
+  space: SpaceRef | null
+}
+
 export interface SpaceAccess {
   principal: Principal
   space: SpaceRef

@@ -3,6 +3,8 @@ export interface ErrorBody {
   error: string
   message: string
   errors?: Record<string, string[]>
+  /** Machine-readable facts of the error beyond its code (plan_limit: `{limit, value, usage}`). */
+  details?: Record<string, unknown>
   request_id?: string
 }
 
@@ -14,6 +16,7 @@ export class AppError extends Error {
     message: string,
     readonly fields?: Record<string, string[]>,
     readonly headers?: Record<string, string>,
+    readonly details?: Record<string, unknown>,
   ) {
     super(message)
   }
@@ -28,12 +31,12 @@ export interface ErrorDef {
   readonly status: number
   /** When it happens, for the OpenAPI description. */
   readonly description: string
-  (message?: string, fields?: Record<string, string[]>, headers?: Record<string, string>): AppError
+  (message?: string, fields?: Record<string, string[]>, headers?: Record<string, string>, details?: Record<string, unknown>): AppError
 }
 
 export function defineError(code: string, status: number, description: string): ErrorDef {
-  const make = (message = description, fields?: Record<string, string[]>, headers?: Record<string, string>) =>
-    new AppError(status, code, message, fields, headers)
+  const make = (message = description, fields?: Record<string, string[]>, headers?: Record<string, string>, details?: Record<string, unknown>) =>
+    new AppError(status, code, message, fields, headers, details)
   return Object.assign(make, { code, status, description }) as ErrorDef
 }
 

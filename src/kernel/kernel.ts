@@ -11,6 +11,7 @@ import { createLogger, type Logger } from './logger'
 import { Mailer, registerMailQueue } from './mail'
 import { Metrics } from './metrics'
 import { migrate, type MigrateResult } from './migrate'
+import type { Admission } from './auth'
 import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
 import { MemoryRateLimitStore, PostgresRateLimitStore, RateLimiter, RateLimitTable } from './rate-limit'
@@ -47,6 +48,11 @@ export interface Kernel {
   metrics: Metrics | null
   /** The modules' readiness checks (createRuntime), in module-list order: null when ready, else why not. */
   readiness: { module: string; check(): string | null }[]
+  /**
+   * The modules' admission hooks (createRuntime), in module-list order: run by the guards on every request they let
+   * in; a hook that throws an AppError refuses the request with it (billing: usage counting, the request limit).
+   */
+  admissions: { module: string; admit(request: Admission): void | Promise<void> }[]
   /** Stops the workers and the bus, then closes the database if the kernel opened it. */
   close(): Promise<void>
 }
@@ -182,6 +188,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     readSteps: [],
     graphql: [],
     readiness: [],
+    admissions: [],
     metrics: config.metrics || config.metricsPort !== null ? new Metrics(db, logger) : null,
     close() {
       closing ??= (async () => {

@@ -1,4 +1,4 @@
-import type { Role } from './auth'
+import type { Admission, Role } from './auth'
 import type { AnyElysia } from 'elysia'
 import type { ScopedCache } from './cache'
 import type { ErrorDef } from './errors'
@@ -117,6 +117,16 @@ export interface ModuleDefinition<S extends object> {
   fast?(ctx: RouteContext<S>): FastRoute[]
   /** The machine codes this module's routes may answer, beyond the kernel's. */
   errors?: ErrorDef[]
+  /**
+   * Codes this module's hooks (`admit`, `inTx`) may answer on other modules' routes — billing's 402 `plan_limit` on
+   * the creates it counts: the OpenAPI description lists each on every operation `on` accepts.
+   */
+  errorsOn?: { error: ErrorDef; on(route: { method: string; path: string; bearer: boolean }): boolean }[]
+  /**
+   * Runs on every request a guard lets in (authenticated, Space checked), before the body is validated: count it,
+   * or refuse it by throwing an AppError. Answer from memory when it can: it runs on every management request.
+   */
+  admit?(self: S, kernel: Kernel, request: Admission): void | Promise<void>
   /** The module's events: descriptions, and for public ones the webhook body. */
   events?: EventDeclarations
   /** Reactions to committed events, run on every instance (this one at commit, others through NOTIFY). */

@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
-import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
+import { type Admission, type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess, type SpaceRef } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, isDatabaseUnavailable, isDiskFull, KernelErrors } from './errors'
 import { bytesText, pathOf, requestIdFrom } from './http'
@@ -399,6 +399,7 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
         if (appError) {
           const body: ErrorBody = { error: appError.code, message: appError.message }
           if (appError.fields) body.errors = appError.fields
+          if (appError.details) body.details = appError.details
           if (appError.headers) Object.assign(headers, appError.headers)
           return errorResponse(appError.status, body, headers)
         }
@@ -480,12 +481,21 @@ export function guardPlugin(kernel: Kernel) {
   // never whether its body would have been valid. `resolve` then hands the result to the handler.
   const resolved = new WeakMap<Request, Principal | SpaceAccess>()
   const take = <T,>(request: Request) => resolved.get(request) as T
+  // The modules' admission hooks (billing counts requests): nothing is allocated when no module has one.
+  const admit = async (request: Request, principal: Principal, space: SpaceRef | null) => {
+    const hooks = kernel.admissions
+    if (!hooks.length) return
+    const admission: Admission = { method: request.method, pathname: new URL(request.url).pathname, principal, space }
+    for (const h of hooks) await h.admit(admission)
+  }
   return new Elysia({ name: 'guards' }).macro({
     /** Any valid bearer token (user or Space-scoped); resolves `principal`. */
     authenticated: {
       detail: { security: [{ bearer: [] }], 'x-guard': 'any bearer token (user or Space-scoped)' },
       async transform({ request }) {
-        resolved.set(request, await requirePrincipal(kernel, request.headers.get('authorization')))
+        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
+        await admit(request, principal, null)
+        resolved.set(request, principal)
       },
       resolve: ({ request }) => ({ principal: take<Principal>(request) }),
     },
@@ -495,6 +505,7 @@ export function guardPlugin(kernel: Kernel) {
       async transform({ request }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         requireUserToken(principal)
+        await admit(request, principal, null)
         resolved.set(request, principal)
       },
       resolve: ({ request }) => ({ principal: take<Extract<Principal, { kind: 'user' }>>(request) }),
@@ -505,7 +516,9 @@ export function guardPlugin(kernel: Kernel) {
       async transform({ request, params }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
-        resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min))
+        const access = await requireSpaceAccess(kernel, principal, slug, min)
+        await admit(request, principal, access.space)
+        resolved.set(request, access)
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
     }),
@@ -518,7 +531,9 @@ export function guardPlugin(kernel: Kernel) {
       async transform({ request, params }) {
         const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
-        resolved.set(request, await requireSpaceAccess(kernel, principal, slug, min, { user: true }))
+        const access = await requireSpaceAccess(kernel, principal, slug, min, { user: true })
+        await admit(request, principal, access.space)
+        resolved.set(request, access)
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess & { principal: Extract<Principal, { kind: 'user' }> }>(request) }),
     }),

@@ -91,6 +91,9 @@ export const ErrorBody = t.Object(
     error: t.String({ description: 'Machine code, e.g. validation_failed' }),
     message: t.String({ description: 'A sentence for people' }),
     errors: t.Optional(t.Record(t.String(), t.Array(t.String()), { description: 'Messages per field (422), keyed by the field path' })),
+    details: t.Optional(
+      t.Record(t.String(), t.Unknown(), { description: 'Facts of the error beyond its code, e.g. with 402 plan_limit: {limit, value, usage}' }),
+    ),
     request_id: t.Optional(t.String({ description: 'With 500: the id to quote; the server log has the details' })),
   },
   { title: 'ErrorBody' },

@@ -4,6 +4,7 @@ import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
 import { backupModule } from './backup'
+import { billingModule } from './billing'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
@@ -38,6 +39,7 @@ export const MODULES: Module[] = [
   subscribersModule,
   formsModule,
   assetsModule,
+  billingModule,
   healthModule,
   backupModule,
 ]

@@ -7,7 +7,8 @@ export interface AssetUploadedPayload {
 
 /** Internal: an asset was deleted; every instance drops its cached variants. */
 export interface AssetDeletedPayload {
-  asset: { uuid: string }
+  /** `size`: the bytes the asset held (usage counting). */
+  asset: { uuid: string; size: number }
 }
 
 /** Internal: an asset's alt text or file name changed; every instance drops what its Story reads remember of it. */

@@ -273,9 +273,9 @@ export async function deleteAsset(kernel: Kernel, access: SpaceAccess, uuid: str
     const [row] = await tx
       .delete(assets)
       .where(and(eq(assets.spaceId, access.space.id), eq(assets.uuid, uuid.toLowerCase())))
-      .returning({ uuid: assets.uuid })
+      .returning({ uuid: assets.uuid, size: assets.size })
     if (!row) throw notFound('Asset')
-    emit({ type: 'asset.deleted', spaceId: access.space.id, payload: { asset: { uuid: row.uuid } } })
+    emit({ type: 'asset.deleted', spaceId: access.space.id, payload: { asset: { uuid: row.uuid, size: row.size } } })
   })
 }
 

@@ -5,6 +5,7 @@ import { hasLiveInvitation } from './invitations'
 import { memberEvents } from './events'
 import { InvitationErrors, MemberErrors } from './model'
 import { memberRoutes } from './routes'
+import type { MembersState } from './state'
 
 /**
  * The people of a Space: members and their roles, invitations, the roles table, and `whoami`. Access is read from `memberships`
@@ -15,9 +16,10 @@ export const membersModule = defineModule({
   setup: (kernel, use) => {
     // An invited address may sign up even when REGISTRATION refuses walk-ins.
     use(authModule).signUpAllowances.push((email, tx) => hasLiveInvitation(kernel, tx, email))
-    return {}
+    const state: MembersState = { planOf: null }
+    return state
   },
-  routes: ({ kernel, guards, routeTable }) => memberRoutes(kernel, guards, routeTable),
+  routes: ({ kernel, guards, routeTable, self }) => memberRoutes(kernel, guards, routeTable, self),
   errors: [...Object.values(MemberErrors), ...Object.values(InvitationErrors)],
   events: memberEvents,
   // The invitation token is in these paths: the request log writes the route pattern and no client address.

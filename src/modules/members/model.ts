@@ -34,6 +34,21 @@ export const RoleModel = t.Object({
 })
 export type RoleView = typeof RoleModel.static
 
+const PlanLimit = t.Union([Int({ minimum: 0 }), t.Null()], { description: 'null: unlimited' })
+
+/** The Tenant's plan as whoami shows it, filled through the `planOf` slot (a billing module sets it). */
+export const WhoamiPlanModel = t.Object({
+  name: t.String(),
+  limits: t.Object({
+    spaces: PlanLimit,
+    stories_per_space: PlanLimit,
+    asset_bytes: PlanLimit,
+    members_per_space: PlanLimit,
+    requests_per_month: PlanLimit,
+  }),
+})
+export type WhoamiPlanView = typeof WhoamiPlanModel.static
+
 export const WhoamiModel = t.Object({
   user: t.Union([t.Object({ id: Int(), email: t.String(), name: t.String() }), t.Null()], {
     description: 'The signed-in user; null for a Space-scoped token (it acts for its Space, not for a person)',
@@ -48,6 +63,7 @@ export const WhoamiModel = t.Object({
   spaces: t.Array(t.Object({ slug: t.String(), name: t.String(), role: RoleName }), {
     description: 'The Spaces the caller can open, with its role in each (a Space-scoped token: its one Space)',
   }),
+  plan: t.Union([WhoamiPlanModel, t.Null()], { description: "The caller's Tenant's plan and its limits (null: no billing module is installed)" }),
 })
 export type WhoamiView = typeof WhoamiModel.static
 

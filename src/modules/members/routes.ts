@@ -28,13 +28,14 @@ import {
   resendInvitation,
   revokeInvitation,
 } from './invitations'
+import type { MembersState } from './state'
 import { changeMemberRole, describeRoles, listMembers, removeMember, whoami } from './service'
 
 /**
  * Members of a Space and their roles (§4.8 "Roles"), invitations (§4.8 "Invitations", §4.7 `/invite/{token}`) and
  * `GET /whoami` (§4.8 "Whoami").
  */
-export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => readonly RouteSummary[]) {
+export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => readonly RouteSummary[], self: MembersState) {
   return new Elysia({ tags: ['Members and roles'] })
     .use(guards)
     .get('/spaces/:space/members', ({ access, query }) => listMembers(kernel, access, query), {
@@ -75,7 +76,7 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
       response: DataList(RoleModel),
       detail: { summary: 'The three roles and the operations each adds, read from the route guards themselves' },
     })
-    .get('/whoami', async ({ principal }) => ({ data: await whoami(kernel, principal) }), {
+    .get('/whoami', async ({ principal }) => ({ data: await whoami(kernel, principal, self.planOf) }), {
       authenticated: true,
       response: Data(WhoamiModel),
       detail: { summary: 'The caller in one call: user, Tenant, token, and the Spaces it can open with its role in each' },

@@ -9,7 +9,7 @@ import type { Kernel } from '../../kernel/kernel'
 import type { RouteSummary } from '../../kernel/module'
 import { describePrincipal, type UserRef, usersByIds } from '../auth/service'
 import { findLiveSpace, listSpaces } from '../spaces/service'
-import { MemberErrors, type MemberView, type RoleView, type WhoamiView } from './model'
+import { MemberErrors, type MemberView, type RoleView, type WhoamiPlanView, type WhoamiView } from './model'
 
 interface MemberRow extends UserRef {
   role: string
@@ -145,8 +145,13 @@ export function describeRoles(routes: readonly RouteSummary[]): RoleView[] {
 }
 
 /** Everything a CLI or the admin app needs after login, in one call. */
-export async function whoami(kernel: Kernel, principal: Principal): Promise<WhoamiView> {
+export async function whoami(
+  kernel: Kernel,
+  principal: Principal,
+  planOf: ((tenantId: number) => Promise<WhoamiPlanView>) | null = null,
+): Promise<WhoamiView> {
   const me = await describePrincipal(kernel, principal)
+  const plan = planOf ? await planOf(principal.tenantId) : null
   if (principal.kind === 'space') {
     const space = me.token.type === 'space' && me.token.space ? await findLiveSpace(kernel, me.token.space) : null
     return {
@@ -154,6 +159,7 @@ export async function whoami(kernel: Kernel, principal: Principal): Promise<Whoa
       tenant: me.tenant,
       token: { type: 'space', ...(space ? { space: space.slug } : {}), role: principal.role, expires_at: me.token.expires_at },
       spaces: space ? [{ slug: space.slug, name: space.name, role: principal.role }] : [],
+      plan,
     }
   }
   const spaces = await listSpaces(kernel, principal)
@@ -162,5 +168,6 @@ export async function whoami(kernel: Kernel, principal: Principal): Promise<Whoa
     tenant: me.tenant,
     token: { type: 'user', expires_at: me.token.expires_at },
     spaces: spaces.filter((s) => !s.archived).map((s) => ({ slug: s.slug, name: s.name, role: s.role })),
+    plan,
   }
 }

@@ -164,14 +164,17 @@ export async function spaceNameById(kernel: Pick<Kernel, 'db'>, spaceId: number)
 }
 
 /** Spaces by id (archived included), inside the caller's transaction when given one. Unknown ids are absent. */
-export async function spacesByIds(db: DbOrTx, ids: number[]): Promise<Map<number, { id: number; slug: string; name: string; archived: boolean }>> {
+export async function spacesByIds(
+  db: DbOrTx,
+  ids: number[],
+): Promise<Map<number, { id: number; tenantId: number; slug: string; name: string; archived: boolean }>> {
   const unique = [...new Set(ids)]
   if (!unique.length) return new Map()
   const rows = await db
-    .select({ id: spaces.id, slug: spaces.slug, name: spaces.name, archivedAt: spaces.archivedAt })
+    .select({ id: spaces.id, tenantId: spaces.tenantId, slug: spaces.slug, name: spaces.name, archivedAt: spaces.archivedAt })
     .from(spaces)
     .where(inArray(spaces.id, unique))
-  return new Map(rows.map((r) => [r.id, { id: r.id, slug: r.slug, name: r.name, archived: r.archivedAt !== null }]))
+  return new Map(rows.map((r) => [r.id, { id: r.id, tenantId: r.tenantId, slug: r.slug, name: r.name, archived: r.archivedAt !== null }]))
 }
 
 /**

@@ -12,6 +12,7 @@ export interface StoryMovedPayload {
 
 declare module '../../kernel/events' {
   interface EventMap {
+    'story.created': StoryEventPayload
     'story.published': StoryEventPayload
     'story.unpublished': StoryEventPayload
     'story.deleted': StoryEventPayload
@@ -26,6 +27,7 @@ const STORY_FIELDS = ['uuid', 'slug', 'full_path', 'lang', 'version_no', 'status
 const storyBody = (p: StoryEventPayload) => ({ story: Object.fromEntries(STORY_FIELDS.map((f) => [f, p.story?.[f] ?? null])) })
 
 export const storyEvents: EventDeclarations = {
+  'story.created': { description: 'Internal: a Story was created (usage counters; its first version fires version.created).' },
   'story.published': { description: 'A Story was published (or re-published with changes).', webhook: storyBody },
   'story.unpublished': { description: 'A Story left the published status (unpublish, archive or delete).', webhook: storyBody },
   'story.deleted': { description: 'A Story was archived or deleted (fired once: not again at a delete after an archive).', webhook: storyBody },

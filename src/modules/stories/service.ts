@@ -150,6 +150,7 @@ export async function createStory(kernel: Kernel, access: SpaceAccess, input: Cr
         .returning()
       await tx.insert(storyContents).values({ storyId: row.id, lang, name: null, content, updatedAt: now })
       await repo.adjustCounts(tx, spaceId, { draft: 1 })
+      emit({ type: 'story.created', spaceId, payload: eventPayload(row, 'draft') })
       await writeVersion(tx, row, { lang, name: input.name, content }, access, now, emit)
       return view({ ...row, parentUuid: parent?.uuid ?? null }, [lang], { lang, name: input.name, content })
     })
