@@ -7,6 +7,7 @@ import { backupModule } from './backup'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
+import { onboardingModule } from './onboarding'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
@@ -37,6 +38,7 @@ export const MODULES: Module[] = [
   graphqlModule,
   subscribersModule,
   formsModule,
+  onboardingModule,
   assetsModule,
   healthModule,
   backupModule,

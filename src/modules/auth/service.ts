@@ -112,41 +112,88 @@ async function createAccount(
   input: NewAccountInput,
   opts: { viaRegistration: boolean; allowances: SignUpAllowance[] },
 ): Promise<SessionView & { tenant: TenantView }> {
-  const email = normaliseEmail(input.email)
   const passwordHash = await hashPassword(input.password)
   try {
-    return await transact(kernel, async (tx) => {
-      if (opts.viaRegistration && kernel.config.registration !== 'open') {
-        let admitted = false
-        if (kernel.config.registration === 'first-user') {
-          // Serialises first-user sign-ups: the second waits for the first to commit, then sees its user.
-          await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_USER_LOCK})`)
-          const [any] = await tx.select({ id: users.id }).from(users).limit(1)
-          admitted = !any
-        }
-        for (const allows of opts.allowances) if (!admitted) admitted = await allows(email, tx)
-        if (!admitted) throw registrationClosed()
-      }
-      const now = kernel.clock.now()
-      const [tenant] = await tx
-        .insert(tenants)
-        .values({ name: input.tenant_name?.trim() || `${input.name.trim()}'s workspace`, createdAt: now })
-        .returning()
-      const [user] = await tx
-        .insert(users)
-        .values({ tenantId: tenant.id, email, name: input.name.trim(), passwordHash, createdAt: now })
-        .returning()
-      const token = opts.viaRegistration ? (await issueUserToken(kernel, tx, user.id, tenant.id)).token : ''
-      return {
-        token,
-        user: { id: user.id, email: user.email, name: user.name },
-        tenant: { id: tenant.id, name: tenant.name },
-      }
-    })
+    return await transact(kernel, (tx) =>
+      createAccountTx(kernel, tx, input, passwordHash, {
+        registration: opts.viaRegistration ? 'check' : 'bypass',
+        allowances: opts.allowances,
+        token: opts.viaRegistration,
+      }),
+    )
   } catch (err) {
-    if (isUniqueViolation(err, 'users_email_key')) throw AuthErrors.emailTaken('An account with this e-mail already exists.')
-    throw err
+    rethrowAccountConflict(err)
   }
+}
+
+/** Options of {@link createAccountTx}. */
+export interface AccountTxOptions {
+  /** 'check': REGISTRATION decides (as `POST /auth/register`, allowances included); 'bypass': the caller admitted the address. */
+  registration: 'check' | 'bypass'
+  allowances?: SignUpAllowance[]
+  /** Issue a login session (user token) for the new user; '' otherwise. */
+  token: boolean
+}
+
+/**
+ * A User and its Tenant (and a session when asked) inside the caller's transaction, so a module creating more with
+ * them (onboarding: a Space and its membership) commits or rolls back all at once. `passwordHash` comes from
+ * `hashPassword` (computed before the transaction: argon2 must not hold it open). A taken e-mail aborts the
+ * transaction with a unique violation: the caller maps it with {@link rethrowAccountConflict} after the rollback.
+ */
+export async function createAccountTx(
+  kernel: Kernel,
+  tx: Tx,
+  input: NewAccountInput,
+  passwordHash: string,
+  opts: AccountTxOptions,
+): Promise<SessionView & { tenant: TenantView }> {
+  const email = normaliseEmail(input.email)
+  if (opts.registration === 'check' && kernel.config.registration !== 'open') {
+    let admitted = false
+    if (kernel.config.registration === 'first-user') {
+      // Serialises first-user sign-ups: the second waits for the first to commit, then sees its user.
+      await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_USER_LOCK})`)
+      const [any] = await tx.select({ id: users.id }).from(users).limit(1)
+      admitted = !any
+    }
+    for (const allows of opts.allowances ?? []) if (!admitted) admitted = await allows(email, tx)
+    if (!admitted) throw registrationClosed()
+  }
+  const now = kernel.clock.now()
+  const [tenant] = await tx
+    .insert(tenants)
+    .values({ name: input.tenant_name?.trim() || `${input.name.trim()}'s workspace`, createdAt: now })
+    .returning()
+  const [user] = await tx
+    .insert(users)
+    .values({ tenantId: tenant.id, email, name: input.name.trim(), passwordHash, createdAt: now })
+    .returning()
+  const token = opts.token ? (await issueUserToken(kernel, tx, user.id, tenant.id)).token : ''
+  return {
+    token,
+    user: { id: user.id, email: user.email, name: user.name },
+    tenant: { id: tenant.id, name: tenant.name },
+  }
+}
+
+/** A taken e-mail (the unique violation of a rolled-back account insert) as 409 email_taken; anything else as is. */
+export function rethrowAccountConflict(err: unknown): never {
+  if (isUniqueViolation(err, 'users_email_key')) throw AuthErrors.emailTaken('An account with this e-mail already exists.')
+  throw err
+}
+
+/**
+ * Ends every bearer token of a Tenant (login sessions and Space-scoped tokens) inside the caller's transaction:
+ * how a module that closes a Tenant (expired pitch demos) signs everyone out. Answers how many were live.
+ */
+export async function revokeTenantTokensTx(kernel: Kernel, tx: Tx, tenantId: number): Promise<number> {
+  const rows = await tx
+    .update(apiTokens)
+    .set({ revokedAt: kernel.clock.now() })
+    .where(and(eq(apiTokens.tenantId, tenantId), isNull(apiTokens.revokedAt)))
+    .returning({ id: apiTokens.id })
+  return rows.length
 }
 
 // Verified against when the e-mail is unknown, so both failures cost one argon2 verification.
@@ -335,16 +382,8 @@ export async function requestPasswordReset(kernel: Kernel, input: { email: strin
 export async function mailPasswordReset(kernel: Kernel, job: PasswordResetJob): Promise<void> {
   const [user] = await kernel.db.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, job.email)).limit(1)
   if (!user) return
-  const { token, hash } = newCapabilityToken()
-  const link = `${job.base}/reset-password/${token}`
   await kernel.db.db.transaction(async (tx) => {
-    const now = kernel.clock.now()
-    await tx.insert(passwordResetTokens).values({
-      userId: user.id,
-      tokenHash: hash,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + RESET_TTL_MS),
-    })
+    const link = await passwordResetLinkTx(kernel, tx, user.id, job.base)
     await kernel.mail.enqueue(
       {
         to: user.email,
@@ -362,6 +401,18 @@ export async function mailPasswordReset(kernel: Kernel, job: PasswordResetJob): 
       tx,
     )
   })
+}
+
+/**
+ * A fresh password-reset link for a user (good once, for one hour), its token stored hashed inside the caller's
+ * transaction: for a module that mails it in a message of its own (a pitch demo's welcome mail) in that transaction.
+ * `base` must be PUBLIC_URL, never a request's Host.
+ */
+export async function passwordResetLinkTx(kernel: Kernel, tx: Tx, userId: number, base: string): Promise<string> {
+  const { token, hash } = newCapabilityToken()
+  const now = kernel.clock.now()
+  await tx.insert(passwordResetTokens).values({ userId, tokenHash: hash, createdAt: now, expiresAt: new Date(now.getTime() + RESET_TTL_MS) })
+  return `${base}/reset-password/${token}`
 }
 
 const RESET_TOKEN = /^[A-Za-z0-9_-]{43}$/
