@@ -184,7 +184,15 @@ describe('POST /v1/pitch/{slug}/test-account', () => {
     await invite(a, { slug, name: 'Ed Expiring', email: `ed${uniq()}@example.com` })
     const r = await provision(slug)
     expect(r.status).toBe(201)
-    const { token, space } = r.body.data
+    const { space } = r.body.data
+    const email = r.body.data.user.email as string
+    // The invitee chose a password (as through the mailed link) and signs in.
+    const { setPasswordAsOperator } = await import('../src/modules/auth/service')
+    await setPasswordAsOperator(t.kernel, { email, password: 'my demo passphrase' })
+    const login = () => t.request('POST', '/v1/auth/login', { body: { email, password: 'my demo passphrase' } })
+    const first = await login()
+    expect(first.status).toBe(200)
+    const token = first.body.data.token as string
     const st = await t.spaceToken(token, space, 'viewer')
     await t.kernel.jobs.runDueJobs()
     expect((await t.request('GET', '/v1/auth/me', { token })).status).toBe(200)
@@ -199,6 +207,10 @@ describe('POST /v1/pitch/{slug}/test-account', () => {
     // Expired already in the listing, before the job ran.
     const listed = (await t.request('GET', '/v1/pitch-invitees', { token: a })).body.data.find((i: any) => i.slug === slug)
     expect(listed.status).toBe('expired')
+    // Its user cannot sign in again, even with the right password.
+    const refused = await login()
+    expect(refused.status).toBe(403)
+    expect(refused.body.error).toBe('sign_in_refused')
     t.clock.advance(DAY)
     await t.kernel.jobs.runDueJobs()
     expect((await t.request('GET', '/v1/auth/me', { token })).status).toBe(401)
@@ -220,5 +232,13 @@ describe('POST /v1/pitch/{slug}/test-account', () => {
     expect((await t.request('GET', '/v1/auth/me', { token: r.body.data.token })).status).toBe(401)
     expect((await t.request('GET', `/v1/cdn/${r.body.data.space}/stories/home`)).status).toBe(404)
     expect((await provision(slug)).status).toBe(404)
+    expect((await t.request('GET', '/v1/pitch-invitees', { token: a })).body.data.map((i: any) => i.slug)).not.toContain(slug)
+    // Its demo user cannot sign in again; the slug stays taken.
+    const { setPasswordAsOperator } = await import('../src/modules/auth/service')
+    await setPasswordAsOperator(t.kernel, { email: r.body.data.user.email, password: 'my demo passphrase' })
+    const login = await t.request('POST', '/v1/auth/login', { body: { email: r.body.data.user.email, password: 'my demo passphrase' } })
+    expect(login.status).toBe(403)
+    expect(login.body.error).toBe('sign_in_refused')
+    expect((await invite(a, { slug, name: 'Again', email: `again${uniq()}@example.com` })).status).toBe(409)
   })
 })

@@ -42,9 +42,17 @@ const FIRST_USER_LOCK = 4_720_312
  */
 export type SignUpAllowance = (email: string, tx: Tx) => Promise<boolean>
 
+/**
+ * May refuse a login whose password was right: answers why (the message of 403 `sign_in_refused`), or null to let it
+ * through. A module below auth adds one in its `setup` (`use(authModule).signInChecks.push(...)`), e.g. onboarding
+ * for the users of an ended pitch demo. Asked only after the password matched, so it reveals nothing to a guesser.
+ */
+export type SignInCheck = (user: { id: number; tenantId: number }) => Promise<string | null>
+
 /** The auth module's state. */
 export interface AuthState {
   signUpAllowances: SignUpAllowance[]
+  signInChecks: SignInCheck[]
 }
 
 /**
@@ -84,7 +92,7 @@ export interface NewAccountInput {
 export async function registerUser(
   kernel: Kernel,
   input: NewAccountInput,
-  state: AuthState = { signUpAllowances: [] },
+  state: AuthState = { signUpAllowances: [], signInChecks: [] },
 ): Promise<SessionView & { tenant: TenantView }> {
   await assertRegistrationOpen(kernel, state)
   return createAccount(kernel, input, { viaRegistration: true, allowances: state.signUpAllowances })
@@ -199,12 +207,16 @@ export async function revokeTenantTokensTx(kernel: Kernel, tx: Tx, tenantId: num
 // Verified against when the e-mail is unknown, so both failures cost one argon2 verification.
 let dummyHash: Promise<string> | null = null
 
-export async function loginUser(kernel: Kernel, input: { email: string; password: string }): Promise<SessionView> {
+export async function loginUser(kernel: Kernel, input: { email: string; password: string }, state?: AuthState): Promise<SessionView> {
   const email = normaliseEmail(input.email)
   const [user] = await kernel.db.db.select().from(users).where(eq(users.email, email)).limit(1)
   dummyHash ??= hashPassword('not-a-real-password-but-the-same-cost')
   const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash))
   if (!user || !ok) throw AuthErrors.invalidCredentials('The e-mail or password is wrong.')
+  for (const check of state?.signInChecks ?? []) {
+    const refused = await check({ id: user.id, tenantId: user.tenantId })
+    if (refused) throw AuthErrors.signInRefused(refused)
+  }
   const { token } = await issueUserToken(kernel, kernel.db.db, user.id, user.tenantId)
   return { token, user: { id: user.id, email: user.email, name: user.name } satisfies UserView }
 }

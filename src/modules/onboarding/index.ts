@@ -4,7 +4,7 @@ import { authModule } from '../auth'
 import { PITCH_EXPIRY_QUEUE } from './jobs'
 import { ONBOARDING_ERRORS } from './model'
 import { onboardingRoutes } from './routes'
-import { endExpiredDemos } from './service'
+import { demoSignInRefusal, endExpiredDemos } from './service'
 
 /**
  * Onboarding (§4.7): one-step sign-up with a first Space and optional sample content, and pitch demo accounts —
@@ -14,7 +14,12 @@ import { endExpiredDemos } from './service'
  */
 export const onboardingModule = defineModule({
   name: 'onboarding',
-  setup: (_kernel, use) => ({ auth: use(authModule) }),
+  setup: (kernel, use) => {
+    const auth = use(authModule)
+    // The users of an ended demo cannot sign in again (their tokens were revoked when it ended).
+    auth.signInChecks.push((user) => demoSignInRefusal(kernel, user))
+    return { auth }
+  },
   routes: ({ kernel, guards, self }) => onboardingRoutes(kernel, guards, self.auth),
   errors: ONBOARDING_ERRORS,
   jobs: (jobs, _self, kernel) => {

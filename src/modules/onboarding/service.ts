@@ -92,6 +92,21 @@ export async function seedSpace(kernel: Kernel, slug: string): Promise<SampleSum
 
 // ---- pitch invitees ----
 
+/**
+ * The login check for demo users: once their demo ended (or its PITCH_TTL_DAYS ran out, before the daily job ran) the
+ * right password no longer opens a session. Registered with the auth module in `setup`.
+ */
+export async function demoSignInRefusal(kernel: Kernel, user: { tenantId: number }): Promise<string | null> {
+  const [row] = await kernel.db.db
+    .select({ endedAt: pitchInvitees.endedAt, expiresAt: pitchInvitees.expiresAt })
+    .from(pitchInvitees)
+    .where(eq(pitchInvitees.demoTenantId, user.tenantId))
+    .limit(1)
+  if (!row) return null
+  const ended = row.endedAt !== null || (row.expiresAt !== null && row.expiresAt <= kernel.clock.now())
+  return ended ? 'This demo account has ended. Ask the person who invited you for a new one.' : null
+}
+
 type InviteeRow = typeof pitchInvitees.$inferSelect
 
 function inviteeView(row: InviteeRow, now: Date): PitchInviteeView {
@@ -112,7 +127,7 @@ export async function listPitchInvitees(kernel: Kernel, principal: UserPrincipal
   const rows = await kernel.db.db
     .select()
     .from(pitchInvitees)
-    .where(eq(pitchInvitees.tenantId, principal.tenantId))
+    .where(and(eq(pitchInvitees.tenantId, principal.tenantId), isNull(pitchInvitees.deletedAt)))
     .orderBy(asc(pitchInvitees.createdAt), asc(pitchInvitees.id))
   const now = kernel.clock.now()
   return rows.map((r) => inviteeView(r, now))
@@ -122,7 +137,10 @@ export async function createPitchInvitee(kernel: Kernel, principal: UserPrincipa
   const email = normalizeEmail(input.email) ?? input.email.trim().toLowerCase()
   try {
     return await kernel.db.db.transaction(async (tx) => {
-      const [{ n }] = await tx.select({ n: count() }).from(pitchInvitees).where(eq(pitchInvitees.tenantId, principal.tenantId))
+      const [{ n }] = await tx
+        .select({ n: count() })
+        .from(pitchInvitees)
+        .where(and(eq(pitchInvitees.tenantId, principal.tenantId), isNull(pitchInvitees.deletedAt)))
       if (Number(n) >= MAX_INVITEES_PER_TENANT) throw OnboardingErrors.inviteeLimit()
       const now = kernel.clock.now()
       const [row] = await tx
@@ -145,18 +163,26 @@ async function endDemo(kernel: Kernel, tx: Tx, emit: Emit, row: InviteeRow): Pro
   }
 }
 
-/** Deletes an invitee of the caller's Tenant; a live demo of it is closed at once (as when it expires). */
+/**
+ * Deletes an invitee of the caller's Tenant. A provisioned one is closed at once (as when it expires) and kept hidden
+ * (its slug stays taken), so its demo user stays unable to sign in; one never provisioned is removed.
+ */
 export async function deletePitchInvitee(kernel: Kernel, principal: UserPrincipal, slug: string): Promise<void> {
   await transact(kernel, async (tx, emit) => {
     const [row] = await tx
       .select()
       .from(pitchInvitees)
-      .where(and(eq(pitchInvitees.slug, slug), eq(pitchInvitees.tenantId, principal.tenantId)))
+      .where(and(eq(pitchInvitees.slug, slug), eq(pitchInvitees.tenantId, principal.tenantId), isNull(pitchInvitees.deletedAt)))
       .for('update')
     // Another Tenant's invitee reads as unknown.
     if (!row) throw notFound('Pitch invitee')
+    if (row.provisionedAt === null) {
+      await tx.delete(pitchInvitees).where(eq(pitchInvitees.id, row.id))
+      return
+    }
     await endDemo(kernel, tx, emit, row)
-    await tx.delete(pitchInvitees).where(eq(pitchInvitees.id, row.id))
+    const now = kernel.clock.now()
+    await tx.update(pitchInvitees).set({ deletedAt: now, endedAt: row.endedAt ?? now }).where(eq(pitchInvitees.id, row.id))
   })
 }
 
@@ -191,7 +217,11 @@ function welcomeMail(to: string, name: string, base: string, resetLink: string, 
  */
 export async function provisionTestAccount(kernel: Kernel, slug: string): Promise<TestAccountView> {
   const base = kernel.config.publicUrl
-  const [found] = await kernel.db.db.select().from(pitchInvitees).where(eq(pitchInvitees.slug, slug)).limit(1)
+  const [found] = await kernel.db.db
+    .select()
+    .from(pitchInvitees)
+    .where(and(eq(pitchInvitees.slug, slug), isNull(pitchInvitees.deletedAt)))
+    .limit(1)
   if (!found) throw notFound('Pitch invitee')
   if (found.provisionedAt !== null) throw OnboardingErrors.alreadyProvisioned()
   // Never the request's Host: a forged one would mail the invitee a password link to someone else's site.
