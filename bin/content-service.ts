@@ -6,6 +6,7 @@ import { runHealthCheck } from '../src/cli/health'
 import { COMMAND_HELP, HELP } from '../src/cli/help'
 import { runMigrate } from '../src/cli/migrate'
 import { ReindexError, runReindex } from '../src/cli/reindex'
+import { runSeed, SeedError } from '../src/cli/seed'
 import { startServer } from '../src/cli/serve'
 import { passwordFromStdin, runUserCreate, runUserSetPassword, UserCreateError } from '../src/cli/user'
 import { startWorkerProcess } from '../src/cli/worker'
@@ -15,7 +16,7 @@ import { StartupError } from '../src/kernel/data-dir'
 import { createLogger, flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'user', 'version', 'backup', 'restore', 'health'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'seed', 'user', 'version', 'backup', 'restore', 'health'] as const
 
 /** Once the config is read, refusals and shutdown go through the logger (LOG_FORMAT=json: JSON lines only). */
 let loaded: Config | null = null
@@ -61,7 +62,7 @@ async function main(argv: string[]) {
         ...(command === 'serve'
           ? { port: { type: 'string' }, host: { type: 'string' }, 'no-worker': { type: 'boolean' } }
           : {}),
-        ...(command === 'reindex' ? { space: { type: 'string' } } : {}),
+        ...(command === 'reindex' || command === 'seed' ? { space: { type: 'string' } } : {}),
         ...(command === 'user'
           ? { email: { type: 'string' }, name: { type: 'string' }, tenant: { type: 'string' }, 'password-stdin': { type: 'boolean' } }
           : {}),
@@ -130,6 +131,20 @@ async function main(argv: string[]) {
       if (!report.instances.length) process.exitCode = 3
     } catch (err) {
       if (err instanceof ReindexError) fail(err.message)
+      throw err
+    }
+    return
+  }
+
+  if (command === 'seed') {
+    if (typeof values.space !== 'string') fail(`seed needs --space.\n\n${COMMAND_HELP.seed}`)
+    try {
+      console.log(await runSeed(config, { space: values.space }))
+    } catch (err) {
+      if (err instanceof SeedError) {
+        console.error(`content-service: ${err.message}`)
+        process.exit(1)
+      }
       throw err
     }
     return

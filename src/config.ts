@@ -30,6 +30,8 @@ export interface Config {
   releaseChannel: ReleaseChannel
   beaconEnabled: boolean
   userTokenTtlDays: number
+  /** Days a pitch demo Tenant lives after it is provisioned; a daily job then archives its Spaces and revokes its tokens. */
+  pitchTtlDays: number
   /**
    * Who may sign up through `POST /v1/auth/register`: `open` (anyone), `first-user` (only while the service has no
    * user at all), `closed` (nobody; accounts come from `content-service user create`).
@@ -332,6 +334,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     releaseChannel: oneOf(env, 'SERVICE_RELEASE_CHANNEL', RELEASE_CHANNELS, 'stable'),
     beaconEnabled: bool(env, 'SERVICE_BEACON_ENABLED', true),
     userTokenTtlDays: int(env, 'USER_TOKEN_TTL_DAYS', 30, 1, 3650),
+    pitchTtlDays: int(env, 'PITCH_TTL_DAYS', 14, 1, 3650),
     registration: oneOf(env, 'REGISTRATION', REGISTRATION_MODES, 'open'),
     jsonBodyLimit: int(env, 'JSON_BODY_LIMIT', 1024 * 1024, 1024),
     httpIdleTimeoutSeconds: int(env, 'HTTP_IDLE_TIMEOUT', 30, 1, 255),

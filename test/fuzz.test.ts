@@ -130,6 +130,13 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'POST /v1/cdn/:space/subscribe': () => ({ email: `fz-${uniq()}@example.com` }),
     'PATCH /v1/spaces/:space/subscribers/:id': () => ({ name: 'Fuzz' }),
     'PUT /v1/spaces/:space/newsletter': () => ({ newsletter_redirect_url: null }),
+    'POST /v1/onboard': () => ({
+      email: `fz-${uniq()}@example.com`,
+      password: 'fuzzing password',
+      name: 'Fuzz',
+      space: { slug: `fz-${uniq()}`, name: 'Fuzz onboard', default_lang: 'en', locales: ['en', 'de'] },
+    }),
+    'POST /v1/pitch-invitees': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz prospect', email: `fz-${uniq()}@example.com` }),
   }
 }
 

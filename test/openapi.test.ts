@@ -230,6 +230,10 @@ describe('the OpenAPI description serves generated clients', () => {
       ['/v1/spaces/{space}/components', 'post', 'component_exists'],
       ['/v1/spaces/{space}/components/{name}', 'delete', 'component_in_use'],
       ['/v1/spaces/{space}/forms', 'post', 'slug_taken'],
+      ['/v1/onboard', 'post', 'email_taken'],
+      ['/v1/onboard', 'post', 'slug_taken'],
+      ['/v1/pitch-invitees', 'post', 'pitch_invitee_exists'],
+      ['/v1/pitch/{slug}/test-account', 'post', 'already_provisioned'],
     ] as const) {
       const r = op(path, method).responses['409']
       expect({ at: `${method} ${path}`, documented: isError(r), code: r?.description?.includes(`\`${code}\``) }).toEqual({ at: `${method} ${path}`, documented: true, code: true })

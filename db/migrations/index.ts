@@ -16,6 +16,7 @@ import m12 from './0012_mail_jobs_keep_metadata.sql' with { type: 'text' }
 import m13 from './0013_component_field_order.sql' with { type: 'text' }
 import m14 from './0014_password_reset_tokens.sql' with { type: 'text' }
 import m15 from './0015_billing.sql' with { type: 'text' }
+import m16 from './0016_pitch_invitees.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -34,4 +35,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0013_component_field_order', sql: m13 },
   { tag: '0014_password_reset_tokens', sql: m14 },
   { tag: '0015_billing', sql: m15 },
+  { tag: '0016_pitch_invitees', sql: m16 },
 ]

@@ -5,6 +5,7 @@ Usage:
   content-service worker
   content-service migrate
   content-service reindex [--space <slug>]
+  content-service seed --space <slug>
   content-service user create --email <e> --name <n> [--password-stdin] [--tenant <name>]
   content-service user set-password --email <e> [--password-stdin]
   content-service version
@@ -22,6 +23,8 @@ Commands:
   migrate    Apply pending database migrations and exit; shows each migration as it is applied.
   reindex    Ask every running instance to rebuild its search indexes from the database and wait for them.
                --space <slug> Only this Space (default: every Space)
+  seed       Write the sample content (blueprints, published Stories in every locale, a form, a datasource)
+             into an existing Space, as POST /v1/onboard with sample_content does.
   user create  Create a user and its tenant, whatever REGISTRATION says (the first admin of a closed service).
                --password-stdin  Read the password from standard input (else one is generated and printed once)
   user set-password  Set a user's password and sign out all their sessions (the operator's reset).
@@ -71,6 +74,18 @@ only instance and holds the database, and a restart rebuilds every index at star
 
 Options:
   --space <slug>  Rebuild only this Space
+`,
+  seed: `content-service seed --space <slug>
+
+Write the onboarding sample content into an existing, live Space: the blueprints page, post, author and
+text_block; a home page, a blog folder with two posts and an authors folder with one author, each in every locale
+of the Space and published; the form "contact" and the datasource "site_facts". It goes through the same services
+as the API, so the search index and caches of running instances follow (on Postgres). Fails (exit 1) for an unknown
+Space, or one that has any of these names already. With the embedded database, stop the server first (one process
+owns the data folder).
+
+Options:
+  --space <slug>  The Space to seed
 `,
   user: `content-service user create --email <address> --name <name> [--password-stdin] [--tenant <name>]
 content-service user set-password --email <address> [--password-stdin]

@@ -8,6 +8,7 @@ import { billingModule } from './billing'
 import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
+import { onboardingModule } from './onboarding'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
@@ -38,6 +39,7 @@ export const MODULES: Module[] = [
   graphqlModule,
   subscribersModule,
   formsModule,
+  onboardingModule,
   assetsModule,
   billingModule,
   healthModule,

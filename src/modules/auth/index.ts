@@ -9,8 +9,9 @@ import './jobs'
 /** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({
   name: 'auth',
-  // Modules below may admit addresses to sign up while REGISTRATION refuses walk-ins (pending invitations).
-  setup: (): AuthState => ({ signUpAllowances: [] }),
+  // Modules below may admit addresses to sign up while REGISTRATION refuses walk-ins (pending invitations), and
+  // refuse a login whose password was right (users of an ended pitch demo).
+  setup: (): AuthState => ({ signUpAllowances: [], signInChecks: [] }),
   routes: ({ kernel, guards, self }) => authRoutes(kernel, guards, self),
   // A static page at the host root (no row: like the embed scripts it reads nothing; its form posts to a limited route).
   root: () => resetPageRoutes(),

@@ -10,6 +10,11 @@ export const AuthErrors = {
     403,
     'Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account.',
   ),
+  signInRefused: defineError(
+    'sign_in_refused',
+    403,
+    'The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why.',
+  ),
   wrongPassword: defineError('wrong_password', 422, 'current_password is not the password of the signed-in user.'),
   resetUnavailable: defineError(
     'password_reset_unavailable',

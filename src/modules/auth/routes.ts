@@ -49,7 +49,7 @@ export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState) {
         },
       },
     )
-    .post('/login', async ({ body }) => ({ data: await loginUser(kernel, body) }), {
+    .post('/login', async ({ body }) => ({ data: await loginUser(kernel, body, state) }), {
       body: LoginBody,
       response: Data(SessionModel),
       detail: { summary: 'Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30)' },

@@ -42,9 +42,17 @@ const FIRST_USER_LOCK = 4_720_312
  */
 export type SignUpAllowance = (email: string, tx: Tx) => Promise<boolean>
 
+/**
+ * May refuse a login whose password was right: answers why (the message of 403 `sign_in_refused`), or null to let it
+ * through. A module below auth adds one in its `setup` (`use(authModule).signInChecks.push(...)`), e.g. onboarding
+ * for the users of an ended pitch demo. Asked only after the password matched, so it reveals nothing to a guesser.
+ */
+export type SignInCheck = (user: { id: number; tenantId: number }) => Promise<string | null>
+
 /** The auth module's state. */
 export interface AuthState {
   signUpAllowances: SignUpAllowance[]
+  signInChecks: SignInCheck[]
 }
 
 /**
@@ -84,7 +92,7 @@ export interface NewAccountInput {
 export async function registerUser(
   kernel: Kernel,
   input: NewAccountInput,
-  state: AuthState = { signUpAllowances: [] },
+  state: AuthState = { signUpAllowances: [], signInChecks: [] },
 ): Promise<SessionView & { tenant: TenantView }> {
   await assertRegistrationOpen(kernel, state)
   return createAccount(kernel, input, { viaRegistration: true, allowances: state.signUpAllowances })
@@ -112,52 +120,103 @@ async function createAccount(
   input: NewAccountInput,
   opts: { viaRegistration: boolean; allowances: SignUpAllowance[] },
 ): Promise<SessionView & { tenant: TenantView }> {
-  const email = normaliseEmail(input.email)
   const passwordHash = await hashPassword(input.password)
   try {
-    return await transact(kernel, async (tx) => {
-      if (opts.viaRegistration && kernel.config.registration !== 'open') {
-        let admitted = false
-        if (kernel.config.registration === 'first-user') {
-          // Serialises first-user sign-ups: the second waits for the first to commit, then sees its user.
-          await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_USER_LOCK})`)
-          const [any] = await tx.select({ id: users.id }).from(users).limit(1)
-          admitted = !any
-        }
-        for (const allows of opts.allowances) if (!admitted) admitted = await allows(email, tx)
-        if (!admitted) throw registrationClosed()
-      }
-      const now = kernel.clock.now()
-      const [tenant] = await tx
-        .insert(tenants)
-        .values({ name: input.tenant_name?.trim() || `${input.name.trim()}'s workspace`, createdAt: now })
-        .returning()
-      const [user] = await tx
-        .insert(users)
-        .values({ tenantId: tenant.id, email, name: input.name.trim(), passwordHash, createdAt: now })
-        .returning()
-      const token = opts.viaRegistration ? (await issueUserToken(kernel, tx, user.id, tenant.id)).token : ''
-      return {
-        token,
-        user: { id: user.id, email: user.email, name: user.name },
-        tenant: { id: tenant.id, name: tenant.name },
-      }
-    })
+    return await transact(kernel, (tx) =>
+      createAccountTx(kernel, tx, input, passwordHash, {
+        registration: opts.viaRegistration ? 'check' : 'bypass',
+        allowances: opts.allowances,
+        token: opts.viaRegistration,
+      }),
+    )
   } catch (err) {
-    if (isUniqueViolation(err, 'users_email_key')) throw AuthErrors.emailTaken('An account with this e-mail already exists.')
-    throw err
+    rethrowAccountConflict(err)
   }
+}
+
+/** Options of {@link createAccountTx}. */
+export interface AccountTxOptions {
+  /** 'check': REGISTRATION decides (as `POST /auth/register`, allowances included); 'bypass': the caller admitted the address. */
+  registration: 'check' | 'bypass'
+  allowances?: SignUpAllowance[]
+  /** Issue a login session (user token) for the new user; '' otherwise. */
+  token: boolean
+}
+
+/**
+ * A User and its Tenant (and a session when asked) inside the caller's transaction, so a module creating more with
+ * them (onboarding: a Space and its membership) commits or rolls back all at once. `passwordHash` comes from
+ * `hashPassword` (computed before the transaction: argon2 must not hold it open). A taken e-mail aborts the
+ * transaction with a unique violation: the caller maps it with {@link rethrowAccountConflict} after the rollback.
+ */
+export async function createAccountTx(
+  kernel: Kernel,
+  tx: Tx,
+  input: NewAccountInput,
+  passwordHash: string,
+  opts: AccountTxOptions,
+): Promise<SessionView & { tenant: TenantView }> {
+  const email = normaliseEmail(input.email)
+  if (opts.registration === 'check' && kernel.config.registration !== 'open') {
+    let admitted = false
+    if (kernel.config.registration === 'first-user') {
+      // Serialises first-user sign-ups: the second waits for the first to commit, then sees its user.
+      await tx.execute(sql`select pg_advisory_xact_lock(${FIRST_USER_LOCK})`)
+      const [any] = await tx.select({ id: users.id }).from(users).limit(1)
+      admitted = !any
+    }
+    for (const allows of opts.allowances ?? []) if (!admitted) admitted = await allows(email, tx)
+    if (!admitted) throw registrationClosed()
+  }
+  const now = kernel.clock.now()
+  const [tenant] = await tx
+    .insert(tenants)
+    .values({ name: input.tenant_name?.trim() || `${input.name.trim()}'s workspace`, createdAt: now })
+    .returning()
+  const [user] = await tx
+    .insert(users)
+    .values({ tenantId: tenant.id, email, name: input.name.trim(), passwordHash, createdAt: now })
+    .returning()
+  const token = opts.token ? (await issueUserToken(kernel, tx, user.id, tenant.id)).token : ''
+  return {
+    token,
+    user: { id: user.id, email: user.email, name: user.name },
+    tenant: { id: tenant.id, name: tenant.name },
+  }
+}
+
+/** A taken e-mail (the unique violation of a rolled-back account insert) as 409 email_taken; anything else as is. */
+export function rethrowAccountConflict(err: unknown): never {
+  if (isUniqueViolation(err, 'users_email_key')) throw AuthErrors.emailTaken('An account with this e-mail already exists.')
+  throw err
+}
+
+/**
+ * Ends every bearer token of a Tenant (login sessions and Space-scoped tokens) inside the caller's transaction:
+ * how a module that closes a Tenant (expired pitch demos) signs everyone out. Answers how many were live.
+ */
+export async function revokeTenantTokensTx(kernel: Kernel, tx: Tx, tenantId: number): Promise<number> {
+  const rows = await tx
+    .update(apiTokens)
+    .set({ revokedAt: kernel.clock.now() })
+    .where(and(eq(apiTokens.tenantId, tenantId), isNull(apiTokens.revokedAt)))
+    .returning({ id: apiTokens.id })
+  return rows.length
 }
 
 // Verified against when the e-mail is unknown, so both failures cost one argon2 verification.
 let dummyHash: Promise<string> | null = null
 
-export async function loginUser(kernel: Kernel, input: { email: string; password: string }): Promise<SessionView> {
+export async function loginUser(kernel: Kernel, input: { email: string; password: string }, state?: AuthState): Promise<SessionView> {
   const email = normaliseEmail(input.email)
   const [user] = await kernel.db.db.select().from(users).where(eq(users.email, email)).limit(1)
   dummyHash ??= hashPassword('not-a-real-password-but-the-same-cost')
   const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash))
   if (!user || !ok) throw AuthErrors.invalidCredentials('The e-mail or password is wrong.')
+  for (const check of state?.signInChecks ?? []) {
+    const refused = await check({ id: user.id, tenantId: user.tenantId })
+    if (refused) throw AuthErrors.signInRefused(refused)
+  }
   const { token } = await issueUserToken(kernel, kernel.db.db, user.id, user.tenantId)
   return { token, user: { id: user.id, email: user.email, name: user.name } satisfies UserView }
 }
@@ -335,16 +394,8 @@ export async function requestPasswordReset(kernel: Kernel, input: { email: strin
 export async function mailPasswordReset(kernel: Kernel, job: PasswordResetJob): Promise<void> {
   const [user] = await kernel.db.db.select({ id: users.id, email: users.email }).from(users).where(eq(users.email, job.email)).limit(1)
   if (!user) return
-  const { token, hash } = newCapabilityToken()
-  const link = `${job.base}/reset-password/${token}`
   await kernel.db.db.transaction(async (tx) => {
-    const now = kernel.clock.now()
-    await tx.insert(passwordResetTokens).values({
-      userId: user.id,
-      tokenHash: hash,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + RESET_TTL_MS),
-    })
+    const link = await passwordResetLinkTx(kernel, tx, user.id, job.base)
     await kernel.mail.enqueue(
       {
         to: user.email,
@@ -362,6 +413,18 @@ export async function mailPasswordReset(kernel: Kernel, job: PasswordResetJob): 
       tx,
     )
   })
+}
+
+/**
+ * A fresh password-reset link for a user (good once, for one hour), its token stored hashed inside the caller's
+ * transaction: for a module that mails it in a message of its own (a pitch demo's welcome mail) in that transaction.
+ * `base` must be PUBLIC_URL, never a request's Host.
+ */
+export async function passwordResetLinkTx(kernel: Kernel, tx: Tx, userId: number, base: string): Promise<string> {
+  const { token, hash } = newCapabilityToken()
+  const now = kernel.clock.now()
+  await tx.insert(passwordResetTokens).values({ userId, tokenHash: hash, createdAt: now, expiresAt: new Date(now.getTime() + RESET_TTL_MS) })
+  return `${base}/reset-password/${token}`
 }
 
 const RESET_TOKEN = /^[A-Za-z0-9_-]{43}$/

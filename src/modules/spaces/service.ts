@@ -3,7 +3,7 @@ import { apiTokens, memberships, spaceLocales, spaces } from '../../../db/schema
 import type { Principal, Role, SpaceAccess, SpaceRef } from '../../kernel/auth'
 import { issueToken } from '../../kernel/crypto'
 import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
-import { transact } from '../../kernel/events'
+import { type Emit, transact } from '../../kernel/events'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
@@ -55,34 +55,84 @@ function normaliseLocales(defaultLang: string, locales: string[] | undefined): {
   return { defaultLang: def!, locales: list }
 }
 
+export interface NewSpaceInput {
+  slug: string
+  name: string
+  default_lang?: string
+  locales?: string[]
+}
+
 export async function createSpace(
   kernel: Kernel,
   principal: Extract<Principal, { kind: 'user' }>,
-  input: { slug: string; name: string; default_lang?: string; locales?: string[] },
+  input: NewSpaceInput,
+): Promise<SpaceView> {
+  try {
+    return await transact(kernel, (tx, emit) => createSpaceTx(kernel, tx, emit, { tenantId: principal.tenantId, userId: principal.userId }, input))
+  } catch (err) {
+    rethrowSpaceConflict(err, input.slug)
+  }
+}
+
+/**
+ * A Space of `owner.tenantId` with `owner.userId` as its admin, inside the caller's transaction (emits
+ * `space.created` through the caller's `emit`): onboarding creates the account and its first Space in one
+ * transaction. Bad locales are 422 before anything is written; a taken slug aborts the transaction with a unique
+ * violation, which the caller maps with {@link rethrowSpaceConflict} after the rollback.
+ */
+export async function createSpaceTx(
+  kernel: Kernel,
+  tx: Tx,
+  emit: Emit,
+  owner: { tenantId: number; userId: number },
+  input: NewSpaceInput,
 ): Promise<SpaceView> {
   const { defaultLang, locales } = normaliseLocales(input.default_lang ?? 'en', input.locales)
-  try {
-    return await transact(kernel, async (tx, emit) => {
-      const now = kernel.clock.now()
-      const [space] = await tx
-        .insert(spaces)
-        .values({ tenantId: principal.tenantId, slug: input.slug, name: input.name, defaultLang, createdAt: now, updatedAt: now })
-        .returning()
-      await tx
-        .insert(spaceLocales)
-        .values(locales.map((code, position) => ({ spaceId: space.id, code, position, createdAt: now })))
-      await tx.insert(memberships).values({ userId: principal.userId, spaceId: space.id, role: 'admin', createdAt: now })
-      emit({
-        type: 'space.created',
-        spaceId: space.id,
-        payload: { space: { slug: space.slug, name: space.name, default_lang: defaultLang, locales } },
-      })
-      return view(space, locales, 'admin')
+  const now = kernel.clock.now()
+  const [space] = await tx
+    .insert(spaces)
+    .values({ tenantId: owner.tenantId, slug: input.slug, name: input.name, defaultLang, createdAt: now, updatedAt: now })
+    .returning()
+  await tx.insert(spaceLocales).values(locales.map((code, position) => ({ spaceId: space.id, code, position, createdAt: now })))
+  await tx.insert(memberships).values({ userId: owner.userId, spaceId: space.id, role: 'admin', createdAt: now })
+  emit({
+    type: 'space.created',
+    spaceId: space.id,
+    payload: { space: { slug: space.slug, name: space.name, default_lang: defaultLang, locales } },
+  })
+  return view(space, locales, 'admin')
+}
+
+/** Checks the locales of a new Space as {@link createSpaceTx} will (422 validation_failed), before any transaction. */
+export function checkNewSpaceLocales(input: { default_lang?: string; locales?: string[] }): void {
+  normaliseLocales(input.default_lang ?? 'en', input.locales)
+}
+
+/** A taken slug (the unique violation of a rolled-back Space insert) as 409 slug_taken; anything else as is. */
+export function rethrowSpaceConflict(err: unknown, slug: string): never {
+  if (isUniqueViolation(err, 'spaces_slug_key')) throw SpaceErrors.slugTaken(`The slug "${slug}" is already taken.`)
+  throw err
+}
+
+/**
+ * Archives every live Space of a Tenant inside the caller's transaction (each emits `space.archived`): how a module
+ * that closes a Tenant (expired pitch demos) takes its Spaces off the public surface. Answers the archived slugs.
+ */
+export async function archiveTenantSpacesTx(kernel: Kernel, tx: Tx, emit: Emit, tenantId: number): Promise<string[]> {
+  const now = kernel.clock.now()
+  const rows = await tx
+    .update(spaces)
+    .set({ archivedAt: now, updatedAt: now })
+    .where(and(eq(spaces.tenantId, tenantId), isNull(spaces.archivedAt)))
+    .returning()
+  for (const space of rows) {
+    emit({
+      type: 'space.archived',
+      spaceId: space.id,
+      payload: { space: { slug: space.slug, name: space.name, archived_at: now.toISOString() } },
     })
-  } catch (err) {
-    if (isUniqueViolation(err, 'spaces_slug_key')) throw SpaceErrors.slugTaken(`The slug "${input.slug}" is already taken.`)
-    throw err
   }
+  return rows.map((r) => r.slug)
 }
 
 export async function listSpaces(kernel: Kernel, principal: Extract<Principal, { kind: 'user' }>): Promise<SpaceView[]> {

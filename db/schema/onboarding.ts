@@ -1,0 +1,38 @@
+import { index, integer, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { tenants, users } from './tenancy'
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
+
+/**
+ * Pitch invitees (onboarding module): prospects a Tenant invites to try the service. The slug is global (the anonymous
+ * `POST /v1/pitch/{slug}/test-account` names no Tenant). Provisioning sets `provisioned_at`, `expires_at` and the demo
+ * Tenant once (a conditional update: one winner); the daily job (or a delete) sets `ended_at` when it closed the demo.
+ */
+export const pitchInvitees = pgTable(
+  'pitch_invitees',
+  {
+    id: serial('id').primaryKey(),
+    tenantId: integer('tenant_id')
+      .notNull()
+      .references(() => tenants.id, { onDelete: 'cascade' }),
+    slug: text('slug').notNull(),
+    name: text('name').notNull(),
+    /** Lower-cased. */
+    email: text('email').notNull(),
+    createdBy: integer('created_by').references(() => users.id, { onDelete: 'set null' }),
+    createdAt: ts('created_at').notNull(),
+    provisionedAt: ts('provisioned_at'),
+    expiresAt: ts('expires_at'),
+    demoTenantId: integer('demo_tenant_id').references(() => tenants.id, { onDelete: 'set null' }),
+    demoSpaceSlug: text('demo_space_slug'),
+    endedAt: ts('ended_at'),
+    /** Deleted by its Tenant after provisioning: hidden, its demo closed; the row stays so the demo user stays signed out. */
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    uniqueIndex('pitch_invitees_slug_key').on(t.slug),
+    index('pitch_invitees_tenant_idx').on(t.tenantId),
+    index('pitch_invitees_expires_idx').on(t.expiresAt),
+    index('pitch_invitees_demo_tenant_idx').on(t.demoTenantId),
+  ],
+)
