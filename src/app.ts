@@ -213,7 +213,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   for (const m of modules) {
     const before = v1.routes.length
     if (m.routes) v1.use(m.routes(contextOf(m)))
-    if (m.cdn) v1.use(m.cdn(contextOf(m)))
+    if (m.publicRoutes) v1.use(m.publicRoutes(contextOf(m)))
     for (const r of v1.routes.slice(before)) owners.set(`${r.method} ${r.path}`, m)
   }
   app.use(v1)

@@ -103,8 +103,12 @@ export interface ModuleDefinition<S extends object> {
   close?(self: S, kernel: Kernel): void | Promise<void>
   /** Management routes, mounted under /v1 (bearer-authenticated through the guard macros). */
   routes?(ctx: RouteContext<S>): AnyElysia
-  /** Public routes (anonymous), mounted under /v1; their paths begin with /cdn. */
-  cdn?(ctx: RouteContext<S>): AnyElysia
+  /**
+   * Anonymous (public) routes, mounted under /v1: the public read surface under /cdn/{space} and the other anonymous
+   * routes (GraphQL, health, version). A route that names a Space in its path declares `publicSpace` (the macro in
+   * `ctx.guards`) to get the live Space, or 404 in the shared shape.
+   */
+  publicRoutes?(ctx: RouteContext<S>): AnyElysia
   /**
    * The module's part of the public surface's CORS: anonymous paths outside /v1/cdn/ (prefixes, e.g. /v1/graphql,
    * the embed scripts) that answer any origin like public content, and the headers browsers may send and read (e.g.

@@ -23,7 +23,7 @@ export const assetsModule = defineModule({
   },
   close: (self) => self.images.close(),
   routes: ({ kernel, guards }) => assetRoutes(kernel, guards),
-  cdn: ({ kernel, self, use }) => assetCdnRoutes(kernel, use(spacesModule).publicSpaces, self.images),
+  publicRoutes: ({ kernel, self, use }) => assetCdnRoutes(kernel, use(spacesModule).publicSpaces, self.images),
   errors: Object.values(AssetErrors),
   events: assetEvents,
   on: {

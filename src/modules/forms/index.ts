@@ -25,7 +25,7 @@ export const formsModule = defineModule({
     writer: new SubmissionWriter(kernel),
   }),
   routes: ({ kernel, guards }) => formRoutes(kernel, guards),
-  cdn: ({ kernel, self, requestInfo }) => formCdnRoutes(kernel, self, requestInfo),
+  publicRoutes: ({ kernel, self, requestInfo }) => formCdnRoutes(kernel, self, requestInfo),
   errors: Object.values(FormErrors),
   events: formEvents,
   caches: (self) => [self.forms.cache],

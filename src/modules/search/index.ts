@@ -34,7 +34,7 @@ export const searchModule = defineModule({
       },
     })
   },
-  cdn: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
+  publicRoutes: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
   graphql: (builder, self) => searchGraphql(builder, self),
   on: {
     'story.published': (e, self) => self.registry.onStoryEvent(e),

@@ -29,7 +29,7 @@ export const segmentsModule = defineModule({
     }
   },
   routes: ({ kernel, guards }) => segmentRoutes(kernel, guards),
-  cdn: ({ kernel, self, requestInfo }) => segmentCdnRoutes(kernel, self.cache, self.spaces, requestInfo),
+  publicRoutes: ({ kernel, self, requestInfo }) => segmentCdnRoutes(kernel, self.cache, self.spaces, requestInfo),
   readSteps: (self, kernel) => [segmentReadStep(kernel, self.cache)],
   errors: Object.values(SegmentErrors),
   events: segmentEvents,

@@ -11,7 +11,7 @@ export const subscribersModule = defineModule({
   name: 'subscribers',
   setup: (_kernel, use) => ({ spaces: use(spacesModule).publicSpaces }),
   routes: ({ kernel, guards }) => subscriberRoutes(kernel, guards),
-  cdn: ({ kernel, self }) => subscriberCdnRoutes(kernel, self.spaces),
+  publicRoutes: ({ kernel, self }) => subscriberCdnRoutes(kernel, self.spaces),
   rateLimits: [
     // Spec 4.2.
     { id: 'cdn.subscribe', method: 'POST', path: '/v1/cdn/:space/subscribe', limit: 20, windowSeconds: MIN },
