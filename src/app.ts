@@ -144,7 +144,10 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     modules.flatMap((m) => m.privatePaths ?? []),
     modules.flatMap((m) => (m.publicCors ? [m.publicCors] : [])),
   )
-  const guards = guardPlugin(kernel)
+  const resolvers = modules.filter((m) => m.publicSpaceResolver)
+  if (resolvers.length > 1) throw new Error(`modules ${resolvers.map((m) => `"${m.name}"`).join(', ')} all provide publicSpaceResolver: one may`)
+  const publicSpaces = resolvers.length ? resolvers[0].publicSpaceResolver!(stateOf(resolvers[0])) : null
+  const guards = guardPlugin(kernel, publicSpaces)
   const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
     kernel,
     self: stateOf(m) as S,

@@ -8,6 +8,7 @@ import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
 import type { Guards, PublicCors, RequestInfo } from './plugin'
+import type { PublicSpaceResolver } from './public-space'
 import type { Registry } from 'prom-client'
 import type { RateLimitRule } from './rate-limit'
 import type { ReadStep } from './read'
@@ -25,7 +26,11 @@ export type Use = <S extends object>(module: Module<S>) => S
 export interface RouteContext<S> {
   kernel: Kernel
   self: S
-  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`, `spaceUser: <role>`. */
+  /**
+   * The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`, `spaceUser: <role>`;
+   * for anonymous routes `publicSpace: true | {notFound, headers}`, which resolves `{space, origin}` (the live Space
+   * of `:space`, else 404; the public base URL) through the `publicSpaceResolver` of the module owning Spaces.
+   */
   guards: Guards
   use: Use
   /** What the kernel knows of a request: client IP (after trusted proxies), request id, timing. */
@@ -115,6 +120,12 @@ export interface ModuleDefinition<S extends object> {
    * X-Service-Segment). The kernel names none of them.
    */
   publicCors?: PublicCors
+  /**
+   * The public side's Space lookup, provided by the one module that owns Spaces (spaces: its cache of live Spaces by
+   * slug). The runtime hands it to the guards' `publicSpace` macro, so anonymous routes of every module resolve
+   * `{space}` the same way without the kernel importing that module. At most one module provides it.
+   */
+  publicSpaceResolver?(self: S): PublicSpaceResolver
   /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
   root?(ctx: RouteContext<S>): AnyElysia
   /** Public read fast path (only for GET routes that can answer from memory). */
