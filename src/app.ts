@@ -101,6 +101,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   }
 
   // Declarations first: events and rate limits are known before any module runs.
+  const resolvers = modules.filter((m) => m.publicSpaceResolver)
+  if (resolvers.length > 1) throw new Error(`modules ${resolvers.map((m) => `"${m.name}"`).join(', ')} all provide publicSpaceResolver: only one may`)
+  const spaceOwner: Module | undefined = resolvers[0]
   for (const m of modules) if (m.events) kernel.events.declare(m.name, m.events)
   kernel.rateLimiter.table.add(rateLimitRules(modules))
 
@@ -144,9 +147,8 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     modules.flatMap((m) => m.privatePaths ?? []),
     modules.flatMap((m) => (m.publicCors ? [m.publicCors] : [])),
   )
-  const resolvers = modules.filter((m) => m.publicSpaceResolver)
-  if (resolvers.length > 1) throw new Error(`modules ${resolvers.map((m) => `"${m.name}"`).join(', ')} all provide publicSpaceResolver: one may`)
-  const publicSpaces = resolvers.length ? resolvers[0].publicSpaceResolver!(stateOf(resolvers[0])) : null
+  // The public side's Space lookup, from the module that owns Spaces: the guards' `publicSpace` macro asks it.
+  const publicSpaces = spaceOwner ? spaceOwner.publicSpaceResolver!(stateOf(spaceOwner)) : null
   const guards = guardPlugin(kernel, publicSpaces)
   const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
     kernel,
