@@ -128,7 +128,10 @@ export interface ModuleDefinition<S extends object> {
   publicSpaceResolver?(self: S): PublicSpaceResolver
   /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
   root?(ctx: RouteContext<S>): AnyElysia
-  /** Public read fast path (only for GET routes that can answer from memory). */
+  /**
+   * Routes of the fast path (kernel/fast-path.ts), offered a request before Elysia: GETs that can answer from memory,
+   * and self-limited POSTs (the beacon).
+   */
   fast?(ctx: RouteContext<S>): FastRoute[]
   /** The machine codes this module's routes may answer, beyond the kernel's. */
   errors?: ErrorDef[]

@@ -505,10 +505,11 @@ export function guardPlugin(kernel: Kernel, publicSpaces: PublicSpaceResolver | 
       resolve: ({ request }) => ({ access: take<SpaceAccess & { principal: Extract<Principal, { kind: 'user' }> }>(request) }),
     }),
     /**
-     * An anonymous route whose path names a Space (`/cdn/:space/...`, the signed datasource push): resolves `space` (the live Space, from the resolver's cache: no query
-     * when cached) and `origin` (`publicOrigin`: the base of every URL the route hands out). An unknown, archived or
-     * malformed Space is 404 in the shared shape (see PublicSpaceOptions). Runs as `resolve`, after the route's
-     * params, query and body are validated, like the lookups the handlers made themselves.
+     * An anonymous route whose path names a Space (`/cdn/:space/...`, the signed datasource push): resolves `space`
+     * (the live Space, from the resolver's cache: no query when cached) and `origin` (`publicOrigin`: the base of every
+     * URL the route hands out). An unknown, archived or malformed Space is 404 in the shared shape (see
+     * PublicSpaceOptions). Runs as `resolve`, after the route's params, query and body are validated: invalid input is
+     * 422 whichever Space it names, as when the handlers looked the Space up themselves.
      */
     publicSpace: (opts: PublicSpaceOptions) => {
       if (!publicSpaces) throw new Error('a route declares publicSpace, but no module provides publicSpaceResolver (list the spaces module)')
