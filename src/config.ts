@@ -107,6 +107,16 @@ export interface Config {
   pgliteFsync: boolean
   /** Seconds to wait for a Postgres connection before start-up fails (DATABASE_CONNECT_TIMEOUT). */
   databaseConnectTimeoutSeconds: number
+  /**
+   * A direct (session) connection for LISTEN when DATABASE_URL goes through a pooler (DATABASE_LISTEN_URL); null:
+   * LISTEN uses DATABASE_URL like every other query.
+   */
+  databaseListenUrl: string | null
+  /**
+   * What sits between the service and Postgres (DATABASE_POOLER): `none`, or `transaction` for a pooler in
+   * transaction mode (PgBouncer, Supavisor, RDS Proxy): no prepared statements, and LISTEN through DATABASE_LISTEN_URL.
+   */
+  databasePooler: 'none' | 'transaction'
   /** Let several processes listen on the same port (SO_REUSEPORT); off by default, so a second bind fails. */
   reusePort: boolean
   /** Log lines as JSON (one object per line) or pretty (for a person at a terminal). */
@@ -294,8 +304,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     pgliteFsync: bool(env, 'PGLITE_FSYNC', true),
     databaseConnectTimeoutSeconds: int(env, 'DATABASE_CONNECT_TIMEOUT', 10, 1, 600),
+    databaseListenUrl: databaseUrl(env, 'DATABASE_LISTEN_URL'),
+    databasePooler: oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
     reusePort: bool(env, 'REUSE_PORT', false),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, process.stdout.isTTY ? 'pretty' : 'json'),
+  }
+  if (!config.databaseUrl && (config.databaseListenUrl || config.databasePooler !== 'none')) {
+    throw new ConfigError('DATABASE_LISTEN_URL and DATABASE_POOLER apply to a Postgres server: set DATABASE_URL too (or unset them for the embedded database)')
+  }
+  if (config.databasePooler === 'transaction' && !config.databaseListenUrl) {
+    throw new ConfigError(
+      'DATABASE_POOLER=transaction needs DATABASE_LISTEN_URL: LISTEN keeps a session, which a pooler in transaction mode does not. Point it at Postgres directly (or at a session-mode pool)',
+    )
   }
   return { ...config, ...overrides }
 }

@@ -208,6 +208,8 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       add(422, '`validation_failed`: see `errors` for messages per field', hasBody || (op.parameters?.some((p) => p.in === 'query') ?? false))
       add(429, '`rate_limited`: retry after Retry-After seconds', rateLimited)
       add(500, '`internal_error`: with request_id', true)
+      add(507, '`insufficient_storage`: the database has no disk space left; nothing was written', write)
+      add(503, '`database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds', true)
       ;(out[path] ??= {})[method] = op
     }
   }

@@ -4,7 +4,7 @@ import { createBackup, startControlSocket } from '../kernel/backup'
 import { startWorkers } from '../kernel/jobs'
 import { StartupError } from '../kernel/data-dir'
 import { MAX_URL_BYTES, PARSER_HEADER_BYTES, PARSER_HEADER_LIMIT } from '../kernel/http'
-import { createKernel } from '../kernel/kernel'
+import { checkEventDelivery, createKernel } from '../kernel/kernel'
 import { describeRegistration } from '../modules/auth/service'
 import { UPLOAD_ENVELOPE_BYTES } from '../modules/assets/upload'
 import { SERVICE_VERSION } from '../modules/system/service'
@@ -25,6 +25,12 @@ export interface RunningServer {
 /** Opens the database, migrates, listens. Returns a handle whose stop() drains requests and closes the db. */
 export async function startServer(config: Config, opts: ServeOptions = {}): Promise<RunningServer> {
   const kernel = await createKernel(config)
+  try {
+    await checkEventDelivery(kernel)
+  } catch (err) {
+    await kernel.db.close().catch(() => {})
+    throw err
+  }
   const runtime = createRuntime(kernel)
   const port = opts.port ?? config.port
   const hostname = opts.host ?? config.host

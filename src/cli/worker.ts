@@ -2,7 +2,7 @@ import { createRuntime } from '../app'
 import type { Config } from '../config'
 import { ConfigError } from '../config'
 import { startWorkers } from '../kernel/jobs'
-import { createKernel } from '../kernel/kernel'
+import { checkEventDelivery, createKernel } from '../kernel/kernel'
 
 /** `content-service worker`: job workers only (webhook deliveries, schedules), no HTTP. */
 export async function startWorkerProcess(config: Config): Promise<{ stop(): Promise<void> }> {
@@ -11,6 +11,12 @@ export async function startWorkerProcess(config: Config): Promise<{ stop(): Prom
     throw new ConfigError('worker needs DATABASE_URL: on the embedded database `serve` runs the workers itself')
   }
   const kernel = await createKernel(config)
+  try {
+    await checkEventDelivery(kernel)
+  } catch (err) {
+    await kernel.db.close().catch(() => {})
+    throw err
+  }
   // The modules register their queues, schedules and outbox consumers; nothing is started that only serving needs.
   const runtime = createRuntime(kernel)
   const workers = await startWorkers(kernel)

@@ -33,6 +33,12 @@ export interface Database {
    * and no transaction runs — PGlite writes straight to its files, so they then hold one consistent state (kernel/backup.ts).
    */
   whileQuiescent?<T>(fn: (dataDir: string) => Promise<T>): Promise<T>
+  /**
+   * Postgres: proves that a NOTIFY sent through the pool reaches the LISTEN connection (within `timeoutMs`). It does
+   * not through a pooler in transaction mode, and then every instance would miss the others' changes without a word:
+   * servers refuse to start instead (kernel/kernel.ts `checkEventDelivery`).
+   */
+  probeNotify?(timeoutMs: number): Promise<boolean>
   close(): Promise<void>
 }
 
@@ -49,6 +55,10 @@ export interface DbOptions {
   fsync?: boolean
   /** Postgres: seconds to wait for a connection to be ready (DATABASE_CONNECT_TIMEOUT; default 10). */
   connectTimeoutSeconds?: number
+  /** Postgres: a direct session connection for LISTEN (DATABASE_LISTEN_URL), when databaseUrl goes through a pooler. */
+  listenUrl?: string | null
+  /** Postgres: a pooler in transaction mode sits behind databaseUrl (DATABASE_POOLER): no prepared statements. */
+  pooler?: 'none' | 'transaction'
   /** Start-up progress for the operator (first start of the embedded database). */
   onProgress?: (msg: string, fields?: Record<string, unknown>) => void
   /** What the operator should know but that does not stop the start (the data folder lock is not enforced). */
@@ -70,7 +80,7 @@ function pgliteAssets() {
 }
 
 export async function openDatabase(opts: DbOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.connectTimeoutSeconds ?? 10)
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.connectTimeoutSeconds ?? 10, opts.listenUrl ?? null, opts.pooler ?? 'none')
   return openPglite(opts.memory ? null : opts.dataDir, opts)
 }
 
@@ -184,46 +194,59 @@ export function describeDatabaseUrl(url: string): { host: string; port: string; 
 }
 
 /** The driver's error turned into what the operator should check; never the URL's password. */
-export function databaseConnectError(url: string, err: unknown, timeoutSeconds: number): StartupError {
+export function databaseConnectError(url: string, err: unknown, timeoutSeconds: number, setting = 'DATABASE_URL'): StartupError {
   const { host, port, database, user } = describeDatabaseUrl(url)
   const e = err as { code?: string; message?: string }
-  const where = `Postgres at ${host}:${port} (DATABASE_URL)`
-  const reason = (e.message ?? String(err)).replaceAll(url, '<DATABASE_URL>')
+  const where = `Postgres at ${host}:${port} (${setting})`
+  const reason = (e.message ?? String(err)).replaceAll(url, `<${setting}>`)
   let hint: string
   switch (e.code) {
     case 'ECONNREFUSED':
-      hint = `nothing accepts connections on ${host}:${port}. Check that Postgres runs and listens there (listen_addresses, port) and that DATABASE_URL names the right host and port.`
+      hint = `nothing accepts connections on ${host}:${port}. Check that Postgres runs and listens there (listen_addresses, port) and that ${setting} names the right host and port.`
       break
     case 'CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
-      hint = `no answer within ${timeoutSeconds} s (DATABASE_CONNECT_TIMEOUT). Check the host and port in DATABASE_URL, that Postgres runs, and that no firewall drops the connection.`
+      hint = `no answer within ${timeoutSeconds} s (DATABASE_CONNECT_TIMEOUT). Check the host and port in ${setting}, that Postgres runs, and that no firewall drops the connection.`
       break
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      hint = `the host name ${host} does not resolve. Check the host in DATABASE_URL and this machine's DNS.`
+      hint = `the host name ${host} does not resolve. Check the host in ${setting} and this machine's DNS.`
       break
     case '28P01':
     case '28000':
-      hint = `the login of user "${user}" was refused. Check the user and password in DATABASE_URL and pg_hba.conf.`
+      hint = `the login of user "${user}" was refused. Check the user and password in ${setting} and pg_hba.conf.`
       break
     case '3D000':
-      hint = `the database "${database}" does not exist. Create it (createdb ${database}) or fix the database name in DATABASE_URL.`
+      hint = `the database "${database}" does not exist. Create it (createdb ${database}) or fix the database name in ${setting}.`
       break
     default:
-      hint = 'Check that Postgres runs, and the host, port, user, password and database name in DATABASE_URL.'
+      hint = `Check that Postgres runs, and the host, port, user, password and database name in ${setting}.`
   }
   return new StartupError(`cannot connect to ${where}: ${reason} — ${hint}`, 1)
 }
 
-async function openPostgres(url: string, connectTimeoutSeconds: number): Promise<Database> {
-  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds })
+async function openPostgres(url: string, connectTimeoutSeconds: number, listenUrl: string | null, pooler: 'none' | 'transaction'): Promise<Database> {
+  // A pooler in transaction mode hands each transaction to any server connection: a named prepared statement made on
+  // one is unknown on the next, so none are made.
+  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds, prepare: pooler === 'none' })
+  // LISTEN needs a session of its own that stays on one server connection: DATABASE_LISTEN_URL when set.
+  const listener = listenUrl ? postgres(listenUrl, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutSeconds }) : client
   const db = drizzlePostgres(client, { schema }) as unknown as Db
+  const endAll = () => Promise.all([client.end({ timeout: 0 }).catch(() => {}), listener === client ? null : listener.end({ timeout: 0 }).catch(() => {})])
   // Fail at start-up, with what to check, rather than on the first request (or never: a silent hang).
   try {
     await client`select 1`
   } catch (err) {
-    await client.end({ timeout: 0 }).catch(() => {})
+    await endAll()
     throw databaseConnectError(url, err, connectTimeoutSeconds)
+  }
+  if (listener !== client) {
+    try {
+      await listener`select 1`
+    } catch (err) {
+      await endAll()
+      throw databaseConnectError(listenUrl!, err, connectTimeoutSeconds, 'DATABASE_LISTEN_URL')
+    }
   }
   return {
     db,
@@ -233,7 +256,7 @@ async function openPostgres(url: string, connectTimeoutSeconds: number): Promise
     },
     async listen(channel, handler, onReconnect) {
       let connects = 0
-      const sub = await client.listen(
+      const sub = await listener.listen(
         channel,
         (p) => handler(p),
         () => {
@@ -246,8 +269,23 @@ async function openPostgres(url: string, connectTimeoutSeconds: number): Promise
       await client.notify(channel, payload)
     },
     byteaRows: postgresByteaRows,
+    async probeNotify(timeoutMs) {
+      const channel = 'content_service_probe'
+      const nonce = crypto.randomUUID()
+      const { promise, resolve } = Promise.withResolvers<boolean>()
+      const sub = await listener.listen(channel, (p) => p === nonce && resolve(true))
+      const timer = setTimeout(() => resolve(false), timeoutMs)
+      try {
+        // Sent in a transaction of the pool, as the event bus sends its notifications.
+        await client.begin((sql) => sql`select pg_notify(${channel}, ${nonce})`)
+        return await promise
+      } finally {
+        clearTimeout(timer)
+        await sub.unlisten().catch(() => {})
+      }
+    },
     async close() {
-      await client.end({ timeout: 5 })
+      await Promise.all([client.end({ timeout: 5 }), listener === client ? null : listener.end({ timeout: 5 })])
     },
   }
 }

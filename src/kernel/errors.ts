@@ -51,6 +51,8 @@ export const KernelErrors = {
   validationFailed: defineError('validation_failed', 422, 'The request is not valid; `errors` holds messages per field.'),
   rateLimited: defineError('rate_limited', 429, 'Too many requests; retry after Retry-After seconds.'),
   internal: defineError('internal_error', 500, 'Something went wrong on our side; the body carries a request_id.'),
+  insufficientStorage: defineError('insufficient_storage', 507, 'The database has no disk space left for this change; nothing was written. Reads keep working.'),
+  databaseUnavailable: defineError('database_unavailable', 503, 'The database cannot be reached right now (restarting, failing over); retry after Retry-After seconds.'),
 } as const
 
 const WWW_AUTHENTICATE = { 'WWW-Authenticate': 'Bearer realm="content-service"' }
@@ -80,4 +82,44 @@ export function findPgError(err: unknown): { code?: string; constraint?: string;
     cur = c.cause
   }
   return null
+}
+
+/**
+ * Error codes of the drivers (postgres.js, Node's sockets) and SQLSTATEs that mean "the database is not there right
+ * now" rather than "this request is wrong": the server is down, restarting, failing over or out of connections.
+ */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'CONNECT_TIMEOUT',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now (starting up, recovering)
+  '53300', // too_many_connections
+])
+
+/** Whether `err` (or what it wraps) says the database cannot be reached right now (503, not 500). */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  let cur: unknown = err
+  for (let i = 0; i < 5 && cur && typeof cur === 'object'; i++) {
+    const c = cur as { code?: unknown; cause?: unknown }
+    if (typeof c.code === 'string' && (UNAVAILABLE_CODES.has(c.code) || c.code.startsWith('08'))) return true
+    cur = c.cause
+  }
+  return false
+}
+
+/** Whether `err` says the database's disk is full (SQLSTATE 53100 disk_full, or a write refused for lack of space). */
+export function isDiskFull(err: unknown): boolean {
+  const pg = findPgError(err)
+  if (!pg) return false
+  return pg.code === '53100' || (pg.code?.startsWith('58') === true && /no space left/i.test(pg.message ?? ''))
 }

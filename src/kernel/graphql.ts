@@ -49,7 +49,10 @@ export interface GraphQLSchemaTypes {
   }
 }
 
-export type GraphQLBuilder = PothosSchemaTypes.SchemaBuilder<PothosSchemaTypes.ExtendDefaultTypes<GraphQLSchemaTypes>>
+/** The schema types with Pothos's defaults filled in (what field builders of this schema are typed with). */
+export type GraphQLTypes = PothosSchemaTypes.ExtendDefaultTypes<GraphQLSchemaTypes>
+
+export type GraphQLBuilder = PothosSchemaTypes.SchemaBuilder<GraphQLTypes>
 
 export function createGraphQLBuilder(): GraphQLBuilder {
   return new SchemaBuilder<GraphQLSchemaTypes>({ defaultFieldNullability: false })

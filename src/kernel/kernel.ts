@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { type Config, ConfigError } from '../config'
 import { type Clock, systemClock } from './clock'
 import { loadOrCreateKeyFile, parseSecretKey, randomBytes, SecretBox } from './crypto'
-import { restrictNewFiles } from './data-dir'
+import { restrictNewFiles, StartupError } from './data-dir'
 import { type Database, type DbOptions, openDatabase } from './db'
 import { EventBus, EventCatalog } from './events'
 import { ClientIpResolver } from './http'
@@ -88,6 +88,8 @@ export function databaseOptions(config: Config, logger: Logger): DbOptions {
     memory: config.memoryDb,
     fsync: config.pgliteFsync,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+    listenUrl: config.databaseListenUrl,
+    pooler: config.databasePooler,
     onProgress: (msg, fields) => logger.info(msg, fields),
     onWarning: (msg, fields) => logger.warn(msg, fields),
   }
@@ -108,6 +110,20 @@ export async function migrateAndReport(db: Database, logger: Logger): Promise<Mi
     logger.info(`database up to date (${r.total} migration(s))`, { applied: 0, total: r.total })
   }
   return r
+}
+
+/**
+ * A server or worker lives on the other instances' notifications (caches, search, job wake-ups). Through a pooler in
+ * transaction mode LISTEN silently receives nothing, so on Postgres this proves, before serving, that a NOTIFY sent
+ * through the pool arrives; otherwise start-up stops and names the settings that fix it.
+ */
+export async function checkEventDelivery(kernel: Pick<Kernel, 'db'>, timeoutMs = 5_000): Promise<void> {
+  if (!kernel.db.probeNotify || (await kernel.db.probeNotify(timeoutMs))) return
+  throw new StartupError(
+    `LISTEN/NOTIFY does not work through this connection: a notification sent through DATABASE_URL did not arrive within ${timeoutMs / 1000} s. ` +
+      'A connection pooler in transaction mode (PgBouncer, Supavisor, RDS Proxy) cannot carry LISTEN, and instances would miss each ' +
+      "other's changes. Set DATABASE_POOLER=transaction and DATABASE_LISTEN_URL to a direct connection to Postgres (or a session-mode pool).",
+  )
 }
 
 export async function createKernel(config: Config, opts: KernelOptions = {}): Promise<Kernel> {

@@ -1,13 +1,19 @@
 import { Elysia, ValidationError } from 'elysia'
 import { type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
-import { AppError, type ErrorBody, findPgError, KernelErrors } from './errors'
+import { AppError, type ErrorBody, findPgError, isDatabaseUnavailable, isDiskFull, KernelErrors } from './errors'
 import { bytesText, pathOf, publicOrigin, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
 import { type PublicSpace, type PublicSpaceOptions, type PublicSpaceResolver, publicSpaceMissing } from './public-space'
 import { pathRegex, type RateLimitDecision } from './rate-limit'
 
+
+/** Retry-After of a 503 `database_unavailable`: a Postgres restart or fail-over takes seconds. */
+const DATABASE_RETRY_AFTER_SECONDS = 5
+
+const LOGGED_ERROR_CHARS = 2_000
+const capped = (text: string) => (text.length > LOGGED_ERROR_CHARS ? `${text.slice(0, LOGGED_ERROR_CHARS)}… (${text.length} characters)` : text)
 /** What the kernel knows of a request before any route runs; shared by the fast path and the Elysia hooks. */
 export interface RequestInfo {
   id: string
@@ -408,6 +414,19 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
         }
         if (code === 'PARSE') return errorResponse(400, { error: 'invalid_json', message: 'The request body is not valid JSON.' }, headers)
         if (code === 'NOT_FOUND') return errorResponse(404, { error: 'not_found', message: 'No such route.' }, headers)
+        // Postgres is restarting or failing over: say so, and when to come back, instead of a 500. The pool
+        // reconnects by itself on a later request.
+        if (isDatabaseUnavailable(error)) {
+          logger.warn('database unavailable', { request_id: requestId, method: request.method, path: ri?.pathname ?? pathOf(request.url), error: String((error as Error)?.message ?? error) })
+          headers['Retry-After'] = String(DATABASE_RETRY_AFTER_SECONDS)
+          return errorResponse(503, { error: 'database_unavailable', message: 'The database cannot be reached right now. Retry in a few seconds.' }, headers)
+        }
+        // The disk under the database is full: the transaction rolled back, nothing is half-written. Say so (507),
+        // loudly in the log: an operator must free space or grow the volume.
+        if (isDiskFull(error)) {
+          logger.error('database disk full: writes are refused until space is freed', { request_id: requestId, method: request.method, path: ri?.pathname ?? pathOf(request.url) })
+          return errorResponse(507, { error: 'insufficient_storage', message: 'The server has no disk space left for this change; nothing was written. Try again later.' }, headers)
+        }
         // The last line of defence: a value the database refuses means a boundary check is missing. Answer as the
         // check would have (never 500), and log it so the check gets written.
         const pg = findPgError(error)
@@ -427,8 +446,10 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
           request_id: requestId,
           method: request.method,
           path: ri?.pathname ?? pathOf(request.url),
-          error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-          stack: error instanceof Error ? error.stack : undefined,
+          // drizzle's message carries the query's parameters (user content, maybe megabytes): the start is enough.
+          error: capped(error instanceof Error ? `${error.name}: ${error.message}` : String(error)),
+          sqlstate: findPgError(error)?.code,
+          stack: error instanceof Error ? capped(error.stack ?? '') : undefined,
         })
       } catch (inner) {
         logger.error('error while answering an error', { request_id: requestId, error: String(inner) })

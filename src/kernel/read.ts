@@ -1,3 +1,7 @@
+import type { FieldMap } from '@pothos/core'
+import type { TProperties } from '@sinclair/typebox'
+import type { GraphQLTypes } from './graphql'
+
 /**
  * The contract of the public Story read's extension steps (spec 4.5). The stories module owns the pipeline
  *
@@ -12,6 +16,10 @@
  *   parts ⇒ equal body. When it can decide from memory it must not return a Promise: then the whole read stays
  *   synchronous and cached reads take the fast path (no Elysia, no await).
  * - `transform` runs only when no body is cached for that key: it may rewrite the content and adds its `meta` entries.
+ *
+ * A step also declares what it adds to the public shape of the read, once, at start-up (`meta`, `description`): the
+ * stories module builds the public Story model (OpenAPI), the GraphQL `StoryMeta` type and the read's description from
+ * what the registered steps declare, so it names none of their entries. Nothing of it runs per request.
  */
 
 export interface ReadRequest {
@@ -77,8 +85,37 @@ export interface RenderDraft {
   cacheable?: boolean
 }
 
+/** A served Story's `meta` object as GraphQL resolves it: the entries the steps' `transform` wrote, by key. */
+export type StoryMeta = Record<string, unknown>
+
+/**
+ * The `meta` entries a step's `transform` writes, declared for the public surfaces. Keys are unique across steps (the
+ * stories module refuses a duplicate at start-up); the OpenAPI properties and GraphQL fields follow step (module-list)
+ * order, as the entries do in the body. Both are built once, when the routes and the GraphQL schema are.
+ */
+export interface ReadStepMeta {
+  /**
+   * The entries as TypeBox properties of the public Story model's `meta` object (`GET /cdn/{space}/stories/{path}` in
+   * the OpenAPI description), e.g. `{served_segment: t.Union([t.String(), t.Null()], {description})}`. An entry the
+   * step may leave out is `t.Optional`. Declared whatever the configuration (a disabled step still documents it).
+   */
+  schema: TProperties
+  /**
+   * The same entries as fields of the GraphQL `StoryMeta` type: `(t) => ({served_segment: t.string({nullable: true,
+   * resolve: (m) => ...})})`, where `m` is the served body's `meta` object (values `unknown`: narrow them).
+   */
+  graphql(t: PothosSchemaTypes.ObjectFieldBuilder<GraphQLTypes, StoryMeta>): FieldMap
+}
+
 export interface ReadStep {
   name: string
+  /** The `meta` entries this step's `transform` writes (see ReadStepMeta); none when absent. */
+  meta?: ReadStepMeta
+  /**
+   * What the step does to the read, in sentences appended (in step order, after the stories module's own) to the
+   * OpenAPI description of `GET /cdn/{space}/stories/{path}`.
+   */
+  description?: string
   select?(ctx: ReadContext): void | Promise<void>
   transform?(ctx: ReadContext, draft: RenderDraft): void | Promise<void>
   /**

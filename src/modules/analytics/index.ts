@@ -1,31 +1,14 @@
-import type { Config } from '../../config'
 import { defineModule } from '../../kernel/module'
-import type { ReadStep } from '../../kernel/read'
 import { segmentsModule } from '../segments'
 import { spacesModule } from '../spaces'
 import { storiesModule } from '../stories'
 import { BeaconLimiter, BeaconPipeline, newMetrics, type SegmentCheck } from './beacon'
 import { BeaconBuffer } from './buffer'
 import { beaconCdnRoutes, beaconFastRoute, type BeaconDeps } from './cdn'
+import { beaconStep } from './read-step'
 import { RollupCache, rollup } from './repo'
 import { analyticsRoutes } from './routes'
 import './jobs'
-
-/** `meta.beacon_url` of every Story read (spec 4.3 item 5): absent when SERVICE_BEACON_ENABLED=false. */
-function beaconStep(config: Config): ReadStep {
-  if (!config.beaconEnabled) return { name: 'beacon' }
-  const base = config.publicUrl
-  return {
-    name: 'beacon',
-    // Without PUBLIC_URL the URL is built from the request's origin, so bodies differ per origin.
-    select: base ? undefined : (ctx) => void ctx.keyParts.push(ctx.req.origin),
-    // The origin is part of the URL, which keys the memo.
-    vary: () => '',
-    transform(ctx, draft) {
-      draft.meta.beacon_url = `${base ?? ctx.req.origin}/v1/cdn/${ctx.space.slug}/_beacon`
-    },
-  }
-}
 
 /**
  * Privacy-first analytics (spec 4.3, 4.8, 4.14): the beacon (a pipeline of named steps into a batched writer), the

@@ -162,6 +162,10 @@ interface Decision {
   prefix: string | null
 }
 
+/** Resolved asset fields in the OpenAPI description of the public read. */
+const ASSET_READ_DESCRIPTION =
+  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
+
 export function assetStep(kernel: Kernel, refs: AssetRefs): ReadStep {
   /** Per cached Story object and key prefix: whether that variant's content references assets. */
   const memo = new WeakMap<object, Map<string, boolean>>()
@@ -169,6 +173,7 @@ export function assetStep(kernel: Kernel, refs: AssetRefs): ReadStep {
 
   return {
     name: 'assets',
+    description: ASSET_READ_DESCRIPTION,
     // Decides from the remembered references and the in-memory epochs, which change only through events. Without
     // PUBLIC_URL the URLs carry the request's origin, which is part of the URL the memo is keyed by.
     vary: () => '',

@@ -5,7 +5,7 @@ import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, newCapabilityToken, sha256Hex, verifyPassword } from '../../kernel/crypto'
 import { isUniqueViolation, notFound, unauthorized, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
-import type { Tx } from '../../kernel/db'
+import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { compileRule, HOUR } from '../../kernel/rate-limit'
 import { spaceSlugById } from '../spaces/service'
@@ -198,6 +198,30 @@ export async function userNames(kernel: Kernel, ids: number[]): Promise<Map<numb
   if (!unique.length) return new Map()
   const rows = await kernel.db.db.select({ id: users.id, name: users.name }).from(users).where(inArray(users.id, unique))
   return new Map(rows.map((r) => [r.id, r.name]))
+}
+
+/** A user as other modules name them: id, display name, e-mail. */
+export interface UserRef {
+  id: number
+  name: string
+  email: string
+}
+
+/**
+ * Users by id (inside the caller's transaction when given one): how other modules show the people they hold ids of
+ * without reading the auth module's table. Unknown ids are absent from the map.
+ */
+export async function usersByIds(db: DbOrTx, ids: number[]): Promise<Map<number, UserRef>> {
+  const unique = [...new Set(ids)]
+  if (!unique.length) return new Map()
+  const rows = await db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(inArray(users.id, unique))
+  return new Map(rows.map((r) => [r.id, r]))
+}
+
+/** The user with this e-mail (already normalised by the caller, as accounts store it), or null. */
+export async function userByEmail(db: DbOrTx, email: string): Promise<UserRef | null> {
+  const [row] = await db.select({ id: users.id, name: users.name, email: users.email }).from(users).where(eq(users.email, email)).limit(1)
+  return row ?? null
 }
 
 // ---- password change and reset ----

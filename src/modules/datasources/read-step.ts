@@ -1,4 +1,6 @@
-import type { ReadContext, ReadStep } from '../../kernel/read'
+import { t } from 'elysia'
+import type { ReadContext, ReadStep, ReadStepMeta } from '../../kernel/read'
+import { Int } from '../../kernel/schemas'
 import { replaceMarkers, scanMarkers } from './markers'
 import type { DatasourceRef, DatasourceStore, Entry } from './store'
 
@@ -34,6 +36,20 @@ interface Memo {
   epoch: number
 }
 
+/** `meta.datasource_refs`: how many markers of each datasource key the served content had resolved. */
+const MARKER_META: ReadStepMeta = {
+  schema: {
+    datasource_refs: t.Record(t.String(), Int(), { description: 'Datasource key → markers resolved' }),
+  },
+  graphql: (f) => ({
+    datasource_refs: f.field({
+      type: 'JSON',
+      description: 'Datasource key → how many `$ds:` markers of that key were resolved.',
+      resolve: (m) => m.datasource_refs ?? {},
+    }),
+  }),
+}
+
 export function markerStep(store: DatasourceStore): ReadStep {
   const memo = new WeakMap<object, Map<string, Memo>>()
 
@@ -48,6 +64,7 @@ export function markerStep(store: DatasourceStore): ReadStep {
 
   return {
     name: 'datasources',
+    meta: MARKER_META,
     // Decides from the content's markers and the in-memory revisions, which change only through events.
     vary: () => '',
     select(ctx: ReadContext) {

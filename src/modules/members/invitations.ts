@@ -1,5 +1,5 @@
-import { and, asc, count, eq, gt, isNull, lte } from 'drizzle-orm'
-import { invitations, memberships, spaces, users } from '../../../db/schema'
+import { and, asc, count, eq, gt, lte } from 'drizzle-orm'
+import { invitations, memberships } from '../../../db/schema'
 import type { Principal, Role, SpaceAccess } from '../../kernel/auth'
 import { newCapabilityToken, sha256Hex } from '../../kernel/crypto'
 import { normalizeEmail } from '../../kernel/email'
@@ -7,6 +7,8 @@ import type { Tx } from '../../kernel/db'
 import { isUniqueViolation, notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
+import { userByEmail, usersByIds } from '../auth/service'
+import { lockSpace, spacesByIds } from '../spaces/service'
 import { InvitationErrors, type InvitationPreviewView, type InvitationView } from './model'
 
 export const INVITATION_TTL_MS = 7 * 24 * 3_600_000
@@ -69,8 +71,8 @@ function invitationMail(to: string, token: string, role: Role, expiresAt: Date, 
 
 async function inviterName(kernel: Kernel, principal: Principal): Promise<{ id: number; name: string } | null> {
   if (principal.userId === null) return null
-  const [u] = await kernel.db.db.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, principal.userId))
-  return u ?? null
+  const u = (await usersByIds(kernel.db.db, [principal.userId])).get(principal.userId)
+  return u ? { id: u.id, name: u.name } : null
 }
 
 /** Invites an address to the Space (admin): 201 with the invitation; the mail is queued with it. */
@@ -86,14 +88,16 @@ export async function createInvitation(
   try {
     return await kernel.db.db.transaction(async (tx) => {
       // One admin's invitations are counted against the limit one at a time: the Space row is the lock.
-      await tx.select({ id: spaces.id }).from(spaces).where(eq(spaces.id, access.space.id)).for('update')
+      await lockSpace(tx, access.space.id)
       await expireDue(kernel, tx, access.space.id)
-      const [member] = await tx
-        .select({ id: users.id })
-        .from(memberships)
-        .innerJoin(users, eq(users.id, memberships.userId))
-        .where(and(eq(memberships.spaceId, access.space.id), eq(users.email, email)))
-      if (member) throw InvitationErrors.alreadyMember()
+      const account = await userByEmail(tx, email)
+      if (account) {
+        const [member] = await tx
+          .select({ userId: memberships.userId })
+          .from(memberships)
+          .where(and(eq(memberships.spaceId, access.space.id), eq(memberships.userId, account.id)))
+        if (member) throw InvitationErrors.alreadyMember()
+      }
       const [{ pending }] = await tx
         .select({ pending: count() })
         .from(invitations)
@@ -131,15 +135,18 @@ export async function createInvitation(
 /** The pending invitations of a Space, oldest first (admin). */
 export async function listInvitations(kernel: Kernel, access: SpaceAccess): Promise<InvitationView[]> {
   const now = kernel.clock.now()
-  const rows = await kernel.db.db
-    .select({ inv: invitations, inviterName: users.name })
-    .from(invitations)
-    .leftJoin(users, eq(users.id, invitations.invitedBy))
-    .where(and(eq(invitations.spaceId, access.space.id), eq(invitations.status, 'pending')))
-    .orderBy(asc(invitations.createdAt), asc(invitations.id))
-  return rows
-    .filter((r) => r.inv.expiresAt > now)
-    .map((r) => view(r.inv, r.inv.invitedBy !== null && r.inviterName !== null ? { id: r.inv.invitedBy, name: r.inviterName } : null))
+  const rows = (
+    await kernel.db.db
+      .select()
+      .from(invitations)
+      .where(and(eq(invitations.spaceId, access.space.id), eq(invitations.status, 'pending')))
+      .orderBy(asc(invitations.createdAt), asc(invitations.id))
+  ).filter((r) => r.expiresAt > now)
+  const inviters = await usersByIds(kernel.db.db, rows.flatMap((r) => (r.invitedBy !== null ? [r.invitedBy] : [])))
+  return rows.map((r) => {
+    const inviter = r.invitedBy !== null ? inviters.get(r.invitedBy) : undefined
+    return view(r, inviter ? { id: inviter.id, name: inviter.name } : null)
+  })
 }
 
 async function pendingById(tx: Tx, spaceId: number, id: number, now: Date): Promise<InvitationRow> {
@@ -178,29 +185,30 @@ export async function resendInvitation(kernel: Kernel, access: SpaceAccess, id: 
       invitationMail(row.email, token, row.role, expiresAt, { base, inviter: inviter?.name ?? access.space.name, space: access.space }),
       tx,
     )
-    const original = row.invitedBy !== null ? await tx.select({ id: users.id, name: users.name }).from(users).where(eq(users.id, row.invitedBy)) : []
-    return view(updated, original[0] ?? null)
+    const original = row.invitedBy !== null ? (await usersByIds(tx, [row.invitedBy])).get(row.invitedBy) : undefined
+    return view(updated, original ? { id: original.id, name: original.name } : null)
   })
 }
 
 /** A live invitation by its link token; unknown, used, revoked, declined and expired tokens are all null. */
 async function liveByToken(kernel: Kernel, db: Tx | Kernel['db']['db'], token: string, lock = false) {
   const q = db
-    .select({ inv: invitations, space: { id: spaces.id, slug: spaces.slug, name: spaces.name, archivedAt: spaces.archivedAt } })
+    .select()
     .from(invitations)
-    .innerJoin(spaces, eq(spaces.id, invitations.spaceId))
     .where(and(eq(invitations.tokenHash, sha256Hex(token)), eq(invitations.status, 'pending')))
-  const [row] = lock ? await q.for('update', { of: invitations }) : await q
-  if (!row || row.inv.expiresAt <= kernel.clock.now() || row.space.archivedAt !== null) return null
-  return row
+  const [inv] = lock ? await q.for('update') : await q
+  if (!inv || inv.expiresAt <= kernel.clock.now()) return null
+  const space = (await spacesByIds(db, [inv.spaceId])).get(inv.spaceId)
+  if (!space || space.archived) return null
+  return { inv, space }
 }
 
 /** What the invitation page shows before anyone signs in (anonymous). */
 export async function previewInvitation(kernel: Kernel, token: string): Promise<InvitationPreviewView> {
   const row = await liveByToken(kernel, kernel.db.db, token)
   if (!row) throw notFound('Invitation')
-  const [inviter] = row.inv.invitedBy !== null ? await kernel.db.db.select({ name: users.name }).from(users).where(eq(users.id, row.inv.invitedBy)) : []
-  const [account] = await kernel.db.db.select({ id: users.id }).from(users).where(eq(users.email, row.inv.email))
+  const inviter = row.inv.invitedBy !== null ? (await usersByIds(kernel.db.db, [row.inv.invitedBy])).get(row.inv.invitedBy) : undefined
+  const account = (await userByEmail(kernel.db.db, row.inv.email)) ?? undefined
   return {
     space: { slug: row.space.slug, name: row.space.name },
     role: row.inv.role,
@@ -220,7 +228,7 @@ export async function acceptInvitation(kernel: Kernel, principal: Extract<Princi
   return transact(kernel, async (tx, emit) => {
     const row = await liveByToken(kernel, tx, token, true)
     if (!row) throw notFound('Invitation')
-    const [user] = await tx.select().from(users).where(eq(users.id, principal.userId))
+    const user = (await usersByIds(tx, [principal.userId])).get(principal.userId)
     if (!user) throw notFound('Invitation')
     if (user.email !== row.inv.email) throw InvitationErrors.emailMismatch()
     const now = kernel.clock.now()
@@ -255,11 +263,11 @@ export async function declineInvitation(kernel: Kernel, token: string): Promise<
  * walk-ins (`first-user`, `closed`), so an invitation works on a closed service. Asked inside the sign-up transaction.
  */
 export async function hasLiveInvitation(kernel: Kernel, tx: Tx, email: string): Promise<boolean> {
-  const [row] = await tx
-    .select({ id: invitations.id })
+  const rows = await tx
+    .select({ spaceId: invitations.spaceId })
     .from(invitations)
-    .innerJoin(spaces, eq(spaces.id, invitations.spaceId))
-    .where(and(eq(invitations.email, normalizeEmail(email) ?? email.trim().toLowerCase()), eq(invitations.status, 'pending'), gt(invitations.expiresAt, kernel.clock.now()), isNull(spaces.archivedAt)))
-    .limit(1)
-  return row !== undefined
+    .where(and(eq(invitations.email, normalizeEmail(email) ?? email.trim().toLowerCase()), eq(invitations.status, 'pending'), gt(invitations.expiresAt, kernel.clock.now())))
+  if (!rows.length) return false
+  const live = await spacesByIds(tx, rows.map((r) => r.spaceId))
+  return [...live.values()].some((s) => !s.archived)
 }

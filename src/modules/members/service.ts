@@ -1,21 +1,35 @@
 import { and, asc, count, eq } from 'drizzle-orm'
-import { memberships, users } from '../../../db/schema'
+import { memberships } from '../../../db/schema'
 import { type Principal, type Role, ROLES, requireUserToken, type SpaceAccess } from '../../kernel/auth'
 import { forbidden, notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
-import type { Tx } from '../../kernel/db'
+import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import type { RouteSummary } from '../../kernel/module'
-import { describePrincipal } from '../auth/service'
+import { describePrincipal, type UserRef, usersByIds } from '../auth/service'
 import { findLiveSpace, listSpaces } from '../spaces/service'
 import { MemberErrors, type MemberView, type RoleView, type WhoamiView } from './model'
 
-const memberView = (r: { id: number; name: string; email: string; role: string; createdAt: Date }): MemberView => ({
+interface MemberRow extends UserRef {
+  role: string
+  createdAt: Date
+}
+
+const memberView = (r: MemberRow): MemberView => ({
   user: { id: r.id, name: r.name, email: r.email },
   role: r.role as Role,
   joined_at: r.createdAt.toISOString(),
 })
+
+/** Memberships with their users' names and addresses (from the auth service); a user gone meanwhile is left out. */
+async function withUsers(db: DbOrTx, rows: { userId: number; role: string; createdAt: Date }[]): Promise<MemberRow[]> {
+  const people = await usersByIds(db, rows.map((r) => r.userId))
+  return rows.flatMap((r) => {
+    const user = people.get(r.userId)
+    return user ? [{ ...user, role: r.role, createdAt: r.createdAt }] : []
+  })
+}
 
 /** The members of a Space, oldest first (viewer+). */
 export async function listMembers(kernel: Kernel, access: SpaceAccess, query: { page?: number; per_page?: number }) {
@@ -23,16 +37,15 @@ export async function listMembers(kernel: Kernel, access: SpaceAccess, query: { 
   const db = kernel.db.db
   const [rows, [{ total }]] = await Promise.all([
     db
-      .select({ id: users.id, name: users.name, email: users.email, role: memberships.role, createdAt: memberships.createdAt })
+      .select({ userId: memberships.userId, role: memberships.role, createdAt: memberships.createdAt })
       .from(memberships)
-      .innerJoin(users, eq(users.id, memberships.userId))
       .where(eq(memberships.spaceId, access.space.id))
-      .orderBy(asc(memberships.createdAt), asc(users.id))
+      .orderBy(asc(memberships.createdAt), asc(memberships.userId))
       .limit(perPage)
       .offset(offset),
     db.select({ total: count() }).from(memberships).where(eq(memberships.spaceId, access.space.id)),
   ])
-  return { data: rows.map(memberView), meta: { total: Number(total), page, per_page: perPage } }
+  return { data: (await withUsers(db, rows)).map(memberView), meta: { total: Number(total), page, per_page: perPage } }
 }
 
 /** `me` is the caller (a user token only: a Space-scoped token is nobody's membership). */
@@ -56,14 +69,13 @@ async function lockAdmins(tx: Tx, spaceId: number): Promise<number[]> {
   return rows.map((r) => r.userId)
 }
 
-async function memberRow(tx: Tx, spaceId: number, userId: number) {
-  const [row] = await tx
-    .select({ id: users.id, name: users.name, email: users.email, role: memberships.role, createdAt: memberships.createdAt })
+async function memberRow(tx: Tx, spaceId: number, userId: number): Promise<MemberRow | undefined> {
+  const rows = await tx
+    .select({ userId: memberships.userId, role: memberships.role, createdAt: memberships.createdAt })
     .from(memberships)
-    .innerJoin(users, eq(users.id, memberships.userId))
     .where(and(eq(memberships.spaceId, spaceId), eq(memberships.userId, userId)))
-    .for('update', { of: memberships })
-  return row
+    .for('update')
+  return (await withUsers(tx, rows))[0]
 }
 
 /** Who made a change: the user, or for a Space-scoped token the user who created it. */

@@ -1,5 +1,6 @@
+import { t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { ReadContext, ReadStep } from '../../kernel/read'
+import type { ReadContext, ReadStep, ReadStepMeta } from '../../kernel/read'
 import { type LiveSegment, matchSegment, type SegmentCache, type SegmentSet, segmentFromHeader } from './cache'
 import { RequestSignals } from './rules'
 import { variantContentJson } from './service'
@@ -23,6 +24,26 @@ export function resolve(set: SegmentSet, request: Request, viaTrustedProxy: bool
   return { segment: matchSegment(set, new RequestSignals(request, viaTrustedProxy, countryHeader, lang)), fromSignals: true }
 }
 
+/** `meta.served_segment`: the segment whose variant was served, or null (the default content). */
+const SEGMENT_META: ReadStepMeta = {
+  schema: {
+    served_segment: t.Union([t.String(), t.Null()], { description: 'Key of the audience segment whose variant was served' }),
+  },
+  graphql: (f) => ({
+    served_segment: f.string({
+      nullable: true,
+      description: 'Key of the audience segment whose variant was served (null: the default content).',
+      resolve: (m) => (m.served_segment as string | null | undefined) ?? null,
+    }),
+  }),
+}
+
+/** Personalisation in the OpenAPI description of the public read. */
+const SEGMENT_READ_DESCRIPTION =
+  'Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). ' +
+  "The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. " +
+  'A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`.'
+
 /**
  * The personalisation step of the public Story read. `select` decides from memory (the Space's segments are cached),
  * so cached reads stay on the fast path; the served segment goes into the render key (so into the body's
@@ -44,6 +65,8 @@ export function segmentReadStep(kernel: Kernel, cache: SegmentCache): ReadStep {
   }
   return {
     name: 'segment',
+    meta: SEGMENT_META,
+    description: SEGMENT_READ_DESCRIPTION,
     // The header short-cut varies on the named segment; a resolution from signals on the raw headers its rules read
     // (Accept-Language and the URL are the memo's own key). The country header counts only through a trusted proxy.
     vary(request, space, viaTrustedProxy) {

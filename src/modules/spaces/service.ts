@@ -4,7 +4,7 @@ import type { Principal, Role, SpaceAccess, SpaceRef } from '../../kernel/auth'
 import { issueToken } from '../../kernel/crypto'
 import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
-import type { Tx } from '../../kernel/db'
+import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import { SpaceErrors, type SpaceTokenView, type SpaceView } from './model'
@@ -161,6 +161,25 @@ export async function spaceSlugById(kernel: Pick<Kernel, 'db'>, spaceId: number)
 export async function spaceNameById(kernel: Pick<Kernel, 'db'>, spaceId: number): Promise<{ id: number; slug: string; name: string } | null> {
   const [row] = await kernel.db.db.select({ id: spaces.id, slug: spaces.slug, name: spaces.name }).from(spaces).where(eq(spaces.id, spaceId)).limit(1)
   return row ?? null
+}
+
+/** Spaces by id (archived included), inside the caller's transaction when given one. Unknown ids are absent. */
+export async function spacesByIds(db: DbOrTx, ids: number[]): Promise<Map<number, { id: number; slug: string; name: string; archived: boolean }>> {
+  const unique = [...new Set(ids)]
+  if (!unique.length) return new Map()
+  const rows = await db
+    .select({ id: spaces.id, slug: spaces.slug, name: spaces.name, archivedAt: spaces.archivedAt })
+    .from(spaces)
+    .where(inArray(spaces.id, unique))
+  return new Map(rows.map((r) => [r.id, { id: r.id, slug: r.slug, name: r.name, archived: r.archivedAt !== null }]))
+}
+
+/**
+ * Locks a Space's row until the caller's transaction ends: work another module counts per Space (pending
+ * invitations against their limit) is serialised on it.
+ */
+export async function lockSpace(tx: Tx, spaceId: number): Promise<void> {
+  await tx.select({ id: spaces.id }).from(spaces).where(eq(spaces.id, spaceId)).for('update')
 }
 
 /** A live (not archived) Space by slug, or null. The public surface reads PublicSpaces (public.ts) instead. */

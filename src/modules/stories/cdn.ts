@@ -6,7 +6,7 @@ import type { ReadRequest } from '../../kernel/read'
 import { SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
 import type { DecidedHeaders, Rendered } from './cache'
-import { PublicStoryModel } from './model'
+import { publicStoryModel } from './model'
 import { ogCardSvg } from './og'
 import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
 import type { ReadMemo } from './read-memo'
@@ -119,10 +119,18 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
   }
 }
 
+/** The read's own part of its OpenAPI description; the read steps add theirs (ReadStep.description). */
+const READ_DESCRIPTION =
+  'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
+  'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.'
+
 /** The public Story routes (spec 4.2, 4.5): anonymous, rate limited per IP by the kernel. */
 export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline) {
   const { kernel } = ctx
   const config = kernel.config
+  // The body's model and the description, from what the registered read steps declare (once, at start-up).
+  const model = publicStoryModel(kernel.readSteps)
+  const description = [READ_DESCRIPTION, ...kernel.readSteps.flatMap((s) => (s.description ? [s.description] : []))].join(' ')
   return new Elysia({ prefix: '/cdn/:space/stories', tags: ['Public read'] })
     .get(
       '/:uuid/og.svg',
@@ -195,15 +203,9 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
         ),
         detail: {
           summary: 'A published Story by full path, with locale fallback (spec 4.5)',
-          description:
-            'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
-            'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. ' +
-            'Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). ' +
-            "The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. " +
-            'A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`. ' +
-            'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).',
+          description,
           responses: {
-            200: { description: 'The published Story', content: { 'application/json': { schema: PublicStoryModel as never } } },
+            200: { description: 'The published Story', content: { 'application/json': { schema: model as never } } },
             304: { description: 'Not modified (If-None-Match matched the ETag)' },
           },
         },

@@ -1,9 +1,10 @@
 import { AppError, validationFailed } from '../../kernel/errors'
 import { type GraphQLBuilder, type GraphQLContext, pageArgs } from '../../kernel/graphql'
 import type { Kernel } from '../../kernel/kernel'
-import type { ReadRequest } from '../../kernel/read'
+import type { ReadRequest, ReadStep, StoryMeta } from '../../kernel/read'
 import type { PublicSpace } from '../spaces/public'
 import type { Rendered } from './cache'
+import { declaredMeta, type PublicStoryView } from './model'
 import { publicPathToFullPath } from './paths'
 import type { StoryReadPipeline } from './read-pipeline'
 import * as repo from './repo'
@@ -14,150 +15,47 @@ import * as repo from './repo'
  * the locale fallback chain, segment resolution (the `segment` argument stands in for the X-Service-Segment header)
  * and datasource markers behave exactly as in REST. Loads are batched: a page of N Stories costs three queries
  * (page, total, snapshots) whatever N, and `story` fields of one request share one snapshot query.
+ *
+ * The `StoryMeta` type is made of the fields the registered read steps declare (kernel/read.ts `ReadStepMeta`).
  */
 
 export const STORIES_PAGE = { perPage: 25, max: 100 }
-
-interface StoryMeta {
-  served_segment?: string | null
-  datasource_refs?: Record<string, number>
-  beacon_url?: string
-}
-
-interface StoryView {
-  id: number
-  uuid: string
-  name: string
-  slug: string
-  full_path: string
-  lang: string
-  version_no: number
-  published_at: string | null
-  content: unknown
-  meta: StoryMeta
-}
 
 interface StoryPage {
   total: number
   page: number
   per_page: number
-  items: StoryView[]
+  items: PublicStoryView[]
 }
 
 const SEGMENT = /^[\x21-\x7e]{1,100}$/
 
 export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryReadPipeline }, kernel: Kernel) {
-  const { pipeline } = self
-  // A render is immutable: parse each one once, whoever asks.
-  const parsed = new WeakMap<Rendered, Promise<StoryView>>()
-  // Requests carrying a `segment` argument as X-Service-Segment, per GraphQL request and segment.
-  const segmentRequests = new WeakMap<GraphQLContext, Map<string, Request>>()
+  const types = storyTypes(builder, kernel.readSteps)
+  const reader = new PublicStoryReader(kernel, self.pipeline)
+  storyQueryField(builder, types, reader)
+  storiesQueryField(builder, types, reader)
+}
 
-  const viewOf = (r: Rendered): Promise<StoryView> => {
-    let p = parsed.get(r)
-    if (!p) {
-      p = r.body.text().then((text) => {
-        const { data, meta } = JSON.parse(text) as { data: Omit<StoryView, 'meta'>; meta: StoryMeta }
-        return { ...data, meta }
-      })
-      parsed.set(r, p)
-    }
-    return p
-  }
+// ---- Types ----
 
-  const requestFor = (ctx: GraphQLContext, segment: string | null | undefined): Request => {
-    if (segment === undefined || segment === null) return ctx.request
-    if (!SEGMENT.test(segment)) throw validationFailed({ segment: ['must be a segment key: 1 to 100 visible ASCII characters'] })
-    let map = segmentRequests.get(ctx)
-    if (!map) segmentRequests.set(ctx, (map = new Map()))
-    let r = map.get(segment)
-    if (!r) {
-      const headers = new Headers(ctx.request.headers)
-      headers.set('x-service-segment', segment)
-      r = new Request(ctx.request.url, { headers })
-      map.set(segment, r)
-    }
-    return r
-  }
+type StoryTypes = ReturnType<typeof storyTypes>
 
-  /** Loads (into the read cache) the snapshots of every path asked for in this tick, one query per Space. */
-  const primer = (ctx: GraphQLContext) =>
-    ctx.loader<{ space: PublicSpace; fullPath: string }, true>(
-      'stories.snapshots',
-      async (keys) => {
-        const bySpace = new Map<number, { space: PublicSpace; paths: string[] }>()
-        for (const k of keys) {
-          const e = bySpace.get(k.space.id) ?? { space: k.space, paths: [] }
-          e.paths.push(k.fullPath)
-          bySpace.set(k.space.id, e)
-        }
-        for (const { space, paths } of bySpace.values()) await pipeline.prime(space, paths)
-        return keys.map(() => true as const)
-      },
-      { cacheKeyFn: (k) => `${k.space.id}\u0000${k.fullPath}` },
-    )
-
-  const uuidPaths = (ctx: GraphQLContext) =>
-    ctx.loader<{ space: PublicSpace; uuid: string }, string | null>(
-      'stories.uuidPaths',
-      async (keys) => {
-        const found = new Map<string, string>()
-        const bySpace = new Map<number, string[]>()
-        for (const k of keys) bySpace.set(k.space.id, [...(bySpace.get(k.space.id) ?? []), k.uuid])
-        for (const [spaceId, uuids] of bySpace) {
-          for (const [uuid, path] of await repo.publishedPathsByUuids(kernel.db.db, spaceId, uuids)) found.set(`${spaceId}\u0000${uuid}`, path)
-        }
-        return keys.map((k) => found.get(`${k.space.id}\u0000${k.uuid.toLowerCase()}`) ?? null)
-      },
-      { cacheKeyFn: (k) => `${k.space.id}\u0000${k.uuid.toLowerCase()}` },
-    )
-
-  /** One Story through the public read pipeline; null when nothing is published there. */
-  async function read(ctx: GraphQLContext, space: PublicSpace, fullPath: string, lang: string | null | undefined, segment?: string | null): Promise<StoryView | null> {
-    const request = requestFor(ctx, segment)
-    const req: ReadRequest = {
-      spaceSlug: space.slug,
-      rawPath: fullPath.slice(1),
-      lang: lang ?? undefined,
-      acceptLanguage: request.headers.get('accept-language'),
-      origin: ctx.origin,
-      request,
-      clientIp: ctx.clientIp,
-      viaTrustedProxy: ctx.viaTrustedProxy,
-      preview: false,
-    }
-    try {
-      const served = await pipeline.read(req)
-      if (served.cacheControl) ctx.cacheHint(served.cacheControl)
-      return await viewOf(served.rendered)
-    } catch (err) {
-      if (err instanceof AppError && err.status === 404) return null
-      throw err
-    }
-  }
-
-  const StoryMetaRef = builder.objectRef<StoryMeta>('StoryMeta').implement({
+/** `StoryMeta` from the read steps' declarations, in step order; null when no step declares any entry. */
+function storyMetaType(builder: GraphQLBuilder, steps: readonly ReadStep[]) {
+  const metas = declaredMeta(steps)
+  if (!metas.length) return null
+  return builder.objectRef<StoryMeta>('StoryMeta').implement({
     description: 'What the read steps decided, as in the REST read’s `meta`.',
-    fields: (t) => ({
-      served_segment: t.string({
-        nullable: true,
-        description: 'Key of the audience segment whose variant was served (null: the default content).',
-        resolve: (m) => m.served_segment ?? null,
-      }),
-      datasource_refs: t.field({
-        type: 'JSON',
-        description: 'Datasource key → how many `$ds:` markers of that key were resolved.',
-        resolve: (m) => m.datasource_refs ?? {},
-      }),
-      beacon_url: t.string({
-        nullable: true,
-        description: 'Absolute URL of the analytics beacon (null when SERVICE_BEACON_ENABLED=false).',
-        resolve: (m) => m.beacon_url ?? null,
-      }),
-    }),
+    fields: (t) => Object.assign({}, ...metas.map((m) => m.graphql(t))),
   })
+}
 
-  const StoryRef = builder.objectRef<StoryView>('Story').implement({
+/** The output types of `story` and `stories`. */
+function storyTypes(builder: GraphQLBuilder, steps: readonly ReadStep[]) {
+  const StoryMetaRef = storyMetaType(builder, steps)
+
+  const Story = builder.objectRef<PublicStoryView>('Story').implement({
     description: 'A published Story in the locale served (after the fallback chain), as the REST read serves it.',
     fields: (t) => ({
       id: t.exposeInt('id'),
@@ -170,16 +68,16 @@ export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryRea
       status: t.string({ description: 'Always `published`: only published Stories are served.', resolve: () => 'published' }),
       published_at: t.string({ nullable: true, description: 'ISO 8601 UTC', resolve: (s) => s.published_at }),
       content: t.field({ type: 'JSON', description: '`{type: "doc", blocks: [...]}` with datasource markers and asset fields resolved', resolve: (s) => s.content }),
-      meta: t.field({ type: StoryMetaRef, resolve: (s) => s.meta }),
+      ...(StoryMetaRef ? { meta: t.field({ type: StoryMetaRef, resolve: (s) => s.meta }) } : {}),
     }),
   })
 
-  const StoryPageRef = builder.objectRef<StoryPage>('StoryPage').implement({
+  const StoryPage = builder.objectRef<StoryPage>('StoryPage').implement({
     fields: (t) => ({
       total: t.exposeInt('total', { description: 'Published Stories matching, over all pages' }),
       page: t.exposeInt('page'),
       per_page: t.exposeInt('per_page'),
-      items: t.field({ type: [StoryRef], resolve: (p) => p.items }),
+      items: t.field({ type: [Story], resolve: (p) => p.items }),
     }),
   })
 
@@ -192,9 +90,152 @@ export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryRea
     },
   })
 
+  return { Story, StoryPage, StorySort }
+}
+
+// ---- Reading through the public pipeline ----
+
+/** Reads Stories for resolvers through the public read pipeline, with the per-request loaders that batch it. */
+class PublicStoryReader {
+  /** A render is immutable: parse each one once, whoever asks. */
+  private readonly parsed = new WeakMap<Rendered, Promise<PublicStoryView>>()
+  /** Requests carrying a `segment` argument as X-Service-Segment, per GraphQL request and segment. */
+  private readonly segmentRequests = new WeakMap<GraphQLContext, Map<string, Request>>()
+
+  constructor(
+    private readonly kernel: Kernel,
+    readonly pipeline: StoryReadPipeline,
+  ) {}
+
+  /** One Story through the public read pipeline; null when nothing is published there. */
+  async read(
+    ctx: GraphQLContext,
+    space: PublicSpace,
+    fullPath: string,
+    lang: string | null | undefined,
+    segment?: string | null,
+  ): Promise<PublicStoryView | null> {
+    try {
+      const served = await this.pipeline.read(this.readRequest(ctx, space, fullPath, lang, segment))
+      if (served.cacheControl) ctx.cacheHint(served.cacheControl)
+      return await this.viewOf(served.rendered)
+    } catch (err) {
+      if (err instanceof AppError && err.status === 404) return null
+      throw err
+    }
+  }
+
+  /** A page of a Space's published Stories under `prefix`: one query for the page and total, one for the snapshots. */
+  async readPage(
+    ctx: GraphQLContext,
+    space: PublicSpace,
+    q: { prefix: string | null; sort: repo.PublishedSort; page: number; perPage: number; lang: string | null | undefined },
+  ): Promise<StoryPage> {
+    const { paths, total } = await repo.publishedPathsPage(this.kernel.db.db, space.id, {
+      prefix: q.prefix,
+      sort: q.sort,
+      limit: q.perPage,
+      offset: (q.page - 1) * q.perPage,
+    })
+    await this.pipeline.prime(space, paths)
+    const items = await Promise.all(paths.map((p) => this.read(ctx, space, p, q.lang)))
+    return { total, page: q.page, per_page: q.perPage, items: items.filter((s): s is PublicStoryView => s !== null) }
+  }
+
+  /** Loads (into the read cache) the snapshots of every path asked for in this tick, one query per Space. */
+  prime(ctx: GraphQLContext, space: PublicSpace, fullPath: string): Promise<true> {
+    return ctx
+      .loader<{ space: PublicSpace; fullPath: string }, true>(
+        'stories.snapshots',
+        async (keys) => {
+          for (const { space, paths } of groupBySpace(keys, (k) => k.fullPath)) await this.pipeline.prime(space, paths)
+          return keys.map(() => true as const)
+        },
+        { cacheKeyFn: (k) => `${k.space.id}\u0000${k.fullPath}` },
+      )
+      .load({ space, fullPath })
+  }
+
+  /** The full path of a published Story by uuid (null: none), the uuids asked for in this tick in one query per Space. */
+  pathOfUuid(ctx: GraphQLContext, space: PublicSpace, uuid: string): Promise<string | null> {
+    const keyOf = (spaceId: number, uuid: string) => `${spaceId}\u0000${uuid.toLowerCase()}`
+    return ctx
+      .loader<{ space: PublicSpace; uuid: string }, string | null>(
+        'stories.uuidPaths',
+        async (keys) => {
+          const found = new Map<string, string>()
+          for (const { space, paths: uuids } of groupBySpace(keys, (k) => k.uuid)) {
+            for (const [uuid, path] of await repo.publishedPathsByUuids(this.kernel.db.db, space.id, uuids)) found.set(keyOf(space.id, uuid), path)
+          }
+          return keys.map((k) => found.get(keyOf(k.space.id, k.uuid)) ?? null)
+        },
+        { cacheKeyFn: (k) => keyOf(k.space.id, k.uuid) },
+      )
+      .load({ space, uuid })
+  }
+
+  private readRequest(ctx: GraphQLContext, space: PublicSpace, fullPath: string, lang: string | null | undefined, segment?: string | null): ReadRequest {
+    const request = this.requestFor(ctx, segment)
+    return {
+      spaceSlug: space.slug,
+      rawPath: fullPath.slice(1),
+      lang: lang ?? undefined,
+      acceptLanguage: request.headers.get('accept-language'),
+      origin: ctx.origin,
+      request,
+      clientIp: ctx.clientIp,
+      viaTrustedProxy: ctx.viaTrustedProxy,
+      preview: false,
+    }
+  }
+
+  /** The GraphQL request itself, or (with a `segment` argument) a copy carrying it as X-Service-Segment. */
+  private requestFor(ctx: GraphQLContext, segment: string | null | undefined): Request {
+    if (segment === undefined || segment === null) return ctx.request
+    if (!SEGMENT.test(segment)) throw validationFailed({ segment: ['must be a segment key: 1 to 100 visible ASCII characters'] })
+    let map = this.segmentRequests.get(ctx)
+    if (!map) this.segmentRequests.set(ctx, (map = new Map()))
+    let r = map.get(segment)
+    if (!r) {
+      const headers = new Headers(ctx.request.headers)
+      headers.set('x-service-segment', segment)
+      r = new Request(ctx.request.url, { headers })
+      map.set(segment, r)
+    }
+    return r
+  }
+
+  private viewOf(r: Rendered): Promise<PublicStoryView> {
+    let p = this.parsed.get(r)
+    if (!p) {
+      p = r.body.text().then((text) => {
+        const { data, meta } = JSON.parse(text) as { data: Omit<PublicStoryView, 'meta'>; meta: StoryMeta }
+        return { ...data, meta }
+      })
+      this.parsed.set(r, p)
+    }
+    return p
+  }
+}
+
+/** Keys of one batch grouped by Space (in first-seen order), with the value each key asks for. */
+function groupBySpace<K extends { space: PublicSpace }>(keys: readonly K[], valueOf: (k: K) => string) {
+  const bySpace = new Map<number, { space: PublicSpace; paths: string[] }>()
+  for (const k of keys) {
+    const e = bySpace.get(k.space.id) ?? { space: k.space, paths: [] }
+    e.paths.push(valueOf(k))
+    bySpace.set(k.space.id, e)
+  }
+  return bySpace.values()
+}
+
+// ---- Query fields ----
+
+/** `story(space, path | uuid, lang, segment)`. */
+function storyQueryField(builder: GraphQLBuilder, types: StoryTypes, reader: PublicStoryReader) {
   builder.queryField('story', (t) =>
     t.field({
-      type: StoryRef,
+      type: types.Story,
       nullable: true,
       description:
         'A published Story by full path or by uuid (exactly one), with the locale fallback chain of the REST read. `segment` acts as the X-Service-Segment header. Null when nothing is published there.',
@@ -207,24 +248,38 @@ export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryRea
       },
       resolve: async (_root, args, ctx) => {
         if ((args.path == null) === (args.uuid == null)) throw validationFailed({ path: ['give exactly one of path and uuid'] })
-        const space = await pipeline.space(args.space)
+        const space = await reader.pipeline.space(args.space)
         if (!space) return null
-        let fullPath: string | null
-        if (args.path != null) {
-          fullPath = publicPathToFullPath(args.path.startsWith('/') ? args.path.slice(1) : args.path)
-        } else {
-          fullPath = await uuidPaths(ctx).load({ space, uuid: args.uuid! })
-        }
+        const fullPath = args.path != null ? fullPathOfArg(args.path) : await reader.pathOfUuid(ctx, space, args.uuid!)
         if (!fullPath) return null
-        await primer(ctx).load({ space, fullPath })
-        return read(ctx, space, fullPath, args.lang, args.segment)
+        await reader.prime(ctx, space, fullPath)
+        return reader.read(ctx, space, fullPath, args.lang, args.segment)
       },
     }),
   )
+}
 
+/** The `path` argument as a full path (null when it cannot name a Story). */
+function fullPathOfArg(path: string): string | null {
+  return publicPathToFullPath(path.startsWith('/') ? path.slice(1) : path)
+}
+
+/** The `startsWith` argument as a full-path prefix with its leading slash; null for none (every Story). 422 when malformed. */
+function pathPrefixOf(startsWith: string | null | undefined): string | null {
+  if (startsWith == null || startsWith === '' || startsWith === '/') return null
+  const prefix = startsWith.startsWith('/') ? startsWith : `/${startsWith}`
+  if (prefix.length > 1200 || !/^[a-z0-9_/-]+$/.test(prefix)) {
+    throw validationFailed({ startsWith: ['must be a path prefix: a-z 0-9 _ - and /, at most 1200 characters'] })
+  }
+  return prefix
+}
+
+/** `stories(space, startsWith, page, perPage, lang, sortBy)`. */
+function storiesQueryField(builder: GraphQLBuilder, types: StoryTypes, reader: PublicStoryReader) {
+  const { pipeline } = reader
   builder.queryField('stories', (t) =>
     t.field({
-      type: StoryPageRef,
+      type: types.StoryPage,
       nullable: true,
       description:
         'A page of published Stories whose full path starts with `startsWith`, each read as by `story` (locale fallback per Story). Null for an unknown Space.',
@@ -234,30 +289,16 @@ export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryRea
         page: t.arg.int({ defaultValue: 1 }),
         perPage: t.arg.int({ defaultValue: STORIES_PAGE.perPage, description: `1 to ${STORIES_PAGE.max}` }),
         lang: t.arg.string(),
-        sortBy: t.arg({ type: StorySort, defaultValue: 'full_path:asc' }),
+        sortBy: t.arg({ type: types.StorySort, defaultValue: 'full_path:asc' }),
       },
       resolve: async (_root, args, ctx) => {
         const { page, perPage } = pageArgs(args, STORIES_PAGE)
-        let prefix: string | null = null
-        if (args.startsWith != null && args.startsWith !== '' && args.startsWith !== '/') {
-          prefix = args.startsWith.startsWith('/') ? args.startsWith : `/${args.startsWith}`
-          if (prefix.length > 1200 || !/^[a-z0-9_/-]+$/.test(prefix)) {
-            throw validationFailed({ startsWith: ['must be a path prefix: a-z 0-9 _ - and /, at most 1200 characters'] })
-          }
-        }
+        const prefix = pathPrefixOf(args.startsWith)
         const space = await pipeline.space(args.space)
         if (!space) return null
         // Validates `lang` before any query.
         pipeline.chain(space, args.lang ?? undefined, ctx.request.headers.get('accept-language'))
-        const { paths, total } = await repo.publishedPathsPage(kernel.db.db, space.id, {
-          prefix,
-          sort: args.sortBy ?? 'full_path:asc',
-          limit: perPage,
-          offset: (page - 1) * perPage,
-        })
-        await pipeline.prime(space, paths)
-        const items = await Promise.all(paths.map((p) => read(ctx, space, p, args.lang)))
-        return { total, page, per_page: perPage, items: items.filter((s): s is StoryView => s !== null) }
+        return reader.readPage(ctx, space, { prefix, sort: args.sortBy ?? 'full_path:asc', page, perPage, lang: args.lang })
       },
     }),
   )

@@ -1,5 +1,7 @@
+import type { TProperties } from '@sinclair/typebox'
 import { t } from 'elysia'
 import { defineError } from '../../kernel/errors'
+import type { ReadStep, ReadStepMeta, StoryMeta } from '../../kernel/read'
 import { PageMeta, PageNo, Timestamp, Int, IntId, intString, NullableTimestamp, oneOf, perPage, SpaceSlug, Uuid } from '../../kernel/schemas'
 import { FIELD_TYPES } from './blocks'
 
@@ -204,25 +206,47 @@ export const ComponentModel = t.Object({
 })
 export type ComponentView = typeof ComponentModel.static
 
-/** The public read (spec 4.5). `meta` entries come from the read steps of the modules (personalisation, ...). */
-export const PublicStoryModel = t.Object({
-  data: t.Object({
-    id: Int(),
-    uuid: t.String({ format: 'uuid' }),
-    name: t.String(),
-    slug: t.String(),
-    full_path: t.String(),
-    lang: t.String({ description: 'The locale served (after the fallback chain)' }),
-    version_no: Int(),
-    published_at: NullableTimestamp,
-    content: Content,
-  }),
-  meta: t.Object(
-    {
-      beacon_url: t.Optional(t.String({ format: 'uri', description: 'Absent when SERVICE_BEACON_ENABLED=false' })),
-      served_segment: t.Union([t.String(), t.Null()], { description: 'Key of the audience segment whose variant was served' }),
-      datasource_refs: t.Record(t.String(), Int(), { description: 'Datasource key → markers resolved' }),
-    },
-    { additionalProperties: true },
-  ),
+/** The public read's Story (spec 4.5): the body's `data`. */
+export const PublicStoryData = t.Object({
+  id: Int(),
+  uuid: t.String({ format: 'uuid' }),
+  name: t.String(),
+  slug: t.String(),
+  full_path: t.String(),
+  lang: t.String({ description: 'The locale served (after the fallback chain)' }),
+  version_no: Int(),
+  published_at: NullableTimestamp,
+  content: Content,
 })
+
+/** A served Story as one value: the body's `data` with its `meta` (the GraphQL Story type resolves it). */
+export type PublicStoryView = typeof PublicStoryData.static & { meta: StoryMeta }
+
+/**
+ * The read steps' `meta` declarations (kernel/read.ts `ReadStepMeta`), in step order; a key declared twice is a
+ * programming error, refused at start-up.
+ */
+export function declaredMeta(steps: readonly ReadStep[]): ReadStepMeta[] {
+  const owners = new Map<string, string>()
+  const out: ReadStepMeta[] = []
+  for (const step of steps) {
+    if (!step.meta) continue
+    for (const key of Object.keys(step.meta.schema)) {
+      const other = owners.get(key)
+      if (other !== undefined) throw new Error(`read steps "${other}" and "${step.name}" both declare meta.${key}`)
+      owners.set(key, step.name)
+    }
+    out.push(step.meta)
+  }
+  return out
+}
+
+/**
+ * The public read's body (spec 4.5): `data`, and `meta` with the entries the registered read steps declare (built
+ * once, when the routes are).
+ */
+export function publicStoryModel(steps: readonly ReadStep[]) {
+  const meta: TProperties = {}
+  for (const m of declaredMeta(steps)) Object.assign(meta, m.schema)
+  return t.Object({ data: PublicStoryData, meta: t.Object(meta, { additionalProperties: true }) })
+}

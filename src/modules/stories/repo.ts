@@ -55,7 +55,29 @@ export async function contentsOf(db: DbOrTx, storyId: number) {
   return db.select().from(storyContents).where(eq(storyContents.storyId, storyId)).orderBy(asc(storyContents.lang))
 }
 
-export async function contentIn(db: DbOrTx, storyId: number, lang: string) {
+export type ContentRow = typeof storyContents.$inferSelect
+export type StoryPatch = Partial<typeof stories.$inferInsert>
+
+/** Writes a Story row's changes and returns the row as it is now. */
+export async function updateStoryRow(tx: Tx, storyId: number, patch: StoryPatch): Promise<StoryRow> {
+  const [row] = await tx.update(stories).set(patch).where(eq(stories.id, storyId)).returning()
+  return row
+}
+
+/** Adds a Story's content in a locale (its first, or a new translation). */
+export async function insertContent(tx: Tx, row: typeof storyContents.$inferInsert) {
+  await tx.insert(storyContents).values(row)
+}
+
+/** Rewrites a Story's content (and translated name) in a locale. */
+export async function updateContent(tx: Tx, storyId: number, lang: string, set: { content: unknown; name: string | null; updatedAt: Date }) {
+  await tx
+    .update(storyContents)
+    .set(set)
+    .where(and(eq(storyContents.storyId, storyId), eq(storyContents.lang, lang)))
+}
+
+export async function contentIn(db: DbOrTx, storyId: number, lang: string): Promise<ContentRow | null> {
   const [row] = await db
     .select()
     .from(storyContents)
