@@ -4,9 +4,10 @@ import { GcPacer } from './kernel/gc-pacer'
 import { KernelErrors } from './kernel/errors'
 import { bytesText, MAX_URL_BYTES, pathOf } from './kernel/http'
 import type { Kernel } from './kernel/kernel'
-import type { FastRequest, FastRoute, Module, RouteContext, RouteSummary, Use } from './kernel/module'
-import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, type RequestInfo, RouteBodyTypes } from './kernel/plugin'
-import { KERNEL_RATE_LIMITS, type RateLimitDecision, type RateLimitRule } from './kernel/rate-limit'
+import { createFastPath, type ModuleFastRoute } from './kernel/fast-path'
+import type { Module, RouteContext, RouteSummary, Use } from './kernel/module'
+import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, RouteBodyTypes } from './kernel/plugin'
+import { KERNEL_RATE_LIMITS, type RateLimitRule } from './kernel/rate-limit'
 import { MODULES } from './modules'
 import { OPENAPI_RATE_LIMITS, openapiRoutes } from './openapi'
 
@@ -33,50 +34,6 @@ export interface Runtime {
   drain(): Promise<void>
   /** Closes the modules (in reverse order), then the kernel. */
   close(): Promise<void>
-}
-
-/**
- * What a fast route learns of its request, and the headers every answer carries. One object per request; the
- * headers are set straight onto the response (no list of pairs is built).
- */
-class FastInfo implements FastRequest {
-  readonly requestId: string
-  readonly clientIp: string
-  readonly viaTrustedProxy: boolean
-  readonly now: number
-
-  constructor(
-    readonly pathname: string,
-    ri: RequestInfo,
-    private cors: readonly (readonly [string, string])[] | null,
-    private decision: RateLimitDecision | null,
-  ) {
-    this.requestId = ri.id
-    this.clientIp = ri.ip
-    this.viaTrustedProxy = ri.viaTrustedProxy
-    this.now = ri.now
-  }
-
-  addHeaders(target: Headers) {
-    target.set('x-request-id', this.requestId)
-    const cors = this.cors
-    if (cors !== null) for (let i = 0; i < cors.length; i++) target.set(cors[i][0], cors[i][1])
-    const d = this.decision
-    if (d !== null) {
-      target.set('ratelimit-limit', d.rule.limitText)
-      target.set('ratelimit-remaining', String(d.remaining))
-      target.set('ratelimit-reset', String(d.resetIn))
-      target.set('ratelimit-policy', d.rule.policy)
-    }
-  }
-}
-
-/**
- * The request line of a fast-path answer. A self-limited route's line carries no client address (the beacon keeps no
- * IP, not even in logs).
- */
-function logFast(front: RequestFront, method: string, route: FastRoute, status: number, ri: RequestInfo) {
-  front.log(method, route.route, status, ri, route.selfLimited === true)
 }
 
 export interface ListenOptions {
@@ -144,6 +101,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   }
 
   // Declarations first: events and rate limits are known before any module runs.
+  const resolvers = modules.filter((m) => m.publicSpaceResolver)
+  if (resolvers.length > 1) throw new Error(`modules ${resolvers.map((m) => `"${m.name}"`).join(', ')} all provide publicSpaceResolver: only one may`)
+  const spaceOwner: Module | undefined = resolvers[0]
   for (const m of modules) if (m.events) kernel.events.declare(m.name, m.events)
   kernel.rateLimiter.table.add(rateLimitRules(modules))
 
@@ -188,7 +148,9 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     modules.flatMap((m) => m.privatePaths ?? []),
     modules.flatMap((m) => (m.publicCors ? [m.publicCors] : [])),
   )
-  const guards = guardPlugin(kernel)
+  // The public side's Space lookup, from the module that owns Spaces: the guards' `publicSpace` macro asks it.
+  const publicSpaces = spaceOwner ? spaceOwner.publicSpaceResolver!(stateOf(spaceOwner)) : null
+  const guards = guardPlugin(kernel, publicSpaces)
   const contextOf = <S extends object>(m: Module<S>): RouteContext<S> => ({
     kernel,
     self: stateOf(m) as S,
@@ -214,69 +176,20 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   for (const m of modules) {
     const before = v1.routes.length
     if (m.routes) v1.use(m.routes(contextOf(m)))
-    if (m.cdn) v1.use(m.cdn(contextOf(m)))
+    if (m.publicRoutes) v1.use(m.publicRoutes(contextOf(m)))
     for (const r of v1.routes.slice(before)) owners.set(`${r.method} ${r.path}`, m)
   }
   app.use(v1)
   app.use(openapiRoutes(() => app, kernel, modules, owners))
   strictBodies(app)
   bodyTypes.learn(app.routes)
-  const fastRoutes: (FastRoute & { module: string })[] = []
+  const fastRoutes: ModuleFastRoute[] = []
   for (const m of modules) for (const r of m.fast?.(contextOf(m)) ?? []) fastRoutes.push({ ...r, module: m.name })
 
   const elysiaFetch = app.fetch as (request: Request) => Response | Promise<Response>
-  const limiter = kernel.rateLimiter
   const metrics = kernel.metrics
-  // Request lines and metrics share one after-response step (RequestFront.log); with both off it does not run.
-  const logRequests = kernel.logger.logsRequests || metrics !== null
-
-  /**
-   * The fast path: a public GET a module can answer from memory, or a self-limited public POST (the beacon), skips
-   * Elysia's lifecycle.
-   */
-  const fastGet = fastRoutes.filter((r) => (r.method ?? 'GET') === 'GET')
-  const fastPost = fastRoutes.filter((r) => r.method === 'POST')
-  const fast = (
-    request: Request,
-    server: PeerSource | null | undefined,
-    method: 'GET' | 'POST',
-    routes: typeof fastRoutes,
-  ): Response | Promise<Response> | undefined => {
-    const pathname = pathOf(request.url)
-    for (let i = 0; i < routes.length; i++) {
-      const route = routes[i]
-      if (!route.matches(pathname)) continue
-      // Counting with the Postgres store needs an await: such requests take the Elysia path.
-      if (!route.selfLimited && !limiter.synchronous) return undefined
-      const ri = front.begin(request, server, pathname, false)
-      const decision = route.selfLimited ? null : (front.count(method, ri) as RateLimitDecision | null)
-      if (decision && !decision.allowed) {
-        front.remember(request, ri) // counted once: the Elysia path answers the 429, in the one error shape
-        return undefined
-      }
-      const origin = request.headers.get('origin')
-      const info = new FastInfo(pathname, ri, origin === null ? null : front.cors(pathname, origin), decision)
-      const res = route.answer(request, info)
-      if (metrics !== null) metrics.fastRead(route.route, res !== undefined && !(res instanceof Promise))
-      if (res === undefined) {
-        front.remember(request, ri)
-        return undefined
-      }
-      if (res instanceof Promise) {
-        return res.then((r) => {
-          if (r === undefined) {
-            front.remember(request, ri)
-            return elysiaFetch(request)
-          }
-          if (logRequests) logFast(front, method, route, r.status, ri)
-          return r
-        })
-      }
-      if (logRequests) logFast(front, method, route, res.status, ri)
-      return res
-    }
-    return undefined
-  }
+  // The fast path (kernel/fast-path.ts): public reads answered from memory, and the beacon, before Elysia.
+  const { get: fastGet, post: fastPost, dispatch: fast } = createFastPath(kernel, front, fastRoutes, elysiaFetch)
 
   /** The limits of the HTTP layer, answered in the shared error shape before any route (see ListenOptions). */
   let bodyLimit = Number.POSITIVE_INFINITY

@@ -1,8 +1,11 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { Elysia, t as tb } from 'elysia'
+import { createRuntime } from '../src/app'
 import { ScopedCache } from '../src/kernel/cache'
+import { createKernel } from '../src/kernel/kernel'
 import { defineModule } from '../src/kernel/module'
 import { MODULES } from '../src/modules'
+import { spacesModule } from '../src/modules/spaces'
 import { type TestApp, testApp } from './helpers/app'
 
 setDefaultTimeout(30_000)
@@ -31,6 +34,19 @@ const probeModule = defineModule({
       return { ok: true }
     }, { response: tb.Object({ ok: tb.Boolean() }) }),
   publicCors: { paths: ['/v1/probe-public'], exposeHeaders: ['X-Probe'] },
+  // Anonymous routes naming a Space: the guards' publicSpace macro resolves it (the spaces module provides the lookup).
+  publicRoutes: ({ guards }) =>
+    new Elysia({ prefix: '/cdn/:space' })
+      .use(guards)
+      .get('/probe-space', ({ space, origin }) => ({ id: space.id, slug: space.slug, name: space.name, origin }), {
+        publicSpace: true,
+        params: tb.Object({ space: tb.String() }),
+      })
+      .get('/probe-thing', ({ space }) => ({ slug: space.slug }), {
+        publicSpace: { notFound: 'Thing', headers: { 'Cache-Control': 'private, no-store' } },
+        params: tb.Object({ space: tb.String() }),
+        query: tb.Object({ n: tb.Optional(tb.String({ maxLength: 3 })) }),
+      }),
 })
 
 let t: TestApp
@@ -83,5 +99,51 @@ describe('a declared cache is wired by the runtime', () => {
     expect(cache.get(row.id)).toBe(second)
     t.kernel.bus.resync()
     expect(cache.get(row.id)).toBeInstanceOf(Promise)
+  })
+})
+
+describe('the public side resolves a Space through one macro (publicSpace)', () => {
+  test('a live Space resolves to {space, origin}; unknown, archived and malformed ones are 404 in the shared shape', async () => {
+    const owner = await t.register()
+    const live = await t.createSpace(owner.token, { name: 'Probe Space' })
+    const ok = await t.request('GET', `/v1/cdn/${live.slug}/probe-space`)
+    expect(ok.status).toBe(200)
+    expect(ok.body).toMatchObject({ slug: live.slug, name: 'Probe Space', origin: 'http://localhost' })
+    expect(typeof ok.body.id).toBe('number')
+
+    const archived = await t.createSpace(owner.token)
+    expect((await t.request('GET', `/v1/cdn/${archived.slug}/probe-space`)).status).toBe(200)
+    expect((await t.request('POST', `/v1/spaces/${archived.slug}/archive`, { token: owner.token })).status).toBe(200)
+    for (const slug of ['no-such-space', archived.slug, 'NOT A SLUG']) {
+      const r = await t.request('GET', `/v1/cdn/${encodeURIComponent(slug)}/probe-space`)
+      expect(r.status).toBe(404)
+      expect(r.body).toEqual({ error: 'not_found', message: 'Space not found.' })
+      expect(r.headers.get('cache-control')).toBe('no-store')
+    }
+  })
+
+  test('a route names what its 404 says and carries, and still validates before the lookup', async () => {
+    const r = await t.request('GET', '/v1/cdn/no-such-space/probe-thing')
+    expect(r.status).toBe(404)
+    expect(r.body).toEqual({ error: 'not_found', message: 'Thing not found.' })
+    expect(r.headers.get('cache-control')).toBe('private, no-store')
+    // Invalid input is 422 whatever the Space: the lookup runs after validation.
+    expect((await t.request('GET', '/v1/cdn/no-such-space/probe-thing?n=toolong')).status).toBe(422)
+  })
+
+  test('one module provides the resolver: two are refused, and a publicSpace route without one fails to build', async () => {
+    const twice = defineModule({ name: 'second-spaces', setup: () => ({}), publicSpaceResolver: () => ({ get: () => null }) })
+    const k1 = await createKernel(t.config, { clock: t.clock, database: t.kernel.db, migrate: false })
+    try {
+      expect(() => createRuntime(k1, { modules: [spacesModule, twice] })).toThrow(/publicSpaceResolver/)
+    } finally {
+      await k1.close()
+    }
+    const k2 = await createKernel(t.config, { clock: t.clock, database: t.kernel.db, migrate: false })
+    try {
+      expect(() => createRuntime(k2, { modules: [probeModule] })).toThrow(/publicSpaceResolver/)
+    } finally {
+      await k2.close()
+    }
   })
 })

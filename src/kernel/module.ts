@@ -8,6 +8,7 @@ import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
 import type { Guards, PublicCors, RequestInfo } from './plugin'
+import type { PublicSpaceResolver } from './public-space'
 import type { Registry } from 'prom-client'
 import type { RateLimitRule } from './rate-limit'
 import type { ReadStep } from './read'
@@ -25,7 +26,11 @@ export type Use = <S extends object>(module: Module<S>) => S
 export interface RouteContext<S> {
   kernel: Kernel
   self: S
-  /** The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`, `spaceUser: <role>`. */
+  /**
+   * The guard macros: `authenticated`, `userToken`, `spaceRole: 'viewer' | 'editor' | 'admin'`, `spaceUser: <role>`;
+   * for anonymous routes `publicSpace: true | {notFound, headers}`, which resolves `{space, origin}` (the live Space
+   * of `:space`, else 404; the public base URL) through the `publicSpaceResolver` of the module owning Spaces.
+   */
   guards: Guards
   use: Use
   /** What the kernel knows of a request: client IP (after trusted proxies), request id, timing. */
@@ -103,17 +108,30 @@ export interface ModuleDefinition<S extends object> {
   close?(self: S, kernel: Kernel): void | Promise<void>
   /** Management routes, mounted under /v1 (bearer-authenticated through the guard macros). */
   routes?(ctx: RouteContext<S>): AnyElysia
-  /** Public routes (anonymous), mounted under /v1; their paths begin with /cdn. */
-  cdn?(ctx: RouteContext<S>): AnyElysia
+  /**
+   * Anonymous (public) routes, mounted under /v1: the public read surface under /cdn/{space} and the other anonymous
+   * routes (GraphQL, health, version). A route that names a Space in its path declares `publicSpace` (the macro in
+   * `ctx.guards`) to get the live Space, or 404 in the shared shape.
+   */
+  publicRoutes?(ctx: RouteContext<S>): AnyElysia
   /**
    * The module's part of the public surface's CORS: anonymous paths outside /v1/cdn/ (prefixes, e.g. /v1/graphql,
    * the embed scripts) that answer any origin like public content, and the headers browsers may send and read (e.g.
    * X-Service-Segment). The kernel names none of them.
    */
   publicCors?: PublicCors
+  /**
+   * The public side's Space lookup, provided by the one module that owns Spaces (spaces: its cache of live Spaces by
+   * slug). The runtime hands it to the guards' `publicSpace` macro, so anonymous routes of every module resolve
+   * `{space}` the same way without the kernel importing that module. At most one module provides it.
+   */
+  publicSpaceResolver?(self: S): PublicSpaceResolver
   /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
   root?(ctx: RouteContext<S>): AnyElysia
-  /** Public read fast path (only for GET routes that can answer from memory). */
+  /**
+   * Routes of the fast path (kernel/fast-path.ts), offered a request before Elysia: GETs that can answer from memory,
+   * and self-limited POSTs (the beacon).
+   */
   fast?(ctx: RouteContext<S>): FastRoute[]
   /** The machine codes this module's routes may answer, beyond the kernel's. */
   errors?: ErrorDef[]

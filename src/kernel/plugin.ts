@@ -2,9 +2,10 @@ import { Elysia, ValidationError } from 'elysia'
 import { type Admission, type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess, type SpaceRef } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, isDatabaseUnavailable, isDiskFull, KernelErrors } from './errors'
-import { bytesText, pathOf, requestIdFrom } from './http'
+import { bytesText, pathOf, publicOrigin, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
+import { type PublicSpace, type PublicSpaceOptions, type PublicSpaceResolver, publicSpaceMissing } from './public-space'
 import { pathRegex, type RateLimitDecision } from './rate-limit'
 
 
@@ -473,10 +474,12 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
 
 /**
  * The guards every module route declares: `authenticated`, `userToken`, `spaceRole: '<min role>'`, `spaceUser: '<min
- * role>'` (the Space guard for routes that act as a person: Space-scoped tokens get 403 user_required). Modules `.use()`
- * this (macros only, no hooks), so using it in several modules registers nothing twice.
+ * role>'` (the Space guard for routes that act as a person: Space-scoped tokens get 403 user_required), and for
+ * anonymous routes `publicSpace` (the live Space of `{space}` through `publicSpaces`, the resolver the module owning
+ * Spaces provides). Modules `.use()` this (macros only, no hooks), so using it in several modules registers nothing
+ * twice.
  */
-export function guardPlugin(kernel: Kernel) {
+export function guardPlugin(kernel: Kernel, publicSpaces: PublicSpaceResolver | null = null) {
   // Guards run in `transform`, before body validation: an anonymous or under-privileged caller learns 401/403/404,
   // never whether its body would have been valid. `resolve` then hands the result to the handler.
   const resolved = new WeakMap<Request, Principal | SpaceAccess>()
@@ -537,6 +540,25 @@ export function guardPlugin(kernel: Kernel) {
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess & { principal: Extract<Principal, { kind: 'user' }> }>(request) }),
     }),
+    /**
+     * An anonymous route whose path names a Space (`/cdn/:space/...`, the signed datasource push): resolves `space`
+     * (the live Space, from the resolver's cache: no query when cached) and `origin` (`publicOrigin`: the base of every
+     * URL the route hands out). An unknown, archived or malformed Space is 404 in the shared shape (see
+     * PublicSpaceOptions). Runs as `resolve`, after the route's params, query and body are validated: invalid input is
+     * 422 whichever Space it names, as when the handlers looked the Space up themselves.
+     */
+    publicSpace: (opts: PublicSpaceOptions) => {
+      if (!publicSpaces) throw new Error('a route declares publicSpace, but no module provides publicSpaceResolver (list the spaces module)')
+      const missing = publicSpaceMissing(opts)
+      const config = kernel.config
+      return {
+        async resolve({ request, params }): Promise<{ space: PublicSpace; origin: string }> {
+          const space = await publicSpaces.get(String((params as Record<string, unknown>).space ?? ''))
+          if (!space) throw missing()
+          return { space, origin: publicOrigin(config, request.url) }
+        },
+      }
+    },
   })
 }
 export type Guards = ReturnType<typeof guardPlugin>

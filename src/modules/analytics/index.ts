@@ -58,7 +58,7 @@ export const analyticsModule = defineModule({
     kernel.logger.info('beacon pipeline closed', { ...self.metrics, dropped: { ...self.metrics.dropped } })
   },
   routes: ({ kernel, guards, self }) => analyticsRoutes(kernel, guards, self.rollups),
-  cdn: ({ self, requestInfo }) => beaconCdnRoutes(self.beacon, (request) => requestInfo(request).ip),
+  publicRoutes: ({ self, requestInfo }) => beaconCdnRoutes(self.beacon, (request) => requestInfo(request).ip),
   fast: ({ self }) => [beaconFastRoute(self.beacon)],
   readSteps: (_self, kernel) => [beaconStep(kernel.config)],
   jobs: (jobs, _self, kernel) => {

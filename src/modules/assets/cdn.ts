@@ -2,8 +2,8 @@ import { Elysia, t } from 'elysia'
 import { stat } from 'node:fs/promises'
 import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
+import type { Guards } from '../../kernel/plugin'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
-import type { PublicSpaces } from '../spaces/public'
 import { type ImageService, TransformError } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
 import { publicAsset, readAllBytes, streamBytes, verifySignature } from './service'
@@ -48,17 +48,15 @@ function parseRange(header: string | null, size: number): [number, number] | 'un
 }
 
 /** Spec 4.2: the original, and transformed variants of images. Anonymous; 600/min per IP. */
-export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: ImageService) {
+export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageService) {
   const widths = new Set(kernel.config.imageWidths)
-  return new Elysia({ prefix: '/cdn/:space/assets', tags: ['Public read'] }).get(
+  return new Elysia({ prefix: '/cdn/:space/assets', tags: ['Public read'] }).use(guards).get(
     '/:file',
-    async ({ params, query, request }) => {
+    async ({ space, params, query, request }) => {
       const dot = params.file.indexOf('.')
       const uuid = dot === -1 ? params.file : params.file.slice(0, dot)
       const format = dot === -1 ? null : params.file.slice(dot + 1)
       if (!isUuid(uuid) || (format !== null && !(FORMATS as readonly string[]).includes(format))) throw notFound('Asset')
-      const space = await spaces.get(params.space)
-      if (!space) throw notFound('Asset')
       const asset = await publicAsset(kernel, space.id, uuid)
       if (!asset) throw notFound('Asset')
 
@@ -134,6 +132,8 @@ export function assetCdnRoutes(kernel: Kernel, spaces: PublicSpaces, images: Ima
       }
     },
     {
+      // An unknown Space reads like an unknown asset.
+      publicSpace: { notFound: 'Asset' },
       params: t.Object({ space: SpaceSlug, file: t.String({ maxLength: 64, description: '`{uuid}` (the original) or `{uuid}.{webp|jpg|png|avif}`' }) }),
       query: TransformQuery,
       detail: {

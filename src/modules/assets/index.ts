@@ -1,6 +1,5 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
-import { spacesModule } from '../spaces'
 import { assetCdnRoutes } from './cdn'
 import { assetEvents } from './events'
 import { ImageService } from './images'
@@ -23,7 +22,7 @@ export const assetsModule = defineModule({
   },
   close: (self) => self.images.close(),
   routes: ({ kernel, guards }) => assetRoutes(kernel, guards),
-  cdn: ({ kernel, self, use }) => assetCdnRoutes(kernel, use(spacesModule).publicSpaces, self.images),
+  publicRoutes: ({ kernel, guards, self }) => assetCdnRoutes(kernel, guards, self.images),
   errors: Object.values(AssetErrors),
   events: assetEvents,
   on: {

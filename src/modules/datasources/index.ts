@@ -22,12 +22,13 @@ export const datasourcesModule = defineModule({
     const store = new DatasourceStore(kernel)
     return {
       store,
+      // The GraphQL fields resolve their `space` argument through the cache the public routes' `publicSpace` uses.
       publicSpaces: use(spacesModule).publicSpaces,
       /** A page of a datasource's entries as the public surface sees them; null when the Space has no such key. */
       entries: (spaceId: number, key: string, opts: { page?: number; perPage?: number; q?: string } = {}) => entriesPage(store, spaceId, key, opts),
     }
   },
-  routes: ({ kernel, guards, self, requestInfo }) => datasourceRoutes(kernel, guards, self.store, self.publicSpaces, requestInfo),
+  routes: ({ kernel, guards, self, requestInfo }) => datasourceRoutes(kernel, guards, self.store, requestInfo),
   errors: Object.values(DatasourceErrors),
   events: datasourceEvents,
   caches: (self) => self.store.caches,

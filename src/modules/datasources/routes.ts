@@ -1,10 +1,9 @@
 import { Elysia, t } from 'elysia'
-import { KernelErrors, notFound } from '../../kernel/errors'
+import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards, RequestInfo } from '../../kernel/plugin'
 import { type CompiledRule, compileRule } from '../../kernel/rate-limit'
 import { Data, DataList, ErrorBody, SpaceParams } from '../../kernel/schemas'
-import type { PublicSpaces } from '../spaces/public'
 import {
   CreateDatasourceBody,
   DatasourceModel,
@@ -46,7 +45,6 @@ export function datasourceRoutes(
   kernel: Kernel,
   guards: Guards,
   store: DatasourceStore,
-  spaces: PublicSpaces,
   requestInfo: (request: Request) => RequestInfo,
 ) {
   return new Elysia({ prefix: '/spaces/:space/datasources', tags: ['Datasources'] })
@@ -142,9 +140,7 @@ export function datasourceRoutes(
     )
     .post(
       '/:key/webhook',
-      async ({ params, body, request, set }) => {
-        const space = await spaces.get(params.space)
-        if (!space) throw notFound('Datasource')
+      async ({ space, params, body, request, set }) => {
         const row = await pushTarget(kernel, space.id, params.key)
         const decision = await kernel.rateLimiter.hit(PUSH_LIMIT, `${space.id}:${row.id}`)
         Object.assign(set.headers, decision.headers)
@@ -158,6 +154,8 @@ export function datasourceRoutes(
         return { data: await storePush(kernel, row, body) }
       },
       {
+        // Anonymous (the signature authenticates): an unknown Space reads like an unknown datasource.
+        publicSpace: { notFound: 'Datasource' },
         params: DatasourceParams,
         body: t.Unknown({ description: 'One entry object, or an array of them: replaces the whole entry set' }),
         response: { 200: Data(PushResultModel), 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },

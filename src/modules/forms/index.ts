@@ -1,6 +1,5 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
-import { spacesModule } from '../spaces'
 import { registerFormJobs } from './actions'
 import { FormCache } from './cache'
 import { formEvents } from './events'
@@ -17,15 +16,14 @@ import { SubmissionWriter } from './writer'
  */
 export const formsModule = defineModule({
   name: 'forms',
-  setup: (kernel, use) => ({
-    spaces: use(spacesModule).publicSpaces,
+  setup: (kernel) => ({
     forms: new FormCache(kernel),
     salts: new DailySalts(kernel),
     validators: new Validators(),
     writer: new SubmissionWriter(kernel),
   }),
   routes: ({ kernel, guards }) => formRoutes(kernel, guards),
-  cdn: ({ kernel, self, requestInfo }) => formCdnRoutes(kernel, self, requestInfo),
+  publicRoutes: ({ kernel, guards, self, requestInfo }) => formCdnRoutes(kernel, guards, self, requestInfo),
   errors: Object.values(FormErrors),
   events: formEvents,
   caches: (self) => [self.forms.cache],

@@ -3,8 +3,6 @@ import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards, RequestInfo } from '../../kernel/plugin'
 import { Data, DataList, Paged, SpaceParams } from '../../kernel/schemas'
-import type { PublicSpaces } from '../spaces/public'
-import { publicBase } from '../subscribers/service'
 import type { FormCache } from './cache'
 import {
   FormBody,
@@ -150,15 +148,14 @@ const SUBMIT_DESCRIPTION = `Spec 4.6. Anonymous; \`Content-Type: application/jso
 /** The public submit (spec 4.6). */
 export function formCdnRoutes(
   kernel: Kernel,
-  deps: { spaces: PublicSpaces; forms: FormCache; salts: DailySalts; validators: Validators; writer: SubmissionWriter },
+  guards: Guards,
+  deps: { forms: FormCache; salts: DailySalts; validators: Validators; writer: SubmissionWriter },
   requestInfo: (request: Request) => RequestInfo,
 ) {
-  return new Elysia({ prefix: '/cdn/:space/forms', tags: ['Public forms'] }).post(
+  return new Elysia({ prefix: '/cdn/:space/forms', tags: ['Public forms'] }).use(guards).post(
     '/:slug',
-    async ({ params, query, body, request, set }) => {
+    async ({ space, origin, params, query, body, request, set }) => {
       set.headers['cache-control'] = 'no-store'
-      const space = await deps.spaces.get(params.space)
-      if (!space) throw KernelErrors.notFound('Form not found.')
       const form = await deps.forms.get(space.id, params.slug)
       if (!form) throw KernelErrors.notFound('Form not found.')
       const out = await submitForm(kernel, deps, space, form, body, {
@@ -167,7 +164,7 @@ export function formCdnRoutes(
         referer: request.headers.get('referer'),
         acceptLanguage: request.headers.get('accept-language'),
         lang: query.lang,
-        base: publicBase(kernel, request.url),
+        base: origin,
       })
       if (out.honeypot) {
         set.status = 200
@@ -177,6 +174,8 @@ export function formCdnRoutes(
       return { data: { ok: true, submission_uuid: out.submission_uuid, success_message: out.success_message, redirect_url: out.redirect_url } }
     },
     {
+      // An unknown Space reads like an unknown form.
+      publicSpace: { notFound: 'Form' },
       params: SubmitParams,
       query: SubmitQuery,
       body: SubmitBody,

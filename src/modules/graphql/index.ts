@@ -9,7 +9,7 @@ import { graphqlRoutes } from './routes'
  */
 export const graphqlModule = defineModule({
   name: 'graphql',
-  cdn: (ctx) => graphqlRoutes(ctx),
+  publicRoutes: (ctx) => graphqlRoutes(ctx),
   publicCors: { paths: ['/v1/graphql'] },
   rateLimits: [
     // 4.7

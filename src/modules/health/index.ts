@@ -10,6 +10,6 @@ import type { HealthState } from './service'
 export const healthModule = defineModule<HealthState>({
   name: 'health',
   setup: () => ({ migrated: false }),
-  cdn: ({ kernel, self }) => healthRoutes(kernel, self),
+  publicRoutes: ({ kernel, self }) => healthRoutes(kernel, self),
   errors: Object.values(HealthErrors),
 })

@@ -12,6 +12,7 @@ import { searchCdnRoutes } from './routes'
  */
 export const searchModule = defineModule({
   name: 'search',
+  // `spaces`: the GraphQL field resolves its `space` argument through the same cache as the public routes.
   setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces }),
   start: (self) => self.registry.start(),
   close: (self) => self.registry.close(),
@@ -34,7 +35,7 @@ export const searchModule = defineModule({
       },
     })
   },
-  cdn: ({ self }) => searchCdnRoutes(self.registry, self.spaces),
+  publicRoutes: ({ guards, self }) => searchCdnRoutes(guards, self.registry),
   graphql: (builder, self) => searchGraphql(builder, self),
   on: {
     'story.published': (e, self) => self.registry.onStoryEvent(e),

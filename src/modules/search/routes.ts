@@ -1,9 +1,8 @@
 import { Elysia } from 'elysia'
-import { KernelErrors } from '../../kernel/errors'
-import type { PublicSpaces } from '../spaces/public'
+import type { Guards } from '../../kernel/plugin'
 import { SearchParams, SearchQuery, SearchResponseModel } from './model'
 import type { SearchRegistry } from './registry'
-import { NO_STORE, searchStories } from './service'
+import { searchStories } from './service'
 
 const DESCRIPTION = `Full-text search over the published Stories of a Space, one locale at a time (spec 4.4).
 
@@ -17,16 +16,15 @@ description); search is driven by search-as-you-type boxes that send a request p
 sends more than 60 in a minute, and many visitors share an IP behind NAT, while a query costs well under a
 millisecond in memory — so the search description's 600/min, the public read surface's default, is the one applied.`
 
-export function searchCdnRoutes(registry: SearchRegistry, spaces: PublicSpaces) {
-  return new Elysia({ prefix: '/cdn/:space', tags: ['Public search'] }).get(
+export function searchCdnRoutes(guards: Guards, registry: SearchRegistry) {
+  return new Elysia({ prefix: '/cdn/:space', tags: ['Public search'] }).use(guards).get(
     '/search',
-    async ({ params, query, set }) => {
-      const space = await spaces.get(params.space)
-      if (!space) throw KernelErrors.notFound('Space not found.', undefined, NO_STORE)
+    async ({ space, query, set }) => {
       set.headers['cache-control'] = 'no-store'
       return searchStories(registry, space, query)
     },
     {
+      publicSpace: true,
       params: SearchParams,
       query: SearchQuery,
       response: { 200: SearchResponseModel },

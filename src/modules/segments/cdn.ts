@@ -1,9 +1,7 @@
 import { Elysia, t } from 'elysia'
-import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import type { RequestInfo } from '../../kernel/plugin'
+import type { Guards, RequestInfo } from '../../kernel/plugin'
 import { SpaceSlug } from '../../kernel/schemas'
-import type { PublicSpaces } from '../spaces/public'
 import type { SegmentCache } from './cache'
 import { ResolvedSegmentModel } from './model'
 import { resolve } from './read'
@@ -16,19 +14,18 @@ export const CACHING_PATTERN =
   'a read without it, in a Space with active segments, is resolved from its own signals and answered `Cache-Control: private, max-age=CDN_MAX_AGE`. A Space without active segments keeps public caching.'
 
 /** `GET /cdn/{space}/segment`: which segment this request resolves to, for an edge or a page to remember. */
-export function segmentCdnRoutes(kernel: Kernel, cache: SegmentCache, spaces: PublicSpaces, requestInfo: (r: Request) => RequestInfo) {
+export function segmentCdnRoutes(kernel: Kernel, guards: Guards, cache: SegmentCache, requestInfo: (r: Request) => RequestInfo) {
   const countryHeader = kernel.config.segmentCountryHeader
-  return new Elysia({ prefix: '/cdn/:space', tags: ['Public read'] }).get(
+  return new Elysia({ prefix: '/cdn/:space', tags: ['Public read'] }).use(guards).get(
     '/segment',
-    async ({ params, query, request, set }) => {
-      const space = await spaces.get(params.space)
-      if (!space) throw KernelErrors.notFound('Space not found.', undefined, NO_STORE)
+    async ({ space, query, request, set }) => {
       const set_ = await cache.get(space.id)
       const r = resolve(set_, request, requestInfo(request).viaTrustedProxy, countryHeader, query.lang)
       set.headers['cache-control'] = 'private, no-store'
       return { data: { segment: r.segment?.key ?? null } }
     },
     {
+      publicSpace: { headers: NO_STORE },
       params: t.Object({ space: SpaceSlug }),
       // Rules may read any query parameter (query and utm rules): unknown parameters are allowed.
       query: t.Object(

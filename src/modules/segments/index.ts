@@ -1,6 +1,5 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
-import { spacesModule } from '../spaces'
 import { segmentCache } from './cache'
 import { segmentCdnRoutes } from './cdn'
 import { segmentEvents } from './events'
@@ -16,11 +15,10 @@ import { publishVariants, withdrawVariants } from './service'
  */
 export const segmentsModule = defineModule({
   name: 'segments',
-  setup: (kernel, use) => {
+  setup: (kernel) => {
     const cache = segmentCache(kernel)
     return {
       cache,
-      spaces: use(spacesModule).publicSpaces,
       /** Whether `key` names a segment of the Space (active or not), from the in-memory cache (for other modules). */
       isSegmentKey(spaceId: number, key: string): boolean | Promise<boolean> {
         const set = cache.get(spaceId)
@@ -29,7 +27,7 @@ export const segmentsModule = defineModule({
     }
   },
   routes: ({ kernel, guards }) => segmentRoutes(kernel, guards),
-  cdn: ({ kernel, self, requestInfo }) => segmentCdnRoutes(kernel, self.cache, self.spaces, requestInfo),
+  publicRoutes: ({ kernel, guards, self, requestInfo }) => segmentCdnRoutes(kernel, guards, self.cache, requestInfo),
   readSteps: (self, kernel) => [segmentReadStep(kernel, self.cache)],
   errors: Object.values(SegmentErrors),
   events: segmentEvents,

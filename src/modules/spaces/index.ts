@@ -8,7 +8,8 @@ import { spaceRoutes } from './routes'
 
 /**
  * Spaces, their members' roles, Space-scoped tokens and locales. Its state is the public surface's cache of live
- * Spaces (`publicSpaces`), which every public route resolves `{space}` through.
+ * Spaces (`publicSpaces`), which every public route resolves `{space}` through (the guards' `publicSpace` macro, fed
+ * by `publicSpaceResolver`; the Story read's pipeline holds it directly).
  */
 export const spacesModule = defineModule({
   name: 'spaces',
@@ -18,6 +19,8 @@ export const spacesModule = defineModule({
   errors: Object.values(SpaceErrors),
   events: spaceEvents,
   caches: (self) => [self.publicSpaces.cache],
+  // The `publicSpace` macro of every module's anonymous routes resolves `{space}` through this cache.
+  publicSpaceResolver: (self) => self.publicSpaces,
   rateLimits: [
     // 4.8
     { id: 'spaces.create', method: 'POST', path: '/v1/spaces', limit: 60, windowSeconds: MIN },

@@ -2,22 +2,12 @@ import { and, eq, isNull } from 'drizzle-orm'
 import { spaces } from '../../../db/schema'
 import { ScopedCache } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
+import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
 import { isSpaceSlug } from '../../kernel/schemas'
 import { localeSettings } from './locales'
 
-/** A live Space as the public surface sees it: what locale resolution and rendering need, nothing private. */
-export interface PublicSpace {
-  id: number
-  slug: string
-  name: string
-  defaultLang: string
-  /** Locales in display order. */
-  codes: string[]
-  /** Explicit fallbacks: code → fallback code. */
-  fallbacks: Map<string, string>
-  /** Memoised locale chains of the public read, keyed by `?lang` value or Accept-Language header (bounded). */
-  chains: Map<string, string[]>
-}
+/** The kernel's shape of a live Space (kernel/public-space.ts), which this cache holds. */
+export type { PublicSpace }
 
 /**
  * Long safety expiry only: every change that alters a cached entry arrives as an event (space.created, .updated,
@@ -32,7 +22,7 @@ const MAX_ENTRIES = 10_000
  * cached read costs a Map lookup and no query. A kernel cache (kernel/cache.ts), one scope per slug, following the
  * Space events the runtime wires from `invalidateOn`.
  */
-export class PublicSpaces {
+export class PublicSpaces implements PublicSpaceResolver {
   readonly cache: ScopedCache<string, PublicSpace | null>
 
   constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {

@@ -33,7 +33,7 @@ export const storiesModule = defineModule({
     return { cache, pipeline, published, memo }
   },
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
-  cdn: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
+  publicRoutes: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
   fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline, ctx.self.memo)],
   metrics: (registry, self) => {
     new Gauge({

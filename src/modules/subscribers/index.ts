@@ -1,6 +1,5 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
-import { spacesModule } from '../spaces'
 import { subscriberCdnRoutes, subscriberRoutes } from './routes'
 
 /**
@@ -9,9 +8,8 @@ import { subscriberCdnRoutes, subscriberRoutes } from './routes'
  */
 export const subscribersModule = defineModule({
   name: 'subscribers',
-  setup: (_kernel, use) => ({ spaces: use(spacesModule).publicSpaces }),
   routes: ({ kernel, guards }) => subscriberRoutes(kernel, guards),
-  cdn: ({ kernel, self }) => subscriberCdnRoutes(kernel, self.spaces),
+  publicRoutes: ({ kernel, guards }) => subscriberCdnRoutes(kernel, guards),
   rateLimits: [
     // Spec 4.2.
     { id: 'cdn.subscribe', method: 'POST', path: '/v1/cdn/:space/subscribe', limit: 20, windowSeconds: MIN },

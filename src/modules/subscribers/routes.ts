@@ -1,9 +1,7 @@
 import { Elysia, t } from 'elysia'
-import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
-import type { PublicSpaces } from '../spaces/public'
 import {
   AcceptedModel,
   NewsletterSettingsBody,
@@ -23,7 +21,6 @@ import {
   getSubscriber,
   listSubscribers,
   newsletterRedirect,
-  publicBase,
   requestSubscription,
   subscribersCsv,
   unsubscribe,
@@ -109,12 +106,7 @@ export function subscriberRoutes(kernel: Kernel, guards: Guards) {
 }
 
 /** Public subscribe, confirm and unsubscribe (spec 4.2). */
-export function subscriberCdnRoutes(kernel: Kernel, spaces: PublicSpaces) {
-  const space = async (slug: string) => {
-    const s = await spaces.get(slug)
-    if (!s) throw KernelErrors.notFound('Space not found.', undefined, NO_STORE)
-    return s
-  }
+export function subscriberCdnRoutes(kernel: Kernel, guards: Guards) {
   /** JSON, or 303 to the Space's newsletter_redirect_url when set. */
   const answer = async (spaceId: number, status: string) => {
     const redirect = await newsletterRedirect(kernel, spaceId)
@@ -128,17 +120,18 @@ export function subscriberCdnRoutes(kernel: Kernel, spaces: PublicSpaces) {
     })
   }
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public newsletter'] })
+    .use(guards)
     .post(
       '/subscribe',
-      async ({ params, body, request, set }) => {
-        const s = await space(params.space)
+      async ({ space, origin, body, set }) => {
         set.status = 202
         set.headers['cache-control'] = 'no-store'
         if (body._hp) return { data: { ok: true } }
-        await requestSubscription(kernel, s, body, { base: publicBase(kernel, request.url), source: 'subscribe' })
+        await requestSubscription(kernel, space, body, { base: origin, source: 'subscribe' })
         return { data: { ok: true } }
       },
       {
+        publicSpace: { headers: NO_STORE },
         params: SpaceParams,
         body: SubscribeBody,
         response: { 202: AcceptedModel },
@@ -149,10 +142,8 @@ export function subscriberCdnRoutes(kernel: Kernel, spaces: PublicSpaces) {
         },
       },
     )
-    .get('/subscribe/confirm/:token', async ({ params }) => {
-      const s = await space(params.space)
-      return answer(s.id, await confirmSubscription(kernel, s.id, params.token))
-    }, {
+    .get('/subscribe/confirm/:token', async ({ space, params }) => answer(space.id, await confirmSubscription(kernel, space.id, params.token)), {
+      publicSpace: { headers: NO_STORE },
       params: TokenParams,
       detail: {
         summary: 'Confirm a subscription (link from the confirmation mail)',
@@ -163,10 +154,8 @@ export function subscriberCdnRoutes(kernel: Kernel, spaces: PublicSpaces) {
         },
       },
     })
-    .get('/unsubscribe/:token', async ({ params }) => {
-      const s = await space(params.space)
-      return answer(s.id, await unsubscribe(kernel, s.id, params.token))
-    }, {
+    .get('/unsubscribe/:token', async ({ space, params }) => answer(space.id, await unsubscribe(kernel, space.id, params.token)), {
+      publicSpace: { headers: NO_STORE },
       params: TokenParams,
       detail: {
         summary: 'Unsubscribe (link in every newsletter mail)',

@@ -7,7 +7,7 @@ import { safeCell } from '../../kernel/csv'
 import type { DbOrTx } from '../../kernel/db'
 import { normalizeEmail } from '../../kernel/email'
 import { notFound, validationFailed } from '../../kernel/errors'
-import { pageOf, publicOrigin } from '../../kernel/http'
+import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import type { MailMessage } from '../../kernel/mail'
@@ -39,11 +39,6 @@ export interface PublicSpaceRef {
   id: number
   slug: string
   name: string
-}
-
-/** Base of the links in mails: PUBLIC_URL, else the origin the request came to. */
-export function publicBase(kernel: Kernel, requestUrl: string | null): string {
-  return publicOrigin(kernel.config, requestUrl)
 }
 
 /** Issues an unsubscribe token for one mail to `subscriberId` and answers its link. */

@@ -5,7 +5,7 @@ import { scriptRoutes, versionRoutes } from './routes'
 export const systemModule = defineModule({
   name: 'system',
   // Public, but outside /cdn: the version endpoint is never rate limited (spec 9).
-  cdn: ({ kernel }) => versionRoutes(kernel),
+  publicRoutes: ({ kernel }) => versionRoutes(kernel),
   publicCors: { paths: ['/embed', '/service-admin.js', '/v1/version', '/version'] },
   root: () => scriptRoutes(),
 })
