@@ -310,26 +310,32 @@ export async function assetInfos(kernel: Kernel, spaceId: number, uuids: string[
 }
 
 /** The bytes `from`…`to` (inclusive) of an asset, streamed one chunk row at a time. */
+/**
+ * Bytes `from`..`to` of an asset, chunk row by chunk row, as a direct stream (Bun): the next row is read only once the
+ * socket has taken the previous one (`await controller.write`), so a slow reader holds about one 1 MiB row of memory,
+ * not the whole asset.
+ */
 export function streamBytes(kernel: Kernel, assetId: number, from: number, to: number): ReadableStream<Uint8Array> {
-  let idx = Math.floor(from / CHUNK_BYTES)
+  const first = Math.floor(from / CHUNK_BYTES)
   const last = Math.floor(to / CHUNK_BYTES)
   return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      if (idx > last) return controller.close()
-      const [row] = await kernel.db.db
-        .select({ data: chunkData(kernel) })
-        .from(assetChunks)
-        .where(and(eq(assetChunks.assetId, assetId), eq(assetChunks.idx, idx)))
-      if (!row) return controller.error(new Error('asset chunk missing'))
-      const data = bytesOf(row.data)
-      const base = idx * CHUNK_BYTES
-      const start = Math.max(0, from - base)
-      const end = Math.min(data.length, to - base + 1)
-      controller.enqueue(new Uint8Array(data.subarray(start, end)))
-      idx++
-      if (idx > last) controller.close()
+    type: 'direct',
+    async pull(controller: ReadableStreamDirectController) {
+      for (let idx = first; idx <= last; idx++) {
+        const [row] = await kernel.db.db
+          .select({ data: chunkData(kernel) })
+          .from(assetChunks)
+          .where(and(eq(assetChunks.assetId, assetId), eq(assetChunks.idx, idx)))
+        if (!row) return controller.close(new Error('asset chunk missing'))
+        const data = bytesOf(row.data)
+        const base = idx * CHUNK_BYTES
+        const start = Math.max(0, from - base)
+        const end = Math.min(data.length, to - base + 1)
+        await controller.write(data.subarray(start, end))
+      }
+      controller.close()
     },
-  })
+  } as unknown as UnderlyingDefaultSource<Uint8Array>)
 }
 
 /** Every byte of an asset in memory (the transform input: images are at most 100 MB and 50 megapixels). */
