@@ -156,7 +156,11 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     logger.error('event handler failed', { event: event.type, event_id: event.id, error: String(err) }),
   )
   const store =
-    config.rateLimitStore === 'postgres' ? new PostgresRateLimitStore(db, secrets.derive('rate-limit-keys')) : new MemoryRateLimitStore()
+    config.rateLimitStore === 'postgres'
+      ? new PostgresRateLimitStore(db, secrets.derive('rate-limit-keys'), (err) =>
+          logger.warn('rate limits: Postgres cannot be reached; counting in this process until it is back', { error: String((err as Error)?.message ?? err) }),
+        )
+      : new MemoryRateLimitStore()
   const jobs = new JobQueue({
     db,
     clock,

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm'
 import type { Clock } from './clock'
 import type { Database } from './db'
+import { isDatabaseUnavailable } from './errors'
 
 /**
  * A per-IP limit on one route. `path` uses `:param` for one segment and a trailing `*` for the rest. Each module
@@ -170,9 +171,16 @@ export class MemoryRateLimitStore implements RateLimitStore {
  */
 export class PostgresRateLimitStore implements RateLimitStore {
   private lastSweep = 0
+  /**
+   * While Postgres cannot be reached, requests are counted here, per process: the limits still hold (per instance),
+   * and what needs no database (cached public reads) keeps answering instead of failing with the store.
+   */
+  private fallback = new MemoryRateLimitStore()
+  private lastFallbackWarning = 0
   constructor(
     private database: Database,
     private keyHash: Uint8Array | null = null,
+    private onFallback: (error: unknown) => void = () => {},
   ) {}
 
   /** The key as stored: a keyed digest (base64url, 22 characters) when a hash key is set. */
@@ -182,6 +190,19 @@ export class PostgresRateLimitStore implements RateLimitStore {
   }
 
   async hit(rawKey: string, windowMs: number, now: number): Promise<Hit> {
+    try {
+      return await this.sharedHit(rawKey, windowMs, now)
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err
+      if (now - this.lastFallbackWarning > 30_000) {
+        this.lastFallbackWarning = now
+        this.onFallback(err)
+      }
+      return this.fallback.hit(rawKey, windowMs, now)
+    }
+  }
+
+  private async sharedHit(rawKey: string, windowMs: number, now: number): Promise<Hit> {
     const key = this.storedKey(rawKey)
     const nowTs = new Date(now).toISOString()
     const resetTs = new Date(now + windowMs).toISOString()

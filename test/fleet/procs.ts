@@ -181,6 +181,7 @@ export interface Answer {
   body: any
   text: string
   etag: string | null
+  headers: Headers
 }
 
 export async function call(
@@ -204,7 +205,7 @@ export async function call(
   try {
     body = JSON.parse(text)
   } catch {}
-  return { status: res.status, body, text, etag: res.headers.get('etag') }
+  return { status: res.status, body, text, etag: res.headers.get('etag'), headers: res.headers }
 }
 
 export const doc = (headline: string) => ({
