@@ -1,5 +1,6 @@
 import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
+import { adminModule } from './admin'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
@@ -40,4 +41,5 @@ export const MODULES: Module[] = [
   assetsModule,
   healthModule,
   backupModule,
+  adminModule,
 ]
