@@ -1,0 +1,268 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
+import { type FormEvent, useState } from 'react'
+import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
+import { storySearchQuery, treeQuery } from '../api/queries'
+import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState, TextField } from '../components/ui'
+
+const route = getRouteApi('/app/spaces/$space/')
+
+type Node = Schemas['TreeNode']
+interface Parent {
+  uuid: string
+  label: string
+}
+
+/** A slug from a name: what an editor would type (lower case, dashes), still checked by the API. */
+export const slugify = (name: string) =>
+  name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 100)
+
+export function StoryTreeScreen() {
+  const { space } = route.useParams()
+  const { q } = route.useSearch()
+  const navigate = useNavigate()
+  const tree = useQuery(treeQuery(space))
+  const search = useQuery({ ...storySearchQuery(space, q ?? ''), enabled: !!q })
+  const [creating, setCreating] = useState<null | { folder: boolean }>(null)
+  const [renaming, setRenaming] = useState<null | { uuid: string; name: string }>(null)
+
+  const folders: Parent[] = []
+  const walk = (nodes: Node[], prefix: string) => {
+    for (const n of nodes) {
+      if (n.is_folder) folders.push({ uuid: n.uuid, label: `${prefix}${n.name}` })
+      if (n.children) walk(n.children, `${prefix}${n.name} / `)
+    }
+  }
+  if (tree.data) walk(tree.data.data, '')
+
+  return (
+    <div className="flex flex-col gap-4">
+      <div className="flex flex-wrap items-center gap-3">
+        <h1 className="flex-1 text-2xl font-semibold">Stories</h1>
+        <form
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault()
+            const value = String(new FormData(e.currentTarget).get('q') ?? '').trim()
+            void navigate({ to: '/spaces/$space', params: { space }, search: value ? { q: value } : {} })
+          }}
+          className="flex items-center gap-2"
+        >
+          <label htmlFor="story-search" className="sr-only">
+            Search Stories by name
+          </label>
+          <input
+            id="story-search"
+            name="q"
+            type="search"
+            defaultValue={q ?? ''}
+            placeholder="Search by name"
+            className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm"
+          />
+          <Button type="submit">Search</Button>
+        </form>
+        <Button onClick={() => setCreating({ folder: true })}>New folder</Button>
+        <Button tone="primary" onClick={() => setCreating({ folder: false })}>
+          New Story
+        </Button>
+      </div>
+
+      {q ? (
+        <section aria-label="Search results" className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
+          <div className="mb-2 flex items-center justify-between">
+            <h2 className="font-semibold">Results for “{q}”</h2>
+            <Link to="/spaces/$space" params={{ space }} search={{}} className="text-sm text-indigo-800 underline">
+              Clear search
+            </Link>
+          </div>
+          {search.isPending ? <Loading what="Searching" /> : null}
+          <ErrorNotice error={search.error} />
+          {search.data && search.data.data.length === 0 ? <p className="text-sm text-slate-700">No Story has “{q}” in its name.</p> : null}
+          <ul className="divide-y divide-slate-100">
+            {search.data?.data.map((s) => (
+              <li key={s.uuid} className="flex items-center gap-2 py-2">
+                <StoryLink space={space} node={s} />
+                <span className="text-xs text-slate-600">{s.full_path}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+
+      {tree.isPending ? <Loading what="Loading the Story tree" /> : null}
+      <ErrorNotice error={tree.error} />
+      {tree.data && tree.data.data.length === 0 ? (
+        <EmptyState title="No Stories yet">
+          A Story is one page or entry of your site. Create one with <strong>New Story</strong>; its form is built from your
+          component blueprints. Group Stories in folders with <strong>New folder</strong>.
+        </EmptyState>
+      ) : null}
+      {tree.data && tree.data.data.length > 0 ? (
+        <ul aria-label="Story tree" className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
+          {tree.data.data.map((n) => (
+            <TreeItem key={n.uuid} space={space} node={n} depth={0} onRename={setRenaming} />
+          ))}
+        </ul>
+      ) : null}
+
+      <CreateStoryDialog space={space} folders={folders} mode={creating} onClose={() => setCreating(null)} />
+      <RenameDialog space={space} target={renaming} onClose={() => setRenaming(null)} />
+    </div>
+  )
+}
+
+function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | 'name' | 'is_folder' | 'status' | 'has_unpublished_changes'> }) {
+  return (
+    <>
+      <span aria-hidden="true">{node.is_folder ? '📁' : '📄'}</span>
+      {node.is_folder ? (
+        <span className="font-medium">{node.name}</span>
+      ) : (
+        <Link to="/spaces/$space/stories/$uuid" params={{ space, uuid: node.uuid }} search={{}} className="font-medium text-indigo-800 underline">
+          {node.name}
+        </Link>
+      )}
+      {node.is_folder ? null : <StatusBadge state={storyState(node)} />}
+    </>
+  )
+}
+
+function TreeItem({ space, node, depth, onRename }: { space: string; node: Node; depth: number; onRename: (t: { uuid: string; name: string }) => void }) {
+  return (
+    <li>
+      <div className="group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50" style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}>
+        <StoryLink space={space} node={node} />
+        <span className="text-xs text-slate-600">{node.full_path}</span>
+        <button
+          type="button"
+          onClick={() => onRename({ uuid: node.uuid, name: node.name })}
+          className="ml-auto text-xs text-slate-700 underline"
+          aria-label={`Rename ${node.name}`}
+        >
+          Rename
+        </button>
+      </div>
+      {node.children?.length ? (
+        <ul>
+          {node.children.map((c) => (
+            <TreeItem key={c.uuid} space={space} node={c} depth={depth + 1} onRename={onRename} />
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  )
+}
+
+function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; folders: Parent[]; mode: null | { folder: boolean }; onClose: () => void }) {
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const [name, setName] = useState('')
+  const [slug, setSlug] = useState('')
+  const [slugTouched, setSlugTouched] = useState(false)
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const close = () => {
+    setName('')
+    setSlug('')
+    setSlugTouched(false)
+    setErrors({})
+    create.reset()
+    onClose()
+  }
+  const create = useMutation({
+    mutationFn: (body: { name: string; slug: string; is_folder: boolean; parent_uuid: string | null }) =>
+      unwrap(api.POST('/v1/spaces/{space}/stories', { params: { path: { space } }, body })),
+    onSuccess: async ({ data }) => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      close()
+      if (!data.is_folder) await navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid: data.uuid }, search: {} })
+    },
+    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+  })
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const parent = String(new FormData(e.currentTarget).get('parent') ?? '')
+    setErrors({})
+    create.mutate({ name, slug: slugTouched ? slug : slugify(name), is_folder: !!mode?.folder, parent_uuid: parent || null })
+  }
+  const title = mode?.folder ? 'New folder' : 'New Story'
+  return (
+    <Dialog open={mode !== null} title={title} onClose={close}>
+      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+        <TextField label="Name" name="name" value={name} onChange={(e) => setName(e.target.value)} required autoFocus errors={errors.name} />
+        <TextField
+          label="Slug"
+          name="slug"
+          value={slugTouched ? slug : slugify(name)}
+          onChange={(e) => {
+            setSlugTouched(true)
+            setSlug(e.target.value)
+          }}
+          hint="Part of the Story's URL."
+          errors={errors.slug ?? errors.full_path}
+        />
+        <div className="flex flex-col gap-1">
+          <label htmlFor="story-parent" className="text-sm font-medium">
+            Folder
+          </label>
+          <select id="story-parent" name="parent" className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            <option value="">(top level)</option>
+            {folders.map((f) => (
+              <option key={f.uuid} value={f.uuid}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <ErrorNotice error={create.error} />
+        <div className="flex justify-end gap-2">
+          <Button onClick={close}>Cancel</Button>
+          <Button tone="primary" type="submit" disabled={create.isPending || !name.trim()}>
+            Create
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
+function RenameDialog({ space, target, onClose }: { space: string; target: null | { uuid: string; name: string }; onClose: () => void }) {
+  const queryClient = useQueryClient()
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const rename = useMutation({
+    mutationFn: (name: string) => unwrap(api.PUT('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid: target!.uuid } }, body: { name } })),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      rename.reset()
+      onClose()
+    },
+    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+  })
+  return (
+    <Dialog open={target !== null} title={`Rename “${target?.name ?? ''}”`} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          setErrors({})
+          rename.mutate(String(new FormData(e.currentTarget).get('name')))
+        }}
+        className="flex flex-col gap-3"
+        noValidate
+      >
+        <TextField label="New name" name="name" defaultValue={target?.name} required autoFocus errors={errors.name} />
+        <ErrorNotice error={rename.error} />
+        <div className="flex justify-end gap-2">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button tone="primary" type="submit" disabled={rename.isPending}>
+            Rename
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}

@@ -1,0 +1,248 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi, Link } from '@tanstack/react-router'
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
+import { ApiFailure, api, unwrap } from '../api/client'
+import { componentsQuery, storyQuery } from '../api/queries'
+import { BlockList } from '../components/block-editor'
+import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
+import type { Block, Blueprint } from '../fields/types'
+
+const route = getRouteApi('/app/spaces/$space/stories/$uuid')
+
+interface Doc {
+  type: 'doc'
+  blocks: Block[]
+}
+
+const asDoc = (content: unknown): Doc => {
+  const c = content as Partial<Doc> | null | undefined
+  return { type: 'doc', blocks: Array.isArray(c?.blocks) ? (c.blocks as Block[]) : [] }
+}
+
+/** The public (CDN) URL of a published Story. */
+export const publicUrl = (space: string, fullPath: string) => `${location.origin}/v1/cdn/${encodeURIComponent(space)}/stories${fullPath}`
+
+export function StoryEditorScreen() {
+  const { space, uuid } = route.useParams()
+  const { lang } = route.useSearch()
+  const queryClient = useQueryClient()
+  const story = useQuery(storyQuery(space, uuid, lang))
+  const components = useQuery(componentsQuery(space))
+  const blueprints = useMemo(() => new Map<string, Blueprint>((components.data ?? []).map((c) => [c.name, c as Blueprint])), [components.data])
+
+  const [doc, setDoc] = useState<Doc | null>(null)
+  const [baseVersion, setBaseVersion] = useState<number | null>(null)
+  const [dirty, setDirty] = useState(false)
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const [failure, setFailure] = useState<unknown>(null)
+  const [saving, setSaving] = useState(false)
+  const [notice, setNotice] = useState<string | null>(null)
+  const [conflict, setConflict] = useState(false)
+  const [confirm, setConfirm] = useState<null | 'publish' | 'unpublish'>(null)
+
+  // Take the server's document when it arrives (first load, reload), not while the editor holds unsaved changes.
+  useEffect(() => {
+    if (story.data && (!dirty || baseVersion === null)) {
+      setDoc(asDoc(story.data.content))
+      setBaseVersion(story.data.version_no)
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [story.data])
+
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+
+  const save = useCallback(
+    async (overwrite = false) => {
+      if (!doc || !story.data) return
+      setSaving(true)
+      setFailure(null)
+      setNotice(null)
+      try {
+        let expected = baseVersion ?? story.data.version_no
+        if (overwrite) {
+          // Overwrite: save on top of whatever is current now.
+          const latest = await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid }, query: lang ? { lang } : {} } }))
+          expected = latest.data.version_no
+        }
+        const { data } = await unwrap(
+          api.PUT('/v1/spaces/{space}/stories/{uuid}', {
+            params: { path: { space, uuid } },
+            body: { content: doc, expected_version_no: expected, ...(lang ? { lang } : {}) },
+          }),
+        )
+        setErrors({})
+        setDirty(false)
+        setConflict(false)
+        setBaseVersion(data.version_no)
+        queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, data)
+        setNotice(`Saved (version ${data.version_no}).`)
+        await refresh()
+      } catch (err) {
+        if (err instanceof ApiFailure && err.status === 422 && err.body.errors) {
+          setErrors(err.body.errors)
+          setFailure(new Error(`Not saved: ${Object.keys(err.body.errors).length} field(s) need attention.`))
+        } else if (err instanceof ApiFailure && err.status === 409 && err.body.error === 'version_conflict') {
+          setConflict(true)
+        } else setFailure(err)
+      } finally {
+        setSaving(false)
+      }
+    },
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [doc, story.data, baseVersion, space, uuid, lang],
+  )
+
+  // Ctrl/Cmd+S saves; leaving the page with unsaved changes asks first.
+  const saveRef = useRef(save)
+  saveRef.current = save
+  useEffect(() => {
+    const onKey = (e: KeyboardEvent) => {
+      if ((e.ctrlKey || e.metaKey) && e.key.toLowerCase() === 's') {
+        e.preventDefault()
+        void saveRef.current()
+      }
+    }
+    window.addEventListener('keydown', onKey)
+    return () => window.removeEventListener('keydown', onKey)
+  }, [])
+  useEffect(() => {
+    if (!dirty) return
+    const onUnload = (e: BeforeUnloadEvent) => e.preventDefault()
+    window.addEventListener('beforeunload', onUnload)
+    return () => window.removeEventListener('beforeunload', onUnload)
+  }, [dirty])
+
+  const reload = async () => {
+    setDirty(false)
+    setConflict(false)
+    setErrors({})
+    const fresh = await queryClient.fetchQuery({ ...storyQuery(space, uuid, lang), staleTime: 0 })
+    setDoc(asDoc(fresh.content))
+    setBaseVersion(fresh.version_no)
+  }
+
+  const publishing = async (action: 'publish' | 'unpublish') => {
+    setConfirm(null)
+    setFailure(null)
+    try {
+      const path = action === 'publish' ? '/v1/spaces/{space}/stories/{uuid}/publish' : '/v1/spaces/{space}/stories/{uuid}/unpublish'
+      const { data } = await unwrap(api.POST(path, { params: { path: { space, uuid } } }))
+      queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, (old) => (old ? { ...old, ...data, content: old.content } : old))
+      setNotice(action === 'publish' ? 'Published.' : 'Unpublished: the Story is a draft again.')
+      await refresh()
+    } catch (err) {
+      setFailure(err)
+    }
+  }
+
+  if (story.isPending || components.isPending) return <Loading what="Loading the Story" />
+  if (story.isError) return <ErrorNotice error={story.error} />
+  if (components.isError) return <ErrorNotice error={components.error} />
+  const s = story.data
+  const roots = [...blueprints.values()].filter((b) => b.is_root)
+  const state = storyState(s)
+  const matched = new Set<string>()
+  const stray = Object.entries(errors).filter(([k]) => !k.startsWith('blocks') && !matched.has(k))
+
+  return (
+    <div className="flex flex-col gap-4">
+      <div className="flex flex-wrap items-center gap-3">
+        <Link to="/spaces/$space" params={{ space }} search={{}} className="text-sm text-indigo-800 underline">
+          ← Stories
+        </Link>
+        <h1 className="text-2xl font-semibold">{s.name}</h1>
+        <StatusBadge state={state} />
+        <span className="text-sm text-slate-600">
+          {s.full_path} · version {s.version_no}
+          {dirty ? ' · unsaved changes' : ''}
+        </span>
+        <div className="ml-auto flex gap-2">
+          <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
+            {saving ? 'Saving…' : 'Save'}
+          </Button>
+          {s.status === 'published' ? (
+            <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
+              Unpublish
+            </Button>
+          ) : null}
+          <Button tone="primary" onClick={() => setConfirm('publish')} disabled={dirty || s.status === 'archived' || state === 'published'}>
+            Publish
+          </Button>
+        </div>
+      </div>
+
+      <div aria-live="polite" className="text-sm text-emerald-800">
+        {notice}
+      </div>
+      <ErrorNotice error={failure} />
+      {stray.length ? (
+        <ul role="alert" className="text-sm text-red-700">
+          {stray.map(([k, msgs]) => (
+            <li key={k}>
+              {k}: {msgs.join('; ')}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+
+      {s.status === 'published' ? (
+        <p className="text-sm">
+          Public URL:{' '}
+          <a href={publicUrl(space, s.full_path)} className="text-indigo-800 underline" target="_blank" rel="noreferrer" data-testid="public-url">
+            {publicUrl(space, s.full_path)}
+          </a>
+        </p>
+      ) : null}
+
+      {roots.length === 0 && (doc?.blocks.length ?? 0) === 0 ? (
+        <EmptyState title="No component blueprint yet">
+          The form of a Story is built from the Space's component blueprints. Create one with <code>is_root: true</code> (for
+          example a “page” with a title and a body of blocks) through <code>POST /v1/spaces/{space}/components</code>, then
+          come back.
+        </EmptyState>
+      ) : (
+        <section aria-label="Content" className="rounded-lg bg-slate-100 p-3">
+          <BlockList
+            path="blocks"
+            blocks={doc?.blocks ?? []}
+            onChange={(blocks) => {
+              setDoc({ type: 'doc', blocks })
+              setDirty(true)
+              setNotice(null)
+            }}
+            allowed={roots}
+            blueprints={blueprints}
+            errors={errors}
+          />
+        </section>
+      )}
+
+      <Dialog open={conflict} title="Someone saved this Story meanwhile" onClose={() => setConflict(false)}>
+        <p className="text-sm">
+          Your changes are based on version {baseVersion}, and a newer version was saved. Reload to see theirs (your changes are
+          dropped), or overwrite theirs with yours.
+        </p>
+        <div className="flex justify-end gap-2">
+          <Button onClick={reload}>Reload theirs</Button>
+          <Button tone="danger" onClick={() => save(true)}>
+            Overwrite with mine
+          </Button>
+        </div>
+      </Dialog>
+
+      <Dialog open={confirm !== null} title={confirm === 'publish' ? `Publish “${s.name}”?` : `Unpublish “${s.name}”?`} onClose={() => setConfirm(null)}>
+        <p className="text-sm">
+          {confirm === 'publish'
+            ? `The saved version ${s.version_no} becomes public at ${publicUrl(space, s.full_path)}.`
+            : 'The Story stops being public; its draft stays.'}
+        </p>
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setConfirm(null)}>Cancel</Button>
+          <Button tone="primary" onClick={() => confirm && publishing(confirm)}>
+            {confirm === 'publish' ? 'Publish' : 'Unpublish'}
+          </Button>
+        </div>
+      </Dialog>
+    </div>
+  )
+}
