@@ -15,7 +15,7 @@ export function SpaceLayout() {
   const current = spaces.data?.find((s) => s.slug === space)
   return (
     <div className="flex flex-col gap-4">
-      <nav aria-label="Space" className="flex flex-wrap items-center gap-3 rounded-lg bg-white px-4 py-2 ring-1 ring-slate-200">
+      <nav aria-label="Space switcher" className="flex flex-wrap items-center gap-3 rounded-lg bg-white px-4 py-2 ring-1 ring-slate-200">
         <label htmlFor={id} className="text-sm font-medium">
           Space
         </label>
