@@ -49,6 +49,12 @@ async function call(method: string, path: string, token: string | null, body?: u
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
 }
 
+/** ADMIN_SCREENSHOTS=<folder>: the main screens as PNGs, for the docs. */
+const SHOTS = process.env.ADMIN_SCREENSHOTS
+async function shot(name: string) {
+  if (SHOTS) await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true })
+}
+
 const tokenInPage = () => page.evaluate(() => sessionStorage.getItem('content-service.token'))
 
 /** axe-core in the page: the serious and critical violations (rule id and the first element of each). */
@@ -76,7 +82,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
     })
-    context = await browser.newContext({ baseURL: origin })
+    context = await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 } })
     page = await context.newPage()
     page.on('pageerror', (e) => pageErrors.push(String(e)))
     page.on('dialog', (d) => {
@@ -132,6 +138,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.goto('/admin')
     await page.waitForURL(/\/admin\/sign-in/)
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await shot('sign-in')
     expect(await axeViolations(page)).toEqual([])
   })
 
@@ -142,6 +149,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.getByLabel('Password').fill(PASSWORD)
     await page.getByRole('button', { name: 'Create account' }).click()
     await page.getByRole('heading', { name: 'No Space yet' }).waitFor()
+    await shot('spaces-empty')
     // The token is in sessionStorage (this tab), never in localStorage.
     expect(await tokenInPage()).toMatch(/\./)
     expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0)
@@ -224,6 +232,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     expect(doc.blocks[0].title).toBe(`Welcome ${HOSTILE}`)
     expect(doc.blocks[0].body.map((b: { headline: string }) => b.headline)).toEqual(['Second', 'First'])
     expect(doc.blocks[0].body[0]).toMatchObject({ component: 'teaser', count: 42, featured: true, tone: 'loud' })
+    await shot('story-editor')
 
     expect(await axeViolations(page)).toEqual([])
 
@@ -268,6 +277,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await tree.getByRole('link', { name: 'Start page' }).waitFor()
     // A rename is a change since publish.
     await tree.getByText('Changed since publish').waitFor()
+    await shot('story-tree')
     await page.getByRole('searchbox', { name: 'Search Stories by name' }).fill('start')
     await page.getByRole('button', { name: 'Search' }).click()
     await page.getByRole('region', { name: 'Search results' }).getByRole('link', { name: 'Start page' }).waitFor()
@@ -288,6 +298,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.getByRole('button', { name: 'Save' }).click()
     const dialog = page.getByRole('dialog', { name: 'Someone saved this Story meanwhile' })
     await dialog.waitFor()
+    await shot('conflict-dialog')
     await dialog.getByRole('button', { name: 'Reload theirs' }).click()
     await expect(title.inputValue()).resolves.toBe('Theirs')
   })

@@ -117,10 +117,19 @@ export function StoryTreeScreen() {
   )
 }
 
+/** Folder or page, drawn inline (no icon font, no emoji font needed). */
+function Icon({ folder }: { folder: boolean }) {
+  return (
+    <svg aria-hidden="true" viewBox="0 0 16 16" className="h-4 w-4 shrink-0 fill-none stroke-slate-500" strokeWidth="1.5">
+      {folder ? <path d="M1.5 4.5v8h13v-6.5h-7l-1.5-1.5z" /> : <path d="M3.5 1.5h6l3 3v10h-9zM9.5 1.5v3h3" />}
+    </svg>
+  )
+}
+
 function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | 'name' | 'is_folder' | 'status' | 'has_unpublished_changes'> }) {
   return (
     <>
-      <span aria-hidden="true">{node.is_folder ? '📁' : '📄'}</span>
+      <Icon folder={node.is_folder} />
       {node.is_folder ? (
         <span className="font-medium">{node.name}</span>
       ) : (
