@@ -49,6 +49,17 @@ async function call(method: string, path: string, token: string | null, body?: u
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
 }
 
+/** Polls until `read()` gives `want` (the UI updates after the answer arrives), or fails with the last value. */
+async function until<T>(read: () => Promise<T>, want: T, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms
+  let last = await read()
+  while (last !== want && Date.now() < end) {
+    await Bun.sleep(50)
+    last = await read()
+  }
+  expect(last).toBe(want)
+}
+
 /** ADMIN_SCREENSHOTS=<folder>: the main screens as PNGs, for the docs. */
 const SHOTS = process.env.ADMIN_SCREENSHOTS
 async function shot(name: string) {
@@ -160,7 +171,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.getByRole('button', { name: 'Create Space' }).click()
     await page.getByRole('heading', { name: 'No Stories yet' }).waitFor()
     expect(page.url()).toBe(`${origin}/admin/spaces/${spaceSlug}`)
-    await expect(page.getByTestId('role').textContent()).resolves.toContain('admin')
+    await page.getByTestId('role').getByText('admin').waitFor()
     expect(await page.getByLabel('Space', { exact: true }).inputValue()).toBe(spaceSlug)
   })
 
@@ -219,7 +230,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     // Keyboard-only reordering: Alt+↑ on the second teaser's handle moves it first, and focus stays with it.
     await teasers.nth(1).locator('[data-block-handle]').focus()
     await page.keyboard.press('Alt+ArrowUp')
-    await expect(teasers.nth(0).getByLabel(/^headline/).inputValue()).resolves.toBe('Second')
+    await until(() => teasers.nth(0).getByLabel(/^headline/).inputValue(), 'Second')
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-block-handle'))).toBe(await teasers.nth(0).getAttribute('data-block-uid'))
 
     await page.keyboard.press('Control+s')
@@ -300,7 +311,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await dialog.waitFor()
     await shot('conflict-dialog')
     await dialog.getByRole('button', { name: 'Reload theirs' }).click()
-    await expect(title.inputValue()).resolves.toBe('Theirs')
+    await until(() => title.inputValue(), 'Theirs')
   })
 
   test('a 401 (the token was revoked) sends the user to sign-in, and back to where they were', async () => {
