@@ -57,7 +57,7 @@ async function until<T>(read: () => Promise<T>, want: T, ms = 10_000): Promise<v
     await Bun.sleep(50)
     last = await read()
   }
-  expect(last).toBe(want)
+  expect(last as unknown).toBe(want as unknown)
 }
 
 /** ADMIN_SCREENSHOTS=<folder>: the main screens as PNGs, for the docs. */
@@ -143,6 +143,12 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     console.log(`admin first load: ${jsBytes} bytes of brotli-compressed JS`)
     expect(jsBytes).toBeLessThan(250 * 1024)
     expect((await fetch(`${origin}/admin/assets/missing.js`)).status).toBe(404)
+    // The HTML revalidates (no-cache + ETag); a refused coding is not used.
+    const again = await fetch(`${origin}/admin`, { headers: { 'If-None-Match': res.headers.get('etag') ?? '' } })
+    expect(again.status).toBe(304)
+    const js = await fetch(`${origin}${scripts[0]}`, { headers: { 'Accept-Encoding': 'br;q=0, gzip' } })
+    expect(js.headers.get('content-encoding')).toBe('gzip')
+    await js.arrayBuffer()
   })
 
   test('sign-in has no serious or critical accessibility violations; /admin without a session goes to sign-in', async () => {
@@ -329,6 +335,15 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.waitForURL(`${origin}${where}`)
     await page.getByRole('heading', { name: 'Start page' }).waitFor()
+  })
+
+  test('unpublish asks first; then the CDN no longer answers the Story', async () => {
+    await page.getByRole('button', { name: 'Unpublish' }).click()
+    const confirm = page.getByRole('dialog', { name: /^Unpublish/ })
+    await confirm.getByText('stops being public').waitFor()
+    await confirm.getByRole('button', { name: 'Unpublish' }).click()
+    await page.getByText('Unpublished: the Story is a draft again.').waitFor()
+    expect((await call('GET', `/v1/cdn/${spaceSlug}/stories/home`, null)).status).toBe(404)
   })
 
   test('sign-out calls logout: the token no longer works', async () => {

@@ -1,5 +1,6 @@
 import { basename } from 'node:path'
-import { brotliCompressSync, constants as zlib } from 'node:zlib'
+import { promisify } from 'node:util'
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
 // Bun's HTML import: `bun build --compile` bundles the app (React, the router, Tailwind through the build's plugin)
 // and embeds its files; the import is then a manifest `{index, files: [{path, loader, headers}]}` of embedded files.
 // Run from source (`bun run`, `bun test`) it is a bare HTMLBundle naming index.html: the files are built on first use.
@@ -14,7 +15,7 @@ export interface AdminFile {
   type: string
   body: Uint8Array<ArrayBuffer>
   etag: string
-  /** Compressed once, on the first request that accepts them. */
+  /** Compressed once, when the bundle is loaded (zlib's thread pool: the event loop does not wait for it). */
   gzip?: Uint8Array<ArrayBuffer>
   br?: Uint8Array<ArrayBuffer>
 }
@@ -54,9 +55,26 @@ function rebase(html: string, names: string[]): string {
   return out
 }
 
-function assemble(htmlText: string, assets: AdminFile[]): AdminBundle {
+const brotliAsync = promisify(brotliCompress)
+const gzipAsync = promisify(gzip)
+// Small files gain nothing from compression.
+const compressible = (f: AdminFile) => f.body.byteLength >= 1024 && /^(text\/|image\/svg)/.test(f.type)
+
+async function compress(f: AdminFile): Promise<void> {
+  if (!compressible(f)) return
+  const [br, gz] = await Promise.all([
+    brotliAsync(f.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: f.body.byteLength } }),
+    gzipAsync(f.body, { level: 9 }),
+  ])
+  f.br = new Uint8Array(br)
+  f.gzip = new Uint8Array(gz)
+}
+
+async function assemble(htmlText: string, assets: AdminFile[]): Promise<AdminBundle> {
   const html = rebase(htmlText, assets.map((a) => a.name))
-  return { index: file('index.html', new TextEncoder().encode(html)), assets: new Map(assets.map((a) => [a.name, a])) }
+  const index = file('index.html', new TextEncoder().encode(html))
+  await Promise.all([index, ...assets].map(compress))
+  return { index, assets: new Map(assets.map((a) => [a.name, a])) }
 }
 
 async function fromManifest(m: Manifest & { files: NonNullable<Manifest['files']> }): Promise<AdminBundle> {
@@ -111,18 +129,25 @@ export function loadAdminBundle(): Promise<AdminBundle> {
   return loading
 }
 
-/** The body for this Accept-Encoding (brotli, then gzip, else identity), compressed once per file. */
-export function encodedBody(f: AdminFile, acceptEncoding: string | null): { body: Uint8Array<ArrayBuffer>; encoding: 'br' | 'gzip' | null } {
-  // Small files gain nothing from compression.
-  if (!acceptEncoding || f.body.byteLength < 1024 || !/^(text\/|image\/svg)/.test(f.type)) return { body: f.body, encoding: null }
-  const accepts = (coding: string) => new RegExp(`(^|[,\\s])${coding}(?!;\\s*q=0(\\.0*)?(\\s*,|$))`, 'i').test(acceptEncoding)
-  if (accepts('br')) {
-    f.br ??= new Uint8Array(brotliCompressSync(f.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: f.body.byteLength } }))
-    return { body: f.br, encoding: 'br' }
+/** Whether Accept-Encoding lists `coding` with a weight above 0. */
+function accepts(header: string, coding: string): boolean {
+  for (const part of header.split(',')) {
+    const [name, ...params] = part.split(';')
+    if (name.trim().toLowerCase() !== coding) continue
+    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='))
+    return q === undefined || Number(q.slice(2)) > 0
   }
-  if (accepts('gzip')) {
-    f.gzip ??= Bun.gzipSync(f.body, { level: 9 })
-    return { body: f.gzip, encoding: 'gzip' }
+  return false
+}
+
+/** The body for this Accept-Encoding: brotli, then gzip (both made at load), else identity. */
+export function encodedBody(f: AdminFile, acceptEncoding: string | null): { body: Uint8Array<ArrayBuffer>; encoding: 'br' | 'gzip' | null } {
+  if (acceptEncoding) {
+    if (f.br && accepts(acceptEncoding, 'br')) return { body: f.br, encoding: 'br' }
+    if (f.gzip && accepts(acceptEncoding, 'gzip')) return { body: f.gzip, encoding: 'gzip' }
   }
   return { body: f.body, encoding: null }
 }
+
+/** Whether the executable embeds the app (then loading it early costs no build). */
+export const adminEmbedded = (): boolean => Array.isArray((adminPage as unknown as Manifest).files)

@@ -1,4 +1,5 @@
 import { defineModule } from '../../kernel/module'
+import { adminEmbedded, loadAdminBundle } from './bundle'
 import { adminRoutes } from './routes'
 
 /**
@@ -8,4 +9,9 @@ import { adminRoutes } from './routes'
 export const adminModule = defineModule({
   name: 'admin',
   root: () => adminRoutes(),
+  // The executable reads and compresses its embedded files while it starts, off the event loop, so the first visitor
+  // does not wait. Run from source, the app is built on its first request instead (tests never pay for it).
+  start: (_self, kernel) => {
+    if (adminEmbedded()) void loadAdminBundle().catch((err) => kernel.logger.error('the admin app could not be loaded', { error: String(err) }))
+  },
 })
