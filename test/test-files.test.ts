@@ -9,7 +9,7 @@ setDefaultTimeout(60_000)
 // each file raises its own.
 test('every test file sets its default timeout', () => {
   const dir = import.meta.dir
-  const missing = readdirSync(dir)
+  const missing = readdirSync(dir, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.test.ts'))
     .filter((f) => !/^setDefaultTimeout\(\d[\d_]*\)/m.test(readFileSync(join(dir, f), 'utf8')))
   expect(missing).toEqual([])

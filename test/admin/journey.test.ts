@@ -300,6 +300,25 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.getByRole('region', { name: 'Search results' }).getByRole('link', { name: 'Start page' }).waitFor()
   })
 
+  test('a folder, and a Story created inside it, show nested in the tree', async () => {
+    await page.goto(`/admin/spaces/${spaceSlug}`)
+    await page.getByRole('button', { name: 'New folder' }).click()
+    await page.getByRole('dialog').getByLabel('Name').fill('Blog')
+    await page.getByRole('dialog').getByRole('button', { name: 'Create' }).click()
+    const tree = page.getByRole('list', { name: 'Story tree' })
+    await tree.getByText('Blog', { exact: true }).waitFor()
+    await page.getByRole('button', { name: 'New Story' }).click()
+    const dialog = page.getByRole('dialog')
+    await dialog.getByLabel('Name').fill('First post')
+    await dialog.getByLabel('Folder').selectOption({ label: 'Blog' })
+    await dialog.getByRole('button', { name: 'Create' }).click()
+    await page.getByRole('heading', { name: 'First post' }).waitFor()
+    await page.getByText('/blog/first-post · version 1').waitFor()
+    await page.getByRole('link', { name: '← Stories' }).click()
+    // The post is a child of the folder's item.
+    await tree.getByRole('listitem').filter({ hasText: 'Blog' }).getByRole('link', { name: 'First post' }).waitFor()
+  })
+
   test('a save over someone else’s newer version opens the 409 dialog; reload shows theirs', async () => {
     const token = await tokenInPage()
     const list = await call('GET', `/v1/spaces/${spaceSlug}/stories?q=start`, token)
