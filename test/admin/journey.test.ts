@@ -200,7 +200,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
           name: 'teaser',
           display_name: 'Teaser',
           is_nestable: true,
-          schema: { headline: { type: 'text' }, count: { type: 'number' }, featured: { type: 'boolean' }, tone: { type: 'select', options: ['calm', 'loud'] } },
+          schema: { headline: { type: 'text' }, count: { type: 'number' }, featured: { type: 'boolean' }, tone: { type: 'select', options: ['calm', 'loud'], translatable: false } },
         })
       ).status,
     ).toBe(201)
@@ -314,7 +314,14 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await dialog.getByRole('button', { name: 'Create' }).click()
     await page.getByRole('heading', { name: 'First post' }).waitFor()
     await page.getByText('/blog/first-post · version 1').waitFor()
+    // Unsaved changes: leaving asks first.
+    await page.getByRole('button', { name: 'Add', exact: true }).click()
     await page.getByRole('link', { name: '← Stories' }).click()
+    const leave = page.getByRole('dialog', { name: 'Leave without saving?' })
+    await leave.getByRole('button', { name: 'Stay' }).click()
+    await page.getByRole('heading', { name: 'First post' }).waitFor()
+    await page.getByRole('link', { name: '← Stories' }).click()
+    await leave.getByRole('button', { name: 'Leave without saving' }).click()
     // The post is a child of the folder's item.
     await tree.getByRole('listitem').filter({ hasText: 'Blog' }).getByRole('link', { name: 'First post' }).waitFor()
   })
@@ -337,6 +344,35 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await shot('conflict-dialog')
     await dialog.getByRole('button', { name: 'Reload theirs' }).click()
     await until(() => title.inputValue(), 'Theirs')
+  })
+
+  test('a translation: the locale switcher offers to start it from the own locale; shared fields stay read-only', async () => {
+    const token = await tokenInPage()
+    expect((await call('POST', `/v1/spaces/${spaceSlug}/locales`, token, { code: 'de', fallback: 'en' })).status).toBe(201)
+    const story = (await call('GET', `/v1/spaces/${spaceSlug}/stories?q=start`, token)).body.data[0]
+    await page.goto(`/admin/spaces/${spaceSlug}/stories/${story.uuid}`)
+    await page.getByRole('heading', { name: 'Start page' }).waitFor()
+    await page.getByLabel('Locale').selectOption('de')
+    await page.getByRole('heading', { name: 'No “de” translation yet' }).waitFor()
+    await page.getByRole('button', { name: 'Start from en' }).click()
+    const title = page.locator('[data-field-path="blocks/0/title"]').getByRole('textbox')
+    await until(() => title.inputValue(), 'Theirs')
+    await title.fill('Willkommen')
+    const tone = page.locator('[data-field-path="blocks/0/body/0/tone"]')
+    expect(await tone.getByRole('combobox').isDisabled()).toBe(true)
+    await tone.getByText('Not translated').waitFor()
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByText(/^Saved \(version \d+\)\.$/).waitFor()
+    expect(page.url()).toContain('lang=de')
+    const de = await call('GET', `/v1/spaces/${spaceSlug}/stories/${story.uuid}?lang=de`, token)
+    expect(de.body.data.content.blocks[0].title).toBe('Willkommen')
+    const en = await call('GET', `/v1/spaces/${spaceSlug}/stories/${story.uuid}`, token)
+    expect(en.body.data.content.blocks[0].title).toBe('Theirs')
+    expect(en.body.data.translations.sort()).toEqual(['de', 'en'])
+    // Back to the own locale: its content, not the translation's.
+    await page.getByLabel('Locale').selectOption('en')
+    await until(() => title.inputValue(), 'Theirs')
+    expect(await axeViolations(page)).toEqual([])
   })
 
   test('a 401 (the token was revoked) sends the user to sign-in, and back to where they were', async () => {

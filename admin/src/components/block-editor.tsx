@@ -1,4 +1,4 @@
-import { memo, useId, useState } from 'react'
+import { createContext, memo, useContext, useId, useState } from 'react'
 import { editorFor } from '../fields'
 import { type Block, type Blueprint, type FieldDef, newUid } from '../fields/types'
 import { Button, FieldErrors } from './ui'
@@ -13,6 +13,9 @@ interface ListProps {
   blueprints: Map<string, Blueprint>
   errors: Record<string, string[]>
 }
+
+/** Set while a translation is edited: fields with `translatable: false` then show the Story's own-locale value. */
+export const TranslationContext = createContext<null | { lang: string; primary: string }>(null)
 
 /** Focus the reorder handle of the block `uid` once React has moved it. */
 function focusHandle(uid: string) {
@@ -163,6 +166,8 @@ export function FieldRow(props: {
   errors: Record<string, string[]>
 }) {
   const id = useId()
+  const translation = useContext(TranslationContext)
+  const shared = translation !== null && props.def.translatable === false
   const own = props.errors[props.path]
   const Editor = editorFor(props.def.type)
   const label = (
@@ -181,6 +186,12 @@ export function FieldRow(props: {
           {label}
         </label>
       )}
+      {shared ? (
+        <p className="text-xs text-slate-600">
+          Not translated: every locale shows the {translation.primary} value. Change it in {translation.primary}.
+        </p>
+      ) : null}
+      <fieldset disabled={shared} className="contents">
       <Editor
         id={id}
         path={props.path}
@@ -193,6 +204,7 @@ export function FieldRow(props: {
         blueprints={props.blueprints}
         errors={props.errors}
       />
+      </fieldset>
       {props.def.type === 'blocks' ? null : <FieldErrors id={`${id}-err`} errors={own} />}
     </div>
   )

@@ -1,9 +1,9 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query'
-import { getRouteApi, Link } from '@tanstack/react-router'
+import { getRouteApi, Link, useBlocker } from '@tanstack/react-router'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
-import { componentsQuery, storyQuery } from '../api/queries'
-import { BlockList } from '../components/block-editor'
+import { componentsQuery, spacesQuery, storyQuery } from '../api/queries'
+import { BlockList, TranslationContext } from '../components/block-editor'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
 
@@ -26,7 +26,14 @@ export function StoryEditorScreen() {
   const { space, uuid } = route.useParams()
   const { lang } = route.useSearch()
   const queryClient = useQueryClient()
+  const navigate = route.useNavigate()
   const story = useQuery(storyQuery(space, uuid, lang))
+  // The Story in its own locale: the header while a translation is started, and what a new translation starts from.
+  const primary = useQuery({ ...storyQuery(space, uuid), enabled: lang !== undefined })
+  const spaces = useQuery(spacesQuery())
+  const locales = spaces.data?.find((x) => x.slug === space)?.locales ?? []
+  const missing = story.error instanceof ApiFailure && story.error.body.error === 'translation_not_found'
+  const [startedIn, setStartedIn] = useState<string | null>(null)
   const components = useQuery(componentsQuery(space))
   const blueprints = useMemo(() => new Map<string, Blueprint>((components.data ?? []).map((c) => [c.name, c as Blueprint])), [components.data])
 
@@ -53,12 +60,13 @@ export function StoryEditorScreen() {
 
   const save = useCallback(
     async (overwrite = false) => {
-      if (!doc || !story.data) return
+      const current = story.data ?? primary.data
+      if (!doc || !current) return
       setSaving(true)
       setFailure(null)
       setNotice(null)
       try {
-        let expected = baseVersion ?? story.data.version_no
+        let expected = baseVersion ?? current.version_no
         if (overwrite) {
           // Overwrite: save on top of whatever is current now.
           const latest = await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid }, query: lang ? { lang } : {} } }))
@@ -74,6 +82,7 @@ export function StoryEditorScreen() {
         setDirty(false)
         setConflict(false)
         setBaseVersion(data.version_no)
+        setStartedIn(null)
         queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, data)
         setNotice(`Saved (version ${data.version_no}).`)
         await refresh()
@@ -89,7 +98,7 @@ export function StoryEditorScreen() {
       }
     },
     // eslint-disable-next-line react-hooks/exhaustive-deps
-    [doc, story.data, baseVersion, space, uuid, lang],
+    [doc, story.data, primary.data, baseVersion, space, uuid, lang],
   )
 
   // Ctrl/Cmd+S saves; leaving the page with unsaved changes asks first.
@@ -105,12 +114,9 @@ export function StoryEditorScreen() {
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
   }, [])
-  useEffect(() => {
-    if (!dirty) return
-    const onUnload = (e: BeforeUnloadEvent) => e.preventDefault()
-    window.addEventListener('beforeunload', onUnload)
-    return () => window.removeEventListener('beforeunload', onUnload)
-  }, [dirty])
+  const dirtyRef = useRef(dirty)
+  dirtyRef.current = dirty
+  const leaving = useBlocker({ shouldBlockFn: () => dirtyRef.current, enableBeforeUnload: () => dirtyRef.current, withResolver: true })
 
   const reload = async () => {
     setDirty(false)
@@ -135,10 +141,18 @@ export function StoryEditorScreen() {
     }
   }
 
-  if (story.isPending || components.isPending) return <Loading what="Loading the Story" />
-  if (story.isError) return <ErrorNotice error={story.error} />
+  if ((story.isPending && !missing) || components.isPending || (missing && primary.isPending)) return <Loading what="Loading the Story" />
+  if (story.isError && !missing) return <ErrorNotice error={story.error} />
+  if (primary.isError) return <ErrorNotice error={primary.error} />
   if (components.isError) return <ErrorNotice error={components.error} />
-  const s = story.data
+  const s = (story.data ?? primary.data)!
+  const startTranslation = () => {
+    setDoc(asDoc(primary.data?.content))
+    setBaseVersion(primary.data?.version_no ?? null)
+    setStartedIn(lang ?? null)
+    setDirty(true)
+  }
+  const showForm = !missing || startedIn === lang
   const roots = [...blueprints.values()].filter((b) => b.is_root)
   const state = storyState(s)
   const matched = new Set<string>()
@@ -156,6 +170,23 @@ export function StoryEditorScreen() {
           {s.full_path} · version {s.version_no}
           {dirty ? ' · unsaved changes' : ''}
         </span>
+        {locales.length > 1 ? (
+          <label className="flex items-center gap-1 text-sm">
+            Locale
+            <select
+              value={lang ?? s.primary_lang}
+              onChange={(e) => navigate({ search: { lang: e.target.value === s.primary_lang ? undefined : e.target.value } })}
+              className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
+            >
+              {locales.map((l) => (
+                <option key={l} value={l}>
+                  {l}
+                  {l === s.primary_lang ? ' (own)' : s.translations.includes(l) ? '' : ' (no translation yet)'}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
         <div className="ml-auto flex gap-2">
           <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
             {saving ? 'Saving…' : 'Save'}
@@ -194,7 +225,17 @@ export function StoryEditorScreen() {
         </p>
       ) : null}
 
-      {roots.length === 0 && (doc?.blocks.length ?? 0) === 0 ? (
+      {!showForm ? (
+        <EmptyState title={`No “${lang}” translation yet`}>
+          <p>
+            Start it from the Story's own locale ({s.primary_lang}): its blocks are copied here for you to translate. Fields
+            that are not translatable keep showing the {s.primary_lang} value.
+          </p>
+          <Button tone="primary" className="mt-3" onClick={startTranslation}>
+            Start from {s.primary_lang}
+          </Button>
+        </EmptyState>
+      ) : roots.length === 0 && (doc?.blocks.length ?? 0) === 0 ? (
         <EmptyState title="No component blueprint yet">
           The form of a Story is built from the Space's component blueprints. Create one with <code>is_root: true</code> (for
           example a “page” with a title and a body of blocks) through <code>POST /v1/spaces/{space}/components</code>, then
@@ -202,6 +243,7 @@ export function StoryEditorScreen() {
         </EmptyState>
       ) : (
         <section aria-label="Content" className="rounded-lg bg-slate-100 p-3">
+          <TranslationContext.Provider value={lang && lang !== s.primary_lang ? { lang, primary: s.primary_lang } : null}>
           <BlockList
             path="blocks"
             blocks={doc?.blocks ?? []}
@@ -214,6 +256,7 @@ export function StoryEditorScreen() {
             blueprints={blueprints}
             errors={errors}
           />
+          </TranslationContext.Provider>
         </section>
       )}
 
@@ -226,6 +269,16 @@ export function StoryEditorScreen() {
           <Button onClick={reload}>Reload theirs</Button>
           <Button tone="danger" onClick={() => save(true)}>
             Overwrite with mine
+          </Button>
+        </div>
+      </Dialog>
+
+      <Dialog open={leaving.status === 'blocked'} title="Leave without saving?" onClose={() => leaving.reset?.()}>
+        <p className="text-sm">This Story has changes that are not saved. They are lost if you leave.</p>
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => leaving.reset?.()}>Stay</Button>
+          <Button tone="danger" onClick={() => leaving.proceed?.()}>
+            Leave without saving
           </Button>
         </div>
       </Dialog>
