@@ -190,7 +190,14 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
           name: 'page',
           display_name: 'Page',
           is_root: true,
-          schema: { title: { type: 'text', required: true }, intro: { type: 'textarea' }, body: { type: 'blocks' } },
+          schema: {
+            title: { type: 'text', required: true },
+            intro: { type: 'textarea' },
+            cta: { type: 'link' },
+            keywords: { type: 'tags' },
+            channels: { type: 'multiselect', options: ['web', 'app'] },
+            body: { type: 'blocks' },
+          },
         })
       ).status,
     ).toBe(201)
@@ -212,12 +219,22 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     const uuid = page.url().split('/').pop()!
     await page.getByRole('heading', { name: 'Home' }).waitFor()
 
-    // Add a page block and save it without its required title: the API's 422 is shown at the field.
+    // Add a page block and save it without its required title and with a javascript: link: the API's 422s are
+    // shown at their fields (the link's message is keyed `blocks/0/cta/url`).
     await page.getByRole('button', { name: 'Add', exact: true }).click()
+    const cta = page.locator('[data-field-path="blocks/0/cta"]').getByRole('textbox')
+    await cta.fill('javascript:alert(1)')
     await page.getByRole('button', { name: 'Save' }).click()
     const titleRow = page.locator('[data-field-path="blocks/0/title"]')
     await titleRow.getByText('is required').waitFor()
     expect(await titleRow.getByRole('textbox').getAttribute('aria-invalid')).toBe('true')
+    await page.locator('[data-field-path="blocks/0/cta"]').getByText(/must be an http\(s\)/).waitFor()
+    await page.getByRole('region', { name: 'Problems' }).getByText('blocks/0/title').waitFor()
+    await cta.fill('/contact')
+    const keywords = page.locator('[data-field-path="blocks/0/keywords"]').getByRole('textbox')
+    await keywords.fill('news, launch')
+    await keywords.press('Enter')
+    await page.locator('[data-field-path="blocks/0/channels"]').getByLabel('app').check()
 
     // Fill it (with markup that must stay text), add nested teasers, save.
     await titleRow.getByRole('textbox').fill(`Welcome ${HOSTILE}`)
@@ -247,6 +264,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     const saved = await call('GET', `/v1/spaces/${spaceSlug}/stories/${uuid}`, token)
     const doc = saved.body.data.content
     expect(doc.blocks[0].title).toBe(`Welcome ${HOSTILE}`)
+    expect(doc.blocks[0]).toMatchObject({ cta: { url: '/contact' }, keywords: ['news', 'launch'], channels: ['app'] })
     expect(doc.blocks[0].body.map((b: { headline: string }) => b.headline)).toEqual(['Second', 'First'])
     expect(doc.blocks[0].body[0]).toMatchObject({ component: 'teaser', count: 42, featured: true, tone: 'loud' })
     await shot('story-editor')

@@ -168,7 +168,13 @@ export function FieldRow(props: {
   const id = useId()
   const translation = useContext(TranslationContext)
   const shared = translation !== null && props.def.translatable === false
-  const own = props.errors[props.path]
+  // A blocks field's nested paths belong to its blocks; any other field also owns its sub-paths (`link/url`).
+  const own =
+    props.def.type === 'blocks'
+      ? props.errors[props.path]
+      : Object.entries(props.errors)
+          .filter(([k]) => k === props.path || k.startsWith(`${props.path}/`))
+          .flatMap(([, m]) => m)
   const Editor = editorFor(props.def.type)
   const label = (
     <>

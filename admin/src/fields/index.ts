@@ -2,9 +2,12 @@ import { BlocksField } from './blocks'
 import { BooleanField } from './boolean'
 import { DatetimeField } from './datetime'
 import { JsonField } from './json'
+import { LinkField } from './link'
 import { MarkdownField } from './markdown'
+import { MultiselectField } from './multiselect'
 import { NumberField } from './number'
 import { SelectField } from './select'
+import { TagsField } from './tags'
 import { TextField } from './text'
 import { TextareaField } from './textarea'
 import type { FieldEditor } from './types'
@@ -20,6 +23,9 @@ export const FIELD_EDITORS: Record<string, FieldEditor> = {
   number: NumberField,
   boolean: BooleanField,
   select: SelectField,
+  multiselect: MultiselectField,
+  tags: TagsField,
+  link: LinkField,
   datetime: DatetimeField,
   blocks: BlocksField,
 }

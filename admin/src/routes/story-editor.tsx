@@ -155,8 +155,7 @@ export function StoryEditorScreen() {
   const showForm = !missing || startedIn === lang
   const roots = [...blueprints.values()].filter((b) => b.is_root)
   const state = storyState(s)
-  const matched = new Set<string>()
-  const stray = Object.entries(errors).filter(([k]) => !k.startsWith('blocks') && !matched.has(k))
+  const problems = Object.entries(errors)
 
   return (
     <div className="flex flex-col gap-4">
@@ -206,14 +205,16 @@ export function StoryEditorScreen() {
         {notice}
       </div>
       <ErrorNotice error={failure} />
-      {stray.length ? (
-        <ul role="alert" className="text-sm text-red-700">
-          {stray.map(([k, msgs]) => (
-            <li key={k}>
-              {k}: {msgs.join('; ')}
-            </li>
-          ))}
-        </ul>
+      {problems.length ? (
+        <section aria-label="Problems" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200">
+          <ul>
+            {problems.map(([k, msgs]) => (
+              <li key={k}>
+                <code>{k}</code>: {msgs.join('; ')}
+              </li>
+            ))}
+          </ul>
+        </section>
       ) : null}
 
       {s.status === 'published' ? (
