@@ -419,6 +419,38 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     expect((await call('GET', `/v1/cdn/${spaceSlug}/stories/home`, null)).status).toBe(404)
   })
 
+  test('versions: restoring an old one saves it as a new version, after a confirmation', async () => {
+    await page.getByText('Versions', { exact: true }).click()
+    const list = page.getByRole('list', { name: 'Versions' })
+    await list.getByText('current').waitFor()
+    await list.getByRole('button', { name: 'Restore version 2' }).click()
+    await page.getByRole('dialog', { name: 'Restore version 2?' }).getByRole('button', { name: 'Restore' }).click()
+    const title = page.locator('[data-field-path="blocks/0/title"]').getByRole('textbox')
+    await until(() => title.inputValue(), `Welcome ${HOSTILE}`)
+    const token = await tokenInPage()
+    const uuid = page.url().split('/').pop()!
+    expect((await call('GET', `/v1/spaces/${spaceSlug}/stories/${uuid}`, token)).body.data.content.blocks[0].title).toBe(`Welcome ${HOSTILE}`)
+  })
+
+  test('archive asks first; the Story then shows as archived', async () => {
+    const token = await tokenInPage()
+    const hostile = (await call('GET', `/v1/spaces/${spaceSlug}/stories?q=onerror`, token)).body.data[0]
+    await page.goto(`/admin/spaces/${spaceSlug}/stories/${hostile.uuid}`)
+    await page.getByRole('button', { name: 'Archive' }).click()
+    const dialog = page.getByRole('dialog', { name: /^Archive/ })
+    await dialog.getByText('can only be deleted').waitFor()
+    await dialog.getByRole('button', { name: 'Archive' }).click()
+    await page.getByText('Archived.', { exact: true }).waitFor()
+    await page.getByRole('link', { name: '← Stories' }).click()
+    // It left the tree, and is listed with the archived ones.
+    await page.getByRole('list', { name: 'Story tree' }).getByText('Blog', { exact: true }).waitFor()
+    expect(await page.getByRole('list', { name: 'Story tree' }).getByText(HOSTILE).count()).toBe(0)
+    await page.getByText('Archived Stories', { exact: true }).click()
+    const archived = page.getByRole('list', { name: 'Archived Stories' })
+    await archived.getByText(HOSTILE).waitFor()
+    await archived.getByText('Archived', { exact: true }).waitFor()
+  })
+
   test('sign-out calls logout: the token no longer works', async () => {
     const token = await tokenInPage()
     await page.getByRole('button', { name: 'Sign out' }).click()

@@ -111,6 +111,8 @@ export function StoryTreeScreen() {
         </ul>
       ) : null}
 
+      <ArchivedStories space={space} />
+
       <CreateStoryDialog space={space} folders={folders} mode={creating} onClose={() => setCreating(null)} />
       <RenameDialog space={space} target={renaming} onClose={() => setRenaming(null)} />
     </div>
@@ -123,6 +125,32 @@ function Icon({ folder }: { folder: boolean }) {
     <svg aria-hidden="true" viewBox="0 0 16 16" className="h-4 w-4 shrink-0 fill-none stroke-slate-500" strokeWidth="1.5">
       {folder ? <path d="M1.5 4.5v8h13v-6.5h-7l-1.5-1.5z" /> : <path d="M3.5 1.5h6l3 3v10h-9zM9.5 1.5v3h3" />}
     </svg>
+  )
+}
+
+/** Archived Stories leave the tree; they are listed here, on demand. */
+function ArchivedStories({ space }: { space: string }) {
+  const [open, setOpen] = useState(false)
+  const archived = useQuery({
+    queryKey: ['/v1/spaces', space, 'stories', { status: 'archived' }],
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { status: 'archived', per_page: 100 } } })),
+    enabled: open,
+  })
+  return (
+    <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary className="cursor-pointer text-sm font-semibold">Archived Stories</summary>
+      {open && archived.isPending ? <Loading what="Loading archived Stories" /> : null}
+      <ErrorNotice error={archived.error} />
+      {archived.data && archived.data.data.length === 0 ? <p className="mt-2 text-sm text-slate-700">Nothing is archived.</p> : null}
+      <ul className="mt-2 divide-y divide-slate-100" aria-label="Archived Stories">
+        {archived.data?.data.map((s) => (
+          <li key={s.uuid} className="flex items-center gap-2 py-1.5">
+            <StoryLink space={space} node={s} />
+            <span className="text-xs text-slate-600">{s.full_path}</span>
+          </li>
+        ))}
+      </ul>
+    </details>
   )
 }
 

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { componentsQuery, spacesQuery, storyQuery } from '../api/queries'
 import { BlockList, TranslationContext } from '../components/block-editor'
+import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
 
@@ -18,6 +19,8 @@ const asDoc = (content: unknown): Doc => {
   const c = content as Partial<Doc> | null | undefined
   return { type: 'doc', blocks: Array.isArray(c?.blocks) ? (c.blocks as Block[]) : [] }
 }
+
+const CONFIRM_VERB = { publish: 'Publish', unpublish: 'Unpublish', archive: 'Archive' } as const
 
 /** The public (CDN) URL of a published Story. */
 export const publicUrl = (space: string, fullPath: string) => `${location.origin}/v1/cdn/${encodeURIComponent(space)}/stories${fullPath}`
@@ -45,7 +48,7 @@ export function StoryEditorScreen() {
   const [saving, setSaving] = useState(false)
   const [notice, setNotice] = useState<string | null>(null)
   const [conflict, setConflict] = useState(false)
-  const [confirm, setConfirm] = useState<null | 'publish' | 'unpublish'>(null)
+  const [confirm, setConfirm] = useState<null | 'publish' | 'unpublish' | 'archive'>(null)
 
   // Take the server's document when it arrives (first load, reload), not while the editor holds unsaved changes.
   useEffect(() => {
@@ -127,14 +130,14 @@ export function StoryEditorScreen() {
     setBaseVersion(fresh.version_no)
   }
 
-  const publishing = async (action: 'publish' | 'unpublish') => {
+  const publishing = async (action: 'publish' | 'unpublish' | 'archive') => {
     setConfirm(null)
     setFailure(null)
     try {
-      const path = action === 'publish' ? '/v1/spaces/{space}/stories/{uuid}/publish' : '/v1/spaces/{space}/stories/{uuid}/unpublish'
+      const path = `/v1/spaces/{space}/stories/{uuid}/${action}` as const
       const { data } = await unwrap(api.POST(path, { params: { path: { space, uuid } } }))
       queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, (old) => (old ? { ...old, ...data, content: old.content } : old))
-      setNotice(action === 'publish' ? 'Published.' : 'Unpublished: the Story is a draft again.')
+      setNotice(action === 'publish' ? 'Published.' : action === 'unpublish' ? 'Unpublished: the Story is a draft again.' : 'Archived.')
       await refresh()
     } catch (err) {
       setFailure(err)
@@ -198,6 +201,11 @@ export function StoryEditorScreen() {
           <Button tone="primary" onClick={() => setConfirm('publish')} disabled={dirty || s.status === 'archived' || state === 'published'}>
             Publish
           </Button>
+          {s.status !== 'archived' && !s.is_folder ? (
+            <Button tone="danger" onClick={() => setConfirm('archive')} disabled={dirty}>
+              Archive
+            </Button>
+          ) : null}
         </div>
       </div>
 
@@ -261,6 +269,8 @@ export function StoryEditorScreen() {
         </section>
       )}
 
+      {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} /> : null}
+
       <Dialog open={conflict} title="Someone saved this Story meanwhile" onClose={() => setConflict(false)}>
         <p className="text-sm">
           Your changes are based on version {baseVersion}, and a newer version was saved. Reload to see theirs (your changes are
@@ -284,16 +294,18 @@ export function StoryEditorScreen() {
         </div>
       </Dialog>
 
-      <Dialog open={confirm !== null} title={confirm === 'publish' ? `Publish “${s.name}”?` : `Unpublish “${s.name}”?`} onClose={() => setConfirm(null)}>
+      <Dialog open={confirm !== null} title={`${CONFIRM_VERB[confirm ?? 'publish']} “${s.name}”?`} onClose={() => setConfirm(null)}>
         <p className="text-sm">
           {confirm === 'publish'
             ? `The saved version ${s.version_no} becomes public at ${publicUrl(space, s.full_path)}.`
-            : 'The Story stops being public; its draft stays.'}
+            : confirm === 'unpublish'
+              ? 'The Story stops being public; its draft stays.'
+              : 'The Story leaves the public site and can no longer be edited or published; afterwards it can only be deleted.'}
         </p>
         <div className="flex justify-end gap-2">
           <Button onClick={() => setConfirm(null)}>Cancel</Button>
-          <Button tone="primary" onClick={() => confirm && publishing(confirm)}>
-            {confirm === 'publish' ? 'Publish' : 'Unpublish'}
+          <Button tone={confirm === 'archive' ? 'danger' : 'primary'} onClick={() => confirm && publishing(confirm)}>
+            {CONFIRM_VERB[confirm ?? 'publish']}
           </Button>
         </div>
       </Dialog>
