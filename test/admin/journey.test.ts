@@ -344,6 +344,39 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await tree.getByRole('listitem').filter({ hasText: 'Blog' }).getByRole('link', { name: 'First post' }).waitFor()
   })
 
+  test('move by drag and drop onto a folder; bulk publish and bulk move with a confirmation', async () => {
+    const token = await tokenInPage()
+    for (const name of ['Alpha', 'Beta']) {
+      expect((await call('POST', `/v1/spaces/${spaceSlug}/stories`, token, { name, slug: name.toLowerCase() })).status).toBe(201)
+    }
+    await page.goto(`/admin/spaces/${spaceSlug}`)
+    const tree = page.getByRole('list', { name: 'Story tree' })
+    const row = (name: string) => tree.locator('[data-tree-uuid]').filter({ has: page.getByRole('link', { name, exact: true }) })
+    const folder = tree.locator('[data-tree-uuid]').filter({ hasText: 'Blog' }).first()
+    await row('Alpha').dragTo(folder)
+    await page.getByText('Moved.', { exact: true }).waitFor()
+    await tree.getByText('/blog/alpha', { exact: true }).waitFor()
+
+    await page.getByRole('checkbox', { name: 'Select Alpha' }).check()
+    await page.getByRole('checkbox', { name: 'Select Beta' }).check()
+    const bar = page.getByRole('toolbar', { name: 'Selected Stories' })
+    await bar.getByText('2 selected').waitFor()
+    await bar.getByRole('button', { name: 'Publish', exact: true }).click()
+    await page.getByRole('dialog', { name: 'Publish 2 item(s)?' }).getByRole('button', { name: 'Publish' }).click()
+    await page.getByText('2 published.', { exact: true }).waitFor()
+    await row('Beta').getByText('Published', { exact: true }).waitFor()
+    expect((await call('GET', `/v1/cdn/${spaceSlug}/stories/blog/alpha`, null)).status).toBe(200)
+
+    await page.getByRole('checkbox', { name: 'Select Alpha' }).check()
+    await bar.getByRole('button', { name: 'Move to…' }).click()
+    const dialog = page.getByRole('dialog', { name: 'Move 1 item(s)' })
+    await dialog.getByLabel('Into folder').selectOption({ label: '(top level)' })
+    await dialog.getByRole('button', { name: 'Move' }).click()
+    await page.getByText('1 moved.', { exact: true }).waitFor()
+    await tree.getByText('/alpha', { exact: true }).waitFor()
+    expect(await axeViolations(page)).toEqual([])
+  })
+
   test('a save over someone else’s newer version opens the 409 dialog; reload shows theirs', async () => {
     const token = await tokenInPage()
     const list = await call('GET', `/v1/spaces/${spaceSlug}/stories?q=start`, token)

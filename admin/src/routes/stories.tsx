@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
-import { type FormEvent, useState } from 'react'
+import { createContext, type FormEvent, useContext, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState, TextField } from '../components/ui'
@@ -31,6 +31,31 @@ export function StoryTreeScreen() {
   const search = useQuery({ ...storySearchQuery(space, q ?? ''), enabled: !!q })
   const [creating, setCreating] = useState<null | { folder: boolean }>(null)
   const [renaming, setRenaming] = useState<null | { uuid: string; name: string }>(null)
+  const [selected, setSelected] = useState<Set<string>>(new Set())
+  const [bulkNotice, setBulkNotice] = useState<string | null>(null)
+  const queryClient = useQueryClient()
+  const move = useMutation({
+    mutationFn: (a: { uuid: string; parent: string | null }) =>
+      unwrap(api.POST('/v1/spaces/{space}/stories/bulk', { params: { path: { space } }, body: { action: 'move', uuids: [a.uuid], parent_uuid: a.parent } })),
+    onSuccess: async (res) => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      const r = res.data[0]
+      setBulkNotice(r?.ok ? 'Moved.' : `Not moved: ${r && 'message' in r ? r.message : ''}`)
+    },
+  })
+  const actions: TreeActions = {
+    space,
+    selected,
+    toggle: (uuid) =>
+      setSelected((prev) => {
+        const next = new Set(prev)
+        if (next.has(uuid)) next.delete(uuid)
+        else next.add(uuid)
+        return next
+      }),
+    onRename: setRenaming,
+    onDrop: (uuid, parent) => move.mutate({ uuid, parent }),
+  }
 
   const folders: Parent[] = []
   const walk = (nodes: Node[], prefix: string) => {
@@ -103,12 +128,30 @@ export function StoryTreeScreen() {
           component blueprints. Group Stories in folders with <strong>New folder</strong>.
         </EmptyState>
       ) : null}
+      <div aria-live="polite" className="text-sm text-emerald-800">
+        {bulkNotice}
+      </div>
+      <ErrorNotice error={move.error} />
+      {selected.size ? (
+        <BulkBar
+          space={space}
+          selected={[...selected]}
+          folders={folders}
+          onDone={(m) => {
+            setSelected(new Set())
+            setBulkNotice(m)
+          }}
+        />
+      ) : null}
       {tree.data && tree.data.data.length > 0 ? (
-        <ul aria-label="Story tree" className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
-          {tree.data.data.map((n) => (
-            <TreeItem key={n.uuid} space={space} node={n} depth={0} onRename={setRenaming} />
-          ))}
-        </ul>
+        <TreeContext.Provider value={actions}>
+          <ul aria-label="Story tree" className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
+            {tree.data.data.map((n) => (
+              <TreeItem key={n.uuid} node={n} depth={0} />
+            ))}
+          </ul>
+          <TopLevelDrop onDrop={(uuid) => actions.onDrop(uuid, null)} />
+        </TreeContext.Provider>
       ) : null}
 
       <ArchivedStories space={space} />
@@ -125,6 +168,31 @@ function Icon({ folder }: { folder: boolean }) {
     <svg aria-hidden="true" viewBox="0 0 16 16" className="h-4 w-4 shrink-0 fill-none stroke-slate-500" strokeWidth="1.5">
       {folder ? <path d="M1.5 4.5v8h13v-6.5h-7l-1.5-1.5z" /> : <path d="M3.5 1.5h6l3 3v10h-9zM9.5 1.5v3h3" />}
     </svg>
+  )
+}
+
+/** Drop here to move a Story or folder to the top level. */
+function TopLevelDrop({ onDrop }: { onDrop: (uuid: string) => void }) {
+  const [over, setOver] = useState(false)
+  return (
+    <div
+      onDragOver={(e) => {
+        if (!e.dataTransfer.types.includes(DRAG_TYPE)) return
+        e.preventDefault()
+        setOver(true)
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        e.preventDefault()
+        setOver(false)
+        const uuid = e.dataTransfer.getData(DRAG_TYPE)
+        if (uuid) onDrop(uuid)
+      }}
+      data-drop="top-level"
+      className={`rounded-lg border border-dashed px-3 py-2 text-center text-xs text-slate-600 ${over ? 'border-indigo-500 bg-indigo-50' : 'border-slate-300'}`}
+    >
+      Drag a Story onto a folder to move it there, or here to move it to the top level. (Or select it and use “Move to…”.)
+    </div>
   )
 }
 
@@ -170,15 +238,61 @@ function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | '
   )
 }
 
-function TreeItem({ space, node, depth, onRename }: { space: string; node: Node; depth: number; onRename: (t: { uuid: string; name: string }) => void }) {
+interface TreeActions {
+  space: string
+  selected: Set<string>
+  toggle: (uuid: string) => void
+  onRename: (t: { uuid: string; name: string }) => void
+  /** Drag and drop: move `uuid` into the folder `parent` (null: the top level). */
+  onDrop: (uuid: string, parent: string | null) => void
+}
+const TreeContext = createContext<TreeActions | null>(null)
+const DRAG_TYPE = 'application/x-content-service-story'
+
+function TreeItem({ node, depth }: { node: Node; depth: number }) {
+  const tree = useContext(TreeContext)!
+  const [over, setOver] = useState(false)
+  const dropProps = node.is_folder
+    ? {
+        onDragOver: (e: React.DragEvent) => {
+          if (!e.dataTransfer.types.includes(DRAG_TYPE)) return
+          e.preventDefault()
+          setOver(true)
+        },
+        onDragLeave: () => setOver(false),
+        onDrop: (e: React.DragEvent) => {
+          e.preventDefault()
+          setOver(false)
+          const uuid = e.dataTransfer.getData(DRAG_TYPE)
+          if (uuid && uuid !== node.uuid) tree.onDrop(uuid, node.uuid)
+        },
+      }
+    : {}
   return (
     <li>
-      <div className="group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50" style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}>
-        <StoryLink space={space} node={node} />
+      <div
+        draggable
+        onDragStart={(e) => {
+          e.dataTransfer.setData(DRAG_TYPE, node.uuid)
+          e.dataTransfer.effectAllowed = 'move'
+        }}
+        {...dropProps}
+        data-tree-uuid={node.uuid}
+        className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
+        style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
+      >
+        <input
+          type="checkbox"
+          checked={tree.selected.has(node.uuid)}
+          onChange={() => tree.toggle(node.uuid)}
+          aria-label={`Select ${node.name}`}
+          className="h-4 w-4 accent-indigo-700"
+        />
+        <StoryLink space={tree.space} node={node} />
         <span className="text-xs text-slate-600">{node.full_path}</span>
         <button
           type="button"
-          onClick={() => onRename({ uuid: node.uuid, name: node.name })}
+          onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
           className="ml-auto text-xs text-slate-700 underline"
           aria-label={`Rename ${node.name}`}
         >
@@ -188,11 +302,77 @@ function TreeItem({ space, node, depth, onRename }: { space: string; node: Node;
       {node.children?.length ? (
         <ul>
           {node.children.map((c) => (
-            <TreeItem key={c.uuid} space={space} node={c} depth={depth + 1} onRename={onRename} />
+            <TreeItem key={c.uuid} node={c} depth={depth + 1} />
           ))}
         </ul>
       ) : null}
     </li>
+  )
+}
+
+type BulkAction = 'publish' | 'unpublish' | 'move'
+
+/** The bar of actions on the selected Stories (the bulk API: per-item results). */
+function BulkBar({ space, selected, folders, onDone }: { space: string; selected: string[]; folders: Parent[]; onDone: (message: string) => void }) {
+  const queryClient = useQueryClient()
+  const [confirm, setConfirm] = useState<BulkAction | null>(null)
+  const [target, setTarget] = useState('')
+  const run = useMutation({
+    mutationFn: (a: { action: BulkAction; uuids: string[]; parent_uuid?: string | null }) =>
+      unwrap(api.POST('/v1/spaces/{space}/stories/bulk', { params: { path: { space } }, body: a })),
+    onSuccess: async (res, a) => {
+      setConfirm(null)
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      const failed = res.data.filter((r) => !r.ok).map((r) => ('message' in r ? r.message : ''))
+      const verb = a.action === 'move' ? 'moved' : `${a.action}ed`
+      onDone(`${res.meta.succeeded} ${verb}${res.meta.failed ? `, ${res.meta.failed} not: ${failed.join(' ')}` : ''}.`)
+    },
+  })
+  return (
+    <div role="toolbar" aria-label="Selected Stories" className="flex flex-wrap items-center gap-2 rounded-lg bg-indigo-50 px-3 py-2 ring-1 ring-indigo-200">
+      <span className="text-sm font-medium">{selected.length} selected</span>
+      <Button onClick={() => setConfirm('publish')}>Publish</Button>
+      <Button onClick={() => setConfirm('unpublish')}>Unpublish</Button>
+      <Button onClick={() => setConfirm('move')}>Move to…</Button>
+      <ErrorNotice error={run.error} />
+      <Dialog
+        open={confirm !== null}
+        title={confirm === 'move' ? `Move ${selected.length} item(s)` : `${confirm === 'publish' ? 'Publish' : 'Unpublish'} ${selected.length} item(s)?`}
+        onClose={() => setConfirm(null)}
+      >
+        {confirm === 'move' ? (
+          <div className="flex flex-col gap-1">
+            <label htmlFor="bulk-target" className="text-sm font-medium">
+              Into folder
+            </label>
+            <select id="bulk-target" value={target} onChange={(e) => setTarget(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+              <option value="">(top level)</option>
+              {folders
+                .filter((f) => !selected.includes(f.uuid))
+                .map((f) => (
+                  <option key={f.uuid} value={f.uuid}>
+                    {f.label}
+                  </option>
+                ))}
+            </select>
+          </div>
+        ) : (
+          <p className="text-sm">
+            {confirm === 'publish' ? 'The saved version of each selected Story becomes public.' : 'The selected Stories stop being public; their drafts stay.'}
+          </p>
+        )}
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setConfirm(null)}>Cancel</Button>
+          <Button
+            tone="primary"
+            disabled={run.isPending}
+            onClick={() => confirm && run.mutate({ action: confirm, uuids: selected, ...(confirm === 'move' ? { parent_uuid: target || null } : {}) })}
+          >
+            {confirm === 'move' ? 'Move' : confirm === 'publish' ? 'Publish' : 'Unpublish'}
+          </Button>
+        </div>
+      </Dialog>
+    </div>
   )
 }
 
