@@ -1,6 +1,7 @@
 import type { QueryClient } from '@tanstack/react-query'
 import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router'
 import { getToken } from './auth'
+import { ComponentsScreen } from './routes/components'
 import { RegisterScreen } from './routes/register'
 import { SignInScreen } from './routes/sign-in'
 import { SpaceLayout } from './routes/space-layout'
@@ -57,10 +58,12 @@ const storyRoute = createRoute({
   component: StoryEditorScreen,
 })
 
+const componentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/components', component: ComponentsScreen })
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
-  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute])]),
+  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

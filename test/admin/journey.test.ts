@@ -190,6 +190,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
           name: 'page',
           display_name: 'Page',
           is_root: true,
+          is_nestable: false,
           schema: {
             title: { type: 'text', required: true },
             intro: { type: 'textarea' },
@@ -201,16 +202,44 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
         })
       ).status,
     ).toBe(201)
-    expect(
-      (
-        await call('POST', `/v1/spaces/${spaceSlug}/components`, token, {
-          name: 'teaser',
-          display_name: 'Teaser',
-          is_nestable: true,
-          schema: { headline: { type: 'text' }, count: { type: 'number' }, featured: { type: 'boolean' }, tone: { type: 'select', options: ['calm', 'loud'], translatable: false } },
-        })
-      ).status,
-    ).toBe(201)
+    // The nested component through the app's schema editor, with the API's 422 shown at the field it names.
+    await page.getByRole('link', { name: 'Components' }).click()
+    await page.getByRole('list', { name: 'Components' }).getByText('Page', { exact: true }).waitFor()
+    await page.getByRole('button', { name: 'New component' }).click()
+    const form = page.getByRole('form', { name: 'New component' })
+    await form.getByLabel('Name', { exact: true }).fill('teaser')
+    await form.getByLabel('Display name').fill('Teaser')
+    await form.getByLabel('Top level (a Story can start with it)').uncheck()
+    await form.getByLabel('Nestable (inside a blocks field)').check()
+    const fieldSpecs: [string, string][] = [
+      ['headline', 'text'],
+      ['count', 'number'],
+      ['featured', 'boolean'],
+      ['tone', 'select'],
+    ]
+    for (const [i, [name, type]] of fieldSpecs.entries()) {
+      await form.getByRole('button', { name: 'Add field' }).click()
+      const row = form.locator('[data-schema-field]').nth(i)
+      await row.getByLabel('Field name').fill(name)
+      await row.getByLabel('Type').selectOption(type)
+    }
+    const tone = form.locator('[data-schema-field="tone"]')
+    await tone.getByLabel('Translatable').uncheck()
+    await form.getByRole('button', { name: 'Create component' }).click()
+    await tone.getByText('options: is required for select and multiselect fields').waitFor()
+    await tone.getByLabel('Options (comma-separated)').fill('calm, loud')
+    await form.getByRole('button', { name: 'Create component' }).click()
+    await page.getByRole('list', { name: 'Components' }).getByText('Teaser', { exact: true }).waitFor()
+    expect(await axeViolations(page)).toEqual([])
+    const teaser = (await call('GET', `/v1/spaces/${spaceSlug}/components/teaser`, token)).body.data
+    expect(teaser).toMatchObject({ is_root: false, is_nestable: true })
+    expect(teaser.schema).toEqual({
+      headline: { type: 'text' },
+      count: { type: 'number' },
+      featured: { type: 'boolean' },
+      tone: { type: 'select', options: ['calm', 'loud'], translatable: false },
+    })
+    await page.getByRole('link', { name: 'Stories', exact: true }).click()
 
     await page.getByRole('button', { name: 'New Story' }).click()
     await page.getByRole('dialog').getByLabel('Name').fill('Home')

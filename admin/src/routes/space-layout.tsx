@@ -40,6 +40,9 @@ export function SpaceLayout() {
         <Link to="/spaces/$space" params={{ space }} search={{}} className="ml-auto text-sm font-medium text-indigo-800 underline">
           Stories
         </Link>
+        <Link to="/spaces/$space/components" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
+          Components
+        </Link>
       </nav>
       {spaces.isError ? <ErrorNotice error={spaces.error} /> : null}
       <Outlet />

@@ -245,10 +245,13 @@ export function StoryEditorScreen() {
           </Button>
         </EmptyState>
       ) : roots.length === 0 && (doc?.blocks.length ?? 0) === 0 ? (
-        <EmptyState title="No component blueprint yet">
-          The form of a Story is built from the Space's component blueprints. Create one with <code>is_root: true</code> (for
-          example a “page” with a title and a body of blocks) through <code>POST /v1/spaces/{space}/components</code>, then
-          come back.
+        <EmptyState title="No component yet">
+          The form of a Story is built from the Space's components. Create a top-level one (for example a “Page” with a title
+          and a body of blocks) under{' '}
+          <Link to="/spaces/$space/components" params={{ space }} className="font-medium text-indigo-800 underline">
+            Components
+          </Link>
+          , then come back.
         </EmptyState>
       ) : (
         <section aria-label="Content" className="rounded-lg bg-slate-100 p-3">
