@@ -227,6 +227,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await tone.getByLabel('Translatable').uncheck()
     await form.getByRole('button', { name: 'Create component' }).click()
     await tone.getByText('options: is required for select and multiselect fields').waitFor()
+    await shot('components-editor')
     await tone.getByLabel('Options (comma-separated)').fill('calm, loud')
     await form.getByRole('button', { name: 'Create component' }).click()
     await page.getByRole('list', { name: 'Components' }).getByText('Teaser', { exact: true }).waitFor()
