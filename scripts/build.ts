@@ -1,8 +1,10 @@
 // bun run build → dist/content-service: one executable holding the server, its migrations, the embed scripts and
 // PGlite's wasm and data files (imported `with { type: 'file' }` in src/kernel/pglite-assets.ts), and the image
-// transform Worker with the AVIF codec's wasm files (src/modules/assets/avif-codec.ts).
+// transform Worker with the AVIF codec's wasm files (src/modules/assets/avif-codec.ts), and the admin app (admin/index.html,
+// imported by src/modules/admin/bundle.ts: Bun bundles it, with Tailwind through its plugin, and embeds the files).
 import { mkdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import tailwind from 'bun-plugin-tailwind'
 
 const root = join(import.meta.dir, '..')
 const outfile = join(root, 'dist', 'content-service')
@@ -17,6 +19,7 @@ const result = await Bun.build({
   // (MAX_URL_BYTES in src/kernel/http.ts), in the shared error shape.
   compile: { outfile, execArgv: ['--max-http-header-size=131072'] },
   minify: true,
+  plugins: [tailwind],
   define: { 'process.env.NODE_ENV': '"production"' },
 })
 if (!result.success) {

@@ -294,6 +294,9 @@ beforeAll(async () => {
   t = await testApp({ outboundAllowPrivate: true }, {}, { logger })
   world = await buildWorld()
   doc = (await t.request('GET', '/v1/openapi.json')).body
+  // Run from source, the admin app is bundled on its first request (once per process; the executable embeds it):
+  // that one-time build is not a request's cost.
+  await t.request('GET', '/admin')
 }, 60_000)
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
+import { adminModule } from './admin'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
@@ -44,4 +45,5 @@ export const MODULES: Module[] = [
   billingModule,
   healthModule,
   backupModule,
+  adminModule,
 ]

@@ -1,0 +1,34 @@
+import { type FieldProps, inputClass } from './types'
+
+type Link = { url?: string; story_uuid?: string } & Record<string, unknown>
+
+/**
+ * A link `{url}`: http(s), mailto:, tel:, a path or an anchor — the API refuses anything else (javascript: too), and
+ * the message shows here. A link to a Story (`{story_uuid}`) is kept as it is until a Story picker exists.
+ */
+export function LinkField({ id, name, value, onChange, describedBy, invalid }: FieldProps<Link>) {
+  if (value?.story_uuid !== undefined && value.url === undefined) {
+    return (
+      <p id={id} className="text-sm text-slate-700">
+        Links to the Story {String(value.story_uuid)}.{' '}
+        <button type="button" className="underline" onClick={() => onChange({ url: '' })}>
+          Use a URL instead
+        </button>
+      </p>
+    )
+  }
+  return (
+    <input
+      id={id}
+      name={name}
+      type="text"
+      inputMode="url"
+      placeholder="https://… , /path, mailto:…"
+      value={value?.url ?? ''}
+      onChange={(e) => onChange(e.target.value === '' ? undefined : { ...value, url: e.target.value })}
+      aria-invalid={invalid || undefined}
+      aria-describedby={describedBy}
+      className={inputClass}
+    />
+  )
+}

@@ -1,0 +1,35 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
+import { RouterProvider } from '@tanstack/react-router'
+import { StrictMode } from 'react'
+import { createRoot } from 'react-dom/client'
+import { ApiFailure, handleUnauthorized } from './api/client'
+import { setToken } from './auth'
+import { createAppRouter } from './router'
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      staleTime: 10_000,
+      // A 4xx will not change by asking again.
+      retry: (count, error) => !(error instanceof ApiFailure && error.status >= 400 && error.status < 500) && count < 2,
+      refetchOnWindowFocus: false,
+    },
+  },
+})
+const router = createAppRouter(queryClient)
+
+// The token expired or was revoked: forget it and everything read with it, then sign in and come back.
+handleUnauthorized(() => {
+  if (router.state.location.pathname === '/sign-in') return
+  setToken(null)
+  queryClient.clear()
+  void router.navigate({ to: '/sign-in', search: { redirect: router.state.location.href } })
+})
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <RouterProvider router={router} />
+    </QueryClientProvider>
+  </StrictMode>,
+)

@@ -1,0 +1,78 @@
+import type { QueryClient } from '@tanstack/react-query'
+import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router'
+import { getToken } from './auth'
+import { ComponentsScreen } from './routes/components'
+import { RegisterScreen } from './routes/register'
+import { SignInScreen } from './routes/sign-in'
+import { SpaceLayout } from './routes/space-layout'
+import { SpacesScreen } from './routes/spaces'
+import { StoryEditorScreen } from './routes/story-editor'
+import { StoryTreeScreen } from './routes/stories'
+import { AppShell } from './components/shell'
+
+export interface RouterContext {
+  queryClient: QueryClient
+}
+
+/** Only in-app paths are followed after sign-in (never another origin). */
+export function safeRedirect(value: unknown): string | undefined {
+  return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') ? value : undefined
+}
+
+const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Outlet })
+
+const signInRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/sign-in',
+  validateSearch: (search: Record<string, unknown>): { redirect?: string } => ({ redirect: safeRedirect(search.redirect) }),
+  component: SignInScreen,
+})
+
+const registerRoute = createRoute({ getParentRoute: () => rootRoute, path: '/register', component: RegisterScreen })
+
+/** Everything behind sign-in: without a token, go to sign-in and come back here after. */
+const appRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  id: 'app',
+  beforeLoad: ({ location }) => {
+    if (!getToken()) throw redirect({ to: '/sign-in', search: { redirect: location.href } })
+  },
+  component: AppShell,
+})
+
+const spacesRoute = createRoute({ getParentRoute: () => appRoute, path: '/', component: SpacesScreen })
+
+const spaceRoute = createRoute({ getParentRoute: () => appRoute, path: '/spaces/$space', component: SpaceLayout })
+
+const storiesRoute = createRoute({
+  getParentRoute: () => spaceRoute,
+  path: '/',
+  validateSearch: (search: Record<string, unknown>): { q?: string } => ({ q: typeof search.q === 'string' && search.q ? search.q : undefined }),
+  component: StoryTreeScreen,
+})
+
+const storyRoute = createRoute({
+  getParentRoute: () => spaceRoute,
+  path: '/stories/$uuid',
+  validateSearch: (search: Record<string, unknown>): { lang?: string } => ({ lang: typeof search.lang === 'string' && search.lang ? search.lang : undefined }),
+  component: StoryEditorScreen,
+})
+
+const componentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/components', component: ComponentsScreen })
+
+const routeTree = rootRoute.addChildren([
+  signInRoute,
+  registerRoute,
+  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute])]),
+])
+
+export function createAppRouter(queryClient: QueryClient) {
+  return createRouter({ routeTree, basepath: '/admin', context: { queryClient }, defaultPreload: 'intent', scrollRestoration: true })
+}
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: ReturnType<typeof createAppRouter>
+  }
+}
+

@@ -1,0 +1,302 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi } from '@tanstack/react-router'
+import { type FormEvent, useId, useState } from 'react'
+import { ApiFailure, api, unwrap } from '../api/client'
+import { componentsQuery } from '../api/queries'
+import type { paths } from '../api/schema'
+import { Button, EmptyState, ErrorNotice, FieldErrors, Loading, TextField } from '../components/ui'
+import type { Blueprint } from '../fields/types'
+
+const route = getRouteApi('/app/spaces/$space/components')
+
+type ApiBlueprint = paths['/v1/spaces/{space}/components']['get']['responses'][200]['content']['application/json']['data'][number]
+type FieldType = ApiBlueprint['schema'][string]['type']
+
+/** Every field type the API has, in the order offered (a new type in the API fails the typecheck until listed). */
+const TYPE_LABELS = {
+  text: 'Text (one line)',
+  textarea: 'Text (several lines)',
+  richtext: 'Rich text',
+  markdown: 'Markdown',
+  number: 'Number',
+  boolean: 'Yes / no',
+  datetime: 'Date and time',
+  select: 'Choice (one)',
+  multiselect: 'Choice (several)',
+  tags: 'Tags',
+  asset: 'Asset',
+  link: 'Link',
+  blocks: 'Blocks (nested components)',
+} satisfies Record<FieldType, string>
+const FIELD_TYPES = Object.keys(TYPE_LABELS) as FieldType[]
+
+interface FieldDraft {
+  key: string
+  name: string
+  type: FieldType
+  required: boolean
+  translatable: boolean
+  options: string
+  whitelist: string
+}
+
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)
+
+let keySeq = 0
+const draftOf = (bp?: Blueprint): FieldDraft[] =>
+  Object.entries(bp?.schema ?? {}).map(([name, d]) => ({
+    key: `f${++keySeq}`,
+    name,
+    type: d.type as FieldType,
+    required: d.required === true,
+    translatable: d.translatable !== false,
+    options: (d.options ?? []).join(', '),
+    whitelist: (d.component_whitelist ?? []).join(', '),
+  }))
+
+/** The component blueprints of a Space: the schema every Story form is built from. */
+export function ComponentsScreen() {
+  const { space } = route.useParams()
+  const components = useQuery(componentsQuery(space))
+  const [editing, setEditing] = useState<null | { bp?: Blueprint }>(null)
+  if (components.isPending) return <Loading what="Loading components" />
+  if (components.isError) return <ErrorNotice error={components.error} />
+  return (
+    <div className="flex flex-col gap-4">
+      <div className="flex items-center gap-3">
+        <h1 className="flex-1 text-2xl font-semibold">Components</h1>
+        <Button tone="primary" onClick={() => setEditing({})}>
+          New component
+        </Button>
+      </div>
+      {components.data.length === 0 && !editing ? (
+        <EmptyState title="No component yet">
+          A component is a block type with its fields (a page, a hero, a teaser). Stories are built from components: create
+          one marked <strong>top level</strong> (for example “Page”) with <strong>New component</strong>.
+        </EmptyState>
+      ) : null}
+      {components.data.length ? (
+        <ul aria-label="Components" className="divide-y divide-slate-200 rounded-lg bg-white ring-1 ring-slate-200">
+          {components.data.map((c) => (
+            <li key={c.name} className="flex items-center gap-3 px-4 py-2 text-sm">
+              <span className="font-medium">{c.display_name}</span>
+              <code className="text-xs text-slate-600">{c.name}</code>
+              <span className="text-slate-700">
+                {Object.keys(c.schema).length} field(s){c.is_root ? ' · top level' : ''}
+                {c.is_nestable ? ' · nestable' : ''}
+              </span>
+              <Button className="ml-auto px-2 py-0.5 text-xs" onClick={() => setEditing({ bp: c as Blueprint })} aria-label={`Edit ${c.display_name}`}>
+                Edit
+              </Button>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {editing ? <ComponentForm key={editing.bp?.name ?? 'new'} space={space} bp={editing.bp} onClose={() => setEditing(null)} /> : null}
+    </div>
+  )
+}
+
+function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; onClose: () => void }) {
+  const queryClient = useQueryClient()
+  const [fields, setFields] = useState<FieldDraft[]>(() => draftOf(bp))
+  const [isRoot, setIsRoot] = useState(bp?.is_root ?? true)
+  const [isNestable, setIsNestable] = useState(bp?.is_nestable ?? false)
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const save = useMutation({
+    mutationFn: async (body: { name: string; display_name: string; is_root: boolean; is_nestable: boolean; schema: Record<string, unknown> }) =>
+      bp
+        ? unwrap(api.PUT('/v1/spaces/{space}/components/{name}', { params: { path: { space, name: bp.name } }, body }))
+        : unwrap(api.POST('/v1/spaces/{space}/components', { params: { path: { space } }, body })),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'components'] })
+      onClose()
+    },
+    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+  })
+  const update = (key: string, patch: Partial<FieldDraft>) => setFields((fs) => fs.map((f) => (f.key === key ? { ...f, ...patch } : f)))
+  const move = (i: number, to: number) =>
+    setFields((fs) => {
+      if (to < 0 || to >= fs.length) return fs
+      const next = fs.slice()
+      const [f] = next.splice(i, 1)
+      next.splice(to, 0, f)
+      return next
+    })
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const form = new FormData(e.currentTarget)
+    const schema: Record<string, unknown> = {}
+    for (const f of fields) {
+      schema[f.name.trim()] = {
+        type: f.type,
+        ...(f.required ? { required: true } : {}),
+        ...(f.translatable ? {} : { translatable: false }),
+        // No options typed: leave them out, so the API's message says they are required.
+        ...((f.type === 'select' || f.type === 'multiselect') && list(f.options).length ? { options: list(f.options) } : {}),
+        ...(f.type === 'blocks' && list(f.whitelist).length ? { component_whitelist: list(f.whitelist) } : {}),
+      }
+    }
+    setErrors({})
+    save.mutate({
+      name: String(form.get('name') ?? bp?.name ?? '').trim(),
+      display_name: String(form.get('display_name') ?? '').trim() || String(form.get('name') ?? bp?.name ?? ''),
+      is_root: isRoot,
+      is_nestable: isNestable,
+      schema,
+    })
+  }
+  return (
+    <form onSubmit={submit} aria-label={bp ? `Edit ${bp.display_name}` : 'New component'} className="flex flex-col gap-4 rounded-lg bg-white p-4 ring-1 ring-slate-200" noValidate>
+      <h2 className="text-lg font-semibold">{bp ? `Edit “${bp.display_name}”` : 'New component'}</h2>
+      <div className="grid gap-3 sm:grid-cols-2">
+        <TextField label="Name" name="name" defaultValue={bp?.name} required disabled={!!bp} hint="Lower case: a-z 0-9 _ -, starting with a letter." errors={errors.name} />
+        <TextField label="Display name" name="display_name" defaultValue={bp?.display_name} errors={errors.display_name} />
+      </div>
+      <div className="flex gap-6 text-sm">
+        <label className="flex items-center gap-2">
+          <input type="checkbox" checked={isRoot} onChange={(e) => setIsRoot(e.target.checked)} className="h-4 w-4 accent-indigo-700" />
+          Top level (a Story can start with it)
+        </label>
+        <label className="flex items-center gap-2">
+          <input type="checkbox" checked={isNestable} onChange={(e) => setIsNestable(e.target.checked)} className="h-4 w-4 accent-indigo-700" />
+          Nestable (inside a blocks field)
+        </label>
+      </div>
+      <FieldErrors errors={errors.schema} />
+      <fieldset className="flex flex-col gap-3">
+        <legend className="mb-2 text-sm font-semibold">Fields</legend>
+        {fields.length === 0 ? <p className="text-sm text-slate-600">No fields yet: add the first one.</p> : null}
+        {fields.map((f, i) => (
+          <FieldEditorRow
+            key={f.key}
+            field={f}
+            index={i}
+            count={fields.length}
+            errors={errors}
+            onChange={(patch) => update(f.key, patch)}
+            onMove={(to) => move(i, to)}
+            onRemove={() => setFields((fs) => fs.filter((x) => x.key !== f.key))}
+          />
+        ))}
+        <div>
+          <Button
+            onClick={() =>
+              setFields((fs) => [...fs, { key: `f${++keySeq}`, name: '', type: 'text', required: false, translatable: true, options: '', whitelist: '' }])
+            }
+          >
+            Add field
+          </Button>
+        </div>
+      </fieldset>
+      <ErrorNotice error={save.error} />
+      <div className="flex justify-end gap-2">
+        <Button onClick={onClose}>Cancel</Button>
+        <Button tone="primary" type="submit" disabled={save.isPending}>
+          {bp ? 'Save component' : 'Create component'}
+        </Button>
+      </div>
+    </form>
+  )
+}
+
+function FieldEditorRow({
+  field,
+  index,
+  count,
+  errors,
+  onChange,
+  onMove,
+  onRemove,
+}: {
+  field: FieldDraft
+  index: number
+  count: number
+  errors: Record<string, string[]>
+  onChange: (patch: Partial<FieldDraft>) => void
+  onMove: (to: number) => void
+  onRemove: () => void
+}) {
+  const id = useId()
+  const at = `schema/${field.name.trim()}`
+  const messages = field.name.trim()
+    ? Object.entries(errors)
+        .filter(([k]) => k === at || k.startsWith(`${at}/`))
+        .map(([k, m]) => `${k.slice(at.length + 1) || 'field'}: ${m.join('; ')}`)
+    : []
+  const label = field.name || `field ${index + 1}`
+  return (
+    <div className="flex flex-col gap-2 rounded-md border border-slate-200 p-3" data-schema-field={field.name}>
+      <div className="flex flex-wrap items-end gap-3">
+        <div className="flex flex-col gap-1">
+          <label htmlFor={`${id}-name`} className="text-xs font-medium">
+            Field name
+          </label>
+          <input
+            id={`${id}-name`}
+            value={field.name}
+            onChange={(e) => onChange({ name: e.target.value })}
+            className="rounded-md border border-slate-300 px-2 py-1 text-sm"
+          />
+        </div>
+        <div className="flex flex-col gap-1">
+          <label htmlFor={`${id}-type`} className="text-xs font-medium">
+            Type
+          </label>
+          <select
+            id={`${id}-type`}
+            value={field.type}
+            onChange={(e) => onChange({ type: e.target.value as FieldType })}
+            className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
+          >
+            {FIELD_TYPES.map((t) => (
+              <option key={t} value={t}>
+                {TYPE_LABELS[t]}
+              </option>
+            ))}
+          </select>
+        </div>
+        <label className="flex items-center gap-1 text-sm">
+          <input type="checkbox" checked={field.required} onChange={(e) => onChange({ required: e.target.checked })} className="h-4 w-4 accent-indigo-700" />
+          Required
+        </label>
+        <label className="flex items-center gap-1 text-sm">
+          <input type="checkbox" checked={field.translatable} onChange={(e) => onChange({ translatable: e.target.checked })} className="h-4 w-4 accent-indigo-700" />
+          Translatable
+        </label>
+        <div className="ml-auto flex gap-1">
+          <Button className="px-2 py-0.5 text-xs" disabled={index === 0} onClick={() => onMove(index - 1)} aria-label={`Move ${label} up`}>
+            ↑
+          </Button>
+          <Button className="px-2 py-0.5 text-xs" disabled={index === count - 1} onClick={() => onMove(index + 1)} aria-label={`Move ${label} down`}>
+            ↓
+          </Button>
+          <Button className="px-2 py-0.5 text-xs" onClick={onRemove} aria-label={`Remove ${label}`}>
+            Remove
+          </Button>
+        </div>
+      </div>
+      {field.type === 'select' || field.type === 'multiselect' ? (
+        <div className="flex flex-col gap-1">
+          <label htmlFor={`${id}-options`} className="text-xs font-medium">
+            Options (comma-separated)
+          </label>
+          <input id={`${id}-options`} value={field.options} onChange={(e) => onChange({ options: e.target.value })} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
+        </div>
+      ) : null}
+      {field.type === 'blocks' ? (
+        <div className="flex flex-col gap-1">
+          <label htmlFor={`${id}-whitelist`} className="text-xs font-medium">
+            Allowed components (comma-separated names; empty: every nestable one)
+          </label>
+          <input id={`${id}-whitelist`} value={field.whitelist} onChange={(e) => onChange({ whitelist: e.target.value })} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
+        </div>
+      ) : null}
+      <FieldErrors errors={messages} />
+    </div>
+  )
+}

@@ -1,0 +1,65 @@
+import { useQueryClient } from '@tanstack/react-query'
+import { getRouteApi, Link, useRouter } from '@tanstack/react-router'
+import { type FormEvent, useState } from 'react'
+import { ApiFailure, api, unwrap } from '../api/client'
+import { setToken } from '../auth'
+import { Button, ErrorNotice, TextField } from '../components/ui'
+
+const route = getRouteApi('/sign-in')
+
+export function AuthFrame({ title, children }: { title: string; children: React.ReactNode }) {
+  return (
+    <main className="mx-auto mt-16 max-w-sm rounded-lg bg-white p-6 shadow ring-1 ring-slate-200">
+      <h1 className="mb-4 text-xl font-semibold">{title}</h1>
+      {children}
+    </main>
+  )
+}
+
+export function SignInScreen() {
+  const { redirect } = route.useSearch()
+  const router = useRouter()
+  const queryClient = useQueryClient()
+  const [error, setError] = useState<unknown>(null)
+  const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({})
+  const [busy, setBusy] = useState(false)
+
+  const submit = async (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const form = new FormData(e.currentTarget)
+    setBusy(true)
+    setError(null)
+    setFieldErrors({})
+    try {
+      const { data } = await unwrap(api.POST('/v1/auth/login', { body: { email: String(form.get('email')), password: String(form.get('password')) } }))
+      setToken(data.token)
+      queryClient.clear()
+      if (redirect) await router.navigate({ href: redirect })
+      else await router.navigate({ to: '/' })
+    } catch (err) {
+      setError(err)
+      if (err instanceof ApiFailure) setFieldErrors(err.body.errors ?? {})
+    } finally {
+      setBusy(false)
+    }
+  }
+
+  return (
+    <AuthFrame title="Sign in">
+      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+        <TextField label="E-mail" name="email" type="email" autoComplete="username" required errors={fieldErrors.email} />
+        <TextField label="Password" name="password" type="password" autoComplete="current-password" required errors={fieldErrors.password} />
+        <ErrorNotice error={error} />
+        <Button tone="primary" type="submit" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </Button>
+      </form>
+      <p className="mt-4 text-sm text-slate-700">
+        No account yet?{' '}
+        <Link to="/register" className="font-medium text-indigo-800 underline">
+          Create one
+        </Link>
+      </p>
+    </AuthFrame>
+  )
+}

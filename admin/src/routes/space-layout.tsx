@@ -1,0 +1,51 @@
+import { useQuery } from '@tanstack/react-query'
+import { getRouteApi, Link, Outlet, useNavigate } from '@tanstack/react-router'
+import { useId } from 'react'
+import { spacesQuery } from '../api/queries'
+import { ErrorNotice } from '../components/ui'
+
+const route = getRouteApi('/app/spaces/$space')
+
+/** The Space switcher (every Space with the user's role) above the Space's screens. */
+export function SpaceLayout() {
+  const { space } = route.useParams()
+  const navigate = useNavigate()
+  const spaces = useQuery(spacesQuery())
+  const id = useId()
+  const current = spaces.data?.find((s) => s.slug === space)
+  return (
+    <div className="flex flex-col gap-4">
+      <nav aria-label="Space switcher" className="flex flex-wrap items-center gap-3 rounded-lg bg-white px-4 py-2 ring-1 ring-slate-200">
+        <label htmlFor={id} className="text-sm font-medium">
+          Space
+        </label>
+        <select
+          id={id}
+          value={space}
+          onChange={(e) => navigate({ to: '/spaces/$space', params: { space: e.target.value }, search: {} })}
+          className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
+        >
+          {(spaces.data ?? []).filter((s) => !s.archived || s.slug === space).map((s) => (
+            <option key={s.slug} value={s.slug}>
+              {s.name} ({s.role})
+            </option>
+          ))}
+          {!current ? <option value={space}>{space}</option> : null}
+        </select>
+        {current ? (
+          <span className="text-sm text-slate-700" data-testid="role">
+            Your role: <strong>{current.role}</strong>
+          </span>
+        ) : null}
+        <Link to="/spaces/$space" params={{ space }} search={{}} className="ml-auto text-sm font-medium text-indigo-800 underline">
+          Stories
+        </Link>
+        <Link to="/spaces/$space/components" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
+          Components
+        </Link>
+      </nav>
+      {spaces.isError ? <ErrorNotice error={spaces.error} /> : null}
+      <Outlet />
+    </div>
+  )
+}

@@ -1,0 +1,72 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { Link, useNavigate } from '@tanstack/react-router'
+import { type FormEvent, useState } from 'react'
+import { ApiFailure, api, unwrap } from '../api/client'
+import { spacesQuery } from '../api/queries'
+import { Button, EmptyState, ErrorNotice, Loading, TextField } from '../components/ui'
+
+/** The Spaces this user can reach, with their role; creating the first one is the next step of a new account. */
+export function SpacesScreen() {
+  const spaces = useQuery(spacesQuery())
+  if (spaces.isPending) return <Loading what="Loading your Spaces" />
+  if (spaces.isError) return <ErrorNotice error={spaces.error} />
+  const live = spaces.data.filter((s) => !s.archived)
+  return (
+    <div className="flex flex-col gap-6">
+      <h1 className="text-2xl font-semibold">Spaces</h1>
+      {live.length === 0 ? (
+        <EmptyState title="No Space yet">
+          A Space holds the Stories, components and assets of one site. Create your first Space below, then add a component
+          blueprint and your first Story.
+        </EmptyState>
+      ) : (
+        <ul className="divide-y divide-slate-200 rounded-lg bg-white ring-1 ring-slate-200">
+          {live.map((s) => (
+            <li key={s.slug} className="flex items-center justify-between px-4 py-3">
+              <Link to="/spaces/$space" params={{ space: s.slug }} search={{}} className="font-medium text-indigo-800 underline">
+                {s.name}
+              </Link>
+              <span className="text-sm text-slate-700">
+                {s.slug} · your role: <strong>{s.role}</strong>
+              </span>
+            </li>
+          ))}
+        </ul>
+      )}
+      <CreateSpace />
+    </div>
+  )
+}
+
+function CreateSpace() {
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const create = useMutation({
+    mutationFn: (body: { slug: string; name: string }) => unwrap(api.POST('/v1/spaces', { body })),
+    onSuccess: async ({ data }) => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces'] })
+      await navigate({ to: '/spaces/$space', params: { space: data.slug }, search: {} })
+    },
+    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+  })
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const f = new FormData(e.currentTarget)
+    setErrors({})
+    create.mutate({ name: String(f.get('name')), slug: String(f.get('slug')) })
+  }
+  return (
+    <form onSubmit={submit} className="flex flex-col gap-3 rounded-lg bg-white p-4 ring-1 ring-slate-200" noValidate>
+      <h2 className="text-lg font-semibold">New Space</h2>
+      <TextField label="Name" name="name" required errors={errors.name} />
+      <TextField label="Slug" name="slug" required hint="Lower case letters, digits and dashes: it appears in API URLs." errors={errors.slug} />
+      <ErrorNotice error={create.error} />
+      <div>
+        <Button tone="primary" type="submit" disabled={create.isPending}>
+          Create Space
+        </Button>
+      </div>
+    </form>
+  )
+}

@@ -1,0 +1,485 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
+import { createContext, type FormEvent, useContext, useState } from 'react'
+import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
+import { storySearchQuery, treeQuery } from '../api/queries'
+import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState, TextField } from '../components/ui'
+
+const route = getRouteApi('/app/spaces/$space/')
+
+type Node = Schemas['TreeNode']
+interface Parent {
+  uuid: string
+  label: string
+}
+
+/** A slug from a name: what an editor would type (lower case, dashes), still checked by the API. */
+export const slugify = (name: string) =>
+  name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 100)
+
+export function StoryTreeScreen() {
+  const { space } = route.useParams()
+  const { q } = route.useSearch()
+  const navigate = useNavigate()
+  const tree = useQuery(treeQuery(space))
+  const search = useQuery({ ...storySearchQuery(space, q ?? ''), enabled: !!q })
+  const [creating, setCreating] = useState<null | { folder: boolean }>(null)
+  const [renaming, setRenaming] = useState<null | { uuid: string; name: string }>(null)
+  const [selected, setSelected] = useState<Set<string>>(new Set())
+  const [bulkNotice, setBulkNotice] = useState<string | null>(null)
+  const queryClient = useQueryClient()
+  const move = useMutation({
+    mutationFn: (a: { uuid: string; parent: string | null }) =>
+      unwrap(api.POST('/v1/spaces/{space}/stories/bulk', { params: { path: { space } }, body: { action: 'move', uuids: [a.uuid], parent_uuid: a.parent } })),
+    onSuccess: async (res) => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      const r = res.data[0]
+      setBulkNotice(r?.ok ? 'Moved.' : `Not moved: ${r && 'message' in r ? r.message : ''}`)
+    },
+  })
+  const actions: TreeActions = {
+    space,
+    selected,
+    toggle: (uuid) =>
+      setSelected((prev) => {
+        const next = new Set(prev)
+        if (next.has(uuid)) next.delete(uuid)
+        else next.add(uuid)
+        return next
+      }),
+    onRename: setRenaming,
+    onDrop: (uuid, parent) => move.mutate({ uuid, parent }),
+  }
+
+  const folders: Parent[] = []
+  const walk = (nodes: Node[], prefix: string) => {
+    for (const n of nodes) {
+      if (n.is_folder) folders.push({ uuid: n.uuid, label: `${prefix}${n.name}` })
+      if (n.children) walk(n.children, `${prefix}${n.name} / `)
+    }
+  }
+  if (tree.data) walk(tree.data.data, '')
+
+  return (
+    <div className="flex flex-col gap-4">
+      <div className="flex flex-wrap items-center gap-3">
+        <h1 className="flex-1 text-2xl font-semibold">Stories</h1>
+        <form
+          role="search"
+          onSubmit={(e) => {
+            e.preventDefault()
+            const value = String(new FormData(e.currentTarget).get('q') ?? '').trim()
+            void navigate({ to: '/spaces/$space', params: { space }, search: value ? { q: value } : {} })
+          }}
+          className="flex items-center gap-2"
+        >
+          <label htmlFor="story-search" className="sr-only">
+            Search Stories by name
+          </label>
+          <input
+            id="story-search"
+            name="q"
+            type="search"
+            defaultValue={q ?? ''}
+            placeholder="Search by name"
+            className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm"
+          />
+          <Button type="submit">Search</Button>
+        </form>
+        <Button onClick={() => setCreating({ folder: true })}>New folder</Button>
+        <Button tone="primary" onClick={() => setCreating({ folder: false })}>
+          New Story
+        </Button>
+      </div>
+
+      {q ? (
+        <section aria-label="Search results" className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
+          <div className="mb-2 flex items-center justify-between">
+            <h2 className="font-semibold">Results for “{q}”</h2>
+            <Link to="/spaces/$space" params={{ space }} search={{}} className="text-sm text-indigo-800 underline">
+              Clear search
+            </Link>
+          </div>
+          {search.isPending ? <Loading what="Searching" /> : null}
+          <ErrorNotice error={search.error} />
+          {search.data && search.data.data.length === 0 ? <p className="text-sm text-slate-700">No Story has “{q}” in its name.</p> : null}
+          <ul className="divide-y divide-slate-100">
+            {search.data?.data.map((s) => (
+              <li key={s.uuid} className="flex items-center gap-2 py-2">
+                <StoryLink space={space} node={s} />
+                <span className="text-xs text-slate-600">{s.full_path}</span>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
+
+      {tree.isPending ? <Loading what="Loading the Story tree" /> : null}
+      <ErrorNotice error={tree.error} />
+      {tree.data && tree.data.data.length === 0 ? (
+        <EmptyState title="No Stories yet">
+          A Story is one page or entry of your site. Create one with <strong>New Story</strong>; its form is built from your
+          component blueprints. Group Stories in folders with <strong>New folder</strong>.
+        </EmptyState>
+      ) : null}
+      <div aria-live="polite" className="text-sm text-emerald-800">
+        {bulkNotice}
+      </div>
+      <ErrorNotice error={move.error} />
+      {selected.size ? (
+        <BulkBar
+          space={space}
+          selected={[...selected]}
+          folders={folders}
+          onDone={(m) => {
+            setSelected(new Set())
+            setBulkNotice(m)
+          }}
+        />
+      ) : null}
+      {tree.data && tree.data.data.length > 0 ? (
+        <TreeContext.Provider value={actions}>
+          <ul aria-label="Story tree" className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
+            {tree.data.data.map((n) => (
+              <TreeItem key={n.uuid} node={n} depth={0} />
+            ))}
+          </ul>
+          <TopLevelDrop onDrop={(uuid) => actions.onDrop(uuid, null)} />
+        </TreeContext.Provider>
+      ) : null}
+
+      <ArchivedStories space={space} />
+
+      <CreateStoryDialog space={space} folders={folders} mode={creating} onClose={() => setCreating(null)} />
+      <RenameDialog space={space} target={renaming} onClose={() => setRenaming(null)} />
+    </div>
+  )
+}
+
+/** Folder or page, drawn inline (no icon font, no emoji font needed). */
+function Icon({ folder }: { folder: boolean }) {
+  return (
+    <svg aria-hidden="true" viewBox="0 0 16 16" className="h-4 w-4 shrink-0 fill-none stroke-slate-500" strokeWidth="1.5">
+      {folder ? <path d="M1.5 4.5v8h13v-6.5h-7l-1.5-1.5z" /> : <path d="M3.5 1.5h6l3 3v10h-9zM9.5 1.5v3h3" />}
+    </svg>
+  )
+}
+
+/** Drop here to move a Story or folder to the top level. */
+function TopLevelDrop({ onDrop }: { onDrop: (uuid: string) => void }) {
+  const [over, setOver] = useState(false)
+  return (
+    <div
+      onDragOver={(e) => {
+        if (!e.dataTransfer.types.includes(DRAG_TYPE)) return
+        e.preventDefault()
+        setOver(true)
+      }}
+      onDragLeave={() => setOver(false)}
+      onDrop={(e) => {
+        e.preventDefault()
+        setOver(false)
+        const uuid = e.dataTransfer.getData(DRAG_TYPE)
+        if (uuid) onDrop(uuid)
+      }}
+      data-drop="top-level"
+      className={`rounded-lg border border-dashed px-3 py-2 text-center text-xs text-slate-600 ${over ? 'border-indigo-500 bg-indigo-50' : 'border-slate-300'}`}
+    >
+      Drag a Story onto a folder to move it there, or here to move it to the top level. (Or select it and use “Move to…”.)
+    </div>
+  )
+}
+
+/** Archived Stories leave the tree; they are listed here, on demand. */
+function ArchivedStories({ space }: { space: string }) {
+  const [open, setOpen] = useState(false)
+  const archived = useQuery({
+    queryKey: ['/v1/spaces', space, 'stories', { status: 'archived' }],
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { status: 'archived', per_page: 100 } } })),
+    enabled: open,
+  })
+  return (
+    <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200" onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary className="cursor-pointer text-sm font-semibold">Archived Stories</summary>
+      {open && archived.isPending ? <Loading what="Loading archived Stories" /> : null}
+      <ErrorNotice error={archived.error} />
+      {archived.data && archived.data.data.length === 0 ? <p className="mt-2 text-sm text-slate-700">Nothing is archived.</p> : null}
+      <ul className="mt-2 divide-y divide-slate-100" aria-label="Archived Stories">
+        {archived.data?.data.map((s) => (
+          <li key={s.uuid} className="flex items-center gap-2 py-1.5">
+            <StoryLink space={space} node={s} />
+            <span className="text-xs text-slate-600">{s.full_path}</span>
+          </li>
+        ))}
+      </ul>
+    </details>
+  )
+}
+
+function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | 'name' | 'is_folder' | 'status' | 'has_unpublished_changes'> }) {
+  return (
+    <>
+      <Icon folder={node.is_folder} />
+      {node.is_folder ? (
+        <span className="font-medium">{node.name}</span>
+      ) : (
+        <Link to="/spaces/$space/stories/$uuid" params={{ space, uuid: node.uuid }} search={{}} className="font-medium text-indigo-800 underline">
+          {node.name}
+        </Link>
+      )}
+      {node.is_folder ? null : <StatusBadge state={storyState(node)} />}
+    </>
+  )
+}
+
+interface TreeActions {
+  space: string
+  selected: Set<string>
+  toggle: (uuid: string) => void
+  onRename: (t: { uuid: string; name: string }) => void
+  /** Drag and drop: move `uuid` into the folder `parent` (null: the top level). */
+  onDrop: (uuid: string, parent: string | null) => void
+}
+const TreeContext = createContext<TreeActions | null>(null)
+const DRAG_TYPE = 'application/x-content-service-story'
+
+function TreeItem({ node, depth }: { node: Node; depth: number }) {
+  const tree = useContext(TreeContext)!
+  const [over, setOver] = useState(false)
+  const dropProps = node.is_folder
+    ? {
+        onDragOver: (e: React.DragEvent) => {
+          if (!e.dataTransfer.types.includes(DRAG_TYPE)) return
+          e.preventDefault()
+          setOver(true)
+        },
+        onDragLeave: () => setOver(false),
+        onDrop: (e: React.DragEvent) => {
+          e.preventDefault()
+          setOver(false)
+          const uuid = e.dataTransfer.getData(DRAG_TYPE)
+          if (uuid && uuid !== node.uuid) tree.onDrop(uuid, node.uuid)
+        },
+      }
+    : {}
+  return (
+    <li>
+      <div
+        draggable
+        onDragStart={(e) => {
+          e.dataTransfer.setData(DRAG_TYPE, node.uuid)
+          e.dataTransfer.effectAllowed = 'move'
+        }}
+        {...dropProps}
+        data-tree-uuid={node.uuid}
+        className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
+        style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
+      >
+        <input
+          type="checkbox"
+          checked={tree.selected.has(node.uuid)}
+          onChange={() => tree.toggle(node.uuid)}
+          aria-label={`Select ${node.name}`}
+          className="h-4 w-4 accent-indigo-700"
+        />
+        <StoryLink space={tree.space} node={node} />
+        <span className="text-xs text-slate-600">{node.full_path}</span>
+        <button
+          type="button"
+          onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
+          className="ml-auto text-xs text-slate-700 underline"
+          aria-label={`Rename ${node.name}`}
+        >
+          Rename
+        </button>
+      </div>
+      {node.children?.length ? (
+        <ul>
+          {node.children.map((c) => (
+            <TreeItem key={c.uuid} node={c} depth={depth + 1} />
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  )
+}
+
+type BulkAction = 'publish' | 'unpublish' | 'move'
+
+/** The bar of actions on the selected Stories (the bulk API: per-item results). */
+function BulkBar({ space, selected, folders, onDone }: { space: string; selected: string[]; folders: Parent[]; onDone: (message: string) => void }) {
+  const queryClient = useQueryClient()
+  const [confirm, setConfirm] = useState<BulkAction | null>(null)
+  const [target, setTarget] = useState('')
+  const run = useMutation({
+    mutationFn: (a: { action: BulkAction; uuids: string[]; parent_uuid?: string | null }) =>
+      unwrap(api.POST('/v1/spaces/{space}/stories/bulk', { params: { path: { space } }, body: a })),
+    onSuccess: async (res, a) => {
+      setConfirm(null)
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      const failed = res.data.filter((r) => !r.ok).map((r) => ('message' in r ? r.message : ''))
+      const verb = a.action === 'move' ? 'moved' : `${a.action}ed`
+      onDone(`${res.meta.succeeded} ${verb}${res.meta.failed ? `, ${res.meta.failed} not: ${failed.join(' ')}` : ''}.`)
+    },
+  })
+  return (
+    <div role="toolbar" aria-label="Selected Stories" className="flex flex-wrap items-center gap-2 rounded-lg bg-indigo-50 px-3 py-2 ring-1 ring-indigo-200">
+      <span className="text-sm font-medium">{selected.length} selected</span>
+      <Button onClick={() => setConfirm('publish')}>Publish</Button>
+      <Button onClick={() => setConfirm('unpublish')}>Unpublish</Button>
+      <Button onClick={() => setConfirm('move')}>Move to…</Button>
+      <ErrorNotice error={run.error} />
+      <Dialog
+        open={confirm !== null}
+        title={confirm === 'move' ? `Move ${selected.length} item(s)` : `${confirm === 'publish' ? 'Publish' : 'Unpublish'} ${selected.length} item(s)?`}
+        onClose={() => setConfirm(null)}
+      >
+        {confirm === 'move' ? (
+          <div className="flex flex-col gap-1">
+            <label htmlFor="bulk-target" className="text-sm font-medium">
+              Into folder
+            </label>
+            <select id="bulk-target" value={target} onChange={(e) => setTarget(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+              <option value="">(top level)</option>
+              {folders
+                .filter((f) => !selected.includes(f.uuid))
+                .map((f) => (
+                  <option key={f.uuid} value={f.uuid}>
+                    {f.label}
+                  </option>
+                ))}
+            </select>
+          </div>
+        ) : (
+          <p className="text-sm">
+            {confirm === 'publish' ? 'The saved version of each selected Story becomes public.' : 'The selected Stories stop being public; their drafts stay.'}
+          </p>
+        )}
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setConfirm(null)}>Cancel</Button>
+          <Button
+            tone="primary"
+            disabled={run.isPending}
+            onClick={() => confirm && run.mutate({ action: confirm, uuids: selected, ...(confirm === 'move' ? { parent_uuid: target || null } : {}) })}
+          >
+            {confirm === 'move' ? 'Move' : confirm === 'publish' ? 'Publish' : 'Unpublish'}
+          </Button>
+        </div>
+      </Dialog>
+    </div>
+  )
+}
+
+function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; folders: Parent[]; mode: null | { folder: boolean }; onClose: () => void }) {
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const [name, setName] = useState('')
+  const [slug, setSlug] = useState('')
+  const [slugTouched, setSlugTouched] = useState(false)
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const close = () => {
+    setName('')
+    setSlug('')
+    setSlugTouched(false)
+    setErrors({})
+    create.reset()
+    onClose()
+  }
+  const create = useMutation({
+    mutationFn: (body: { name: string; slug: string; is_folder: boolean; parent_uuid: string | null }) =>
+      unwrap(api.POST('/v1/spaces/{space}/stories', { params: { path: { space } }, body })),
+    onSuccess: async ({ data }) => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      close()
+      if (!data.is_folder) await navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid: data.uuid }, search: {} })
+    },
+    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+  })
+  const submit = (e: FormEvent<HTMLFormElement>) => {
+    e.preventDefault()
+    const parent = String(new FormData(e.currentTarget).get('parent') ?? '')
+    setErrors({})
+    create.mutate({ name, slug: slugTouched ? slug : slugify(name), is_folder: !!mode?.folder, parent_uuid: parent || null })
+  }
+  const title = mode?.folder ? 'New folder' : 'New Story'
+  return (
+    <Dialog open={mode !== null} title={title} onClose={close}>
+      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+        <TextField label="Name" name="name" value={name} onChange={(e) => setName(e.target.value)} required autoFocus errors={errors.name} />
+        <TextField
+          label="Slug"
+          name="slug"
+          value={slugTouched ? slug : slugify(name)}
+          onChange={(e) => {
+            setSlugTouched(true)
+            setSlug(e.target.value)
+          }}
+          hint="Part of the Story's URL."
+          errors={errors.slug ?? errors.full_path}
+        />
+        <div className="flex flex-col gap-1">
+          <label htmlFor="story-parent" className="text-sm font-medium">
+            Folder
+          </label>
+          <select id="story-parent" name="parent" className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            <option value="">(top level)</option>
+            {folders.map((f) => (
+              <option key={f.uuid} value={f.uuid}>
+                {f.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <ErrorNotice error={create.error} />
+        <div className="flex justify-end gap-2">
+          <Button onClick={close}>Cancel</Button>
+          <Button tone="primary" type="submit" disabled={create.isPending || !name.trim()}>
+            Create
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}
+
+function RenameDialog({ space, target, onClose }: { space: string; target: null | { uuid: string; name: string }; onClose: () => void }) {
+  const queryClient = useQueryClient()
+  const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const rename = useMutation({
+    mutationFn: (name: string) => unwrap(api.PUT('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid: target!.uuid } }, body: { name } })),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      rename.reset()
+      onClose()
+    },
+    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+  })
+  return (
+    <Dialog open={target !== null} title={`Rename “${target?.name ?? ''}”`} onClose={onClose}>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault()
+          setErrors({})
+          rename.mutate(String(new FormData(e.currentTarget).get('name')))
+        }}
+        className="flex flex-col gap-3"
+        noValidate
+      >
+        <TextField label="New name" name="name" defaultValue={target?.name} required autoFocus errors={errors.name} />
+        <ErrorNotice error={rename.error} />
+        <div className="flex justify-end gap-2">
+          <Button onClick={onClose}>Cancel</Button>
+          <Button tone="primary" type="submit" disabled={rename.isPending}>
+            Rename
+          </Button>
+        </div>
+      </form>
+    </Dialog>
+  )
+}

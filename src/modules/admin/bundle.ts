@@ -1,0 +1,153 @@
+import { basename } from 'node:path'
+import { promisify } from 'node:util'
+import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
+// Bun's HTML import: `bun build --compile` bundles the app (React, the router, Tailwind through the build's plugin)
+// and embeds its files; the import is then a manifest `{index, files: [{path, loader, headers}]}` of embedded files.
+// Run from source (`bun run`, `bun test`) it is a bare HTMLBundle naming index.html: the files are built on first use.
+import adminPage from '../../../admin/index.html'
+
+/** Where the app lives: the HTML at /admin (and every client route below it), hashed files under /admin/assets/. */
+export const ADMIN_BASE = '/admin'
+export const ASSET_PREFIX = `${ADMIN_BASE}/assets/`
+
+export interface AdminFile {
+  name: string
+  type: string
+  body: Uint8Array<ArrayBuffer>
+  etag: string
+  /** Compressed once, when the bundle is loaded (zlib's thread pool: the event loop does not wait for it). */
+  gzip?: Uint8Array<ArrayBuffer>
+  br?: Uint8Array<ArrayBuffer>
+}
+
+export interface AdminBundle {
+  index: AdminFile
+  /** Hashed files by name (`chunk-4f3a9c.js`). */
+  assets: Map<string, AdminFile>
+}
+
+interface Manifest {
+  index: string
+  files?: { path: string; loader: string; headers?: Record<string, string> }[]
+}
+
+const TYPES: Record<string, string> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+  svg: 'image/svg+xml',
+  png: 'image/png',
+  woff2: 'font/woff2',
+}
+const typeOf = (name: string) => TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream'
+
+function file(name: string, body: Uint8Array<ArrayBuffer>): AdminFile {
+  return { name, type: typeOf(name), body, etag: `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 22)}"` }
+}
+
+/**
+ * The bundler writes root-absolute URLs (`/chunk-x.js`) into the HTML; the app is served under /admin/assets/. Only
+ * references to files of the bundle are rewritten.
+ */
+function rebase(html: string, names: string[]): string {
+  let out = html
+  for (const name of names) out = out.replaceAll(`"/${name}"`, `"${ASSET_PREFIX}${name}"`).replaceAll(`"./${name}"`, `"${ASSET_PREFIX}${name}"`)
+  return out
+}
+
+const brotliAsync = promisify(brotliCompress)
+const gzipAsync = promisify(gzip)
+// Small files gain nothing from compression.
+const compressible = (f: AdminFile) => f.body.byteLength >= 1024 && /^(text\/|image\/svg)/.test(f.type)
+
+async function compress(f: AdminFile): Promise<void> {
+  if (!compressible(f)) return
+  const [br, gz] = await Promise.all([
+    brotliAsync(f.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: f.body.byteLength } }),
+    gzipAsync(f.body, { level: 9 }),
+  ])
+  f.br = new Uint8Array(br)
+  f.gzip = new Uint8Array(gz)
+}
+
+async function assemble(htmlText: string, assets: AdminFile[]): Promise<AdminBundle> {
+  const html = rebase(htmlText, assets.map((a) => a.name))
+  const index = file('index.html', new TextEncoder().encode(html))
+  await Promise.all([index, ...assets].map(compress))
+  return { index, assets: new Map(assets.map((a) => [a.name, a])) }
+}
+
+async function fromManifest(m: Manifest & { files: NonNullable<Manifest['files']> }): Promise<AdminBundle> {
+  let html = ''
+  const assets: AdminFile[] = []
+  for (const f of m.files) {
+    const bytes = new Uint8Array(await Bun.file(f.path).arrayBuffer())
+    if (f.path.endsWith('.html')) html = new TextDecoder().decode(bytes)
+    else assets.push(file(basename(f.path), bytes))
+  }
+  return assemble(html, assets)
+}
+
+/**
+ * From source: Bun's bundler in this process, with the same plugin as scripts/build.ts. The plugin is imported by a
+ * computed name so that `bun build --compile` does not pull the Tailwind compiler into the executable (which serves
+ * the embedded files and never comes here).
+ */
+async function fromSource(entry: string): Promise<AdminBundle> {
+  const pluginName = 'bun-plugin-tailwind'
+  const tailwind = (await import(pluginName)).default
+  const result = await Bun.build({
+    entrypoints: [entry],
+    target: 'browser',
+    minify: true,
+    plugins: [tailwind],
+    define: { 'process.env.NODE_ENV': '"production"' },
+  })
+  if (!result.success) throw new AggregateError(result.logs, 'the admin app did not build')
+  let html = ''
+  const assets: AdminFile[] = []
+  for (const out of result.outputs) {
+    const bytes = new Uint8Array(await out.arrayBuffer())
+    const name = basename(out.path)
+    if (name.endsWith('.html')) html = new TextDecoder().decode(bytes)
+    else assets.push(file(name, bytes))
+  }
+  return assemble(html, assets)
+}
+
+// One build per process, shared by every runtime in it (tests build many): the input is the files on disk.
+let loading: Promise<AdminBundle> | undefined
+
+export function loadAdminBundle(): Promise<AdminBundle> {
+  if (!loading) {
+    const m = adminPage as unknown as Manifest
+    loading = Array.isArray(m.files) ? fromManifest(m as Manifest & { files: NonNullable<Manifest['files']> }) : fromSource(m.index)
+    loading.catch(() => {
+      loading = undefined
+    })
+  }
+  return loading
+}
+
+/** Whether Accept-Encoding lists `coding` with a weight above 0. */
+function accepts(header: string, coding: string): boolean {
+  for (const part of header.split(',')) {
+    const [name, ...params] = part.split(';')
+    if (name.trim().toLowerCase() !== coding) continue
+    const q = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('q='))
+    return q === undefined || Number(q.slice(2)) > 0
+  }
+  return false
+}
+
+/** The body for this Accept-Encoding: brotli, then gzip (both made at load), else identity. */
+export function encodedBody(f: AdminFile, acceptEncoding: string | null): { body: Uint8Array<ArrayBuffer>; encoding: 'br' | 'gzip' | null } {
+  if (acceptEncoding) {
+    if (f.br && accepts(acceptEncoding, 'br')) return { body: f.br, encoding: 'br' }
+    if (f.gzip && accepts(acceptEncoding, 'gzip')) return { body: f.gzip, encoding: 'gzip' }
+  }
+  return { body: f.body, encoding: null }
+}
+
+/** Whether the executable embeds the app (then loading it early costs no build). */
+export const adminEmbedded = (): boolean => Array.isArray((adminPage as unknown as Manifest).files)

@@ -1,0 +1,69 @@
+import { Elysia } from 'elysia'
+import { notFound } from '../../kernel/errors'
+import { ADMIN_BASE, type AdminFile, encodedBody, loadAdminBundle } from './bundle'
+
+/**
+ * The admin app's headers. No inline script and no eval anywhere (the bundle has neither); styles from the app's own
+ * stylesheet (React sets `style` through the CSSOM, which CSP does not govern); the API on the same origin; never
+ * framed.
+ */
+export const ADMIN_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "object-src 'none'",
+].join('; ')
+
+const SECURITY_HEADERS = {
+  'Content-Security-Policy': ADMIN_CSP,
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'same-origin',
+  'Cross-Origin-Opener-Policy': 'same-origin',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+}
+
+const IMMUTABLE = 'public, max-age=31536000, immutable'
+
+function answer(request: Request, f: AdminFile, cacheControl: string): Response {
+  const headers: Record<string, string> = { ...SECURITY_HEADERS, 'Content-Type': f.type, 'Cache-Control': cacheControl, ETag: f.etag, Vary: 'Accept-Encoding' }
+  if (request.headers.get('if-none-match') === f.etag) return new Response(null, { status: 304, headers })
+  const { body, encoding } = encodedBody(f, request.headers.get('accept-encoding'))
+  if (encoding) headers['Content-Encoding'] = encoding
+  return new Response(body, { headers })
+}
+
+const html = (summary: string) => ({
+  detail: {
+    tags: ['Discovery'],
+    summary,
+    responses: { 200: { description: 'The admin app (HTML)', content: { 'text/html': { schema: { type: 'string' as const } } } } },
+  },
+})
+
+/** GET /admin and everything below it: hashed files from /admin/assets/, every other path the app's HTML (client routes). */
+export function adminRoutes() {
+  const page = async (request: Request) => answer(request, (await loadAdminBundle()).index, 'no-cache')
+  return new Elysia({ tags: ['Discovery'] })
+    .get(ADMIN_BASE, ({ request }) => page(request), html('The admin web app'))
+    .get(
+      `${ADMIN_BASE}/*`,
+      async ({ request, params }) => {
+        const rest = params['*']
+        if (rest.startsWith('assets/')) {
+          const f = (await loadAdminBundle()).assets.get(rest.slice('assets/'.length))
+          if (!f) throw notFound('File')
+          return answer(request, f, IMMUTABLE)
+        }
+        return page(request)
+      },
+      html('The admin web app (client-side routes), and its hashed files under /admin/assets/ (immutable)'),
+    )
+}
