@@ -690,6 +690,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/onboard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up a User, its Tenant and a first Space (admin) in one step, optionally with sample content
+         * @description Anonymous, 5 per 60 min per IP. User, Tenant, Space, the admin membership and the returned token are created in one transaction: a taken e-mail (409 `email_taken`) or Space slug (409 `slug_taken`) leaves nothing behind. Emits `space.created`. Obeys REGISTRATION exactly as `POST /auth/register` (refused: 403 `registration_closed`). With `sample_content: true` the Space also gets starter content — blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale and published (CDN, search and GraphQL answer at once), a `contact` form and a `site_facts` datasource. That step runs after the account committed, through the stories, forms and datasources services: if it fails, the answer is still 201, with `sample_content: null` and a `warnings` entry. The request log keeps no client address for this route.
+         */
+        post: operations["postV1Onboard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/openapi.json": {
         parameters: {
             query?: never;
@@ -718,6 +738,67 @@ export interface paths {
         get: operations["getV1Openapi.yaml"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pitch-invitees": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The pitch invitees (demo prospects) of the caller's Tenant, oldest first
+         * @description The caller's Tenant is the one of its user token (the Tenant the user signed up with, which the user owns: its admin). Space-scoped tokens get 403 `user_required`. At most 1,000 invitees per Tenant.
+         */
+        get: operations["getV1Pitch-invitees"];
+        put?: never;
+        /**
+         * Add a pitch invitee to the caller's Tenant (its admin: a user token)
+         * @description The slug is unique across the service (the anonymous `POST /pitch/{slug}/test-account` names no Tenant): taken → 409 `pitch_invitee_exists`. Whoever knows the slug can provision the demo once, and the mail goes to the invitee's address only: choose slugs that are not easy to guess.
+         */
+        post: operations["postV1Pitch-invitees"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pitch-invitees/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a pitch invitee of the caller's Tenant; a live demo of it is closed at once (Spaces archived, tokens revoked) */
+        delete: operations["deleteV1Pitch-inviteesBySlug"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pitch/{slug}/test-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Provision the demo account of a pitch invitee (anonymous; once per invitee)
+         * @description Anonymous, 10 per 60 min per IP. Creates a demo Tenant with one Space of sample content and a user for the invitee's e-mail, whatever REGISTRATION says (the Tenant admin's invitation admits it), and answers 201 with the user's token and the Space slug. The invitee gets a mail with the sign-in address (`{PUBLIC_URL}/admin/`) and a one-hour password link (no password travels by mail). Unknown slug: 404; provisioned already (also the loser of two calls at once): 409 `already_provisioned`; the address has an account: 409 `email_taken`; no PUBLIC_URL: 403 `pitch_unavailable`. The demo expires after PITCH_TTL_DAYS (default 14): a daily job archives its Spaces and revokes its tokens.
+         */
+        post: operations["postV1PitchBySlugTest-account"];
         delete?: never;
         options?: never;
         head?: never;
@@ -945,6 +1026,24 @@ export interface paths {
          * @description Given fields replace the stored ones (`rules` as a whole). Rules (all must match): `type` ∈ country, language, referrer, cookie, query, utm_source, utm_campaign; `operator` ∈ eq, neq, in, not_in, contains, starts_with, regex. `value`: an array of 1–50 strings for in / not_in, a string otherwise; `regex` is RE2 syntax (linear time), at most 200 characters, compiled at save (422 with the reason). `cookie` and `query` rules name their cookie or parameter in `key`. Comparisons are case-insensitive; an absent signal fails every operator but neq and not_in; country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space. `rules: []` matches every visitor and is refused (422 keyed `rules`) unless the segment says `match_all: true` (which takes no rules: 422 keyed `match_all`). The answer is `{data, warnings}`: `warnings` lists, as `{code, field, message}`, what is saved but will not work as it reads — `country_rule_inactive` for each country rule while TRUSTED_PROXIES is empty.
          */
         patch: operations["patchV1SpacesBySpaceAudience-segmentsByIdOrKey"];
+        trace?: never;
+    };
+    "/v1/spaces/{space}/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The plan of the Space's Tenant, its limits, the usage counted against them and the request period */
+        get: operations["getV1SpacesBySpaceBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Moves the Space's Tenant to another configured plan (BILLING_SELF_SERVE=true; a user token of the Tenant's own admin). Usage above the new limits stays; new growth is refused */
+        patch: operations["patchV1SpacesBySpaceBilling"];
         trace?: never;
     };
     "/v1/spaces/{space}/components": {
@@ -2006,6 +2105,10 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         ErrorBody: {
+            /** @description Facts of the error beyond its code, e.g. with 402 plan_limit: {limit, value, usage} */
+            details?: {
+                [key: string]: unknown;
+            };
             /** @description Machine code, e.g. validation_failed */
             error: string;
             /** @description Messages per field (422), keyed by the field path */
@@ -2077,6 +2180,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getAdmin*": {
@@ -2111,6 +2223,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2156,6 +2277,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getDocsRedoc.standalone.js": {
@@ -2187,6 +2317,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2232,6 +2371,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getEmbed.js": {
@@ -2263,6 +2411,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2317,6 +2474,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getOpenapi.yaml": {
@@ -2364,6 +2530,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getReset-passwordByToken": {
@@ -2404,6 +2579,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getService-admin.js": {
@@ -2435,6 +2619,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2497,7 +2690,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2569,6 +2762,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1AuthLogout: {
@@ -2596,7 +2807,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: this token kind may not do this; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `forbidden`: this token kind may not do this; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2634,6 +2845,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2730,6 +2959,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1AuthPassword: {
@@ -2780,7 +3018,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2852,6 +3090,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "postV1AuthPassword-reset": {
@@ -2901,7 +3157,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2966,6 +3222,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3024,7 +3298,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3089,6 +3363,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3157,7 +3449,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3222,6 +3514,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3327,6 +3637,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1CdnBySpaceAssetsByFile: {
@@ -3408,6 +3736,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3545,6 +3882,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1CdnBySpaceSearch: {
@@ -3634,6 +3989,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1CdnBySpaceSegment: {
@@ -3692,6 +4056,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3799,6 +4172,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getV1CdnBySpaceStoriesByUuidOg.svg": {
@@ -3860,6 +4242,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3967,6 +4358,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1CdnBySpaceSubscribeConfirmByToken: {
@@ -4029,6 +4438,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1CdnBySpaceUnsubscribeByToken: {
@@ -4084,6 +4502,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4161,6 +4588,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4274,6 +4710,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getV1GraphqlSchema.gql": {
@@ -4328,6 +4782,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1HealthLive: {
@@ -4362,6 +4825,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4410,7 +4882,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Success */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4486,6 +4958,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1InviteByTokenAccept: {
@@ -4526,7 +5007,16 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token */
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4564,6 +5054,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4636,6 +5144,201 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1Onboard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    name: string;
+                    password: string;
+                    /** @description Also write the starter content (blueprints, published Stories in every locale, a form, a datasource). Default false. */
+                    sample_content?: boolean;
+                    space: {
+                        default_lang?: string;
+                        locales?: string[];
+                        name: string;
+                        slug: string;
+                    };
+                    tenant_name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description What the sample step wrote; null when not asked for (or when it failed: see warnings) */
+                            sample_content: {
+                                components: string[];
+                                datasources: string[];
+                                forms: string[];
+                                locales: string[];
+                                /** @description Full paths of the sample Stories (folders included); every other one is published in every locale */
+                                stories: string[];
+                            } | null;
+                            space: {
+                                archived: boolean;
+                                /** Format: date-time */
+                                archived_at: string | null;
+                                /** Format: date-time */
+                                created_at: string;
+                                default_lang: string;
+                                /** @description The Space locales in display order; the default is one of them */
+                                locales: string[];
+                                name: string;
+                                /** @enum {string} */
+                                role: "viewer" | "editor" | "admin";
+                                slug: string;
+                                /** Format: date-time */
+                                updated_at: string;
+                            };
+                            tenant: {
+                                id: number;
+                                name: string;
+                            };
+                            /** @description Bearer token `<id>.<secret>` of the new user: shown this once, stored only as a hash */
+                            token: string;
+                            user: {
+                                email: string;
+                                id: number;
+                                name: string;
+                            };
+                            /** @description Empty, or why the sample step failed after the account was created (the account, Tenant and Space stay) */
+                            warnings: string[];
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getV1Openapi.json": {
@@ -4683,6 +5386,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getV1Openapi.yaml": {
@@ -4723,6 +5435,447 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1Pitch-invitees": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            email: string;
+                            /**
+                             * Format: date-time
+                             * @description When the demo Tenant expires (provisioned_at + PITCH_TTL_DAYS); null before provisioning
+                             */
+                            expires_at: string | null;
+                            name: string;
+                            /** Format: date-time */
+                            provisioned_at: string | null;
+                            slug: string;
+                            /**
+                             * @description invited: no demo yet; provisioned: the demo is live; expired: its PITCH_TTL_DAYS ran out (or it was closed)
+                             * @enum {string}
+                             */
+                            status: "invited" | "provisioned" | "expired";
+                        }[];
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1Pitch-invitees": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    name: string;
+                    slug: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            email: string;
+                            /**
+                             * Format: date-time
+                             * @description When the demo Tenant expires (provisioned_at + PITCH_TTL_DAYS); null before provisioning
+                             */
+                            expires_at: string | null;
+                            name: string;
+                            /** Format: date-time */
+                            provisioned_at: string | null;
+                            slug: string;
+                            /**
+                             * @description invited: no demo yet; provisioned: the demo is live; expired: its PITCH_TTL_DAYS ran out (or it was closed)
+                             * @enum {string}
+                             */
+                            status: "invited" | "provisioned" | "expired";
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "deleteV1Pitch-inviteesBySlug": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1PitchBySlugTest-account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            expires_at: string;
+                            sample_content: {
+                                components: string[];
+                                datasources: string[];
+                                forms: string[];
+                                locales: string[];
+                                /** @description Full paths of the sample Stories (folders included); every other one is published in every locale */
+                                stories: string[];
+                            } | null;
+                            /** @description Slug of the demo Space */
+                            space: string;
+                            /** @description Bearer token of the demo user: shown this once */
+                            token: string;
+                            user: {
+                                email: string;
+                                id: number;
+                                name: string;
+                            };
+                            warnings: string[];
+                        };
+                    };
+                };
+            };
+            /** @description `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4812,6 +5965,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1Spaces: {
@@ -4869,6 +6031,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4941,6 +6112,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5023,6 +6212,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     patchV1SpacesBySpace: {
@@ -5080,6 +6278,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5150,6 +6357,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "postV1SpacesBySpaceAnalyticsAi-insights": {
@@ -5194,6 +6419,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -5223,6 +6457,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5335,6 +6587,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1SpacesBySpaceAnalyticsStories: {
@@ -5436,6 +6697,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceArchive: {
@@ -5513,6 +6783,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5622,6 +6910,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceAssets: {
@@ -5697,6 +6994,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -5762,6 +7068,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5853,6 +7177,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceAssetsByAsset: {
@@ -5912,6 +7245,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5995,6 +7346,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -6051,6 +7411,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6116,6 +7494,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -6172,6 +7559,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6250,6 +7655,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6350,6 +7764,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -6415,6 +7838,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6494,6 +7935,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6595,6 +8045,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -6651,6 +8110,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6717,6 +8194,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6818,6 +8313,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -6874,6 +8378,298 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            limits: {
+                                /** @description Bytes of the assets of all the Tenant's Spaces; null: unlimited */
+                                asset_bytes: number | null;
+                                /** @description Members of one Space; null: unlimited */
+                                members_per_space: number | null;
+                                /** @description Authenticated management API requests of the Tenant per calendar month (UTC); null: unlimited */
+                                requests_per_month: number | null;
+                                /** @description Live (not archived) Spaces of the Tenant; null: unlimited */
+                                spaces: number | null;
+                                /** @description Stories (not archived) in one Space; null: unlimited */
+                                stories_per_space: number | null;
+                            };
+                            /** @description The request-counting period: the current calendar month, UTC */
+                            period: {
+                                /** Format: date-time */
+                                end: string;
+                                /** Format: date-time */
+                                start: string;
+                            };
+                            /** @description The Tenant's plan */
+                            plan: string;
+                            /** @description What counts against each limit now (the per-Space ones: of this Space) */
+                            usage: {
+                                asset_bytes: number;
+                                /** @description Members of this Space */
+                                members_per_space: number;
+                                /** @description This period, including requests counted but not yet written by any instance */
+                                requests_per_month: number;
+                                spaces: number;
+                                /** @description Stories of this Space */
+                                stories_per_space: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceBilling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A plan name of PLANS */
+                    plan: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            limits: {
+                                /** @description Bytes of the assets of all the Tenant's Spaces; null: unlimited */
+                                asset_bytes: number | null;
+                                /** @description Members of one Space; null: unlimited */
+                                members_per_space: number | null;
+                                /** @description Authenticated management API requests of the Tenant per calendar month (UTC); null: unlimited */
+                                requests_per_month: number | null;
+                                /** @description Live (not archived) Spaces of the Tenant; null: unlimited */
+                                spaces: number | null;
+                                /** @description Stories (not archived) in one Space; null: unlimited */
+                                stories_per_space: number | null;
+                            };
+                            /** @description The request-counting period: the current calendar month, UTC */
+                            period: {
+                                /** Format: date-time */
+                                end: string;
+                                /** Format: date-time */
+                                start: string;
+                            };
+                            /** @description The Tenant's plan */
+                            plan: string;
+                            /** @description What counts against each limit now (the per-Space ones: of this Space) */
+                            usage: {
+                                asset_bytes: number;
+                                /** @description Members of this Space */
+                                members_per_space: number;
+                                /** @description This period, including requests counted but not yet written by any instance */
+                                requests_per_month: number;
+                                spaces: number;
+                                /** @description Stories of this Space */
+                                stories_per_space: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `forbidden`: the role in this Space is too low; `self_serve_disabled` (Plans are changed by the operator here (BILLING_SELF_SERVE is off)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6963,6 +8759,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceComponents: {
@@ -7040,6 +8845,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -7096,6 +8910,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7186,6 +9018,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     putV1SpacesBySpaceComponentsByName: {
@@ -7264,6 +9105,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -7320,6 +9170,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7386,6 +9254,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7478,6 +9364,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7588,6 +9483,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -7644,6 +9548,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7744,6 +9666,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceDatasourcesByKey: {
@@ -7803,6 +9734,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7913,6 +9862,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -7969,6 +9927,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8058,6 +10034,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "postV1SpacesBySpaceDatasourcesByKeyRotate-secret": {
@@ -8126,6 +10111,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -8155,6 +10149,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8210,6 +10222,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -8248,6 +10269,24 @@ export interface operations {
             };
             /** @description Success */
             502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8363,6 +10402,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1SpacesBySpaceForms: {
@@ -8470,6 +10527,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8618,6 +10684,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -8674,6 +10749,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8778,6 +10871,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8927,6 +11029,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -8983,6 +11094,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9049,6 +11178,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9133,6 +11280,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -9162,6 +11318,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9264,6 +11438,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getV1SpacesBySpaceFormsByUuidSubmissions.csv": {
@@ -9323,6 +11506,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceFormsByUuidSubmissionsBySubmissionUuidSpam: {
@@ -9374,6 +11566,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -9403,6 +11604,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9487,6 +11706,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceInvitations: {
@@ -9547,6 +11775,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9619,6 +11856,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9692,6 +11947,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceInvitationsByIdResend: {
@@ -9743,6 +12016,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
             403: {
                 headers: {
@@ -9781,6 +12063,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9853,6 +12153,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceLocales: {
@@ -9900,6 +12209,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -9970,6 +12288,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceLocalesByCode: {
@@ -10029,6 +12365,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10123,6 +12477,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceMembersByUserId: {
@@ -10182,6 +12545,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10249,6 +12630,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
             403: {
                 headers: {
@@ -10305,6 +12695,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10375,6 +12783,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     putV1SpacesBySpaceNewsletter: {
@@ -10420,6 +12837,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10483,6 +12909,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10558,6 +13002,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10675,6 +13128,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStories: {
@@ -10760,6 +13222,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -10816,6 +13287,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10925,6 +13414,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     putV1SpacesBySpaceStoriesByUuid: {
@@ -11011,6 +13509,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -11067,6 +13574,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11133,6 +13658,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11243,6 +13786,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStoriesByUuidArchive: {
@@ -11343,6 +13895,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1SpacesBySpaceStoriesByUuidChildren: {
@@ -11426,6 +13996,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11526,6 +14105,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStoriesByUuidComments: {
@@ -11599,6 +14187,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `forbidden`: the role in this Space is too low */
             403: {
                 headers: {
@@ -11655,6 +14252,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11722,6 +14337,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11800,6 +14433,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `forbidden`: the role in this Space is too low */
             403: {
                 headers: {
@@ -11863,6 +14505,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStoriesByUuidCommentsByIdResolve: {
@@ -11919,6 +14579,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `forbidden`: the role in this Space is too low */
             403: {
                 headers: {
@@ -11948,6 +14617,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12007,6 +14694,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12079,6 +14775,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12159,6 +14864,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `forbidden`: the role in this Space is too low */
             403: {
                 headers: {
@@ -12215,6 +14929,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12289,6 +15021,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStoriesByUuidPublish: {
@@ -12353,6 +15103,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -12382,6 +15141,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12489,6 +15266,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1SpacesBySpaceStoriesByUuidVariants: {
@@ -12561,6 +15356,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStoriesByUuidVariants: {
@@ -12625,6 +15429,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -12681,6 +15494,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12755,6 +15586,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     patchV1SpacesBySpaceStoriesByUuidVariantsById: {
@@ -12820,6 +15669,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -12876,6 +15734,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -12972,6 +15848,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1SpacesBySpaceStoriesByUuidVersionsByVersion_no: {
@@ -13047,6 +15932,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceStoriesByUuidVersionsByVersion_noRestore: {
@@ -13112,6 +16006,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -13141,6 +16044,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13220,6 +16141,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -13276,6 +16206,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13370,6 +16318,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13473,6 +16430,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     "getV1SpacesBySpaceSubscribers.csv": {
@@ -13536,6 +16502,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13621,6 +16596,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceSubscribersById: {
@@ -13680,6 +16664,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13759,6 +16761,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -13815,6 +16826,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13892,6 +16921,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceTokens: {
@@ -13947,6 +16985,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14017,6 +17064,24 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceTokensById: {
@@ -14076,6 +17141,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14153,6 +17236,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceWebhooks: {
@@ -14216,6 +17308,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -14272,6 +17373,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14350,6 +17469,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     deleteV1SpacesBySpaceWebhooksById: {
@@ -14409,6 +17537,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14478,6 +17624,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -14534,6 +17689,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14635,6 +17808,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     postV1SpacesBySpaceWebhooksByIdDeliveriesByDeliveryIdRedeliver: {
@@ -14669,6 +17851,15 @@ export interface operations {
             };
             /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14714,6 +17905,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14761,6 +17970,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -14799,6 +18017,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14852,6 +18088,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `forbidden`: the role in this Space is too low for this action */
             403: {
                 headers: {
@@ -14881,6 +18126,24 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -14961,6 +18224,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
         };
     };
     getV1Whoami: {
@@ -14980,6 +18252,22 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description The caller's Tenant's plan and its limits (null: no billing module is installed) */
+                            plan: {
+                                limits: {
+                                    /** @description null: unlimited */
+                                    asset_bytes: number | null;
+                                    /** @description null: unlimited */
+                                    members_per_space: number | null;
+                                    /** @description null: unlimited */
+                                    requests_per_month: number | null;
+                                    /** @description null: unlimited */
+                                    spaces: number | null;
+                                    /** @description null: unlimited */
+                                    stories_per_space: number | null;
+                                };
+                                name: string;
+                            } | null;
                             /** @description The Spaces the caller can open, with its role in each (a Space-scoped token: its one Space) */
                             spaces: {
                                 name: string;
@@ -15049,6 +18337,15 @@ export interface operations {
             };
             /** @description `internal_error`: with request_id */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
