@@ -2,6 +2,7 @@ import { defineModule } from '../../kernel/module'
 import { collaborationEvents } from './events'
 import { createLiveHub } from './live'
 import { CollaborationErrors } from './model'
+import { PresenceRoster } from './roster'
 import { collaborationRoutes } from './routes'
 import { prunePresence } from './service'
 import './jobs'
@@ -12,10 +13,11 @@ import './jobs'
  */
 export const collaborationModule = defineModule({
   name: 'collaboration',
-  setup: (kernel) => ({ hub: createLiveHub(kernel) }),
+  setup: (kernel) => ({ hub: createLiveHub(kernel), roster: new PresenceRoster(kernel) }),
+  caches: (self) => [self.roster.cache],
   drain: (self) => self.hub.closeAll(),
   close: (self) => self.hub.closeAll(),
-  routes: ({ kernel, guards, self }) => collaborationRoutes(kernel, guards, self.hub),
+  routes: ({ kernel, guards, self }) => collaborationRoutes(kernel, guards, self.hub, self.roster),
   errors: Object.values(CollaborationErrors),
   events: collaborationEvents,
   on: {

@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, lt, ne } from 'drizzle-orm'
+import { and, asc, eq, lt, ne } from 'drizzle-orm'
 import { comments, presenceSessions } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { roleAtLeast } from '../../kernel/auth'
@@ -7,12 +7,12 @@ import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import type { Tx } from '../../kernel/db'
 import { userNames } from '../auth/service'
-import { getStory } from '../stories/service'
+import { getStory, storyRefOrFail } from '../stories/service'
 import { blockPaths, resolveAnchor } from './anchor'
 import './events'
-import { CollaborationErrors, type CommentView, type PresenceView } from './model'
+import { CollaborationErrors, type CommentView } from './model'
+import type { PresenceRoster } from './roster'
 
-export const ACTIVE_MS = 30_000
 export const PRUNE_AFTER_MS = 5 * 60_000
 
 type CommentRow = typeof comments.$inferSelect
@@ -30,32 +30,18 @@ async function storyOf(kernel: Kernel, access: SpaceAccess, uuid: string) {
 
 // ---- Presence ----
 
-async function activeSessions(kernel: Kernel, storyId: number): Promise<PresenceView[]> {
-  const since = new Date(kernel.clock.ms() - ACTIVE_MS)
-  const rows = await kernel.db.db
-    .select()
-    .from(presenceSessions)
-    .where(and(eq(presenceSessions.storyId, storyId), gt(presenceSessions.lastSeen, since)))
-    .orderBy(asc(presenceSessions.lastSeen))
-  const names = await userNames(kernel, rows.map((r) => r.userId))
-  return rows.map((r) => ({
-    session_id: r.sessionId,
-    user_id: r.userId,
-    user_name: names.get(r.userId) ?? '',
-    block_path: r.blockPath,
-    selection: r.selection,
-    last_seen: r.lastSeen.toISOString(),
-  }))
-}
+/** Presence needs the Story's id and uuid only, not its content. */
+const presenceStory = (kernel: Kernel, access: SpaceAccess, uuid: string) => storyRefOrFail(kernel.db.db, access.space.id, uuid)
 
 export async function heartbeat(
   kernel: Kernel,
+  roster: PresenceRoster,
   access: SpaceAccess,
   uuid: string,
   input: { session_id: string; block_path: string; selection: { anchor: number; head: number } },
 ) {
   const userId = actor(access)
-  const story = await storyOf(kernel, access, uuid)
+  const story = await presenceStory(kernel, access, uuid)
   const sessionId = input.session_id.toLowerCase()
   const now = kernel.clock.now()
   const selection = { anchor: input.selection.anchor, head: input.selection.head }
@@ -74,18 +60,16 @@ export async function heartbeat(
       emit({ type: 'presence.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, session_id: sessionId, user_id: userId, block_path: input.block_path, left: false } })
     }
   })
-  const active = (await activeSessions(kernel, story.id)).filter((s) => s.session_id !== sessionId)
-  return { session_id: sessionId, last_seen: now.toISOString(), active }
+  return { session_id: sessionId, last_seen: now.toISOString(), active: await roster.active(story, sessionId) }
 }
 
-export async function listPresence(kernel: Kernel, access: SpaceAccess, uuid: string) {
-  const story = await storyOf(kernel, access, uuid)
-  return activeSessions(kernel, story.id)
+export async function listPresence(kernel: Kernel, roster: PresenceRoster, access: SpaceAccess, uuid: string) {
+  return roster.active(await presenceStory(kernel, access, uuid))
 }
 
 export async function endSession(kernel: Kernel, access: SpaceAccess, uuid: string, sessionId: string) {
   const userId = actor(access)
-  const story = await storyOf(kernel, access, uuid)
+  const story = await presenceStory(kernel, access, uuid)
   await transact(kernel, async (tx, emit) => {
     const gone = await tx
       .delete(presenceSessions)
