@@ -1,7 +1,8 @@
-// bun scripts/bench/presence.ts [--editors=1000] [--seconds=30] [--listeners=200]
+// bun scripts/bench/presence.ts [--editors=1000] [--seconds=30] [--listeners=200] [--per-story=5]
 //
 // Presence at scale against the built executable on a fresh embedded database: --editors simulated editors each
-// heart-beating every 15 s (1,000 → ~67 heartbeats/s, spread evenly), five editors per Story, while --listeners
+// heart-beating every 15 s (1,000 → ~67 heartbeats/s, spread evenly), --per-story editors per Story (default five; all
+// of them on one Story with --per-story=1000), while --listeners
 // clients hold the live stream of one of those Stories open. Reports heartbeat latency (p50/p99, measured at the client) and how long a presence change takes to
 // reach all listeners (the fan-out). The load is a paced open loop of ~67 requests/s, far below what would make a
 // Bun client compete with the server for a core.
@@ -11,7 +12,12 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 
 const { values: args } = parseArgs({
-  options: { editors: { type: 'string', default: '1000' }, seconds: { type: 'string', default: '30' }, listeners: { type: 'string', default: '200' } },
+  options: {
+    editors: { type: 'string', default: '1000' },
+    seconds: { type: 'string', default: '30' },
+    listeners: { type: 'string', default: '200' },
+    'per-story': { type: 'string', default: '5' },
+  },
 })
 const EDITORS = Number(args.editors)
 const SECONDS = Number(args.seconds)
@@ -53,8 +59,9 @@ try {
   await call('POST', '/v1/spaces', token, { slug: 'presence', name: 'Presence', default_lang: 'en' })
   await call('POST', '/v1/spaces/presence/components', token, { name: 'hero', is_root: true, schema: { headline: { type: 'text' } } })
   const blocks = Array.from({ length: 20 }, (_, i) => ({ component: 'hero', _uid: `b${i}`, headline: `Block ${i}` }))
-  // Editors spread over Stories, five per Story (an editing team), as in a real Space; the listeners all watch Story 0.
-  const STORIES = Math.max(1, Math.ceil(EDITORS / 5))
+  // Editors spread over Stories, --per-story on each (five: an editing team, as in a real Space); the listeners all
+  // watch Story 0.
+  const STORIES = Math.max(1, Math.ceil(EDITORS / Number(args['per-story'])))
   const paths: string[] = []
   for (let i = 0; i < STORIES; i++) {
     const { data: story } = await call('POST', '/v1/spaces/presence/stories', token, { name: `Page ${i}`, slug: `page-${i}`, content: { type: 'doc', blocks } })
