@@ -10,14 +10,12 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { ConfigError, loadConfig } from '../src/config'
+import { CMD, freshDatabase, startServe, waitFor } from './fleet/procs'
 
 setDefaultTimeout(60_000)
 
-const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 const PGBOUNCER = ['/usr/sbin/pgbouncer', '/usr/bin/pgbouncer'].find((p) => existsSync(p))
 const serverUrl = process.env.TEST_DATABASE_URL
-/** Bounds for waiting on processes: conditions are waited for, never timed. */
-const BOUND_MS = 90_000
 
 if (serverUrl && !PGBOUNCER) {
   console.error('\n!! pgbouncer is not installed (apt-get install pgbouncer): the pooler tests are SKIPPED\n')
@@ -40,16 +38,6 @@ async function freePort(): Promise<number> {
   return port
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + BOUND_MS
-  for (;;) {
-    const v = await probe().catch(() => undefined)
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await Bun.sleep(100)
-  }
-}
-
 const env = (extra: Record<string, string>): Record<string, string> => ({
   PATH: process.env.PATH ?? '',
   HOME: process.env.HOME ?? '/tmp',
@@ -60,31 +48,18 @@ const env = (extra: Record<string, string>): Record<string, string> => ({
   ...extra,
 })
 
+/** A `serve` process that is expected to refuse to start. */
 function serve(extra: Record<string, string>) {
-  const child = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], { env: env(extra), stdout: 'pipe', stderr: 'pipe' })
+  const child = Bun.spawn([...CMD, 'serve', '--port', '0', '--host', '127.0.0.1'], { env: env(extra), stdout: 'pipe', stderr: 'pipe' })
   children.push(child)
   return child
 }
 
 /** Starts a server and resolves with its base URL once it listens. */
-async function startServe(extra: Record<string, string>): Promise<string> {
-  const child = serve(extra)
-  const reader = child.stdout.getReader()
-  let out = ''
-  const deadline = Date.now() + BOUND_MS
-  while (Date.now() < deadline) {
-    const { value, done } = await reader.read()
-    if (done) throw new Error(`server exited before listening (code ${await child.exited}): ${out}${await new Response(child.stderr).text()}`)
-    out += new TextDecoder().decode(value)
-    const port = /listening on http:\/\/[^:]+:(\d+)/.exec(out)?.[1]
-    if (port) {
-      void (async () => {
-        for (;;) if ((await reader.read()).done) return
-      })()
-      return `http://127.0.0.1:${port}`
-    }
-  }
-  throw new Error(`server did not listen in time: ${out}`)
+async function startBase(extra: Record<string, string>): Promise<string> {
+  const p = await startServe(env(extra))
+  children.push(p.child)
+  return p.base.replace(/\/v1$/, '')
 }
 
 test('the pooler settings are checked with the configuration', () => {
@@ -101,18 +76,10 @@ test('the pooler settings are checked with the configuration', () => {
 describe.skipIf(!serverUrl || !PGBOUNCER)('Postgres through PgBouncer in transaction mode', () => {
   beforeAll(async () => {
     // A fresh database on the test server, reached directly and through the pooler.
-    const name = `cs_pooler_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`
-    const admin = postgres(serverUrl!, { max: 1, onnotice: () => {} })
-    await admin.unsafe(`create database ${name}`)
-    await admin.end()
-    cleanups.push(async () => {
-      const a = postgres(serverUrl!, { max: 1, onnotice: () => {} })
-      await a.unsafe(`drop database if exists ${name} with (force)`)
-      await a.end()
-    })
-    const target = new URL(serverUrl!)
-    target.pathname = `/${name}`
-    direct = target.toString()
+    const db = await freshDatabase('cs_pooler')
+    cleanups.push(() => db.drop())
+    direct = db.url
+    const target = new URL(direct)
 
     // PgBouncer refuses to run as root: as root it drops to the postgres user, so its files must be readable.
     const dir = mkdtempSync(join(tmpdir(), 'cs-pgbouncer-'))
@@ -183,8 +150,8 @@ describe.skipIf(!serverUrl || !PGBOUNCER)('Postgres through PgBouncer in transac
 
   test('with the settings, two instances serve through the pooler and a publish on one reaches the other', async () => {
     const settings = { DATABASE_URL: pooled, DATABASE_POOLER: 'transaction', DATABASE_LISTEN_URL: direct }
-    const a = await startServe(settings)
-    const b = await startServe(settings)
+    const a = await startBase(settings)
+    const b = await startBase(settings)
     const call = async (base: string, method: string, path: string, token: string | null, body?: unknown) => {
       const res = await fetch(`${base}/v1${path}`, {
         method,
