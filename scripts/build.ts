@@ -2,8 +2,10 @@
 // PGlite's wasm and data files (imported `with { type: 'file' }` in src/kernel/pglite-assets.ts), and the image
 // transform Worker with the AVIF codec's wasm files (src/modules/assets/avif-codec.ts), and the admin app (admin/index.html,
 // imported by src/modules/admin/bundle.ts: Bun bundles it, with Tailwind through its plugin, and embeds the files).
-import { mkdirSync, statSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PGlite } from '@electric-sql/pglite'
 import tailwind from 'bun-plugin-tailwind'
 
 const root = join(import.meta.dir, '..')
@@ -11,9 +13,22 @@ const outfile = join(root, 'dist', 'content-service')
 mkdirSync(join(root, 'dist'), { recursive: true })
 
 const t0 = performance.now()
+
+// The data folder initdb makes, embedded as a file (Bun.embeddedFiles): a first start on an empty DATA_DIR copies it
+// instead of running initdb in WebAssembly (seconds, and about 1 GB of memory the process never gives back). Made by
+// this very PGlite version, so it always matches the server in the executable.
+const templateDir = mkdtempSync(join(tmpdir(), 'cs-pgdata-'))
+const template = join(root, 'dist', 'pgdata-template.tar.gz')
+{
+  const pg = await PGlite.create(templateDir)
+  await pg.query('select 1')
+  await Bun.write(template, await pg.dumpDataDir('gzip'))
+  await pg.close()
+  rmSync(templateDir, { recursive: true, force: true })
+}
 const result = await Bun.build({
   // The transform Worker is an entrypoint of its own: `new Worker(...)` finds it inside the executable.
-  entrypoints: [join(root, 'bin', 'content-service.ts'), join(root, 'src', 'modules', 'assets', 'transform-worker.ts')],
+  entrypoints: [join(root, 'bin', 'content-service.ts'), join(root, 'src', 'modules', 'assets', 'transform-worker.ts'), template],
   // Bun's HTTP parser answers a request line and headers over --max-http-header-size (default 16 KiB) with a bare
   // 431 before our code runs; at 128 KiB, long URLs (GraphQL GET queries) meet our own 414 at 64 KiB instead
   // (MAX_URL_BYTES in src/kernel/http.ts), in the shared error shape.

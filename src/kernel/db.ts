@@ -8,7 +8,7 @@ import postgres from 'postgres'
 import * as schema from '../../db/schema'
 import { type ByteaRows, type ByteaTarget, pgliteByteaRows, postgresByteaRows } from './bytea-rows'
 import { acquireDataDirLock, type DataDirLock, prepareDataDir, StartupError, tightenModes } from './data-dir'
-import { pgliteAssetPaths } from './pglite-assets'
+import { pgliteAssetPaths, pgliteTemplate } from './pglite-assets'
 
 export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
 /** A transaction handle: the same query API as Db. */
@@ -28,6 +28,8 @@ export interface Database {
   notify(channel: string, payload: string): Promise<void>
   /** Appends (integer, integer, bytea) rows inside `tx` in binary, from one reused buffer (asset chunks). */
   byteaRows(tx: Tx, target: ByteaTarget, fill: (rows: ByteaRows) => Promise<void>): Promise<void>
+  /** PGlite: the whole data folder as an uncompressed tarball, the `template` of further databases (tests). */
+  dumpTemplate?(): Promise<Blob>
   /**
    * Embedded database on disk only: runs `fn` (which copies the data folder) after a CHECKPOINT, while no statement
    * and no transaction runs — PGlite writes straight to its files, so they then hold one consistent state (kernel/backup.ts).
@@ -63,6 +65,12 @@ export interface DbOptions {
   onProgress?: (msg: string, fields?: Record<string, unknown>) => void
   /** What the operator should know but that does not stop the start (the data folder lock is not enforced). */
   onWarning?: (msg: string, fields?: Record<string, unknown>) => void
+  /**
+   * PGlite: a new database (an empty folder, or memory) starts as a copy of this dumped data folder instead of running
+   * initdb (the test helper's migrated template). Without it, the executable's embedded initdb output is used when
+   * there is one (`pgliteTemplate`), else initdb runs.
+   */
+  template?: Blob
 }
 
 let cachedAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null =
@@ -116,8 +124,13 @@ async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Data
     if (firstStart) {
       opts.onProgress?.(`creating the embedded database in ${dataDir} — first start only`, { data_dir: resolve(dataDir) })
     }
+    // A new database starts from a copy of an initialised data folder when there is one: initdb in WebAssembly takes
+    // seconds and grows the process to about 1 GB it never gives back; the copy takes a fraction of that (measured in
+    // docs/performance.md).
+    const template = firstStart || dataDir === null ? (opts.template ?? pgliteTemplate()) : undefined
     client = await PGlite.create({
       dataDir: dataDir ?? undefined,
+      ...(template ? { loadDataDir: template } : {}),
       // A new 16 MB WAL segment is otherwise filled with zeros first, 16 MB written at once on the event loop: a
       // 50–90 ms stall every 16 MB of WAL, and most of the short-lived memory a 100 MB upload left behind (measured).
       // The zeros only reserve disk space ahead; the WAL itself is fsynced at commit (below).
@@ -157,6 +170,7 @@ async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Data
       await client.query('select pg_notify($1, $2)', [channel, payload])
     },
     byteaRows: (tx, target, fill) => pgliteByteaRows(client, tx, target, fill),
+    dumpTemplate: () => client.dumpDataDir('none'),
     ...(dataDir
       ? {
           async whileQuiescent<T>(fn: (dir: string) => Promise<T>): Promise<T> {

@@ -11,3 +11,11 @@ export const pgliteAssetPaths: { pgliteWasm: string; initdbWasm: string; pgliteD
   initdbWasm: initdbWasmPath,
   pgliteData: pgliteDataPath,
 }
+
+/**
+ * The data folder initdb makes, as a gzipped tarball made by `bun run build` (scripts/build.ts) and embedded in the
+ * executable: a first start copies it instead of running initdb. Undefined when running from source.
+ */
+export function pgliteTemplate(): Blob | undefined {
+  return Bun.embeddedFiles.find((f) => (f as Blob & { name?: string }).name?.startsWith('pgdata-template')) as Blob | undefined
+}
