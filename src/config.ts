@@ -107,6 +107,11 @@ export interface Config {
   metricsPort: number | null
   /** PGlite flushes each commit to the disk (PGLITE_FSYNC, default on); off trades crash safety for write speed. */
   pgliteFsync: boolean
+  /**
+   * The embedded database's page cache (Postgres shared_buffers), in MB (PGLITE_SHARED_BUFFERS_MB, default 32). Resident
+   * from the start: each MB here is about a MB of the process's memory.
+   */
+  pgliteSharedBuffersMb: number
   /** Seconds to wait for a Postgres connection before start-up fails (DATABASE_CONNECT_TIMEOUT). */
   databaseConnectTimeoutSeconds: number
   /**
@@ -368,6 +373,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     metrics: bool(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1, 65535) : null,
     pgliteFsync: bool(env, 'PGLITE_FSYNC', true),
+    pgliteSharedBuffersMb: int(env, 'PGLITE_SHARED_BUFFERS_MB', 32, 1, 65_536),
     databaseConnectTimeoutSeconds: int(env, 'DATABASE_CONNECT_TIMEOUT', 10, 1, 600),
     databaseListenUrl: databaseUrl(env, 'DATABASE_LISTEN_URL'),
     databasePooler: oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),

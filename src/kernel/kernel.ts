@@ -93,6 +93,7 @@ export function databaseOptions(config: Config, logger: Logger): DbOptions {
     dataDir: config.dataDir,
     memory: config.memoryDb,
     fsync: config.pgliteFsync,
+    sharedBuffersMb: config.pgliteSharedBuffersMb,
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     listenUrl: config.databaseListenUrl,
     pooler: config.databasePooler,
