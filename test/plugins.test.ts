@@ -481,3 +481,21 @@ describe('the hooks of stories, assets and forms', () => {
     expect(Object.keys(bad.body.errors)).toContain('email')
   })
 })
+
+describe('the OpenAPI description', () => {
+  test('lists plugin_veto and plugin_unavailable on the operations whose hooks plugins filter, and not elsewhere', async () => {
+    const doc = (await t.request('GET', '/v1/openapi.json')).body
+    const described = (path: string, method: string, status: number) => String(doc.paths[path][method].responses[status]?.description ?? '')
+    for (const [path, method] of [
+      ['/v1/spaces/{space}/stories', 'post'],
+      ['/v1/spaces/{space}/stories/{uuid}', 'put'],
+      ['/v1/spaces/{space}/stories/{uuid}/publish', 'post'],
+      ['/v1/spaces/{space}/assets', 'post'],
+      ['/v1/cdn/{space}/forms/{slug}', 'post'],
+    ]) {
+      expect(described(path, method, 422)).toContain('plugin_veto')
+      expect(described(path, method, 503)).toContain('plugin_unavailable')
+    }
+    expect(described('/v1/spaces/{space}/components', 'post', 422)).not.toContain('plugin_veto')
+  })
+})
