@@ -24,6 +24,31 @@ const MAX_FIELDS = 100
 
 export interface PluginsState {
   cache: PluginCache
+  log: CallLog
+}
+
+/**
+ * Log writes of plugin calls, made after the change rather than before it: the entry (and the run of failures) is
+ * written on the next turn of the event loop, so it does not add a database round trip to the change the plugin
+ * filtered (on the embedded database it queues behind that change's transaction). Reads of the log and of plugins on
+ * this instance wait for the writes in flight (`settled`); shutdown too.
+ */
+export class CallLog {
+  private pending = new Set<Promise<void>>()
+
+  constructor(private kernel: Kernel) {}
+
+  write(entry: () => Promise<void>) {
+    const p: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(entry)
+      .catch((err) => this.kernel.logger.error('plugin call could not be logged', { error: String((err as Error)?.message ?? err) }))
+      .finally(() => this.pending.delete(p))
+    this.pending.add(p)
+  }
+
+  async settled(): Promise<void> {
+    while (this.pending.size) await Promise.all([...this.pending])
+  }
 }
 
 /** The body a plugin receives: the hook, the Space (its slug only), who acts, and the hook's payload. */
@@ -88,7 +113,7 @@ export async function runPlugins(kernel: Kernel, state: PluginsState, payload: u
   let current = payload
   let amended = false
   for (const plugin of list) {
-    const answer = await callPlugin(kernel, plugin, call, current, amendable)
+    const answer = await callPlugin(kernel, state.log, plugin, call, current, amendable)
     if (answer.outcome === 'amend') {
       current = answer.data
       amended = true
@@ -103,7 +128,7 @@ export async function runPlugins(kernel: Kernel, state: PluginsState, payload: u
   return amended ? current : undefined
 }
 
-async function callPlugin(kernel: Kernel, plugin: PluginRow, call: FilterCall, data: unknown, amendable: boolean): Promise<Answer> {
+async function callPlugin(kernel: Kernel, log: CallLog, plugin: PluginRow, call: FilterCall, data: unknown, amendable: boolean): Promise<Answer> {
   const at = kernel.clock.now()
   const started = performance.now()
   let answer: Answer
@@ -114,7 +139,7 @@ async function callPlugin(kernel: Kernel, plugin: PluginRow, call: FilterCall, d
     secret = kernel.secrets.open(plugin.secretSealed, SECRET_CONTEXT)
   } catch {
     answer = { outcome: 'error', message: 'the signing secret cannot be opened (SERVICE_SECRET_KEY changed?)' }
-    await record(kernel, plugin, call.hook, at, null, null, answer)
+    log.write(() => record(kernel, plugin, call.hook, at, null, null, answer))
     return answer
   }
   const res = await signedPost(kernel, {
@@ -132,7 +157,7 @@ async function callPlugin(kernel: Kernel, plugin: PluginRow, call: FilterCall, d
   if (res.outcome !== 'delivered') answer = { outcome: 'error', message: cut(res.error) }
   else if (res.truncated) answer = { outcome: 'error', message: `the answer is larger than ${MAX_ANSWER_BYTES} bytes` }
   else answer = parseAnswer(res.body, amendable)
-  await record(kernel, plugin, call.hook, at, latencyMs, status, answer)
+  log.write(() => record(kernel, plugin, call.hook, at, latencyMs, status, answer))
   return answer
 }
 

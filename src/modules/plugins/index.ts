@@ -1,6 +1,6 @@
 import { defineModule } from '../../kernel/module'
 import { PluginCache } from './cache'
-import { type PluginsState, runPlugins } from './caller'
+import { CallLog, type PluginsState, runPlugins } from './caller'
 import { pluginEvents } from './events'
 import './jobs'
 import { PluginErrors } from './model'
@@ -14,8 +14,10 @@ import { pruneLog } from './service'
  */
 export const pluginsModule = defineModule<PluginsState>({
   name: 'plugins',
-  setup: (kernel) => ({ cache: new PluginCache(kernel) }),
-  routes: ({ kernel, guards }) => pluginRoutes(kernel, guards),
+  setup: (kernel) => ({ cache: new PluginCache(kernel), log: new CallLog(kernel) }),
+  // Log entries still being written are written before the database closes.
+  close: (self) => self.log.settled(),
+  routes: ({ kernel, guards, self }) => pluginRoutes(kernel, guards, self.log),
   errors: [PluginErrors.limit],
   filterErrors: [PluginErrors.veto, PluginErrors.unavailable],
   events: pluginEvents,

@@ -1,16 +1,18 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
+import type { CallLog } from './caller'
 import type { Guards } from '../../kernel/plugin'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
 import { PluginCallModel, PluginLogQuery, PluginModel, PluginParams, PluginWithSecretModel, pluginBodies } from './model'
 import { createPlugin, deletePlugin, getPlugin, listPlugins, pluginLog, rotatePluginSecret, updatePlugin } from './service'
 
 /** Spec 4.8 (Plugins): a Space's plugins, their secrets and call log (admin role). */
-export function pluginRoutes(kernel: Kernel, guards: Guards) {
+export function pluginRoutes(kernel: Kernel, guards: Guards, log: CallLog) {
   const { CreatePluginBody, UpdatePluginBody } = pluginBodies(kernel.filters)
   return new Elysia({ prefix: '/spaces/:space/plugins', tags: ['Plugins'] })
     .use(guards)
-    .get('/', async ({ access }) => ({ data: await listPlugins(kernel, access) }), {
+    // Reads wait for this instance's log writes in flight (CallLog): what a caller just caused shows.
+    .get('/', async ({ access }) => (await log.settled(), { data: await listPlugins(kernel, access) }), {
       params: SpaceParams,
       spaceRole: 'admin',
       response: DataList(PluginModel),
@@ -30,13 +32,13 @@ export function pluginRoutes(kernel: Kernel, guards: Guards) {
         detail: { summary: 'Add a plugin called before the changes its hooks name; the response shows the signing secret this once' },
       },
     )
-    .get('/:id', async ({ access, params }) => ({ data: await getPlugin(kernel, access, params.id) }), {
+    .get('/:id', async ({ access, params }) => (await log.settled(), { data: await getPlugin(kernel, access, params.id) }), {
       params: PluginParams,
       spaceRole: 'admin',
       response: Data(PluginModel),
       detail: { summary: 'One plugin (never its secret)' },
     })
-    .patch('/:id', async ({ access, params, body }) => ({ data: await updatePlugin(kernel, access, params.id, body) }), {
+    .patch('/:id', async ({ access, params, body }) => (await log.settled(), { data: await updatePlugin(kernel, access, params.id, body) }), {
       params: PluginParams,
       body: UpdatePluginBody,
       spaceRole: 'admin',
@@ -57,7 +59,7 @@ export function pluginRoutes(kernel: Kernel, guards: Guards) {
       response: Data(PluginWithSecretModel),
       detail: { summary: 'Replace the signing secret (the next call is signed with it); the new one is shown this once' },
     })
-    .get('/:id/log', async ({ access, params, query }) => ({ data: await pluginLog(kernel, access, params.id, query) }), {
+    .get('/:id/log', async ({ access, params, query }) => (await log.settled(), { data: await pluginLog(kernel, access, params.id, query) }), {
       params: PluginParams,
       query: PluginLogQuery,
       spaceRole: 'admin',
