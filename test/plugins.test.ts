@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { createHmac, timingSafeEqual } from 'node:crypto'
 import { type TestApp, testApp } from './helpers/app'
 import { type ReceivedRequest, type Receiver, startReceiver } from './helpers/receiver'
+import { pluginsModule } from '../src/modules/plugins'
 
 setDefaultTimeout(60_000)
 
@@ -147,6 +148,29 @@ describe('managing plugins', () => {
 })
 
 describe('calls', () => {
+  test("a Space without plugins pays no query per change: its (empty) plugin list is cached until a plugin changes", async () => {
+    const o = await owner()
+    const cache = t.state(pluginsModule).cache.cache
+    const load = cache.options.load
+    let loads = 0
+    cache.options.load = (spaceId) => {
+      loads++
+      return load(spaceId)
+    }
+    try {
+      for (let i = 0; i < 3; i++) expect((await createStory(o)).status).toBe(201)
+      expect(loads).toBe(1)
+      const hook = receiver(allow)
+      await addPlugin(o, { url: hook.url })
+      expect((await createStory(o)).status).toBe(201)
+      expect((await createStory(o)).status).toBe(201)
+      expect(loads).toBe(2)
+      expect(hook.requests).toHaveLength(2)
+    } finally {
+      cache.options.load = load
+    }
+  })
+
   test('an allowing plugin lets the save through; the request is signed like a webhook and carries hook, space, actor and data', async () => {
     const o = await owner()
     const hook = receiver(allow)
