@@ -105,6 +105,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   if (resolvers.length > 1) throw new Error(`modules ${resolvers.map((m) => `"${m.name}"`).join(', ')} all provide publicSpaceResolver: only one may`)
   const spaceOwner: Module | undefined = resolvers[0]
   for (const m of modules) if (m.events) kernel.events.declare(m.name, m.events)
+  for (const m of modules) if (m.filterHooks) kernel.filters.declare(m.name, m.filterHooks)
   kernel.rateLimiter.table.add(rateLimitRules(modules))
 
   // State, in list order: a module may use the ones above it.
@@ -132,6 +133,17 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     if (m.onResync) kernel.bus.onResync(() => m.onResync!(self, kernel))
     for (const [type, handler] of Object.entries(m.inTx ?? {})) {
       if (handler) kernel.bus.inTx(type as never, (tx, e, emit) => (handler as (...a: unknown[]) => unknown)(tx, e, emit, self, kernel) as void)
+    }
+    for (const [hook, handler] of Object.entries(m.filters ?? {})) {
+      if (!handler) continue
+      const h = (typeof handler === 'function' ? { run: handler } : handler) as {
+        wants?: (...a: unknown[]) => boolean
+        run: (...a: unknown[]) => unknown
+      }
+      kernel.filters.add(m.name, hook, {
+        wants: h.wants ? (call) => h.wants!(call, self, kernel) : undefined,
+        run: (payload, call) => h.run(payload, call, self, kernel),
+      })
     }
     m.jobs?.(kernel.jobs, self, kernel)
     if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))

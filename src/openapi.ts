@@ -149,7 +149,14 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
   const paths = sanitize(generated.paths, extraSchemas) as Record<string, Record<string, Operation>>
   const components = sanitize(generated.components, extraSchemas) as { schemas?: Record<string, unknown> }
 
-  const moduleErrors = [...new Set(modules.flatMap((m) => [...(m.errors ?? []), ...(m.errorsOn ?? []).map((e) => e.error)]))]
+  // Codes of filter-hook handlers (plugins: plugin_veto, plugin_unavailable), on the routes of the hooks they handle.
+  const filterErrorsOn = (route: string) =>
+    modules.flatMap((m) => {
+      if (!m.filterErrors?.length || !m.filters) return []
+      const hooks = '*' in m.filters ? kernel.filters.names() : Object.keys(m.filters)
+      return hooks.some((h) => kernel.filters.declaration(h)?.routes.includes(route)) ? m.filterErrors : []
+    })
+  const moduleErrors = [...new Set(modules.flatMap((m) => [...(m.errors ?? []), ...(m.errorsOn ?? []).map((e) => e.error), ...(m.filterErrors ?? [])]))]
   const table = kernel.rateLimiter.table
   const out: Record<string, Record<string, Operation>> = {}
   for (const [rawPath, item] of Object.entries(paths as Record<string, Record<string, Operation>>)) {
@@ -181,9 +188,12 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       }
       // The module's own error codes of this status: a read may answer its 404s, a write any of them (422s only with a
       // body to refuse).
-      const foreign = modules.flatMap((m) =>
-        (m.errorsOn ?? []).filter((e) => m !== owner && e.on({ method: method.toUpperCase(), path, bearer })).map((e) => e.error),
-      )
+      const foreign = [
+        ...modules.flatMap((m) =>
+          (m.errorsOn ?? []).filter((e) => m !== owner && e.on({ method: method.toUpperCase(), path, bearer })).map((e) => e.error),
+        ),
+        ...filterErrorsOn(`${method.toUpperCase()} ${path}`),
+      ]
       const own = (status: number) => [
         ...(owner?.errors ?? []).filter((d) => d.status === status && (status === 404 || (write && (status !== 422 || hasBody)))),
         ...foreign.filter((d) => d.status === status),

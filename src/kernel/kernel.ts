@@ -5,6 +5,7 @@ import { loadOrCreateKeyFile, parseSecretKey, randomBytes, SecretBox } from './c
 import { restrictNewFiles, StartupError } from './data-dir'
 import { type Database, type DbOptions, openDatabase } from './db'
 import { EventBus, EventCatalog } from './events'
+import { FilterHooks } from './filters'
 import { ClientIpResolver } from './http'
 import { JobQueue } from './jobs'
 import { createLogger, type Logger } from './logger'
@@ -31,6 +32,11 @@ export interface Kernel {
   bus: EventBus
   /** Every event the modules declare (names, descriptions, webhook projections). */
   events: EventCatalog
+  /**
+   * Filter hooks (kernel/filters.ts): declared by the modules that own them, handled by any module, run before a
+   * change with no transaction open (`filters.run(name, payload, actor)`: allow, amend or veto).
+   */
+  filters: FilterHooks
   /** The durable job queue; workers run only after startWorkers(kernel) (kernel/jobs.ts). */
   jobs: JobQueue
   /** Outgoing mail: `enqueue` in a transaction (sent by the durable `mail.send` job), `send` from job handlers (kernel/mail.ts). */
@@ -185,6 +191,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     logger,
     bus,
     events: new EventCatalog(),
+    filters: new FilterHooks(),
     jobs,
     mail,
     secrets,

@@ -2,6 +2,7 @@ import type { Admission, Role } from './auth'
 import type { AnyElysia } from 'elysia'
 import type { ScopedCache } from './cache'
 import type { ErrorDef } from './errors'
+import type { FilterCall, FilterDeclarations, FilterMap, FilterName, FilterResult } from './filters'
 import type { GraphQLBuilder } from './graphql'
 import type { Delivery, DomainEvent, Emit, EventDeclarations, EventType, NewEvent } from './events'
 import type { Tx } from './db'
@@ -156,6 +157,21 @@ export interface ModuleDefinition<S extends object> {
    * every instance, before the module's own `on` handlers) and clears it on resync.
    */
   caches?(self: S): readonly ScopedCache<any, any>[]
+  /**
+   * The filter hooks this module calls (`kernel.filters.run(name, payload, actor)` before it opens its transaction):
+   * description, whether a handler may amend the payload, the routes it runs on. Payload types: FilterMap
+   * (kernel/filters.ts), by declaration merging next to the module.
+   */
+  filterHooks?: FilterDeclarations
+  /**
+   * Handlers of other modules' filter hooks (`'*'`: every declared hook), run in module-list order before the change,
+   * with no transaction open: return nothing (allow), a replacement payload (amend, on amendable hooks; the owning
+   * module validates it again) or throw an AppError (veto). `wants` (synchronous, from memory) says whether the
+   * handler acts on a call at all, so a Space it has nothing for costs nothing.
+   */
+  filters?: { [K in FilterName]?: FilterHandler<S, K> } & { '*'?: FilterHandler<S, FilterName> }
+  /** Codes this module's filter handlers answer: the OpenAPI description lists them on every route of the hooks it handles. */
+  filterErrors?: ErrorDef[]
   /** Filter hooks inside the emitting transaction; throwing vetoes the change. */
   inTx?: { [K in EventType]?: (tx: Tx, event: NewEvent<K>, emit: Emit, self: S, kernel: Kernel) => void | Promise<void> }
   /** Queues, cron schedules and outbox consumers (durable, once-per-event work such as webhooks and mail). */
@@ -186,6 +202,14 @@ export interface ModuleDefinition<S extends object> {
    */
   metrics?(registry: Registry, self: S, kernel: Kernel): void
 }
+
+/** A module's handler of a filter hook (see `filters`). */
+export type FilterHandler<S, K extends FilterName> =
+  | ((payload: FilterMap[K], call: FilterCall<K>, self: S, kernel: Kernel) => FilterResult<K> | Promise<FilterResult<K>>)
+  | {
+      wants?(call: FilterCall<K>, self: S, kernel: Kernel): boolean
+      run(payload: FilterMap[K], call: FilterCall<K>, self: S, kernel: Kernel): FilterResult<K> | Promise<FilterResult<K>>
+    }
 
 /** A module value. `S` is the type of its state; `Module` alone erases it for the list. */
 export interface Module<S extends object = any> extends ModuleDefinition<S> {

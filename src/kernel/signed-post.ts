@@ -3,7 +3,7 @@ import type { Kernel } from './kernel'
 import { OutboundError, outboundFetch } from './outbound'
 
 /**
- * The one signed, size-capped outbound POST (webhook deliveries, form webhook actions): the body signed as
+ * The one signed, size-capped outbound POST (webhook deliveries, form webhook actions, plugin calls): the body signed as
  * `X-Service-Signature: sha256=HMAC(secret, "<timestamp>.<body>")`, at most RESPONSE_BODY_LIMIT bytes of the answer
  * read, and one classification of the outcome that every caller's retry schedule follows:
  * - 2xx: delivered;
@@ -27,10 +27,14 @@ export interface SignedPost {
   event: string
   /** `X-Service-Delivery`: the receiver's idempotency key. */
   deliveryId: string
+  /** The whole call's deadline (default WEBHOOK_TIMEOUT_MS; plugins: their own `timeout_ms`). */
+  timeoutMs?: number
+  /** Bytes of the answer read (default RESPONSE_BODY_LIMIT; plugins read amended documents). */
+  maxResponseBytes?: number
 }
 
 export type SignedPostResult =
-  | { outcome: 'delivered'; status: number; body: string; latencyMs: number }
+  | { outcome: 'delivered'; status: number; body: string; latencyMs: number; truncated: boolean }
   | { outcome: 'failed' | 'retry'; status: number | null; body: string | null; latencyMs: number | null; error: string }
 
 export async function signedPost(kernel: Pick<Kernel, 'config'>, post: SignedPost): Promise<SignedPostResult> {
@@ -45,11 +49,17 @@ export async function signedPost(kernel: Pick<Kernel, 'config'>, post: SignedPos
   try {
     const res = await outboundFetch(
       post.url,
-      { method: 'POST', headers, body: post.body, timeoutMs: kernel.config.webhookTimeoutMs, maxResponseBytes: RESPONSE_BODY_LIMIT },
+      {
+        method: 'POST',
+        headers,
+        body: post.body,
+        timeoutMs: post.timeoutMs ?? kernel.config.webhookTimeoutMs,
+        maxResponseBytes: post.maxResponseBytes ?? RESPONSE_BODY_LIMIT,
+      },
       { allowPrivate: kernel.config.outboundAllowPrivate },
     )
     const base = { status: res.status, body: res.body, latencyMs: res.latencyMs }
-    if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', ...base }
+    if (res.status >= 200 && res.status < 300) return { outcome: 'delivered', ...base, truncated: res.truncated }
     if (res.status >= 500) return { outcome: 'retry', ...base, error: `the receiver answered ${res.status}` }
     const why = res.status >= 300 && res.status < 400 ? ' (redirects are not followed)' : ''
     return { outcome: 'failed', ...base, error: `the receiver answered ${res.status}${why}` }

@@ -10,6 +10,7 @@ import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
+import { pluginsModule } from './plugins'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
@@ -36,6 +37,7 @@ export const MODULES: Module[] = [
   analyticsModule,
   searchModule,
   webhooksModule,
+  pluginsModule,
   collaborationModule,
   graphqlModule,
   subscribersModule,

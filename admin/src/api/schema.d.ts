@@ -1484,6 +1484,77 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/plugins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List plugins in the order they run (never with secrets) */
+        get: operations["getV1SpacesBySpacePlugins"];
+        put?: never;
+        /** Add a plugin called before the changes its hooks name; the response shows the signing secret this once */
+        post: operations["postV1SpacesBySpacePlugins"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/plugins/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One plugin (never its secret) */
+        get: operations["getV1SpacesBySpacePluginsById"];
+        put?: never;
+        post?: never;
+        /** Remove a plugin and its call log */
+        delete: operations["deleteV1SpacesBySpacePluginsById"];
+        options?: never;
+        head?: never;
+        /** Change a plugin; `active: true` switches a deactivated plugin on again */
+        patch: operations["patchV1SpacesBySpacePluginsById"];
+        trace?: never;
+    };
+    "/v1/spaces/{space}/plugins/{id}/log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Call log, newest first (kept 14 days; limit default 50, at most 200; filter by outcome) */
+        get: operations["getV1SpacesBySpacePluginsByIdLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/plugins/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the signing secret (the next call is signed with it); the new one is shown this once */
+        post: operations["postV1SpacesBySpacePluginsByIdRotate-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/roles": {
         parameters: {
             query?: never;
@@ -3855,7 +3926,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `captcha_failed` (The captcha token was missing or the provider did not accept it; nothing was stored) */
+            /** @description `validation_failed`: see `errors` for messages per field; `captcha_failed` (The captcha token was missing or the provider did not accept it; nothing was stored); `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3882,7 +3953,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7048,7 +7119,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `image_too_large` (The image has more than 50 megapixels (a decompression bomb guard)); `invalid_image` (The file starts like an image but cannot be decoded); `size_not_allowed` (The transform asks for a width or height outside IMAGE_WIDTHS and carries no valid `s=` signature) */
+            /** @description `validation_failed`: see `errors` for messages per field; `image_too_large` (The image has more than 50 megapixels (a decompression bomb guard)); `invalid_image` (The file starts like an image but cannot be decoded); `size_not_allowed` (The transform asks for a width or height outside IMAGE_WIDTHS and carries no valid `s=` signature); `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -7075,7 +7146,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -12936,6 +13007,820 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpacePlugins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            /** @description Errors and timeouts since the last answer; at 20 the plugin is deactivated */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            deactivated_at: string | null;
+                            /** @description Why the service deactivated the plugin (null: it did not) */
+                            deactivated_reason: string | null;
+                            /** @enum {string} */
+                            failure_mode: "open" | "closed";
+                            hooks: string[];
+                            id: number;
+                            name: string;
+                            /** @description Plugins run in ascending order (then by id) */
+                            order: number;
+                            timeout_ms: number;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpacePlugins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    active?: boolean;
+                    /** @enum {string} */
+                    failure_mode?: "open" | "closed";
+                    hooks: ("story.before_save" | "story.before_publish" | "story.before_delete" | "form.before_submit" | "asset.before_upload")[];
+                    name: string;
+                    order?: number;
+                    timeout_ms?: number;
+                    url: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            /** @description Errors and timeouts since the last answer; at 20 the plugin is deactivated */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            deactivated_at: string | null;
+                            /** @description Why the service deactivated the plugin (null: it did not) */
+                            deactivated_reason: string | null;
+                            /** @enum {string} */
+                            failure_mode: "open" | "closed";
+                            hooks: string[];
+                            id: number;
+                            name: string;
+                            /** @description Plugins run in ascending order (then by id) */
+                            order: number;
+                            /** @description The HMAC signing secret: shown this once (create and rotate-secret) */
+                            secret: string;
+                            timeout_ms: number;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `plugin_limit` (The Space has as many plugins as it may (20)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpacePluginsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            /** @description Errors and timeouts since the last answer; at 20 the plugin is deactivated */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            deactivated_at: string | null;
+                            /** @description Why the service deactivated the plugin (null: it did not) */
+                            deactivated_reason: string | null;
+                            /** @enum {string} */
+                            failure_mode: "open" | "closed";
+                            hooks: string[];
+                            id: number;
+                            name: string;
+                            /** @description Plugins run in ascending order (then by id) */
+                            order: number;
+                            timeout_ms: number;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpacePluginsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `plugin_limit` (The Space has as many plugins as it may (20)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpacePluginsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    active?: boolean;
+                    /** @enum {string} */
+                    failure_mode?: "open" | "closed";
+                    hooks?: ("story.before_save" | "story.before_publish" | "story.before_delete" | "form.before_submit" | "asset.before_upload")[];
+                    name?: string;
+                    order?: number;
+                    timeout_ms?: number;
+                    url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            /** @description Errors and timeouts since the last answer; at 20 the plugin is deactivated */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            deactivated_at: string | null;
+                            /** @description Why the service deactivated the plugin (null: it did not) */
+                            deactivated_reason: string | null;
+                            /** @enum {string} */
+                            failure_mode: "open" | "closed";
+                            hooks: string[];
+                            id: number;
+                            name: string;
+                            /** @description Plugins run in ascending order (then by id) */
+                            order: number;
+                            timeout_ms: number;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `plugin_limit` (The Space has as many plugins as it may (20)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpacePluginsByIdLog: {
+        parameters: {
+            query?: {
+                limit?: number;
+                outcome?: "allow" | "amend" | "veto" | "error";
+            };
+            header?: never;
+            path: {
+                id: number;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            hook: string;
+                            id: number;
+                            latency_ms: number | null;
+                            /** @description The veto's message, or what went wrong */
+                            message: string | null;
+                            /** @enum {string} */
+                            outcome: "allow" | "amend" | "veto" | "error";
+                            /** @description The plugin's HTTP status (null: no answer) */
+                            status: number | null;
+                            /** Format: date-time */
+                            time: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpacePluginsByIdRotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            /** @description Errors and timeouts since the last answer; at 20 the plugin is deactivated */
+                            consecutive_failures: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: date-time */
+                            deactivated_at: string | null;
+                            /** @description Why the service deactivated the plugin (null: it did not) */
+                            deactivated_reason: string | null;
+                            /** @enum {string} */
+                            failure_mode: "open" | "closed";
+                            hooks: string[];
+                            id: number;
+                            name: string;
+                            /** @description Plugins run in ascending order (then by id) */
+                            order: number;
+                            /** @description The HMAC signing secret: shown this once (create and rotate-secret) */
+                            secret: string;
+                            timeout_ms: number;
+                            /** Format: date-time */
+                            updated_at: string;
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `plugin_limit` (The Space has as many plugins as it may (20)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpaceRoles: {
         parameters: {
             query?: never;
@@ -13276,7 +14161,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field */
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13294,7 +14179,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13563,7 +14448,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field */
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -13581,7 +14466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13656,6 +14541,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `internal_error`: with request_id */
             500: {
                 headers: {
@@ -13665,7 +14559,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -13886,6 +14780,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `internal_error`: with request_id */
             500: {
                 headers: {
@@ -13895,7 +14798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -15139,6 +16042,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `internal_error`: with request_id */
             500: {
                 headers: {
@@ -15148,7 +16060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16042,6 +16954,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `internal_error`: with request_id */
             500: {
                 headers: {
@@ -16051,7 +16972,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -16195,7 +17116,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field */
+            /** @description `validation_failed`: see `errors` for messages per field; `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -16213,7 +17134,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -17260,7 +18181,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "asset.uploaded")[];
+                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded")[];
                     label: string;
                     url: string;
                 };
@@ -17578,7 +18499,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "asset.uploaded")[];
+                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded")[];
                     label?: string;
                     url?: string;
                 };

@@ -2,6 +2,7 @@ import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { assetCdnRoutes } from './cdn'
 import { assetEvents } from './events'
+import { assetFilterHooks } from './hooks'
 import { ImageService } from './images'
 import { AssetErrors } from './model'
 import { AssetRefs, assetStep } from './read-step'
@@ -25,6 +26,7 @@ export const assetsModule = defineModule({
   publicRoutes: ({ kernel, guards, self }) => assetCdnRoutes(kernel, guards, self.images),
   errors: Object.values(AssetErrors),
   events: assetEvents,
+  filterHooks: assetFilterHooks,
   on: {
     'asset.uploaded': (e, self) => self.refs.changed(e.spaceId!, e.payload.asset.uuid),
     'asset.updated': (e, self) => self.refs.changed(e.spaceId!, e.payload.asset.uuid),

@@ -8,6 +8,7 @@ import { hmacSha256Hex, safeEqual } from '../../kernel/crypto'
 import { notFound, validationFailed } from '../../kernel/errors'
 import { KernelErrors } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
+import { actorOf } from '../../kernel/filters'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
@@ -151,6 +152,12 @@ export async function uploadAsset(kernel: Kernel, access: SpaceAccess, upload: R
     }
     const dims = await imageSize(kernel, upload, type)
     const filename = cleanFilename(upload.fields.get('filename') ?? upload.partFilename)
+    // Filter hook (plugins) before the transaction: may veto the upload.
+    await kernel.filters.run(
+      'asset.before_upload',
+      { asset: { filename, content_type: type, size: upload.size, sha256: upload.sha256, width: dims?.width ?? null, height: dims?.height ?? null, alt } },
+      actorOf(access),
+    )
     const now = kernel.clock.now()
     const uuid = crypto.randomUUID()
     const row = await transact(kernel, async (tx, emit) => {

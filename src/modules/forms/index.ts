@@ -3,6 +3,7 @@ import { MIN } from '../../kernel/rate-limit'
 import { registerFormJobs } from './actions'
 import { FormCache } from './cache'
 import { formEvents } from './events'
+import { formFilterHooks } from './hooks'
 import { FormErrors } from './model'
 import { formCdnRoutes, formRoutes } from './routes'
 import { Validators } from './schema'
@@ -26,6 +27,7 @@ export const formsModule = defineModule({
   publicRoutes: ({ kernel, guards, self, requestInfo }) => formCdnRoutes(kernel, guards, self, requestInfo),
   errors: Object.values(FormErrors),
   events: formEvents,
+  filterHooks: formFilterHooks,
   caches: (self) => [self.forms.cache],
   jobs: (jobs, self, kernel) => registerFormJobs(jobs, kernel, self.salts),
   rateLimits: [

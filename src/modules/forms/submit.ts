@@ -2,6 +2,7 @@ import { eq, lt } from 'drizzle-orm'
 import { formIpSalts } from '../../../db/schema'
 import { randomBytes, sha256Hex } from '../../kernel/crypto'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
+import { publicActor } from '../../kernel/filters'
 import type { Kernel } from '../../kernel/kernel'
 import { bestAcceptLanguage, canonicalLocale, localeChain } from '../../kernel/locale'
 import type { PublicSpace } from '../spaces/public'
@@ -147,10 +148,24 @@ export async function submitForm(
   if (body._hp) return { honeypot: true }
   if (body.data === undefined) throw validationFailed({ data: ['is required'] })
   const fields = form.fields as FormFieldDef[]
-  const normalized = normalizeData(fields, body.data)
+  let normalized = normalizeData(fields, body.data)
   const validate = deps.validators.get(form.compiledSchema as Record<string, unknown>)
   if (!validate(normalized.data)) throw KernelErrors.validationFailed('The submission is not valid.', fieldErrors(validate.errors))
   if (form.spamProvider && !(await verifyCaptcha(kernel, form, body.captcha_token))) throw FormErrors.captchaFailed()
+  const msg = successMessage(space, form, req)
+
+  // Filter hook (plugins) before the write: may veto, or amend the values (normalised and validated again). The
+  // payload carries no client address or user agent.
+  const hooked = { form: { uuid: form.uuid, slug: form.slug, name: form.label }, data: normalized.data, lang: msg.lang }
+  const out = await kernel.filters.run('form.before_submit', hooked, publicActor(space))
+  if (out !== hooked) {
+    const data = (out as { data?: unknown } | null)?.data
+    if (!data || typeof data !== 'object' || Array.isArray(data)) throw validationFailed({ data: ["a plugin's amendment is not an object of field values"] })
+    normalized = normalizeData(fields, data as Record<string, unknown>)
+    if (!validate(normalized.data)) {
+      throw KernelErrors.validationFailed("A plugin's amendment of the submission is not valid.", fieldErrors(validate.errors))
+    }
+  }
 
   const now = kernel.clock.now()
   const day = utcDay(now)
@@ -160,7 +175,6 @@ export async function submitForm(
   const score = spamScore(normalized, body.data, parseRenderedAt(body.rendered_at), now)
   const spam = score >= SPAM_THRESHOLD
   const runsAction = !spam && form.submitAction !== 'store'
-  const msg = successMessage(space, form, req)
   const uuid = crypto.randomUUID()
   const dayStart = new Date(`${day}T00:00:00.000Z`)
 

@@ -7,6 +7,7 @@ import { StoryCache } from './cache'
 import { storyCdnRoutes, storyFastRoute } from './cdn'
 import { storyEvents } from './events'
 import { storyGraphql } from './graphql'
+import { storyFilterHooks } from './hooks'
 import { StoryErrors } from './model'
 import { PublishedStoryIndex } from './published-index'
 import { ReadMemo } from './read-memo'
@@ -56,6 +57,7 @@ export const storiesModule = defineModule({
   graphql: (builder, self, kernel) => storyGraphql(builder, self, kernel),
   errors: Object.values(StoryErrors),
   events: storyEvents,
+  filterHooks: storyFilterHooks,
   caches: (self) => [self.cache.entries],
   on: {
     'story.published': (e, self) => {

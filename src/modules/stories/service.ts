@@ -9,6 +9,8 @@ import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
 import { applyUntranslatable, type Blueprint, contentErrors, type Doc } from './blocks'
+import { actorOf } from '../../kernel/filters'
+import { beforeSave } from './hooks'
 import { isSlug, joinPath, MAX_STORY_DEPTH, SLUG_RULE } from './paths'
 import { type BulkResult, StoryErrors, type StoryView, type TreeNode } from './model'
 import * as repo from './repo'
@@ -116,7 +118,9 @@ export interface CreateStoryInput {
   content?: unknown
 }
 
-export async function createStory(kernel: Kernel, access: SpaceAccess, input: CreateStoryInput): Promise<StoryView> {
+export async function createStory(kernel: Kernel, access: SpaceAccess, given: CreateStoryInput): Promise<StoryView> {
+  // Filter hook (plugins) before the transaction: may veto, or amend the body (validated again).
+  const input = await beforeSave(kernel, access, null, given)
   slugOrFail(input.slug)
   const lang = input.lang === undefined ? access.space.defaultLang : langOrFail(input.lang)
   const spaceId = access.space.id
@@ -235,7 +239,9 @@ export interface UpdateStoryInput {
  * Every save writes a StoryVersion and increments version_no. Content and name edits stay drafts until the next
  * publish; slug and parent changes move the Story and its whole subtree at once, public surface included.
  */
-export async function updateStory(kernel: Kernel, access: SpaceAccess, uuid: string, input: UpdateStoryInput): Promise<StoryView> {
+export async function updateStory(kernel: Kernel, access: SpaceAccess, uuid: string, given: UpdateStoryInput): Promise<StoryView> {
+  // Filter hook (plugins) before the transaction: may veto, or amend the body (validated again).
+  const input = await beforeSave(kernel, access, uuid, given)
   if (input.slug !== undefined) slugOrFail(input.slug)
   const lang = input.lang === undefined ? undefined : langOrFail(input.lang)
   const spaceId = access.space.id
@@ -406,6 +412,13 @@ async function snapshotContents(tx: Tx, s: StoryRow) {
  * unpublished changes does nothing (no event).
  */
 export async function publishStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  // Filter hook (plugins) before the transaction: may veto. The draft is read only when a handler wants it.
+  const actor = actorOf(access)
+  if (kernel.filters.active('story.before_publish', actor)) {
+    const s = await viewOf(kernel.db.db, access.space.id, uuid)
+    const { uuid: id, name, slug, full_path, lang, version_no, content } = s
+    await kernel.filters.run('story.before_publish', { story: { uuid: id, name, slug, full_path, lang, version_no, content } }, actor)
+  }
   await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')
@@ -455,6 +468,7 @@ export async function unpublishStory(kernel: Kernel, access: SpaceAccess, uuid: 
  * Story also fires story.unpublished. Archiving again changes nothing.
  */
 export async function archiveStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<StoryView> {
+  await beforeDelete(kernel, access, uuid, 'archive')
   await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')
@@ -468,8 +482,19 @@ export async function archiveStory(kernel: Kernel, access: SpaceAccess, uuid: st
   return viewOf(kernel.db.db, access.space.id, uuid)
 }
 
+/** Filter hook (plugins) before an archive or delete, outside the transaction: may veto. Reads the Story only when wanted. */
+async function beforeDelete(kernel: Kernel, access: SpaceAccess, uuid: string, operation: 'archive' | 'delete') {
+  const actor = actorOf(access)
+  if (!kernel.filters.active('story.before_delete', actor)) return
+  const s = await repo.findStory(kernel.db.db, access.space.id, uuid)
+  if (!s) throw notFound('Story')
+  const story = { uuid: s.uuid, name: s.name, slug: s.slug, full_path: s.fullPath, lang: s.lang, status: s.status }
+  await kernel.filters.run('story.before_delete', { operation, story }, actor)
+}
+
 /** Removes the Story and its versions. A Story with children must have them moved or deleted first. */
 export async function deleteStory(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<void> {
+  await beforeDelete(kernel, access, uuid, 'delete')
   await transact(kernel, async (tx, emit) => {
     const s = await repo.findStory(tx, access.space.id, uuid, true)
     if (!s) throw notFound('Story')

@@ -1,0 +1,8 @@
+/** The plugins module's job queues and their payloads (kernel/jobs.ts). */
+declare module '../../kernel/jobs' {
+  interface JobMap {
+    'plugins.prune-log': Record<string, never>
+  }
+}
+
+export {}
