@@ -478,8 +478,8 @@ describe('updates', () => {
     const before = await published({ content: article({ headline: 'Starting platypus' }) })
     const other = await otherInstance()
     others.push(other)
-    expect((await other.search('q=platypus')).body.data.map((h: { id: string }) => h.id)).toEqual([`${before.id}:en`])
     await other.registry.initialBuild
+    expect((await other.search('q=platypus')).body.data.map((h: { id: string }) => h.id)).toEqual([`${before.id}:en`])
     // Start-up logs what it builds and how long it took.
     const started = other.logs.find((l) => l.msg === 'search: building indexes')
     const built = other.logs.find((l) => l.msg === 'search: indexes built')
@@ -493,6 +493,23 @@ describe('updates', () => {
     expect(await eventually(async () => (await other.search('q=echidna')).body.meta.total === 0)).toBe(true)
     await put(before.uuid, { slug: 'moved-platypus' })
     expect(await eventually(async () => (await other.search('q=platypus')).body.data[0]?.full_path === '/moved-platypus')).toBe(true)
+  })
+
+  test('while the start-up build has not reached a Space, its search answers 503 index_warming with Retry-After at once', async () => {
+    const kernel = await createKernel(t.config, { database: t.kernel.db, clock: t.clock, migrate: false })
+    const runtime = createRuntime(kernel) // not started: the start-up build has not run
+    try {
+      const res = await runtime.handle(new Request(`http://localhost/v1/cdn/${space}/search?q=platypus`, { headers: { 'X-Forwarded-For': '10.250.0.2' } }))
+      expect(res.status).toBe(503)
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+      const body = (await res.json()) as { error: string; message: string }
+      expect(body.error).toBe('index_warming')
+      // That request started the Space's build: once it is done, the same search answers.
+      const again = () => runtime.handle(new Request(`http://localhost/v1/cdn/${space}/search?q=platypus`, { headers: { 'X-Forwarded-For': '10.250.0.2' } }))
+      expect(await eventually(async () => (await again()).status === 200)).toBe(true)
+    } finally {
+      await runtime.close()
+    }
   })
 
   test('an instance that missed notifications catches up when it reconciles with the database', async () => {

@@ -6,6 +6,8 @@ import { ManualClock } from '../../src/kernel/clock'
 import { createKernel, type Kernel } from '../../src/kernel/kernel'
 import type { Logger } from '../../src/kernel/logger'
 import type { Module } from '../../src/kernel/module'
+import { MODULES } from '../../src/modules'
+import { searchModule } from '../../src/modules/search'
 import { freshDatabase } from './db'
 
 export interface TestResponse<T = any> {
@@ -48,6 +50,9 @@ export async function testApp(
   const kernel: Kernel = await createKernel(config, { clock, database: tdb.database, migrate: false, logger: opts.logger })
   const app: Runtime = createRuntime(kernel, { modules: opts.modules })
   await app.start()
+  // Until the start-up search build has run, a search answers 503 index_warming: wait for it (a few ms on a fresh
+  // database), as a load balancer waits for readiness, so no test races it.
+  if ((opts.modules ?? MODULES).includes(searchModule)) await app.state(searchModule).registry.initialBuild
 
   async function request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { 'X-Forwarded-For': opts.ip ?? nextIp(), ...opts.headers }

@@ -3,6 +3,7 @@ import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
 import { searchGraphql } from './graphql'
+import { SearchErrors } from './model'
 import { SearchRegistry } from './registry'
 import { searchCdnRoutes } from './routes'
 
@@ -16,6 +17,7 @@ export const searchModule = defineModule({
   setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces }),
   start: (self) => self.registry.start(),
   close: (self) => self.registry.close(),
+  errors: Object.values(SearchErrors),
   ready: (self) => (self.registry.warm ? null : 'the search indexes are still being built'),
   metrics: (registry, self) => {
     new Gauge({

@@ -1,5 +1,6 @@
 import { t } from 'elysia'
 import { PageNo, Int, intString, SpaceSlug } from '../../kernel/schemas'
+import { defineError } from '../../kernel/errors'
 import { SEARCH_FIELDS } from './text'
 
 export const SearchParams = t.Object({ space: SpaceSlug })
@@ -35,3 +36,11 @@ export const SearchResponseModel = t.Object({
   data: t.Array(SearchHitModel),
   meta: t.Object({ total: Int(), query_time_ms: Int(), page: Int(), per_page: Int() }),
 })
+
+export const SearchErrors = {
+  indexWarming: defineError(
+    'index_warming',
+    503,
+    'The search index of this Space is being built (the first seconds after a start); retry after Retry-After seconds.',
+  ),
+}

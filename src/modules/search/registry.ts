@@ -6,6 +6,7 @@ import { countPublishedStories, publishedPathsUnder, publishedVersions, spacesWi
 import { type PublishedSnapshot, publishedSnapshots, spaceBlueprints } from '../stories/service'
 import { hitId, searchDocument } from './documents'
 import { SearchIndex } from './engine'
+import { SearchErrors } from './model'
 
 /**
  * The search indexes of this process: one per Space and locale, built from the database at start-up and kept in step
@@ -139,7 +140,15 @@ export class SearchRegistry {
    */
   async index(spaceId: number, lang: string): Promise<SearchIndex | null> {
     const e = this.entry(spaceId)
-    if (!e.indexes) await this.ensureBuilt(e)
+    if (!e.indexes) {
+      // While the start-up build runs, a Space whose turn has not come answers at once (503 index_warming with
+      // Retry-After) instead of holding the request for seconds; its build starts now if it had not.
+      if (!this.warm) {
+        void this.ensureBuilt(e).catch(() => {})
+        throw SearchErrors.indexWarming(undefined, undefined, { 'retry-after': '2' })
+      }
+      await this.ensureBuilt(e)
+    }
     while (e.checks.size || e.draining) {
       if (e.checks.size) await Promise.allSettled([...e.checks])
       if (e.draining) await e.draining
