@@ -10,6 +10,7 @@ import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
+import { previewModule } from './preview'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
@@ -42,6 +43,7 @@ export const MODULES: Module[] = [
   formsModule,
   onboardingModule,
   assetsModule,
+  previewModule,
   billingModule,
   healthModule,
   backupModule,
