@@ -329,6 +329,40 @@ describe.skipIf(!hasChromium)('the in-page editing bridge in Chromium, on anothe
     await fake.page.close()
   })
 
+  test("the editor's Preview button asks an admin for the site URL once, then opens the Story on the site in preview", async () => {
+    sitePage('hello')
+    const page = await context.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(String(e)))
+    // Signed in as the owner (the app keeps its session in sessionStorage).
+    await page.goto(`${apiOrigin}/admin/sign-in`)
+    await page.evaluate((token) => sessionStorage.setItem('content-service.token', token), owner)
+    await page.goto(`${apiOrigin}/admin/spaces/${space}/stories/${helloUuid}`)
+    await page.getByRole('heading', { name: 'Hello (draft)' }).waitFor()
+    await page.getByRole('button', { name: 'Preview' }).click()
+    // No preview URL yet: the dialog asks for one; a bad one is refused at the field.
+    await page.getByLabel('Site preview URL').fill('ftp://nope.example/')
+    await page.getByRole('button', { name: 'Save and preview' }).click()
+    await page.getByText('must be an absolute http:// or https:// URL').waitFor()
+    await page.getByLabel('Site preview URL').fill(`${siteOrigin}/`)
+    const [opened] = await Promise.all([context.waitForEvent('page'), page.getByRole('button', { name: 'Save and preview' }).click()])
+    await opened.waitForLoadState('load')
+    expect(new URL(opened.url()).pathname).toBe('/hello')
+    await until(async () => (await bridge(opened)).active === true)
+    expect(new URL(opened.url()).hash).toBe('')
+    await until(async () => (await text(opened, 'h1')) === 'Draft headline')
+    expect((await editLinks(opened)).map((l) => l.href)).toContain(`${apiOrigin}/admin/spaces/${space}/stories/${helloUuid}`)
+    await opened.close()
+    // The Space remembers the URL: the next Preview opens the site at once.
+    expect((await t.request('GET', `/v1/spaces/${space}`, { token: owner })).body.data.preview_url).toBe(`${siteOrigin}/`)
+    const [again] = await Promise.all([context.waitForEvent('page'), page.getByRole('button', { name: 'Preview' }).click()])
+    await again.waitForLoadState('load')
+    await until(async () => (await bridge(again)).active === true)
+    await again.close()
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   test('an expired token does nothing (the kernel clock moved past its hour)', async () => {
     const token = await mint()
     t.clock.advance(60 * 60 * 1000)
