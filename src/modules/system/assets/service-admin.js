@@ -150,11 +150,11 @@
   }
 
   var edits = []
-  /** Positions the Edit links at the top left corner of their elements. */
+  /** Positions the Edit links just above the top left corner of their elements (over the content at the very top). */
   function place() {
     for (var i = 0; i < edits.length; i++) {
       var r = edits[i][0].getBoundingClientRect()
-      css(edits[i][1], { top: r.top + w.scrollY + 'px', left: r.left + w.scrollX + 'px' })
+      css(edits[i][1], { top: Math.max(0, r.top + w.scrollY - 26) + 'px', left: r.left + w.scrollX - 4 + 'px' })
     }
   }
 
