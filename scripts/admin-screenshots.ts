@@ -87,7 +87,7 @@ try {
   for (const c of components) await call('POST', `/v1/spaces/${space}/components`, token, c)
 
   const form = new FormData()
-  form.append('file', new Blob([cover(960, 540)], { type: 'image/png' }), 'fjord-morning.png')
+  form.append('file', new Blob([cover(960, 540) as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'fjord-morning.png')
   form.append('alt', JSON.stringify({ en: 'Morning light over the fjord', de: 'Morgenlicht über dem Fjord' }))
   const up = await fetch(`${origin}/v1/spaces/${space}/assets`, { method: 'POST', headers: { Authorization: `Bearer ${token}` }, body: form })
   if (up.status !== 201) throw new Error(`asset upload: ${up.status} ${await up.text()}`)
