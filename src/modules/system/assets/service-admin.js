@@ -67,6 +67,8 @@
         } catch (e) {}
         return s
       }
+      // A malformed preview link ends any earlier preview of this tab too.
+      forget()
       return null
     }
     try {
