@@ -3970,6 +3970,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Success */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
                 headers: {

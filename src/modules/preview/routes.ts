@@ -4,7 +4,7 @@ import { publicOrigin } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
 import { previewBearer } from '../../kernel/preview'
-import { Data, SpaceParams } from '../../kernel/schemas'
+import { Data, ErrorBody, SpaceParams } from '../../kernel/schemas'
 import { MintPreviewBody, PreviewSessionModel, PreviewTokenModel } from './model'
 import { mintPreviewToken, verifyPreviewToken } from './service'
 
@@ -52,7 +52,7 @@ export function previewCdnRoutes(kernel: Kernel, guards: Guards) {
     {
       params: SpaceParams,
       publicSpace: true,
-      response: Data(PreviewSessionModel),
+      response: { 200: Data(PreviewSessionModel), 401: ErrorBody },
       detail: {
         summary: 'Check a preview token (Authorization: Bearer p_…): its Space, expiry and the admin app’s URL',
         description: 'What `/service-admin.js` asks before it shows anything: 401 for a missing, invalid or expired preview token, 404 for a token of another Space.',
