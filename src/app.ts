@@ -152,6 +152,10 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     if (m.admit) kernel.admissions.push({ module: m.name, admit: (request) => m.admit!(self, kernel, request) })
     if (m.metrics && kernel.metrics) m.metrics(kernel.metrics.registry, self, kernel)
   }
+  // Preview tokens (kernel/preview.ts): draft reads verify them through the module that mints them.
+  const verifiers = modules.filter((m) => m.previewTokens)
+  if (verifiers.length > 1) throw new Error(`modules ${verifiers.map((m) => `"${m.name}"`).join(', ')} all provide previewTokens: only one may`)
+  kernel.previewTokens = verifiers[0] ? verifiers[0].previewTokens!(stateOf(verifiers[0]), kernel) : null
   const connected = kernel.bus.connect(kernel.db, kernel.logger)
 
   // HTTP: the kernel plugin, each module's routes, the OpenAPI description.

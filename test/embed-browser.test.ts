@@ -25,10 +25,10 @@ if (!hasChromium) {
 }
 
 describe('embed scripts: size', () => {
-  test('each script is under 4 KB minified, with no dependencies', () => {
+  test('the embed script is under 4 KB minified, the in-page editing bridge under 5 KB; no dependencies', () => {
     for (const kind of ['embed', 'admin'] as const) {
       const { body } = buildScript(kind)
-      expect(Buffer.byteLength(body)).toBeLessThan(4096)
+      expect(Buffer.byteLength(body)).toBeLessThan(kind === 'embed' ? 4096 : 5120)
       expect(body).not.toMatch(/\bimport\b|\brequire\(/)
     }
   })

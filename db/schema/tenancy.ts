@@ -36,6 +36,8 @@ export const spaces = pgTable(
     slug: text('slug').notNull(),
     name: text('name').notNull(),
     defaultLang: text('default_lang').notNull(),
+    /** The site's URL for previews (docs/in-page-editing.md): the editor's Preview button opens it + the Story's path. */
+    previewUrl: text('preview_url'),
     archivedAt: ts('archived_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),

@@ -71,6 +71,8 @@ export interface SpaceRef {
   slug: string
   name: string
   defaultLang: string
+  /** The site's preview URL (a Space setting; docs/in-page-editing.md), or null. */
+  previewUrl: string | null
   archivedAt: Date | null
   createdAt: Date
   updatedAt: Date

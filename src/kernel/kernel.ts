@@ -15,6 +15,7 @@ import { migrate, type MigrateResult } from './migrate'
 import type { Admission } from './auth'
 import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
+import type { PreviewTokenVerifier } from './preview'
 import { MemoryRateLimitStore, PostgresRateLimitStore, RateLimiter, RateLimitTable } from './rate-limit'
 
 /**
@@ -59,6 +60,11 @@ export interface Kernel {
    * in; a hook that throws an AppError refuses the request with it (billing: usage counting, the request limit).
    */
   admissions: { module: string; admit(request: Admission): void | Promise<void> }[]
+  /**
+   * The verifier of preview tokens, from the one module that provides it (`previewTokens` in kernel/module.ts; set by
+   * createRuntime), or null. Draft reads ask it through `requireDraftReader` (kernel/preview.ts).
+   */
+  previewTokens: PreviewTokenVerifier | null
   /** Stops the workers and the bus, then closes the database if the kernel opened it. */
   close(): Promise<void>
 }
@@ -201,6 +207,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     graphql: [],
     readiness: [],
     admissions: [],
+    previewTokens: null,
     metrics: config.metrics || config.metricsPort !== null ? new Metrics(db, logger) : null,
     close() {
       closing ??= (async () => {

@@ -9,6 +9,7 @@ import type { Tx } from './db'
 import type { JobQueue } from './jobs'
 import type { Kernel } from './kernel'
 import type { Guards, PublicCors, RequestInfo } from './plugin'
+import type { PreviewTokenVerifier } from './preview'
 import type { PublicSpaceResolver } from './public-space'
 import type { Registry } from 'prom-client'
 import type { RateLimitRule } from './rate-limit'
@@ -127,6 +128,12 @@ export interface ModuleDefinition<S extends object> {
    * `{space}` the same way without the kernel importing that module. At most one module provides it.
    */
   publicSpaceResolver?(self: S): PublicSpaceResolver
+  /**
+   * The verifier of preview tokens (kernel/preview.ts), provided by the one module that mints them (preview). The
+   * runtime sets it as `kernel.previewTokens`; draft reads of any module accept a preview token through
+   * `requireDraftReader`, so no reader imports that module. At most one module provides it.
+   */
+  previewTokens?(self: S, kernel: Kernel): PreviewTokenVerifier
   /** Routes at the host root, outside /v1 (embed scripts, the OpenAPI aliases). */
   root?(ctx: RouteContext<S>): AnyElysia
   /**

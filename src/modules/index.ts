@@ -11,6 +11,7 @@ import { graphqlModule } from './graphql'
 import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
 import { pluginsModule } from './plugins'
+import { previewModule } from './preview'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
@@ -44,6 +45,7 @@ export const MODULES: Module[] = [
   formsModule,
   onboardingModule,
   assetsModule,
+  previewModule,
   billingModule,
   healthModule,
   backupModule,

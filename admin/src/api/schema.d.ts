@@ -167,7 +167,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The admin loader script */
+        /** The in-page editing bridge (docs/in-page-editing.md) */
         get: operations["getService-admin.js"];
         put?: never;
         post?: never;
@@ -378,6 +378,26 @@ export interface paths {
          *        durable job.
          */
         post: operations["postV1CdnBySpaceFormsBySlug"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Check a preview token (Authorization: Bearer p_…): its Space, expiry and the admin app’s URL
+         * @description What `/service-admin.js` asks before it shows anything: 401 for a missing, invalid or expired preview token, 404 for a token of another Space.
+         */
+        get: operations["getV1CdnBySpacePreview"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -840,7 +860,7 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Rename a Space or change its default locale (one of its locales) */
+        /** Rename a Space, change its default locale (one of its locales) or set its preview URL */
         patch: operations["patchV1SpacesBySpace"];
         trace?: never;
     };
@@ -1549,6 +1569,26 @@ export interface paths {
         put?: never;
         /** Replace the signing secret (the next call is signed with it); the new one is shown this once */
         post: operations["postV1SpacesBySpacePluginsByIdRotate-secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/preview-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mint a preview token: read-only drafts of this Space for one hour (the site preview and its bridge)
+         * @description The token reads drafts (`GET /cdn/{space}/stories/{path}?version=draft`) and answers `GET /cdn/{space}/preview`; every other route answers it 401, and other Spaces 404. Shown once, stored hashed. See docs/in-page-editing.md.
+         */
+        post: operations["postV1SpacesBySpacePreview-tokens"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3973,6 +4013,81 @@ export interface operations {
             };
         };
     };
+    getV1CdnBySpacePreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The admin app's page of this Space: a Story opens at `{admin_url}/stories/{uuid}` */
+                            admin_url: string;
+                            /** Format: date-time */
+                            expires_at: string;
+                            space: string;
+                        };
+                    };
+                };
+            };
+            /** @description Success */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1CdnBySpaceSearch: {
         parameters: {
             query: {
@@ -5288,6 +5403,8 @@ export interface operations {
                                 /** @description The Space locales in display order; the default is one of them */
                                 locales: string[];
                                 name: string;
+                                /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+                                preview_url: string | null;
                                 /** @enum {string} */
                                 role: "viewer" | "editor" | "admin";
                                 slug: string;
@@ -5982,6 +6099,8 @@ export interface operations {
                             /** @description The Space locales in display order; the default is one of them */
                             locales: string[];
                             name: string;
+                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+                            preview_url: string | null;
                             /** @enum {string} */
                             role: "viewer" | "editor" | "admin";
                             slug: string;
@@ -6082,6 +6201,8 @@ export interface operations {
                             /** @description The Space locales in display order; the default is one of them */
                             locales: string[];
                             name: string;
+                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+                            preview_url: string | null;
                             /** @enum {string} */
                             role: "viewer" | "editor" | "admin";
                             slug: string;
@@ -6238,6 +6359,8 @@ export interface operations {
                             /** @description The Space locales in display order; the default is one of them */
                             locales: string[];
                             name: string;
+                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+                            preview_url: string | null;
                             /** @enum {string} */
                             role: "viewer" | "editor" | "admin";
                             slug: string;
@@ -6308,6 +6431,8 @@ export interface operations {
                 "application/json": {
                     default_lang?: string;
                     name?: string;
+                    /** @description The site's URL for previews: the editor's Preview button opens it with the Story's path appended; null removes it */
+                    preview_url?: string | null;
                 };
             };
         };
@@ -6329,6 +6454,8 @@ export interface operations {
                             /** @description The Space locales in display order; the default is one of them */
                             locales: string[];
                             name: string;
+                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+                            preview_url: string | null;
                             /** @enum {string} */
                             role: "viewer" | "editor" | "admin";
                             slug: string;
@@ -6807,6 +6934,8 @@ export interface operations {
                             /** @description The Space locales in display order; the default is one of them */
                             locales: string[];
                             name: string;
+                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+                            preview_url: string | null;
                             /** @enum {string} */
                             role: "viewer" | "editor" | "admin";
                             slug: string;
@@ -13785,6 +13914,162 @@ export interface operations {
             };
             /** @description `conflict`: the change conflicts with the current state; `plugin_limit` (The Space has as many plugins as it may (20)) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpacePreview-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The Story's full path (`/blog/hello`): `url` is the Space's preview URL with it appended */
+                    path?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            expires_at: string;
+                            space: string;
+                            /** @description The bearer token (`p_<id>.<secret>`): shown this once, stored only as a hash */
+                            token: string;
+                            /** @description The page to open: the Space's preview URL (+ `path`) with `#service-preview=<token>&space=<space>`; null when the Space has no preview URL */
+                            url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -4,6 +4,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { componentsQuery, spacesQuery, storyQuery } from '../api/queries'
 import { BlockList, TranslationContext } from '../components/block-editor'
+import { PreviewButton } from '../components/preview-button'
 import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
@@ -193,6 +194,7 @@ export function StoryEditorScreen() {
           <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
             {saving ? 'Saving…' : 'Save'}
           </Button>
+          {!s.is_folder ? <PreviewButton space={space} path={s.full_path} dirty={dirty} /> : null}
           {s.status === 'published' ? (
             <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
               Unpublish

@@ -31,6 +31,6 @@ export const spaceEvents: EventDeclarations = {
     description: 'A Space was archived; its public surface answers 404 from then on.',
     webhook: (p) => ({ space: pick(p.space, ['slug', 'name', 'archived_at']) }),
   },
-  'space.updated': { description: 'Internal: the name or default locale of a Space changed (public caches refresh).' },
+  'space.updated': { description: 'Internal: the name, default locale or preview URL of a Space changed (public caches refresh).' },
   'space.locales_changed': { description: 'Internal: a locale or fallback of a Space was added or removed (public caches refresh).' },
 }

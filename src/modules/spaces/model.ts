@@ -23,6 +23,12 @@ export const CreateSpaceBody = t.Object({
 export const UpdateSpaceBody = t.Object({
   name: t.Optional(t.String({ minLength: 1, maxLength: 200, pattern: '\\S', error: 'must be 1 to 200 characters, not only blanks' })),
   default_lang: t.Optional(LocaleTag),
+  preview_url: t.Optional(
+    t.Union([t.String({ minLength: 1, maxLength: 2048 }), t.Null()], {
+      error: 'must be an absolute http(s) URL of at most 2,048 characters, or null',
+      description: "The site's URL for previews: the editor's Preview button opens it with the Story's path appended; null removes it",
+    }),
+  ),
 })
 
 export const CreateTokenBody = t.Object({
@@ -43,6 +49,7 @@ export const SpaceModel = t.Object({
   name: t.String(),
   default_lang: t.String(),
   locales: t.Array(t.String(), { description: 'The Space locales in display order; the default is one of them' }),
+  preview_url: t.Union([t.String(), t.Null()], { description: "The site's URL for previews (docs/in-page-editing.md), or null" }),
   role: Role,
   archived: t.Boolean(),
   archived_at: NullableTimestamp,

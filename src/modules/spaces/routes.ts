@@ -61,7 +61,7 @@ export function spaceRoutes(kernel: Kernel, guards: Guards) {
       body: UpdateSpaceBody,
       spaceRole: 'admin',
       response: Data(SpaceModel),
-      detail: { summary: 'Rename a Space or change its default locale (one of its locales)' },
+      detail: { summary: 'Rename a Space, change its default locale (one of its locales) or set its preview URL' },
     })
     .post('/:space/archive', async ({ access }) => ({ data: await archiveSpace(kernel, access) }), {
       params: SpaceParams,

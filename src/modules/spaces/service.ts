@@ -15,6 +15,7 @@ function view(space: SpaceRef, locales: string[], role: Role): SpaceView {
     name: space.name,
     default_lang: space.defaultLang,
     locales,
+    preview_url: space.previewUrl,
     role,
     archived: space.archivedAt !== null,
     archived_at: space.archivedAt?.toISOString() ?? null,
@@ -154,14 +155,32 @@ export async function getSpace(kernel: Kernel, access: SpaceAccess): Promise<Spa
   return view(access.space, locales.get(access.space.id) ?? [], access.role)
 }
 
+/**
+ * A preview URL as stored: an absolute http(s) URL without credentials or fragment (the Preview button appends the
+ * Story's path and its own fragment), in its normalised form.
+ */
+function previewUrlOf(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw validationFailed({ preview_url: ['must be an absolute http:// or https:// URL'] })
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationFailed({ preview_url: ['must be an absolute http:// or https:// URL'] })
+  if (url.username || url.password) throw validationFailed({ preview_url: ['must not carry a user name or password'] })
+  if (url.hash) throw validationFailed({ preview_url: ['must not have a fragment (#…): the Preview button adds its own'] })
+  return url.href
+}
+
 export async function updateSpace(
   kernel: Kernel,
   access: SpaceAccess,
-  input: { name?: string; default_lang?: string },
+  input: { name?: string; default_lang?: string; preview_url?: string | null },
 ): Promise<SpaceView> {
   return transact(kernel, async (tx, emit) => {
     const patch: Partial<typeof spaces.$inferInsert> = { updatedAt: kernel.clock.now() }
     if (input.name !== undefined) patch.name = input.name
+    if (input.preview_url !== undefined) patch.previewUrl = input.preview_url === null ? null : previewUrlOf(input.preview_url)
     if (input.default_lang !== undefined) {
       const def = canonicalLocale(input.default_lang)
       if (!def) throw validationFailed({ default_lang: [`"${input.default_lang}" is not a valid BCP-47 language tag.`] })
@@ -172,7 +191,7 @@ export async function updateSpace(
       patch.defaultLang = def
     }
     const [space] = await tx.update(spaces).set(patch).where(eq(spaces.id, access.space.id)).returning()
-    if (input.name !== undefined || input.default_lang !== undefined) {
+    if (input.name !== undefined || input.default_lang !== undefined || input.preview_url !== undefined) {
       emit({ type: 'space.updated', spaceId: space.id, payload: { space: { slug: space.slug } } })
     }
     const locales = await localesOf(tx, [space.id])

@@ -1,4 +1,4 @@
-import { requirePrincipal, requireSpaceAccess } from '../../kernel/auth'
+import { requireDraftReader } from '../../kernel/preview'
 import { notFound, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { bestAcceptLanguage, canonicalLocale, localeChain } from '../../kernel/locale'
@@ -202,7 +202,8 @@ export class StoryReadPipeline {
   }
 
   /**
-   * `?version=draft`: the latest drafts for a bearer with access to the Space. Never cached, here or downstream.
+   * `?version=draft`: the latest drafts for a bearer with access to the Space, or a preview token of it
+   * (kernel/preview.ts). Never cached, here or downstream.
    * The read steps run too, so a preview shows what publishing would serve.
    */
   async preview(req: ReadRequest, authorization: string | null): Promise<Served> {
@@ -210,8 +211,7 @@ export class StoryReadPipeline {
     const space = await this.space(req.spaceSlug)
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
-    const principal = await requirePrincipal(this.kernel, authorization)
-    await requireSpaceAccess(this.kernel, principal, space.slug, 'viewer')
+    await requireDraftReader(this.kernel, authorization, space)
     if (!fullPath) throw notFound('Story')
     const rows = await repo.draftsByPath(this.kernel.db.db, space.id, fullPath)
     if (!rows.length) throw notFound('Story')

@@ -66,6 +66,6 @@ export function scriptRoutes() {
         detail: scriptDoc('The embed script of this version (immutable)'),
       })
       // OPTIONS preflights on these paths are answered 204 with Access-Control-Allow-Origin by the kernel's CORS.
-      .get('/service-admin.js', script(admin, 'public, max-age=300'), { detail: scriptDoc('The admin loader script') })
+      .get('/service-admin.js', script(admin, 'public, max-age=300'), { detail: scriptDoc('The in-page editing bridge (docs/in-page-editing.md)') })
   )
 }

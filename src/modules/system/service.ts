@@ -1,10 +1,13 @@
 import pkg from '../../../package.json'
 import type { Config } from '../../config'
 import embedSource from './assets/embed.js' with { type: 'text' }
+import adminSource from './assets/service-admin.js' with { type: 'text' }
 
 export const SERVICE_VERSION: string = pkg.version
 
 const MINIFIER = new Bun.Transpiler({ loader: 'js', minifyWhitespace: true })
+// The bridge is minified fully (identifiers and syntax too): it is the larger script and ships to every visitor.
+const FULL_MINIFIER = new Bun.Transpiler({ loader: 'js', minify: { whitespace: true, identifiers: true, syntax: true } } as ConstructorParameters<typeof Bun.Transpiler>[0])
 
 export interface EmbedScript {
   body: string
@@ -12,19 +15,20 @@ export interface EmbedScript {
 }
 
 /**
- * A script of spec 9 with its version stamped in, and its SRI hash (sha384, base64). Both scripts share one source:
- * the version check on mount, `data-service-auto-update`, and a `window.ContentService.<name>` handle; the embed script
- * also sends the analytics beacon for the Stories on the page (src/modules/system/assets/embed.js).
+ * A script of spec 9 with its version stamped in, and its SRI hash (sha384, base64). The embed script
+ * (assets/embed.js): the version check on mount, `data-service-auto-update`, the analytics beacon. The admin script
+ * (assets/service-admin.js): the in-page editing bridge, which does nothing (and requests nothing) unless the page was
+ * opened from the editor's Preview button (docs/in-page-editing.md).
  */
 export function buildScript(kind: 'embed' | 'admin'): EmbedScript {
   const vars =
     kind === 'embed'
       ? { __NAME__: 'embed script', __FILE__: 'embed.js', __COMPONENT__: 'embed_js', __GLOBAL__: 'embed' }
-      : { __NAME__: 'admin loader', __FILE__: 'service-admin.js', __COMPONENT__: 'service_admin_js', __GLOBAL__: 'admin' }
-  let body = (embedSource as unknown as string).replaceAll('__VERSION__', SERVICE_VERSION)
+      : { __NAME__: 'in-page editing bridge', __FILE__: 'service-admin.js', __COMPONENT__: 'service_admin_js', __GLOBAL__: 'admin' }
+  let body = ((kind === 'embed' ? embedSource : adminSource) as unknown as string).replaceAll('__VERSION__', SERVICE_VERSION)
   for (const [k, v] of Object.entries(vars)) body = body.replaceAll(k, v)
   // Served minified (the comment above the code documents the source; the README documents the attributes).
-  body = `/* Content Service ${vars.__FILE__} ${SERVICE_VERSION} */\n${MINIFIER.transformSync(body).trim()}\n`
+  body = `/* Content Service ${vars.__FILE__} ${SERVICE_VERSION} */\n${(kind === 'embed' ? MINIFIER : FULL_MINIFIER).transformSync(body).trim()}\n`
   const digest = new Bun.CryptoHasher('sha384').update(body).digest('base64')
   return { body, integrity: `sha384-${digest}` }
 }
