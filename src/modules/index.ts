@@ -12,6 +12,7 @@ import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
 import { healthModule } from './health'
 import { formsModule } from './forms'
+import { galleriesModule } from './galleries'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -42,6 +43,7 @@ export const MODULES: Module[] = [
   formsModule,
   onboardingModule,
   assetsModule,
+  galleriesModule,
   billingModule,
   healthModule,
   backupModule,
