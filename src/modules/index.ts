@@ -10,6 +10,7 @@ import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
+import { overlayModule } from './overlay'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { galleriesModule } from './galleries'
@@ -44,6 +45,7 @@ export const MODULES: Module[] = [
   onboardingModule,
   assetsModule,
   galleriesModule,
+  overlayModule,
   billingModule,
   healthModule,
   backupModule,

@@ -1,0 +1,212 @@
+import { ScopedCache } from '../../kernel/cache'
+import { KernelErrors, validationFailed } from '../../kernel/errors'
+import type { Kernel } from '../../kernel/kernel'
+import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
+import type { PublicOverlay } from './model'
+import { compilePattern, MAX_PATH } from './rules'
+import { activeOverlays } from './service'
+
+/**
+ * The public read of DOM overlay rules, built to stay as fast as the Story read: the Space (spaces' cache), the locale
+ * chain (the Story read's memo), the audience segment (the segments module's resolution) and the Space's compiled
+ * rules are all in memory, and the answer for one (path, locale chain, segment) is rendered once — body, ETag and
+ * prebuilt headers — so a repeated read is a handful of Map lookups and no JSON work, answered on the fast path.
+ */
+
+interface CompiledRule {
+  id: string
+  match: (path: string) => boolean
+  selector: string
+  action: string
+  attribute: string | null
+  content: Record<string, string>
+  segmentKey: string | null
+  priority: number
+}
+
+/** One rendered answer, with its headers prebuilt for the public and the private (signal-resolved) case. */
+export interface OverlayAnswer {
+  view: PublicOverlay['data']
+  body: Blob
+  etag: string
+  ok: Headers
+  okPrivate: Headers
+  notModified: Headers
+  notModifiedPrivate: Headers
+}
+
+interface SpaceOverlays {
+  rules: CompiledRule[]
+  answers: Map<string, OverlayAnswer>
+}
+
+/** What one read serves. */
+export interface ServedOverlay {
+  answer: OverlayAnswer
+  /** Resolved from the request's own signals in a Space with active segments: `Cache-Control: private`. */
+  private: boolean
+}
+
+/** Answers remembered per Space (by path, chain and segment); past it they are all dropped and rendered anew. */
+const MAX_ANSWERS = 4096
+const MAX_SPACES = 10_000
+const VARY = 'Accept-Language, X-Service-Segment'
+const encoder = new TextEncoder()
+
+export type Resolve = (
+  spaceId: number,
+  request: Request,
+  viaTrustedProxy: boolean,
+  lang: string | undefined,
+) => { segment: { key: string } | null; fromSignals: boolean } | Promise<{ segment: { key: string } | null; fromSignals: boolean }>
+export type Chain = (space: PublicSpace, lang: string | undefined, acceptLanguage: string | null) => string[]
+
+export interface OverlayReadRequest {
+  spaceSlug: string
+  /** `?path` as received (decoded once by the query parser). */
+  path: string
+  lang: string | undefined
+  request: Request
+  viaTrustedProxy: boolean
+}
+
+export class OverlayReader {
+  readonly cache: ScopedCache<number, SpaceOverlays>
+  private readonly publicCC: string
+  private readonly privateCC: string
+
+  constructor(
+    private kernel: Kernel,
+    private spaces: PublicSpaceResolver,
+    private chainOf: Chain,
+    private resolve: Resolve,
+  ) {
+    this.publicCC = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+    this.privateCC = `private, max-age=${kernel.config.cdnMaxAge}`
+    this.cache = new ScopedCache({
+      name: 'dom-overlays',
+      scopeOf: (spaceId) => spaceId,
+      idOf: String,
+      load: (spaceId) => this.load(spaceId),
+      now: () => kernel.clock.ms(),
+      maxEntries: MAX_SPACES,
+      invalidateOn: {
+        'dom_overlay.created': (e) => e.spaceId,
+        'dom_overlay.updated': (e) => e.spaceId,
+        'dom_overlay.deleted': (e) => e.spaceId,
+        'space.archived': (e) => e.spaceId,
+      },
+    })
+  }
+
+  private async load(spaceId: number): Promise<SpaceOverlays> {
+    const rows = await activeOverlays(this.kernel, spaceId)
+    const rules: CompiledRule[] = []
+    for (const r of rows) {
+      const p = compilePattern(r.pathPattern)
+      if ('error' in p) continue // checked at save; a rule that no longer compiles matches nothing
+      rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content: r.content, segmentKey: r.segmentKey, priority: r.priority })
+    }
+    return { rules, answers: new Map() }
+  }
+
+  /** The read; throws AppError 404/422. Synchronous when the Space, its rules and its segments are cached. */
+  read(req: OverlayReadRequest): ServedOverlay | Promise<ServedOverlay> {
+    if (req.path.length > MAX_PATH || req.path[0] !== '/') throw validationFailed({ path: ['must be a page path starting with /'] })
+    const space = this.spaces.get(req.spaceSlug)
+    if (space instanceof Promise) return space.then((s) => this.readIn(req, s))
+    return this.readIn(req, space)
+  }
+
+  private readIn(req: OverlayReadRequest, space: PublicSpace | null): ServedOverlay | Promise<ServedOverlay> {
+    if (!space) throw KernelErrors.notFound('Space not found.')
+    const chain = this.chainOf(space, req.lang, req.request.headers.get('accept-language'))
+    const set = this.cache.get(space.id)
+    const resolution = this.resolve(space.id, req.request, req.viaTrustedProxy, req.lang)
+    if (set instanceof Promise || resolution instanceof Promise) {
+      return Promise.all([set, resolution]).then(([s, r]) => this.serve(req, chain, s, r.segment?.key ?? null, r.fromSignals))
+    }
+    return this.serve(req, chain, set, resolution.segment?.key ?? null, resolution.fromSignals)
+  }
+
+  private serve(req: OverlayReadRequest, chain: string[], set: SpaceOverlays, segment: string | null, fromSignals: boolean): ServedOverlay {
+    const key = `${req.path}\u0000${chain.join(',')}\u0000${segment ?? ''}`
+    let answer = set.answers.get(key)
+    if (answer === undefined) {
+      answer = this.render(req.path, chain, set, segment)
+      if (set.answers.size >= MAX_ANSWERS) set.answers.clear()
+      set.answers.set(key, answer)
+    }
+    return { answer, private: fromSignals }
+  }
+
+  private render(path: string, chain: string[], set: SpaceOverlays, segment: string | null): OverlayAnswer {
+    const page = decodedPath(path)
+    const rules: PublicOverlay['data']['rules'] = []
+    for (const r of set.rules) {
+      if (r.segmentKey !== null && r.segmentKey !== segment) continue
+      if (!r.match(page)) continue
+      let content: string | null = null
+      if (r.action !== 'hide') {
+        for (const c of chain) {
+          const v = r.content[c]
+          if (v !== undefined) {
+            content = v
+            break
+          }
+        }
+        if (content === null) continue // nothing to show in this locale chain
+      }
+      rules.push({ id: r.id, selector: r.selector, action: r.action, attribute: r.attribute, content, priority: r.priority })
+    }
+    const view = { path, lang: chain[0], segment, rules }
+    const bytes = encoder.encode(JSON.stringify({ data: view }))
+    const etag = `"${new Bun.CryptoHasher('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
+    const common = (cc: string): Record<string, string> => {
+      const h: Record<string, string> = { ETag: etag, 'Cache-Control': cc, Vary: VARY }
+      if (segment !== null) h['X-Service-Segment'] = segment
+      return h
+    }
+    const json = { 'Content-Type': 'application/json; charset=utf-8' }
+    return {
+      view,
+      body: new Blob([bytes]),
+      etag,
+      ok: new Headers({ ...json, ...common(this.publicCC) }),
+      okPrivate: new Headers({ ...json, ...common(this.privateCC) }),
+      notModified: new Headers(common(this.publicCC)),
+      notModifiedPrivate: new Headers(common(this.privateCC)),
+    }
+  }
+}
+
+/** The page path as a visitor reads it: percent-escapes decoded once (a malformed escape is matched as is). */
+function decodedPath(path: string): string {
+  if (path.indexOf('%') === -1) return path
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
+}
+
+/** A served read as a Response (200 or 304 on If-None-Match). */
+export function overlayResponse(request: Request, served: ServedOverlay): Response {
+  const a = served.answer
+  if (etagMatches(request.headers.get('if-none-match'), a.etag)) {
+    return new Response(null, { status: 304, headers: served.private ? a.notModifiedPrivate : a.notModified })
+  }
+  return new Response(a.body, { headers: served.private ? a.okPrivate : a.ok })
+}
+
+/** `If-None-Match` against a strong ETag (weak comparison, RFC 9110 for GET); garbage never matches. */
+function etagMatches(header: string | null, etag: string): boolean {
+  if (!header) return false
+  if (header.trim() === '*') return true
+  if (header.length > 4096) return false
+  for (const part of header.split(',')) {
+    const t = part.trim()
+    if (t === etag || (t.startsWith('W/') && t.slice(2) === etag)) return true
+  }
+  return false
+}
