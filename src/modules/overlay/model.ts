@@ -15,7 +15,7 @@ const Content = t.Record(t.String({ maxLength: 35 }), t.String({ maxLength: 20_0
 
 export const OverlayBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 200, error: 'must be 1 to 200 characters' }),
-  path_pattern: t.String({ minLength: 1, maxLength: MAX_PATTERN, description: 'Glob on the page path (picomatch syntax), e.g. /blog/** or /products/*' }),
+  path_pattern: t.String({ minLength: 1, maxLength: MAX_PATTERN, description: 'Glob on the page path, e.g. /blog/** or /products/*: picomatch segments (* once per segment, ?, [...]) and whole-segment **' }),
   selector: t.String({ minLength: 1, maxLength: MAX_SELECTOR, description: 'CSS selector of the elements the action applies to' }),
   action: oneOf(ACTIONS, { error: `must be one of ${ACTIONS.join(', ')}` }),
   attribute: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'set_attribute only: the attribute name (never on*, style, srcdoc)' })),

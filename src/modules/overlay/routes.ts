@@ -8,7 +8,7 @@ import { createOverlay, deleteOverlay, getOverlay, listOverlays, type SegmentKey
 const NoContent = t.Void({ description: 'No content' })
 
 const BODY_RULES =
-  '`path_pattern`: a glob on the page path (picomatch: `*` one segment, `**` any depth, `{a,b}`, `[...]`), starting with `/`. ' +
+  '`path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). ' +
   '`selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). ' +
   '`action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers or javascript: URLs) | set_attribute (`attribute` required: never on*, style or srcdoc; the value never a javascript:, vbscript: or non-image data: URL) | hide (no content). ' +
   '`content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first).'

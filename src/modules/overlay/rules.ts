@@ -85,17 +85,64 @@ function tokenError(s: Selector): string | null {
   }
 }
 
-/** A path glob (picomatch syntax) compiled to a matcher, or the reason it is refused. */
+/** Path segments a pattern may have. */
+export const MAX_PATTERN_SEGMENTS = 32
+const GLOBSTAR = null
+
+/**
+ * A path glob compiled to a matcher, or the reason it is refused. Each path segment of the pattern is a picomatch
+ * glob (`*` at most once per segment, `?`, `[...]` classes); a whole segment `**` matches any number of segments
+ * (none included). The path is matched segment by segment (a table over pattern × path segments), never as one
+ * regular expression: picomatch's regexes backtrack, and a pattern such as `/*a*a*a*b` or one with braces or
+ * parentheses would stall the server on a long path. So braces, extglobs, parentheses and `|` are refused, and a
+ * segment's own regex has at most one star: matching costs about pattern segments × path length.
+ */
 export function compilePattern(pattern: string): { match: (path: string) => boolean } | { error: string } {
   if (!pattern.startsWith('/')) return { error: 'must start with / (a glob on the page path, e.g. /blog/**)' }
   if (pattern.length > MAX_PATTERN) return { error: `must be at most ${MAX_PATTERN} characters` }
   if (/[\u0000-\u001f\u007f]/.test(pattern)) return { error: 'must not contain control characters' }
-  try {
-    const re = picomatch.makeRe(pattern, { dot: true, strictBrackets: true })
-    return { match: (path: string) => re.test(path) }
-  } catch (err) {
-    return { error: `is not a valid glob (${(err as Error).message})` }
+  if (/[{}()|!+@]/.test(pattern)) return { error: 'may use *, **, ? and [...] only (no braces, parentheses, |, !, + or @)' }
+  const parts = pattern.slice(1).split('/')
+  if (parts.length > MAX_PATTERN_SEGMENTS) return { error: `must have at most ${MAX_PATTERN_SEGMENTS} path segments` }
+  const segments: (RegExp | string | typeof GLOBSTAR)[] = []
+  for (const part of parts) {
+    if (part === '**') {
+      if (segments[segments.length - 1] !== GLOBSTAR || !segments.length) segments.push(GLOBSTAR)
+      continue
+    }
+    const stars = part.split('*').length - 1
+    if (part.includes('**')) return { error: '** must be a whole path segment (e.g. /blog/**)' }
+    if (stars > 1) return { error: 'may use * at most once per path segment' }
+    if (!/[*?[\\]/.test(part)) {
+      segments.push(part) // a literal segment (also the empty one of `/` or a trailing slash)
+      continue
+    }
+    try {
+      segments.push(picomatch.makeRe(part, { dot: true, strictBrackets: true, noextglob: true, nobrace: true, noglobstar: true }))
+    } catch (err) {
+      return { error: `is not a valid glob (${(err as Error).message})` }
+    }
   }
+  return { match: (path: string) => matchSegments(segments, path.slice(1).split('/')) }
+}
+
+/** Whether the path's segments match the pattern's (`null` = `**`, a string = a literal segment): a table from the end, O(pattern × path). */
+function matchSegments(pattern: (RegExp | string | null)[], path: string[]): boolean {
+  const P = pattern.length
+  const S = path.length
+  // next[j]: does pattern[i+1..] match path[j..]; cur[j]: pattern[i..] against path[j..].
+  let next = new Uint8Array(S + 1)
+  next[S] = 1
+  for (let i = P - 1; i >= 0; i--) {
+    const cur = new Uint8Array(S + 1)
+    const p = pattern[i]
+    for (let j = S; j >= 0; j--) {
+      if (p === null) cur[j] = next[j] || (j < S && cur[j + 1]) ? 1 : 0
+      else cur[j] = j < S && next[j + 1] && (typeof p === 'string' ? p === path[j] : p.test(path[j])) ? 1 : 0
+    }
+    next = cur
+  }
+  return next[0] === 1
 }
 
 /** Attribute names set_attribute may never set: event handlers, and markup injected as a document. */
