@@ -29,6 +29,13 @@ export function overlayFastRoute(reader: OverlayReader): FastRoute {
     },
     answer(request: Request, info: FastRequest) {
       const url = request.url
+      const key = reader.memoKey(url, request)
+      const hit = key === null ? undefined : reader.memoised(key, info.now)
+      if (hit !== undefined) {
+        const res = overlayResponse(request, hit)
+        info.addHeaders(res.headers)
+        return res
+      }
       const q = url.indexOf('?')
       if (q === -1) return undefined
       const params = new URLSearchParams(url.slice(q + 1))
@@ -53,6 +60,7 @@ export function overlayFastRoute(reader: OverlayReader): FastRoute {
           () => undefined,
         )
       }
+      if (key !== null) reader.remember(key, served, info.now)
       const res = overlayResponse(request, served)
       info.addHeaders(res.headers)
       return res

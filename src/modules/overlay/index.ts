@@ -21,6 +21,9 @@ export const overlayModule = defineModule({
     const pipeline = use(storiesModule).pipeline
     const segments = use(segmentsModule)
     const reader = new OverlayReader(kernel, use(spacesModule).publicSpaces, pipeline.chain.bind(pipeline), segments.resolve)
+    // Memoised whole reads follow every change anywhere (a Space, its locales, segments, rules), as Story reads do.
+    kernel.bus.subscribe('*', () => reader.dropMemo())
+    kernel.bus.onResync(() => reader.dropMemo())
     return { reader, isSegmentKey: segments.isSegmentKey }
   },
   routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey),

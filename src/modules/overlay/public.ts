@@ -49,6 +49,11 @@ export interface ServedOverlay {
 
 /** Answers remembered per Space (by path, chain and segment); past it they are all dropped and rendered anew. */
 const MAX_ANSWERS = 4096
+/** Whole reads memoised by URL, Accept-Language and X-Service-Segment (see `memoised`). */
+const MAX_MEMO = 50_000
+const MAX_MEMO_KEY = 4096
+/** A memoised read lives at most this long (a safety net: every event and resync drops them all anyway). */
+const MEMO_TTL_MS = 60_000
 const MAX_SPACES = 10_000
 const VARY = 'Accept-Language, X-Service-Segment'
 const encoder = new TextEncoder()
@@ -70,8 +75,20 @@ export interface OverlayReadRequest {
   viaTrustedProxy: boolean
 }
 
+interface MemoEntry {
+  served: ServedOverlay
+  expiresAt: number
+}
+
 export class OverlayReader {
   readonly cache: ScopedCache<number, SpaceOverlays>
+  /**
+   * Whole reads by request (URL, Accept-Language, X-Service-Segment), as the Story read memoises them: a hit skips the
+   * query parsing and every lookup. Only reads that did not depend on other request signals enter it (a Space
+   * without active segments, or a header naming one); the module drops it on every event the bus delivers and on
+   * resync, so it never outlives a change of the Space, its locales, segments or rules.
+   */
+  private memo = new Map<string, MemoEntry>()
   private readonly publicCC: string
   private readonly privateCC: string
 
@@ -108,6 +125,37 @@ export class OverlayReader {
       rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content: r.content, segmentKey: r.segmentKey, priority: r.priority })
     }
     return { rules, answers: new Map() }
+  }
+
+  dropMemo() {
+    this.memo.clear()
+  }
+
+  /** The memo's key of a request; null when it is not memoisable (too long). */
+  memoKey(url: string, request: Request): string | null {
+    const h = request.headers
+    const al = h.get('accept-language')
+    const seg = h.get('x-service-segment')
+    // The common read carries neither: the URL alone (no URL holds a NUL), no string built.
+    if (al === null && seg === null) return url.length > MAX_MEMO_KEY ? null : url
+    const key = `${url}\u0000${al ?? ''}\u0000${seg ?? ''}`
+    return key.length > MAX_MEMO_KEY ? null : key
+  }
+
+  /** A memoised read of this request, or undefined. */
+  memoised(key: string, now: number): ServedOverlay | undefined {
+    const e = this.memo.get(key)
+    if (e === undefined) return undefined
+    if (e.expiresAt > now) return e.served
+    this.memo.delete(key)
+    return undefined
+  }
+
+  /** Remembers a synchronous read that no per-visitor signal decided. */
+  remember(key: string, served: ServedOverlay, now: number) {
+    if (served.private) return
+    if (this.memo.size >= MAX_MEMO) this.memo.clear()
+    this.memo.set(key, { served, expiresAt: now + MEMO_TTL_MS })
   }
 
   /** The read; throws AppError 404/422. Synchronous when the Space, its rules and its segments are cached. */
