@@ -203,7 +203,8 @@ describe('dom overlays: the public read', () => {
   test('active rules matching the path, in priority order, content in the locale chain', async () => {
     const r = await read('path=/blog/2024/hello')
     expect(r.status).toBe(200)
-    expect(r.body.data).toMatchObject({ path: '/blog/2024/hello', lang: 'en', segment: null })
+    expect(r.body.data).toMatchObject({ lang: 'en', segment: null })
+    expect(Object.keys(r.body.data).sort()).toEqual(['lang', 'rules', 'segment'])
     expect(ids(r)).toEqual([hideAds.id, blog.id])
     expect(r.body.data.rules[0]).toEqual({ id: hideAds.id, selector: '.ad', action: 'hide', attribute: null, content: null, priority: -1 })
     expect(r.body.data.rules[1]).toMatchObject({ selector: 'h1', action: 'replace_text', content: 'Blog', priority: 5 })
@@ -248,7 +249,9 @@ describe('dom overlays: the public read', () => {
     expect(nm.text).toBe('')
     expect(nm.headers.get('etag')).toBe(etag)
     expect(nm.headers.get('vary')).toBe('Accept-Language, X-Service-Segment')
-    expect((await read('path=/b', { 'If-None-Match': etag }, other)).status).toBe(200)
+    expect((await read('path=/a', { 'If-None-Match': '"something-else"' }, other)).status).toBe(200)
+    // Another path with the same rules gets the same answer (rendered once, shared).
+    expect((await read('path=/b', { 'If-None-Match': etag }, other)).status).toBe(304)
   })
 
   test('a change shows at once; deleted and deactivated rules leave', async () => {

@@ -2,7 +2,7 @@ import type { GraphQLBuilder } from '../../kernel/graphql'
 import type { PublicOverlay } from './model'
 import type { OverlayReader } from './public'
 
-type OverlayView = PublicOverlay['data']
+type OverlayView = PublicOverlay['data'] & { path: string }
 
 /**
  * `domOverlay(space, path, lang, segment)`: the rules `GET /cdn/{space}/dom-overlay` serves (the same cached answer),
@@ -56,7 +56,7 @@ export function overlayGraphql(builder: GraphQLBuilder, reader: OverlayReader) {
           throw err
         }
         if (served.private) ctx.cacheHint('private, no-store')
-        return served.answer.view
+        return { ...served.answer.view, path: args.path }
       },
     }),
   )

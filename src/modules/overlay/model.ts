@@ -62,7 +62,6 @@ export const PublicRule = t.Object({
 
 export const PublicOverlayModel = t.Object({
   data: t.Object({
-    path: t.String(),
     lang: t.String({ description: 'The first locale of the fallback chain' }),
     segment: t.Union([t.String(), t.Null()], { description: 'The audience segment the request resolved to' }),
     rules: t.Array(PublicRule, { description: 'Active rules whose pattern matches the path, in priority order' }),

@@ -9,8 +9,10 @@ import { activeOverlays } from './service'
 /**
  * The public read of DOM overlay rules, built to stay as fast as the Story read: the Space (spaces' cache), the locale
  * chain (the Story read's memo), the audience segment (the segments module's resolution) and the Space's compiled
- * rules are all in memory, and the answer for one (path, locale chain, segment) is rendered once — body, ETag and
- * prebuilt headers — so a repeated read is a handful of Map lookups and no JSON work, answered on the fast path.
+ * rules are all in memory; which rules match a path is remembered per (segment, path), and the answer for one set of
+ * matching rules, locale chain and segment is rendered once — body, ETag and prebuilt headers — and shared by every
+ * path with the same rules (so memory follows the rules, not the paths visitors send). A repeated read is a handful
+ * of Map lookups and no JSON work, answered on the fast path.
  */
 
 interface CompiledRule {
@@ -37,6 +39,9 @@ export interface OverlayAnswer {
 
 interface SpaceOverlays {
   rules: CompiledRule[]
+  /** Matching rules (indexes into `rules`, joined) by segment and path. */
+  matches: Map<string, string>
+  /** Rendered answers by matching rules, locale chain and segment. */
   answers: Map<string, OverlayAnswer>
 }
 
@@ -47,11 +52,12 @@ export interface ServedOverlay {
   private: boolean
 }
 
-/** Answers remembered per Space (by path, chain and segment); past it they are all dropped and rendered anew. */
-const MAX_ANSWERS = 4096
+/** Paths and answers remembered per Space; past either bound that map is dropped and filled anew. */
+const MAX_MATCHES = 4096
+const MAX_ANSWERS = 1024
 /** Whole reads memoised by URL, Accept-Language and X-Service-Segment (see `memoised`). */
-const MAX_MEMO = 50_000
-const MAX_MEMO_KEY = 4096
+const MAX_MEMO = 20_000
+const MAX_MEMO_KEY = 1024
 /** A memoised read lives at most this long (a safety net: every event and resync drops them all anyway). */
 const MEMO_TTL_MS = 60_000
 const MAX_SPACES = 10_000
@@ -124,7 +130,7 @@ export class OverlayReader {
       if ('error' in p) continue // checked at save; a rule that no longer compiles matches nothing
       rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content: r.content, segmentKey: r.segmentKey, priority: r.priority })
     }
-    return { rules, answers: new Map() }
+    return { rules, matches: new Map(), answers: new Map() }
   }
 
   dropMemo() {
@@ -178,22 +184,28 @@ export class OverlayReader {
   }
 
   private serve(req: OverlayReadRequest, chain: string[], set: SpaceOverlays, segment: string | null, fromSignals: boolean): ServedOverlay {
-    const key = `${req.path}\u0000${chain.join(',')}\u0000${segment ?? ''}`
+    const seg = segment ?? ''
+    const pathKey = `${seg}\u0000${req.path}`
+    let matched = set.matches.get(pathKey)
+    if (matched === undefined) {
+      matched = matching(set.rules, decodedPath(req.path), segment)
+      if (set.matches.size >= MAX_MATCHES) set.matches.clear()
+      set.matches.set(pathKey, matched)
+    }
+    const key = `${matched}\u0000${chain.join(',')}\u0000${seg}`
     let answer = set.answers.get(key)
     if (answer === undefined) {
-      answer = this.render(req.path, chain, set, segment)
+      answer = this.render(matched, chain, set, segment)
       if (set.answers.size >= MAX_ANSWERS) set.answers.clear()
       set.answers.set(key, answer)
     }
     return { answer, private: fromSignals }
   }
 
-  private render(path: string, chain: string[], set: SpaceOverlays, segment: string | null): OverlayAnswer {
-    const page = decodedPath(path)
+  private render(matched: string, chain: string[], set: SpaceOverlays, segment: string | null): OverlayAnswer {
     const rules: PublicOverlay['data']['rules'] = []
-    for (const r of set.rules) {
-      if (r.segmentKey !== null && r.segmentKey !== segment) continue
-      if (!r.match(page)) continue
+    for (const i of matched === '' ? [] : matched.split(',')) {
+      const r = set.rules[Number(i)]
       let content: string | null = null
       if (r.action !== 'hide') {
         for (const c of chain) {
@@ -207,7 +219,7 @@ export class OverlayReader {
       }
       rules.push({ id: r.id, selector: r.selector, action: r.action, attribute: r.attribute, content, priority: r.priority })
     }
-    const view = { path, lang: chain[0], segment, rules }
+    const view = { lang: chain[0], segment, rules }
     const bytes = encoder.encode(JSON.stringify({ data: view }))
     const etag = `"${new Bun.CryptoHasher('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
     const common = (cc: string): Record<string, string> => {
@@ -226,6 +238,17 @@ export class OverlayReader {
       notModifiedPrivate: new Headers(common(this.privateCC)),
     }
   }
+}
+
+/** The rules (indexes, joined) an active page path gets in a segment: its pattern matches, its segment is none or this. */
+function matching(rules: CompiledRule[], page: string, segment: string | null): string {
+  let out = ''
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]
+    if (r.segmentKey !== null && r.segmentKey !== segment) continue
+    if (r.match(page)) out += out === '' ? String(i) : `,${i}`
+  }
+  return out
 }
 
 /** The page path as a visitor reads it: percent-escapes decoded once (a malformed escape is matched as is). */
