@@ -3916,7 +3916,6 @@ export interface operations {
                         data: {
                             /** @description The first locale of the fallback chain */
                             lang: string;
-                            path: string;
                             /** @description Active rules whose pattern matches the path, in priority order */
                             rules: {
                                 /** @description replace_text | replace_html | set_attribute | hide | insert_before | insert_after */
