@@ -107,13 +107,20 @@ export interface AlternateResult {
 /** Rounds in which every target runs once, the order rotated each round so that none always goes first. */
 export async function alternate(
   targets: WrkTarget[],
-  opts: WrkOptions & { rounds: number; baselineName: string; pauseMs?: number; onRound?: (round: number, name: string, r: WrkResult) => void },
+  opts: WrkOptions & {
+    rounds: number
+    baselineName: string
+    pauseMs?: number
+    onRound?: (round: number, name: string, r: WrkResult) => void
+    /** Each target's own request paths (default: `paths` for all), e.g. two routes of one server compared. */
+    pathsOf?: (name: string) => WrkOptions['paths']
+  },
 ): Promise<AlternateResult> {
   const perTarget: Record<string, WrkResult[]> = Object.fromEntries(targets.map((t) => [t.name, []]))
   for (let round = 0; round < opts.rounds; round++) {
     for (let k = 0; k < targets.length; k++) {
       const target = targets[(round + k) % targets.length]
-      const r = await runWrk(target, opts)
+      const r = await runWrk(target, opts.pathsOf ? { ...opts, paths: opts.pathsOf(target.name) } : opts)
       perTarget[target.name].push(r)
       opts.onRound?.(round + 1, target.name, r)
       await Bun.sleep(opts.pauseMs ?? 500)

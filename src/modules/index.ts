@@ -12,8 +12,10 @@ import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
 import { pluginsModule } from './plugins'
 import { previewModule } from './preview'
+import { overlayModule } from './overlay'
 import { healthModule } from './health'
 import { formsModule } from './forms'
+import { galleriesModule } from './galleries'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -46,6 +48,8 @@ export const MODULES: Module[] = [
   onboardingModule,
   assetsModule,
   previewModule,
+  galleriesModule,
+  overlayModule,
   billingModule,
   healthModule,
   backupModule,

@@ -348,6 +348,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/{space}/dom-overlay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * DOM overlay rules for a page (applied by embed.js)
+         * @description The active rules for the page at `path`, in priority order (lower first; embed.js applies them in that order), for embed.js to apply. Anonymous, 600/min/IP. A rule is served when its `path_pattern` glob matches `path` (percent-escapes decoded), its `segment_key` is empty or names the segment this request resolves to, and it has content in the locale chain of `lang` (else the best Accept-Language match; then the explicit fallback, the language, the Space default) — `hide` needs none. `content` is the text of the first locale of the chain that has one. Audience segments resolve as on Story reads: an `X-Service-Segment` header naming an active segment is taken as is (publicly cacheable), else the request’s own signals decide and, in a Space with active segments, the answer is `Cache-Control: private, max-age=CDN_MAX_AGE`; the resolved key is `data.segment` and the `X-Service-Segment` response header. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.
+         */
+        get: operations["getV1CdnBySpaceDom-overlay"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cdn/{space}/forms/{slug}": {
         parameters: {
             query?: never;
@@ -378,6 +398,26 @@ export interface paths {
          *        durable job.
          */
         post: operations["postV1CdnBySpaceFormsBySlug"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/galleries/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A gallery by slug, with image sizes and transform URLs
+         * @description Anonymous, 600/min/IP. The title, captions and alt texts in the locale fallback chain of `lang` (else the best Accept-Language match; then the tag’s explicit fallback, its language, the Space default); an item without alt text in the chain takes the asset’s own. Each item answers the original’s `url`, `mime`, `width` and `height`, and `transforms`: ready-made transform URLs (`{url}.webp?w=` and `{url}.avif?w=`) for the widths of IMAGE_WIDTHS up to the original’s width, as `srcset` strings too. Items whose asset was deleted are left out. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`.
+         */
+        get: operations["getV1CdnBySpaceGalleriesBySlug"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1235,6 +1275,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/dom-overlays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List DOM overlay rules in priority order
+         * @description `per_page` 1–100 (default 25), `page` from 1; `meta.total` counts them all.
+         */
+        get: operations["getV1SpacesBySpaceDom-overlays"];
+        put?: never;
+        /**
+         * Create a DOM overlay rule
+         * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers or javascript: URLs) | set_attribute (`attribute` required: never on*, style or srcdoc; the value never a javascript:, vbscript: or non-image data: URL) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.created`.
+         */
+        post: operations["postV1SpacesBySpaceDom-overlays"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/dom-overlays/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One DOM overlay rule */
+        get: operations["getV1SpacesBySpaceDom-overlaysById"];
+        /**
+         * Replace a DOM overlay rule
+         * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers or javascript: URLs) | set_attribute (`attribute` required: never on*, style or srcdoc; the value never a javascript:, vbscript: or non-image data: URL) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.updated`.
+         */
+        put: operations["putV1SpacesBySpaceDom-overlaysById"];
+        post?: never;
+        /**
+         * Delete a DOM overlay rule
+         * @description Emits `dom_overlay.deleted`.
+         */
+        delete: operations["deleteV1SpacesBySpaceDom-overlaysById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/forms": {
         parameters: {
             query?: never;
@@ -1356,6 +1445,55 @@ export interface paths {
          */
         post: operations["postV1SpacesBySpaceFormsByUuidSubmissionsBySubmissionUuidSpam"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/galleries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List galleries, newest first
+         * @description `per_page` 1–100 (default 25), `page` from 1; `meta.total` counts them all.
+         */
+        get: operations["getV1SpacesBySpaceGalleries"];
+        put?: never;
+        /**
+         * Create a gallery
+         * @description `slug` unique in the Space (409 slug_taken). `title`, `items[].caption` and `items[].alt` are locale maps whose keys must be locales of the Space. `items`: at most 500, each an image asset of this Space (422 naming `items/<index>/asset_uuid` otherwise); `alt` left out for a locale falls back to the asset's own alt text. Emits `gallery.created`.
+         */
+        post: operations["postV1SpacesBySpaceGalleries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/galleries/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One gallery */
+        get: operations["getV1SpacesBySpaceGalleriesById"];
+        /**
+         * Replace a gallery
+         * @description `slug` unique in the Space (409 slug_taken). `title`, `items[].caption` and `items[].alt` are locale maps whose keys must be locales of the Space. `items`: at most 500, each an image asset of this Space (422 naming `items/<index>/asset_uuid` otherwise); `alt` left out for a locale falls back to the asset's own alt text. Emits `gallery.updated`.
+         */
+        put: operations["putV1SpacesBySpaceGalleriesById"];
+        post?: never;
+        /**
+         * Delete a gallery
+         * @description The public read answers 404 from now on. Emits `gallery.deleted`.
+         */
+        delete: operations["deleteV1SpacesBySpaceGalleriesById"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3865,6 +4003,95 @@ export interface operations {
             };
         };
     };
+    "getV1CdnBySpaceDom-overlay": {
+        parameters: {
+            query: {
+                lang?: string;
+                path: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The first locale of the fallback chain */
+                            lang: string;
+                            /** @description Active rules whose pattern matches the path, in priority order */
+                            rules: {
+                                /** @description replace_text | replace_html | set_attribute | hide | insert_before | insert_after */
+                                action: string;
+                                attribute: string | null;
+                                /** @description In the served locale chain; null for hide */
+                                content: string | null;
+                                /** Format: uuid */
+                                id: string;
+                                priority: number;
+                                selector: string;
+                            }[];
+                            /** @description The audience segment the request resolved to */
+                            segment: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     postV1CdnBySpaceFormsBySlug: {
         parameters: {
             query?: {
@@ -4004,6 +4231,115 @@ export interface operations {
             };
             /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceGalleriesBySlug: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: uuid */
+                            id: string;
+                            /** @description In display order; items whose asset was deleted are left out */
+                            items: {
+                                /** @description The item’s alt text in the served locale chain, else the asset’s */
+                                alt: string | null;
+                                /** Format: uuid */
+                                asset_uuid: string;
+                                /** @description In the served locale chain */
+                                caption: string | null;
+                                height: number | null;
+                                mime: string;
+                                /** @description `srcset` values (`<url> <width>w, ...`) for `<source type="image/webp|avif">`; empty strings for SVG */
+                                srcset: {
+                                    avif: string;
+                                    webp: string;
+                                };
+                                /** @description Allowed widths up to the original’s (the smallest one for smaller images); empty for SVG */
+                                transforms: {
+                                    /** @description Transform URL of this width in AVIF */
+                                    avif: string;
+                                    /** @description Transform URL of this width in WebP */
+                                    webp: string;
+                                    /** @description One of IMAGE_WIDTHS */
+                                    width: number;
+                                }[];
+                                /** @description The original */
+                                url: string;
+                                /** @description Pixels of the original */
+                                width: number | null;
+                            }[];
+                            /** @description The first locale of the fallback chain (the requested one, when the Space has it) */
+                            lang: string;
+                            slug: string;
+                            /** @description In the served locale chain */
+                            title: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -10622,6 +10958,651 @@ export interface operations {
             };
         };
     };
+    "getV1SpacesBySpaceDom-overlays": {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description replace_text | replace_html | set_attribute | hide | insert_before | insert_after */
+                            action: string;
+                            active: boolean;
+                            attribute: string | null;
+                            /** @description As stored: HTML content already sanitized */
+                            content: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            path_pattern: string;
+                            priority: number;
+                            segment_key: string | null;
+                            selector: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceDom-overlays": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "replace_text" | "replace_html" | "set_attribute" | "hide" | "insert_before" | "insert_after";
+                    /** @description Default true */
+                    active?: boolean;
+                    /** @description set_attribute only: the attribute name (never on*, style, srcdoc) */
+                    attribute?: string | null;
+                    /** @description Locale of the Space → text. replace_text: plain text; replace_html, insert_before, insert_after: HTML, sanitized at save; set_attribute: the attribute value; hide: none (ignored) */
+                    content?: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    name: string;
+                    /** @description Glob on the page path, e.g. /blog/** or /products/*: picomatch segments (* once per segment, ?, [...]) and whole-segment ** */
+                    path_pattern: string;
+                    /** @description Lower applies first (default 0); ties by creation */
+                    priority?: number;
+                    /** @description Only visitors of this audience segment get the rule (a segment key of the Space) */
+                    segment_key?: string | null;
+                    /** @description CSS selector of the elements the action applies to */
+                    selector: string;
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description replace_text | replace_html | set_attribute | hide | insert_before | insert_after */
+                            action: string;
+                            active: boolean;
+                            attribute: string | null;
+                            /** @description As stored: HTML content already sanitized */
+                            content: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            path_pattern: string;
+                            priority: number;
+                            segment_key: string | null;
+                            selector: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceDom-overlaysById": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description replace_text | replace_html | set_attribute | hide | insert_before | insert_after */
+                            action: string;
+                            active: boolean;
+                            attribute: string | null;
+                            /** @description As stored: HTML content already sanitized */
+                            content: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            path_pattern: string;
+                            priority: number;
+                            segment_key: string | null;
+                            selector: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "putV1SpacesBySpaceDom-overlaysById": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    action: "replace_text" | "replace_html" | "set_attribute" | "hide" | "insert_before" | "insert_after";
+                    /** @description Default true */
+                    active?: boolean;
+                    /** @description set_attribute only: the attribute name (never on*, style, srcdoc) */
+                    attribute?: string | null;
+                    /** @description Locale of the Space → text. replace_text: plain text; replace_html, insert_before, insert_after: HTML, sanitized at save; set_attribute: the attribute value; hide: none (ignored) */
+                    content?: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    name: string;
+                    /** @description Glob on the page path, e.g. /blog/** or /products/*: picomatch segments (* once per segment, ?, [...]) and whole-segment ** */
+                    path_pattern: string;
+                    /** @description Lower applies first (default 0); ties by creation */
+                    priority?: number;
+                    /** @description Only visitors of this audience segment get the rule (a segment key of the Space) */
+                    segment_key?: string | null;
+                    /** @description CSS selector of the elements the action applies to */
+                    selector: string;
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description replace_text | replace_html | set_attribute | hide | insert_before | insert_after */
+                            action: string;
+                            active: boolean;
+                            attribute: string | null;
+                            /** @description As stored: HTML content already sanitized */
+                            content: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            name: string;
+                            path_pattern: string;
+                            priority: number;
+                            segment_key: string | null;
+                            selector: string;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "deleteV1SpacesBySpaceDom-overlaysById": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpaceForms: {
         parameters: {
             query?: {
@@ -11794,6 +12775,653 @@ export interface operations {
                 };
             };
             /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another live (not archived) form of the Space has this slug) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceGalleries: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            items: {
+                                alt: {
+                                    [key: string]: string;
+                                };
+                                /** Format: uuid */
+                                asset_uuid: string;
+                                caption: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            slug: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceGalleries: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    /** @description At most 500, in display order */
+                    items: {
+                        /** @description Alt text; a locale left out falls back to the asset’s own alt text per locale of the Space (locale → text, at most 2,000 characters) */
+                        alt?: {
+                            [key: string]: string;
+                        };
+                        /** Format: uuid */
+                        asset_uuid: string;
+                        /** @description Caption per locale of the Space (locale → text, at most 2,000 characters) */
+                        caption?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    slug: string;
+                    /** @description Title per locale of the Space (locale → text, at most 500 characters) */
+                    title: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            items: {
+                                alt: {
+                                    [key: string]: string;
+                                };
+                                /** Format: uuid */
+                                asset_uuid: string;
+                                caption: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            slug: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another gallery of the Space has this slug) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceGalleriesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            items: {
+                                alt: {
+                                    [key: string]: string;
+                                };
+                                /** Format: uuid */
+                                asset_uuid: string;
+                                caption: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            slug: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putV1SpacesBySpaceGalleriesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    /** @description At most 500, in display order */
+                    items: {
+                        /** @description Alt text; a locale left out falls back to the asset’s own alt text per locale of the Space (locale → text, at most 2,000 characters) */
+                        alt?: {
+                            [key: string]: string;
+                        };
+                        /** Format: uuid */
+                        asset_uuid: string;
+                        /** @description Caption per locale of the Space (locale → text, at most 2,000 characters) */
+                        caption?: {
+                            [key: string]: string;
+                        };
+                    }[];
+                    slug: string;
+                    /** @description Title per locale of the Space (locale → text, at most 500 characters) */
+                    title: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            /** Format: uuid */
+                            id: string;
+                            items: {
+                                alt: {
+                                    [key: string]: string;
+                                };
+                                /** Format: uuid */
+                                asset_uuid: string;
+                                caption: {
+                                    [key: string]: string;
+                                };
+                            }[];
+                            slug: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another gallery of the Space has this slug) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpaceGalleriesById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another gallery of the Space has this slug) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -18466,7 +20094,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded")[];
+                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted")[];
                     label: string;
                     url: string;
                 };
@@ -18784,7 +20412,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded")[];
+                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted")[];
                     label?: string;
                     url?: string;
                 };

@@ -4,7 +4,7 @@ import { segmentCache } from './cache'
 import { segmentCdnRoutes } from './cdn'
 import { segmentEvents } from './events'
 import { SegmentErrors } from './model'
-import { segmentReadStep } from './read'
+import { type Resolution, resolve, segmentReadStep } from './read'
 import { segmentRoutes } from './routes'
 import { publishVariants, withdrawVariants } from './service'
 
@@ -17,8 +17,19 @@ export const segmentsModule = defineModule({
   name: 'segments',
   setup: (kernel) => {
     const cache = segmentCache(kernel)
+    const countryHeader = kernel.config.segmentCountryHeader
     return {
       cache,
+      /**
+       * §4.9 on one request, exactly as a Story read resolves it (the X-Service-Segment short-cut, else the request's
+       * signals; `fromSignals` then says the answer must be `private`), for other modules' public reads. Synchronous
+       * when the Space's segments are cached.
+       */
+      resolve(spaceId: number, request: Request, viaTrustedProxy: boolean, lang: string | undefined): Resolution | Promise<Resolution> {
+        const set = cache.get(spaceId)
+        if (set instanceof Promise) return set.then((s) => resolve(s, request, viaTrustedProxy, countryHeader, lang))
+        return resolve(set, request, viaTrustedProxy, countryHeader, lang)
+      },
       /** Whether `key` names a segment of the Space (active or not), from the in-memory cache (for other modules). */
       isSegmentKey(spaceId: number, key: string): boolean | Promise<boolean> {
         const set = cache.get(spaceId)

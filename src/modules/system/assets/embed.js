@@ -7,6 +7,13 @@
      its data-beacon-url (the `meta.beacon_url` of the Story read) or else {base}/v1/cdn/{data-space}/_beacon, with
      navigator.sendBeacon (fire-and-forget: it never blocks or breaks the page). Optional: data-segment-key, data-lang
      (else <html lang>). The referrer goes out as its origin only. ContentService.embed.scan() re-scans (SPAs).
+   - With data-space, the embed script applies the Space's DOM overlay rules for the page ({base}/v1/cdn/{space}/
+     dom-overlay?path=&lang=; data-lang or <html lang>; data-segment-key is sent as X-Service-Segment) after
+     DOMContentLoaded and after each client-side navigation (history pushState/replaceState, popstate). A rule applies
+     once per element (marked in a WeakMap shared by every copy of the script). Markup is parsed in an inert <template>
+     and script, frames, style and on* or javascript: attributes are dropped before it is inserted (the server
+     sanitized it already). data-overlay="off" turns it off; ContentService.embed.overlay() fetches and applies
+     again (a Promise).
    No dependencies; served minified (under 4 KB). */
 (function (w, d) {
   var script = d.currentScript
@@ -92,12 +99,87 @@
     }
   }
 
+  // DOM overlay (see the header). Short names: this part is a third of the script's 4 KB budget.
+  var done = (CS.done = CS.done || new WeakMap()), last, enc = encodeURIComponent
+
+  // An event handler attribute, or a URL that would run script.
+  function bad(n, v) {
+    return /^on/i.test(n) || /^[\s\0-\x1f]*(javascript|vbscript|data:text)/i.test(v)
+  }
+
+  // Markup parsed inert (a <template> runs nothing, loads nothing), then stripped of what could run.
+  function frag(h) {
+    var t = d.createElement('template'), e, n
+    t.innerHTML = h
+    for (e of t.content.querySelectorAll('*')) {
+      if (/^(script|i?frame|object|embed|style|link|meta|base)$/i.test(e.localName)) e.remove()
+      else for (n of e.getAttributeNames()) bad(n, e.getAttribute(n)) && e.removeAttribute(n)
+    }
+    return t.content
+  }
+
+  // Each rule once per element; actions: insert_before/insert_after, replace_html, replace_text, hide, set_attribute.
+  function apply(rules) {
+    for (var r of rules) {
+      var a = r.action, c = r.content, l = [], e, m
+      try {
+        l = d.querySelectorAll(r.selector)
+      } catch (x) {}
+      for (e of l) {
+        m = done.get(e) || {}
+        if (m[r.id]) continue
+        done.set(e, m)
+        m[r.id] = 1
+        if (a[0] == 'i') e[a.slice(7)](frag(c))
+        else if (a == 'replace_html') e.replaceChildren(frag(c))
+        else if (a == 'replace_text') e.textContent = c
+        else if (a == 'hide') e.style.display = 'none'
+        else bad(r.attribute, c) || e.setAttribute(r.attribute, c)
+      }
+    }
+  }
+
+  function overlay() {
+    var s = data(script, 'space'), p = location.pathname, l = data(script, 'lang') || d.documentElement.lang, g = data(script, 'segment-key')
+    if (!s || data(script, 'overlay') == 'off' || p == last) return
+    last = p
+    return fetch(base + '/v1/cdn/' + enc(s) + '/dom-overlay?path=' + enc(p) + (l ? '&lang=' + enc(l) : ''), { headers: g ? { 'X-Service-Segment': g } : {} })
+      .then((r) => r.ok && r.json())
+      .then((v) => v && location.pathname == p && apply(v.data.rules))
+      ['catch'](() => {})
+  }
+
+  function nav() {
+    setTimeout(overlay)
+  }
+
   function mount() {
-    if ('__COMPONENT__' === 'embed_js') scan()
+    if ('__COMPONENT__' === 'embed_js') {
+      scan()
+      overlay()
+      for (let k of ['pushState', 'replaceState']) {
+        let f = history[k]
+        history[k] = function () {
+          f.apply(this, arguments)
+          nav()
+        }
+      }
+      w.addEventListener('popstate', nav)
+    }
     check()
   }
 
-  CS.__GLOBAL__ = { version: VERSION, base: base, api: base + '/v1', src: script.src, scan: scan }
+  CS.__GLOBAL__ = {
+    version: VERSION,
+    base: base,
+    api: base + '/v1',
+    src: script.src,
+    scan: scan,
+    overlay: function () {
+      last = 0
+      return overlay()
+    },
+  }
   if (d.readyState === 'loading') d.addEventListener('DOMContentLoaded', mount)
   else mount()
 })(window, document)

@@ -1,0 +1,26 @@
+import type { EventDeclarations } from '../../kernel/events'
+
+/** A DOM overlay rule as its events name it (and their webhook bodies show it). */
+export interface OverlayEventPayload {
+  dom_overlay: { id: string; name: string; path_pattern: string; action: string; active: boolean }
+}
+
+declare module '../../kernel/events' {
+  interface EventMap {
+    'dom_overlay.created': OverlayEventPayload
+    'dom_overlay.updated': OverlayEventPayload
+    'dom_overlay.deleted': OverlayEventPayload
+  }
+}
+
+const FIELDS = ['id', 'name', 'path_pattern', 'action', 'active'] as const
+const webhook = (p: unknown) => {
+  const o = (p as Partial<OverlayEventPayload>).dom_overlay
+  return { dom_overlay: Object.fromEntries(FIELDS.map((f) => [f, o?.[f] ?? null])) }
+}
+
+export const overlayEvents: EventDeclarations = {
+  'dom_overlay.created': { description: 'A DOM overlay rule was created. Webhook body: `dom_overlay: {id, name, path_pattern, action, active}`.', webhook },
+  'dom_overlay.updated': { description: 'A DOM overlay rule was changed. Webhook body: `dom_overlay: {id, name, path_pattern, action, active}`.', webhook },
+  'dom_overlay.deleted': { description: 'A DOM overlay rule was deleted. Webhook body: `dom_overlay: {id, name, path_pattern, action, active}`.', webhook },
+}

@@ -1,0 +1,39 @@
+import { defineModule } from '../../kernel/module'
+import { MIN } from '../../kernel/rate-limit'
+import { segmentsModule } from '../segments'
+import { spacesModule } from '../spaces'
+import { storiesModule } from '../stories'
+import { overlayCdnRoutes, overlayFastRoute } from './cdn'
+import { overlayEvents } from './events'
+import { overlayGraphql } from './graphql'
+import { OverlayReader } from './public'
+import { overlayRoutes } from './routes'
+
+/**
+ * DOM overlay (issue 30): rules that embed.js applies to a site's own pages — replace or insert content, set an
+ * attribute, hide an element — chosen by a path glob, a CSS selector, the locale and the audience segment. The public
+ * read resolves segments and locales exactly as the Story read does (through the segments module's resolution and the
+ * stories module's locale chain) and is answered on the fast path from memory.
+ */
+export const overlayModule = defineModule({
+  name: 'overlay',
+  setup: (kernel, use) => {
+    const pipeline = use(storiesModule).pipeline
+    const segments = use(segmentsModule)
+    const reader = new OverlayReader(kernel, use(spacesModule).publicSpaces, pipeline.chain.bind(pipeline), segments.resolve)
+    // Memoised whole reads follow every change anywhere (a Space, its locales, segments, rules), as Story reads do.
+    kernel.bus.subscribe('*', () => reader.dropMemo())
+    kernel.bus.onResync(() => reader.dropMemo())
+    return { reader, isSegmentKey: segments.isSegmentKey }
+  },
+  routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey),
+  publicRoutes: (ctx) => overlayCdnRoutes(ctx, ctx.self.reader),
+  fast: ({ self }) => [overlayFastRoute(self.reader)],
+  graphql: (builder, self) => overlayGraphql(builder, self.reader),
+  events: overlayEvents,
+  caches: (self) => [self.reader.cache],
+  rateLimits: [
+    // Spec 4.2.
+    { id: 'cdn.dom-overlay', method: 'GET', path: '/v1/cdn/:space/dom-overlay', limit: 600, windowSeconds: MIN },
+  ],
+})

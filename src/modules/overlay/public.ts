@@ -1,0 +1,283 @@
+import { ScopedCache } from '../../kernel/cache'
+import { KernelErrors, validationFailed } from '../../kernel/errors'
+import type { Kernel } from '../../kernel/kernel'
+import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
+import type { PublicOverlay } from './model'
+import { compilePattern, MAX_PATH } from './rules'
+import { activeOverlays } from './service'
+
+/**
+ * The public read of DOM overlay rules, built to stay as fast as the Story read: the Space (spaces' cache), the locale
+ * chain (the Story read's memo), the audience segment (the segments module's resolution) and the Space's compiled
+ * rules are all in memory; which rules match a path is remembered per (segment, path), and the answer for one set of
+ * matching rules, locale chain and segment is rendered once — body, ETag and prebuilt headers — and shared by every
+ * path with the same rules (so memory follows the rules, not the paths visitors send). A repeated read is a handful
+ * of Map lookups and no JSON work, answered on the fast path.
+ */
+
+interface CompiledRule {
+  id: string
+  match: (path: string) => boolean
+  selector: string
+  action: string
+  attribute: string | null
+  content: Record<string, string>
+  segmentKey: string | null
+  priority: number
+}
+
+/** One rendered answer, with its headers prebuilt for the public and the private (signal-resolved) case. */
+export interface OverlayAnswer {
+  view: PublicOverlay['data']
+  body: Blob
+  etag: string
+  ok: Headers
+  okPrivate: Headers
+  notModified: Headers
+  notModifiedPrivate: Headers
+}
+
+interface SpaceOverlays {
+  rules: CompiledRule[]
+  /** Matching rules (indexes into `rules`, joined) by segment and path. */
+  matches: Map<string, string>
+  /** Rendered answers by matching rules, locale chain and segment. */
+  answers: Map<string, OverlayAnswer>
+}
+
+/** What one read serves. */
+export interface ServedOverlay {
+  answer: OverlayAnswer
+  /** Resolved from the request's own signals in a Space with active segments: `Cache-Control: private`. */
+  private: boolean
+}
+
+/** Paths and answers remembered per Space; past either bound that map is dropped and filled anew. */
+const MAX_MATCHES = 4096
+const MAX_ANSWERS = 1024
+/** Whole reads memoised by URL, Accept-Language and X-Service-Segment (see `memoised`). */
+const MAX_MEMO = 20_000
+const MAX_MEMO_KEY = 1024
+/** A memoised read lives at most this long (a safety net: every event and resync drops them all anyway). */
+const MEMO_TTL_MS = 60_000
+const MAX_SPACES = 10_000
+const VARY = 'Accept-Language, X-Service-Segment'
+const encoder = new TextEncoder()
+
+export type Resolve = (
+  spaceId: number,
+  request: Request,
+  viaTrustedProxy: boolean,
+  lang: string | undefined,
+) => { segment: { key: string } | null; fromSignals: boolean } | Promise<{ segment: { key: string } | null; fromSignals: boolean }>
+export type Chain = (space: PublicSpace, lang: string | undefined, acceptLanguage: string | null) => string[]
+
+export interface OverlayReadRequest {
+  spaceSlug: string
+  /** `?path` as received (decoded once by the query parser). */
+  path: string
+  lang: string | undefined
+  request: Request
+  viaTrustedProxy: boolean
+}
+
+interface MemoEntry {
+  served: ServedOverlay
+  expiresAt: number
+}
+
+export class OverlayReader {
+  readonly cache: ScopedCache<number, SpaceOverlays>
+  /**
+   * Whole reads by request (URL, Accept-Language, X-Service-Segment), as the Story read memoises them: a hit skips the
+   * query parsing and every lookup. Only reads that did not depend on other request signals enter it (a Space
+   * without active segments, or a header naming one); the module drops it on every event the bus delivers and on
+   * resync, so it never outlives a change of the Space, its locales, segments or rules.
+   */
+  private memo = new Map<string, MemoEntry>()
+  private readonly publicCC: string
+  private readonly privateCC: string
+
+  constructor(
+    private kernel: Kernel,
+    private spaces: PublicSpaceResolver,
+    private chainOf: Chain,
+    private resolve: Resolve,
+  ) {
+    this.publicCC = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+    this.privateCC = `private, max-age=${kernel.config.cdnMaxAge}`
+    this.cache = new ScopedCache({
+      name: 'dom-overlays',
+      scopeOf: (spaceId) => spaceId,
+      idOf: String,
+      load: (spaceId) => this.load(spaceId),
+      now: () => kernel.clock.ms(),
+      maxEntries: MAX_SPACES,
+      invalidateOn: {
+        'dom_overlay.created': (e) => e.spaceId,
+        'dom_overlay.updated': (e) => e.spaceId,
+        'dom_overlay.deleted': (e) => e.spaceId,
+        'space.archived': (e) => e.spaceId,
+      },
+    })
+  }
+
+  private async load(spaceId: number): Promise<SpaceOverlays> {
+    const rows = await activeOverlays(this.kernel, spaceId)
+    const rules: CompiledRule[] = []
+    for (const r of rows) {
+      const p = compilePattern(r.pathPattern)
+      if ('error' in p) continue // checked at save; a rule that no longer compiles matches nothing
+      rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content: r.content, segmentKey: r.segmentKey, priority: r.priority })
+    }
+    return { rules, matches: new Map(), answers: new Map() }
+  }
+
+  dropMemo() {
+    this.memo.clear()
+  }
+
+  /** The memo's key of a request; null when it is not memoisable (too long). */
+  memoKey(url: string, request: Request): string | null {
+    const h = request.headers
+    const al = h.get('accept-language')
+    const seg = h.get('x-service-segment')
+    // The common read carries neither: the URL alone (no URL holds a NUL), no string built.
+    if (al === null && seg === null) return url.length > MAX_MEMO_KEY ? null : url
+    const key = `${url}\u0000${al ?? ''}\u0000${seg ?? ''}`
+    return key.length > MAX_MEMO_KEY ? null : key
+  }
+
+  /** A memoised read of this request, or undefined. */
+  memoised(key: string, now: number): ServedOverlay | undefined {
+    const e = this.memo.get(key)
+    if (e === undefined) return undefined
+    if (e.expiresAt > now) return e.served
+    this.memo.delete(key)
+    return undefined
+  }
+
+  /** Remembers a synchronous read that no per-visitor signal decided. */
+  remember(key: string, served: ServedOverlay, now: number) {
+    if (served.private) return
+    if (this.memo.size >= MAX_MEMO) this.memo.clear()
+    this.memo.set(key, { served, expiresAt: now + MEMO_TTL_MS })
+  }
+
+  /** The read; throws AppError 404/422. Synchronous when the Space, its rules and its segments are cached. */
+  read(req: OverlayReadRequest): ServedOverlay | Promise<ServedOverlay> {
+    if (req.path.length > MAX_PATH || req.path[0] !== '/') throw validationFailed({ path: ['must be a page path starting with /'] })
+    const space = this.spaces.get(req.spaceSlug)
+    if (space instanceof Promise) return space.then((s) => this.readIn(req, s))
+    return this.readIn(req, space)
+  }
+
+  private readIn(req: OverlayReadRequest, space: PublicSpace | null): ServedOverlay | Promise<ServedOverlay> {
+    if (!space) throw KernelErrors.notFound('Space not found.')
+    const chain = this.chainOf(space, req.lang, req.request.headers.get('accept-language'))
+    const set = this.cache.get(space.id)
+    const resolution = this.resolve(space.id, req.request, req.viaTrustedProxy, req.lang)
+    if (set instanceof Promise || resolution instanceof Promise) {
+      return Promise.all([set, resolution]).then(([s, r]) => this.serve(req, chain, s, r.segment?.key ?? null, r.fromSignals))
+    }
+    return this.serve(req, chain, set, resolution.segment?.key ?? null, resolution.fromSignals)
+  }
+
+  private serve(req: OverlayReadRequest, chain: string[], set: SpaceOverlays, segment: string | null, fromSignals: boolean): ServedOverlay {
+    const seg = segment ?? ''
+    const pathKey = `${seg}\u0000${req.path}`
+    let matched = set.matches.get(pathKey)
+    if (matched === undefined) {
+      matched = matching(set.rules, decodedPath(req.path), segment)
+      if (set.matches.size >= MAX_MATCHES) set.matches.clear()
+      set.matches.set(pathKey, matched)
+    }
+    const key = `${matched}\u0000${chain.join(',')}\u0000${seg}`
+    let answer = set.answers.get(key)
+    if (answer === undefined) {
+      answer = this.render(matched, chain, set, segment)
+      if (set.answers.size >= MAX_ANSWERS) set.answers.clear()
+      set.answers.set(key, answer)
+    }
+    return { answer, private: fromSignals }
+  }
+
+  private render(matched: string, chain: string[], set: SpaceOverlays, segment: string | null): OverlayAnswer {
+    const rules: PublicOverlay['data']['rules'] = []
+    for (const i of matched === '' ? [] : matched.split(',')) {
+      const r = set.rules[Number(i)]
+      let content: string | null = null
+      if (r.action !== 'hide') {
+        for (const c of chain) {
+          const v = r.content[c]
+          if (v !== undefined) {
+            content = v
+            break
+          }
+        }
+        if (content === null) continue // nothing to show in this locale chain
+      }
+      rules.push({ id: r.id, selector: r.selector, action: r.action, attribute: r.attribute, content, priority: r.priority })
+    }
+    const view = { lang: chain[0], segment, rules }
+    const bytes = encoder.encode(JSON.stringify({ data: view }))
+    const etag = `"${new Bun.CryptoHasher('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
+    const common = (cc: string): Record<string, string> => {
+      const h: Record<string, string> = { ETag: etag, 'Cache-Control': cc, Vary: VARY }
+      if (segment !== null) h['X-Service-Segment'] = segment
+      return h
+    }
+    const json = { 'Content-Type': 'application/json; charset=utf-8' }
+    return {
+      view,
+      body: new Blob([bytes]),
+      etag,
+      ok: new Headers({ ...json, ...common(this.publicCC) }),
+      okPrivate: new Headers({ ...json, ...common(this.privateCC) }),
+      notModified: new Headers(common(this.publicCC)),
+      notModifiedPrivate: new Headers(common(this.privateCC)),
+    }
+  }
+}
+
+/** The rules (indexes, joined) an active page path gets in a segment: its pattern matches, its segment is none or this. */
+function matching(rules: CompiledRule[], page: string, segment: string | null): string {
+  let out = ''
+  for (let i = 0; i < rules.length; i++) {
+    const r = rules[i]
+    if (r.segmentKey !== null && r.segmentKey !== segment) continue
+    if (r.match(page)) out += out === '' ? String(i) : `,${i}`
+  }
+  return out
+}
+
+/** The page path as a visitor reads it: percent-escapes decoded once (a malformed escape is matched as is). */
+function decodedPath(path: string): string {
+  if (path.indexOf('%') === -1) return path
+  try {
+    return decodeURIComponent(path)
+  } catch {
+    return path
+  }
+}
+
+/** A served read as a Response (200 or 304 on If-None-Match). */
+export function overlayResponse(request: Request, served: ServedOverlay): Response {
+  const a = served.answer
+  if (etagMatches(request.headers.get('if-none-match'), a.etag)) {
+    return new Response(null, { status: 304, headers: served.private ? a.notModifiedPrivate : a.notModified })
+  }
+  return new Response(a.body, { headers: served.private ? a.okPrivate : a.ok })
+}
+
+/** `If-None-Match` against a strong ETag (weak comparison, RFC 9110 for GET); garbage never matches. */
+function etagMatches(header: string | null, etag: string): boolean {
+  if (!header) return false
+  if (header.trim() === '*') return true
+  if (header.length > 4096) return false
+  for (const part of header.split(',')) {
+    const t = part.trim()
+    if (t === etag || (t.startsWith('W/') && t.slice(2) === etag)) return true
+  }
+  return false
+}
