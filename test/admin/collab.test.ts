@@ -314,7 +314,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await title.getByText('from de').waitFor()
     // The hint describes the input.
     const describedBy = (await title.getByRole('textbox').getAttribute('aria-describedby')) ?? ''
-    expect(describedBy).toContain(await title.locator('[data-fallback-from]').getAttribute('id'))
+    expect(describedBy.split(' ')).toContain((await title.locator('[data-fallback-from]').getAttribute('id')) ?? 'no id')
     expect(await title.getByRole('textbox').isDisabled()).toBe(true)
     // Nested fields say so too; an empty field has nothing to fall back to: no hint.
     expect(await preview.locator('[data-field-path="blocks/0/body/0/headline"] [data-fallback-from="de"]').count()).toBe(1)

@@ -115,7 +115,15 @@ const FOCUS_DEBOUNCE_MS = 200
  */
 export function usePresence(space: string, uuid: string) {
   const sessionId = useMemo(() => crypto.randomUUID(), [])
-  const [others, setOthers] = useState<PresenceSession[]>([])
+  const [others, setOthersState] = useState<PresenceSession[]>([])
+  // A beat that changes nothing (same sessions on the same blocks) keeps the old array: the editor does not re-render.
+  const seen = useRef('')
+  const setOthers = useCallback((next: PresenceSession[]) => {
+    const key = next.map((o) => `${o.session_id}\u0000${o.block_path}\u0000${o.user_name}`).join('\u0001')
+    if (key === seen.current) return
+    seen.current = key
+    setOthersState(next)
+  }, [])
   const focus = useRef({ path: 'blocks/0', anchor: 0, head: 0 })
   const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined)
 
@@ -131,14 +139,14 @@ export function usePresence(space: string, uuid: string) {
     } catch {
       // Presence is a courtesy: a failed beat is retried with the next one.
     }
-  }, [space, uuid, sessionId])
+  }, [space, uuid, sessionId, setOthers])
 
   const refresh = useCallback(async () => {
     try {
       const { data } = await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/presence', { params: { path: { space, uuid } } }))
       setOthers(data.filter((s) => s.session_id !== sessionId))
     } catch {}
-  }, [space, uuid, sessionId])
+  }, [space, uuid, sessionId, setOthers])
 
   useEffect(() => {
     void beat()
