@@ -9,7 +9,7 @@ import { duplicateBlock } from '../../admin/src/components/block-editor'
 setDefaultTimeout(60_000)
 
 const doc = (blocks: unknown[]) => ({ type: 'doc', blocks })
-const b = (uid: string, fields: Record<string, unknown> = {}) => ({ component: 'teaser', _uid: uid, ...fields })
+const b = (uid: string, fields: Record<string, unknown> = {}): { component: string; _uid: string } & Record<string, unknown> => ({ component: 'teaser', _uid: uid, ...fields })
 
 describe('diffStories', () => {
   test('the same content: no change', () => {
