@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
+import { type AdminHarness, axeViolations, hasChromium, memberNamed, shot, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
 warnNoChromium('the Story editor collaboration tests')
@@ -29,10 +29,21 @@ const teaserHeadlines = (p: Page) =>
       lis.filter((li) => /^blocks\/0\/body\/\d+$/.test((li as HTMLElement).dataset.blockPath ?? '')).map((li) => (li.querySelector('input') as HTMLInputElement).value),
     )
 
-/** Leave the editor (its presence session ends on pagehide), then close the browser context. */
-async function leave(c: { context: { close(): Promise<void> }; page: Page }) {
-  // A page with unsaved changes asks before unloading (refused here): its session then just goes stale.
-  await c.page.goto('about:blank').catch(() => {})
+/**
+ * Leave the editor (its presence session ends on pagehide, by a keepalive DELETE), wait for the server to have heard
+ * it, then close the browser context. A page with unsaved changes asks before unloading (refused here): its session
+ * then just goes stale.
+ */
+async function leave(c: { context: { close(): Promise<void> }; page: Page }, userId: number) {
+  const left = await c.page.goto('about:blank').then(
+    () => true,
+    () => false,
+  )
+  for (let i = 0; left && i < 100; i++) {
+    const active = (await h.call('GET', `/v1/spaces/${space}/stories/${uuid}/presence`, ada.token)).body.data as { user_id: number }[]
+    if (!active.some((s) => s.user_id === userId)) break
+    await Bun.sleep(50)
+  }
   await c.context.close()
 }
 
@@ -99,6 +110,8 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await change.getByText('Hello', { exact: true }).waitFor()
     await change.getByText('Title by Ada', { exact: true }).waitFor()
     expect(await dialog.getByText('version 2 was saved since').count()).toBe(1)
+    await shot(b.page, 'conflict-diff')
+    expect(await axeViolations(b.page)).toEqual([])
     // Overwrite: Bob's document (based on version 1) becomes version 3.
     await dialog.getByRole('button', { name: 'Overwrite with mine' }).click()
     await b.page.getByText('Saved (version 3).').waitFor()
@@ -126,8 +139,8 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     expect(saved.version_no).toBe(4)
     expect(a.errors).toEqual([])
     expect(b.errors).toEqual([])
-    await leave(a)
-    await leave(b)
+    await leave(a, ada.id)
+    await leave(b, bob.id)
   })
 
   test('presence and comments arrive live in the other browser: avatars, the focused block, threads, replies, resolve; no polling', async () => {
@@ -148,6 +161,8 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     const second = b.page.locator('li[data-block-path="blocks/0/body/1"]')
     await second.getByTestId('block-presence').getByRole('img', { name: 'Ada Lovelace' }).waitFor()
     expect(await b.page.locator('li[data-block-path="blocks/0/body/0"]').getByTestId('block-presence').count()).toBe(0)
+    // Only that block: not the page block around it (its own header).
+    expect(await b.page.locator('li[data-block-path="blocks/0"] > div:first-child [data-testid="block-presence"]').count()).toBe(0)
     // And Ada sees Bob.
     await a.page.getByRole('group', { name: 'Also editing: Bob Builder' }).getByRole('img', { name: 'Bob Builder' }).waitFor()
 
@@ -163,6 +178,9 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await bobThreads.getByText(body, { exact: true }).waitFor()
     expect(await b.page.locator('b').count()).toBe(0)
     await bobThreads.getByText('Ada Lovelace').waitFor()
+    await shot(b.page, 'presence-comments')
+    // Opening the comments from the block's header kept Ada on that block.
+    await second.getByTestId('block-presence').getByRole('img', { name: 'Ada Lovelace' }).waitFor()
 
     // Bob replies; Ada sees the reply.
     await bobThreads.getByRole('button', { name: 'Reply' }).click()
@@ -185,11 +203,11 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
 
     // Ada leaves: her avatar goes from Bob's editor.
     expect(a.errors).toEqual([])
-    await leave(a)
+    await leave(a, ada.id)
     await until(() => b.page.getByTestId('presence-bar').count(), 0)
     expect(await axeViolations(b.page)).toEqual([])
     expect(b.errors).toEqual([])
-    await leave(b)
+    await leave(b, bob.id)
   })
 
   test('keyboard-only reordering is announced and keeps focus; drag and drop with the pointer; duplicate makes new _uids deep', async () => {
@@ -255,7 +273,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     walk(doc)
     expect(new Set(uids).size).toBe(uids.length)
     expect(a.errors).toEqual([])
-    await leave(a)
+    await leave(a, ada.id)
   })
 
   test('versions: the diff of two chosen versions shows a changed field as text, and restore stays', async () => {
@@ -277,6 +295,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await title.getByText('A <i>new</i> title', { exact: true }).waitFor()
     await title.getByText(current.content.blocks[0].title, { exact: true }).waitFor()
     expect(await list.locator('[data-change]').count()).toBe(1)
+    await shot(p, 'version-diff')
     expect(await p.locator('i').count()).toBe(0)
     // Version 1 against the newest: the moves, the duplicate and the edits, by path.
     await compare.getByLabel('Compare').selectOption('1')
@@ -291,7 +310,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await p.getByRole('dialog', { name: 'Restore version 1?' }).getByRole('button', { name: 'Restore' }).click()
     await until(() => titleBox(p).inputValue(), 'Hello')
     expect(a.errors).toEqual([])
-    await leave(a)
+    await leave(a, ada.id)
   })
 
   test('a locale without a translation shows, per field, that its value falls back and from which locale', async () => {
@@ -312,6 +331,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     expect(await title.getByRole('textbox').inputValue()).toBe('Hallo')
     expect(await title.locator('[data-fallback-from]').getAttribute('data-fallback-from')).toBe('de')
     await title.getByText('from de').waitFor()
+    await shot(p, 'locale-fallback')
     // The hint describes the input.
     const describedBy = (await title.getByRole('textbox').getAttribute('aria-describedby')) ?? ''
     expect(describedBy.split(' ')).toContain((await title.locator('[data-fallback-from]').getAttribute('id')) ?? 'no id')
@@ -329,7 +349,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     const at = (await h.call('GET', `/v1/spaces/${space}/stories/${uuid}?lang=de-AT`, ada.token)).body.data
     expect(at.content.blocks[0].title).toBe('Servus')
     expect(a.errors).toEqual([])
-    await leave(a)
+    await leave(a, ada.id)
   })
 
   test('a Story of 500 blocks stays responsive: typing latency (keydown → next paint) measured in the page', async () => {
@@ -376,6 +396,6 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     expect(median).toBeLessThan(50)
     expect(await axeViolations(p)).toEqual([])
     expect(a.errors).toEqual([])
-    await leave(a)
+    await leave(a, ada.id)
   })
 })

@@ -94,6 +94,12 @@ export async function memberNamed(t: TestApp, tenantId: number, space: string, r
   return { token: u.token, id: u.user.id }
 }
 
+/** ADMIN_SCREENSHOTS=<folder>: screens as PNGs, for the docs. */
+export async function shot(p: Page, name: string) {
+  const dir = process.env.ADMIN_SCREENSHOTS
+  if (dir) await p.screenshot({ path: join(dir, `${name}.png`), fullPage: true })
+}
+
 /** Polls until `read()` gives `want` (the UI updates after an answer arrives), or fails with the last value. */
 export async function until<T>(read: () => Promise<T>, want: T, ms = 15_000): Promise<void> {
   const end = Date.now() + ms

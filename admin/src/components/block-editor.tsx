@@ -68,6 +68,15 @@ export function Avatar({ person, size = 'md' }: { person: Person; size?: 'sm' | 
   )
 }
 
+/** A speech bubble (an inline SVG: no emoji font needed). */
+export function CommentIcon() {
+  return (
+    <svg aria-hidden="true" viewBox="0 0 16 16" className="inline h-3.5 w-3.5 align-[-2px]" fill="none" stroke="currentColor" strokeWidth="1.5">
+      <path d="M2.5 3.5h11v7h-6l-3 2.5v-2.5h-2z" strokeLinejoin="round" />
+    </svg>
+  )
+}
+
 /** A deep copy of a block with a new `_uid` for it and for every block nested in it. */
 export function duplicateBlock(block: Block): Block {
   const copy = (v: unknown): unknown => {
@@ -309,7 +318,7 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
         ) : null}
         {collab ? (
           <Button className="px-2 py-0.5 text-xs" onClick={() => collab.openComments(block._uid, path, title)} data-comment-count={comments}>
-            <span aria-hidden="true">💬</span> {comments}
+            <CommentIcon /> {comments}
             <span className="sr-only">
               {' '}
               {comments === 1 ? 'comment' : 'comments'} on {title}

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { getToken } from '../auth'
-import { Avatar, type Person } from './block-editor'
+import { Avatar, CommentIcon, type Person } from './block-editor'
 import { Button, ErrorNotice } from './ui'
 
 type Comment = {
@@ -238,7 +238,7 @@ const when = (iso: string) => new Date(iso).toLocaleString()
 
 /**
  * The comments panel: threads anchored to blocks, newest activity last; a block's own threads when one is chosen
- * (its 💬 button), with a form for a new thread on it; replies and resolve on each thread.
+ * (its comment button), with a form for a new thread on it; replies and resolve on each thread.
  */
 export function CommentsPanel({
   space,
@@ -301,7 +301,9 @@ export function CommentsPanel({
           </Button>
         </div>
       ) : (
-        <p className="text-xs text-slate-600">Use a block’s 💬 button to comment on it.</p>
+        <p className="text-xs text-slate-600">
+          Use a block’s <CommentIcon /> button to comment on it.
+        </p>
       )}
       <label className="flex items-center gap-1 text-xs" htmlFor={resolvedId}>
         <input id={resolvedId} type="checkbox" checked={showResolved} onChange={(e) => setShowResolved(e.target.checked)} />

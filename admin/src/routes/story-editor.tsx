@@ -380,7 +380,7 @@ export function StoryEditorScreen() {
               <TranslationContext.Provider value={translationValue}>
                 <FallbackContext.Provider value={fallbackValue}>
                   <fieldset disabled className="contents">
-                    <BlockList path="blocks" blocks={asDoc(fallbackSource.content).blocks} onChange={() => {}} allowed={[]} blueprints={blueprints} errors={NO_ERRORS} />
+                    <BlockList path="blocks" blocks={asDoc(fallbackSource.content).blocks} onChange={() => {}} allowed={roots} blueprints={blueprints} errors={NO_ERRORS} />
                   </fieldset>
                 </FallbackContext.Provider>
               </TranslationContext.Provider>
@@ -403,8 +403,12 @@ export function StoryEditorScreen() {
             className="rounded-lg bg-slate-100 p-3"
             onFocus={(e) => {
               // Tell the others which block (and field) has this editor's focus.
+              // The innermost of the field and the block around the focused element (a block's header sits inside
+              // the blocks field that holds it).
               const el = e.target as HTMLElement
-              const path = el.closest('[data-field-path]')?.getAttribute('data-field-path') ?? el.closest('[data-block-path]')?.getAttribute('data-block-path')
+              const field = el.closest('[data-field-path]')
+              const block = el.closest('[data-block-path]')
+              const path = field && (!block || block.contains(field)) ? field.getAttribute('data-field-path') : block?.getAttribute('data-block-path')
               if (!path) return
               let anchor = 0
               let head = 0
