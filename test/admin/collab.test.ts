@@ -326,6 +326,7 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await p.goto(editorUrl(uuid, '?lang=de-AT'))
     await p.getByRole('heading', { name: 'No “de-AT” translation yet' }).waitFor()
     await p.getByText('de-AT → de → en').waitFor()
+    expect(await p.getByLabel('Locale').locator('option[value="de-AT"]').textContent()).toBe('de-AT (no translation yet: shows de)')
     const preview = p.getByTestId('fallback-preview')
     const title = preview.locator('[data-field-path="blocks/0/title"]')
     expect(await title.getByRole('textbox').inputValue()).toBe('Hallo')

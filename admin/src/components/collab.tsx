@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
+import { memo, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { getToken } from '../auth'
 import { Avatar, CommentIcon, type Person } from './block-editor'
@@ -240,7 +240,7 @@ const when = (iso: string) => new Date(iso).toLocaleString()
  * The comments panel: threads anchored to blocks, newest activity last; a block's own threads when one is chosen
  * (its comment button), with a form for a new thread on it; replies and resolve on each thread.
  */
-export function CommentsPanel({
+export const CommentsPanel = memo(function CommentsPanel({
   space,
   uuid,
   live,
@@ -358,7 +358,7 @@ export function CommentsPanel({
       </ol>
     </aside>
   )
-}
+})
 
 function Thread({
   root,

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useId, useState } from 'react'
+import { memo, useId, useState } from 'react'
 import { api, unwrap } from '../api/client'
 import { ChangeList } from './diff-view'
 import { diffStories } from './doc-diff'
@@ -17,7 +17,7 @@ const versionQuery = (space: string, uuid: string, n: number) => ({
  * The Story's versions, newest first: compare any two (field by field, blocks by path, values as text), and restore
  * one (its content and name are saved as a new version).
  */
-export function VersionsPanel({ space, uuid, current, disabled }: { space: string; uuid: string; current: number; disabled: boolean }) {
+export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current, disabled }: { space: string; uuid: string; current: number; disabled: boolean }) {
   const queryClient = useQueryClient()
   const [restoring, setRestoring] = useState<number | null>(null)
   const [pair, setPair] = useState<{ from: number | null; to: number | null }>({ from: null, to: null })
@@ -124,4 +124,4 @@ export function VersionsPanel({ space, uuid, current, disabled }: { space: strin
       </Dialog>
     </details>
   )
-}
+})

@@ -111,7 +111,7 @@ export function StoryEditorScreen() {
   }, [story.data])
 
   // Locales: where a missing translation's values come from (the first locale of its fallback chain with content).
-  const localeList = useQuery({ ...localesQuery(space), enabled: lang !== undefined })
+  const localeList = useQuery({ ...localesQuery(space), enabled: locales.length > 1 })
   const ownLang = (story.data ?? primary.data)?.primary_lang
   const fallbackFrom =
     missing && lang && primary.data && localeList.data
@@ -275,6 +275,11 @@ export function StoryEditorScreen() {
     setDirty(true)
   }
   const showForm = !missing || startedIn === lang
+  // For a locale without a translation: the locale its readers get instead.
+  const shownFrom = (l: string) => {
+    const from = localeList.data ? localeChain(l, localeList.data, s.primary_lang).find((c) => c !== l && (c === s.primary_lang || s.translations.includes(c))) : undefined
+    return from ? `: shows ${from}` : ''
+  }
   const roots = [...blueprints.values()].filter((b) => b.is_root)
   const state = storyState(s)
   const problems = Object.entries(errors)
@@ -303,7 +308,7 @@ export function StoryEditorScreen() {
               {locales.map((l) => (
                 <option key={l} value={l}>
                   {l}
-                  {l === s.primary_lang ? ' (own)' : s.translations.includes(l) ? '' : ' (no translation yet)'}
+                  {l === s.primary_lang ? ' (own)' : s.translations.includes(l) ? '' : ` (no translation yet${shownFrom(l)})`}
                 </option>
               ))}
             </select>
