@@ -210,6 +210,23 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await leave(b, bob.id)
   })
 
+  test('without the live stream the comments panel says so and re-reads comments every 10 s', async () => {
+    const b = await h.signedIn(bob.token)
+    // The stream cannot be opened (a proxy that refuses it): the editor falls back to polling.
+    await b.context.route('**/live', (route) => route.abort())
+    await openEditor(b.page)
+    const panel = b.page.getByTestId('comments-panel')
+    await panel.getByText('○ refreshing every 10 s').waitFor()
+    const posted = await h.call('POST', `/v1/spaces/${space}/stories/${uuid}/comments`, ada.token, { block_path: 'blocks/0/body/2', body: 'Polled in' })
+    expect(posted.status).toBe(201)
+    await panel.getByText('Polled in', { exact: true }).waitFor({ timeout: 25_000 })
+    expect(await b.page.locator('li[data-block-path="blocks/0/body/2"]').getByRole('button', { name: '1 comment on Teaser' }).count()).toBe(1)
+    // Resolved again, so the threads of the later tests start clean.
+    expect((await h.call('POST', `/v1/spaces/${space}/stories/${uuid}/comments/${posted.body.data.id}/resolve`, ada.token)).status).toBe(200)
+    expect(b.errors).toEqual([])
+    await leave(b, bob.id)
+  })
+
   test('keyboard-only reordering is announced and keeps focus; drag and drop with the pointer; duplicate makes new _uids deep', async () => {
     const a = await h.signedIn(ada.token)
     const p = a.page
