@@ -255,10 +255,17 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
   const here = collab?.presence.get(path)
   const comments = collab?.comments.get(block._uid) ?? 0
   const pointer = useRef<{ id: number; y: number; started: boolean } | null>(null)
-  const mark = dropMark === 'before' ? 'before:absolute before:-top-2 before:inset-x-0 before:h-1 before:rounded before:bg-indigo-600' : dropMark === 'after' ? 'after:absolute after:-bottom-2 after:inset-x-0 after:h-1 after:rounded after:bg-indigo-600' : ''
+  // The drop line is drawn inside the row: content-visibility clips what a row paints outside itself.
+  const mark =
+    dropMark === 'before'
+      ? 'before:absolute before:top-0 before:inset-x-0 before:z-10 before:h-1 before:rounded-t-lg before:bg-indigo-600'
+      : dropMark === 'after'
+        ? 'after:absolute after:bottom-0 after:inset-x-0 after:z-10 after:h-1 after:rounded-b-lg after:bg-indigo-600'
+        : ''
   return (
     <li
-      className={`relative rounded-lg border bg-white ${here?.length ? 'border-fuchsia-600 ring-2 ring-fuchsia-600' : 'border-slate-200'} ${dragging ? 'opacity-60' : ''} ${mark}`}
+      // Rows off screen skip layout and paint (content-visibility), remembering their last size: a long Story stays light.
+      className={`relative rounded-lg border bg-white [contain-intrinsic-size:auto_10rem] [content-visibility:auto] ${here?.length ? 'border-fuchsia-600 ring-2 ring-fuchsia-600' : 'border-slate-200'} ${dragging ? 'opacity-60' : ''} ${mark}`}
       data-block-uid={block._uid}
       data-block-path={path}
       data-drop={dropMark ?? undefined}

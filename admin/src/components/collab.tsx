@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { memo, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
+import { spacesQuery } from '../api/queries'
 import { getToken } from '../auth'
 import { Avatar, CommentIcon, type Person } from './block-editor'
-import { Button, ErrorNotice } from './ui'
+import { Button, Dialog, ErrorNotice } from './ui'
 
 type Comment = {
   id: number
@@ -272,6 +273,23 @@ export const CommentsPanel = memo(function CommentsPanel({
       unwrap(api.POST('/v1/spaces/{space}/stories/{uuid}/comments', { params: { path: { space, uuid } }, body })),
     onSuccess: () => invalidateComments(qc, space, uuid),
   })
+  // Who may delete what: editors their own comments, admins any.
+  const me = useQuery({
+    queryKey: ['/v1/auth/me'],
+    queryFn: async () => (await unwrap(api.GET('/v1/auth/me'))).data,
+    staleTime: 5 * 60_000,
+  })
+  const spaces = useQuery(spacesQuery())
+  const role = spaces.data?.find((x) => x.slug === space)?.role
+  const canDelete = (c: Comment) => !c.deleted && (role === 'admin' || (me.data?.id != null && c.author.id === me.data.id))
+  const [deleting, setDeleting] = useState<Comment | null>(null)
+  const remove = useMutation({
+    mutationFn: (id: number) => unwrap(api.DELETE('/v1/spaces/{space}/stories/{uuid}/comments/{id}', { params: { path: { space, uuid, id } } })),
+    onSuccess: () => {
+      setDeleting(null)
+      return invalidateComments(qc, space, uuid)
+    },
+  })
   const resolve = useMutation({
     mutationFn: (id: number) => unwrap(api.POST('/v1/spaces/{space}/stories/{uuid}/comments/{id}/resolve', { params: { path: { space, uuid, id } } })),
     onSuccess: () => invalidateComments(qc, space, uuid),
@@ -309,7 +327,7 @@ export const CommentsPanel = memo(function CommentsPanel({
         <input id={resolvedId} type="checkbox" checked={showResolved} onChange={(e) => setShowResolved(e.target.checked)} />
         Show resolved threads
       </label>
-      <ErrorNotice error={comments.error ?? resolve.error} />
+      <ErrorNotice error={comments.error ?? resolve.error ?? remove.error} />
 
       {target ? (
         <form
@@ -349,6 +367,8 @@ export const CommentsPanel = memo(function CommentsPanel({
             replies={replies.get(c.id) ?? []}
             onReply={(body, done) => create.mutate({ parent_id: c.id, body }, { onSuccess: done })}
             onResolve={() => resolve.mutate(c.id)}
+            canDelete={canDelete}
+            onDelete={setDeleting}
             onShow={() => {
               document.querySelector<HTMLElement>(`[data-block-handle="${CSS.escape(c.block_uid)}"]`)?.focus()
             }}
@@ -356,6 +376,19 @@ export const CommentsPanel = memo(function CommentsPanel({
           />
         ))}
       </ol>
+      <Dialog open={deleting !== null} title="Delete this comment?" onClose={() => setDeleting(null)}>
+        <p className="text-sm">
+          {deleting?.parent_id === null
+            ? 'A thread with replies stays, its first comment shown as deleted; without replies the thread goes.'
+            : 'The reply is removed from its thread.'}
+        </p>
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setDeleting(null)}>Cancel</Button>
+          <Button tone="danger" disabled={remove.isPending} onClick={() => deleting && remove.mutate(deleting.id)}>
+            Delete
+          </Button>
+        </div>
+      </Dialog>
     </aside>
   )
 })
@@ -367,6 +400,8 @@ function Thread({
   onResolve,
   onShow,
   busy,
+  canDelete,
+  onDelete,
 }: {
   root: Comment
   replies: Comment[]
@@ -374,6 +409,8 @@ function Thread({
   onResolve: () => void
   onShow: () => void
   busy: boolean
+  canDelete: (c: Comment) => boolean
+  onDelete: (c: Comment) => void
 }) {
   const [replying, setReplying] = useState(false)
   const [text, setText] = useState('')
@@ -387,12 +424,12 @@ function Thread({
         {root.orphaned ? <span className="rounded bg-slate-200 px-1">block removed</span> : null}
         {root.resolved ? <span className="rounded bg-emerald-100 px-1 text-emerald-900">resolved</span> : null}
       </div>
-      <CommentBody c={root} />
+      <CommentBody c={root} canDelete={canDelete(root)} onDelete={() => onDelete(root)} />
       {replies.length ? (
         <ol className="mt-2 flex flex-col gap-2 border-l-2 border-slate-200 pl-2" aria-label="Replies">
           {replies.map((r) => (
             <li key={r.id} data-comment-id={r.id}>
-              <CommentBody c={r} />
+              <CommentBody c={r} canDelete={canDelete(r)} onDelete={() => onDelete(r)} />
             </li>
           ))}
         </ol>
@@ -430,12 +467,17 @@ function Thread({
   )
 }
 
-function CommentBody({ c }: { c: Comment }) {
+function CommentBody({ c, canDelete, onDelete }: { c: Comment; canDelete: boolean; onDelete: () => void }) {
   return (
     <div className="mt-1">
-      <p className="text-xs text-slate-600">
+      <p className="flex items-center gap-1 text-xs text-slate-600">
         <span className="font-medium text-slate-800">{c.author.name}</span> · {when(c.created_at)}
         {c.edited ? ' · edited' : ''}
+        {canDelete ? (
+          <button type="button" className="ml-auto text-red-800 underline" onClick={onDelete} aria-label={`Delete the comment by ${c.author.name}`}>
+            Delete
+          </button>
+        ) : null}
       </p>
       {/* Verbatim, as text: markup in a comment stays markup. */}
       <p className="whitespace-pre-wrap break-words">{c.deleted ? <em className="text-slate-600">(deleted)</em> : c.body}</p>
