@@ -30,3 +30,10 @@ export const componentsQuery = (space: string) =>
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/components', { params: { path: { space } } }))).data,
     staleTime: 60_000,
   })
+
+export const localesQuery = (space: string) =>
+  queryOptions({
+    queryKey: ['/v1/spaces', space, 'locales'],
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/locales', { params: { path: { space } } }))).data,
+    staleTime: 60_000,
+  })

@@ -1,14 +1,29 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { useState } from 'react'
+import { memo, useId, useState } from 'react'
 import { api, unwrap } from '../api/client'
+import { ChangeList } from './diff-view'
+import { diffStories } from './doc-diff'
 import { Button, Dialog, ErrorNotice, Loading } from './ui'
 
 const when = (iso: string) => new Date(iso).toLocaleString()
 
-/** The Story's versions, newest first; restoring one saves its content and name as a new version. */
-export function VersionsPanel({ space, uuid, current, disabled }: { space: string; uuid: string; current: number; disabled: boolean }) {
+const versionQuery = (space: string, uuid: string, n: number) => ({
+  queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', 'one', n],
+  queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}', { params: { path: { space, uuid, version_no: n } } }))).data,
+  staleTime: Number.POSITIVE_INFINITY, // a version never changes
+})
+
+/**
+ * The Story's versions, newest first: compare any two (field by field, blocks by path, values as text), and restore
+ * one (its content and name are saved as a new version).
+ */
+export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current, disabled }: { space: string; uuid: string; current: number; disabled: boolean }) {
   const queryClient = useQueryClient()
   const [restoring, setRestoring] = useState<number | null>(null)
+  const [pair, setPair] = useState<{ from: number | null; to: number | null }>({ from: null, to: null })
+  const [compared, setCompared] = useState<{ from: number; to: number } | null>(null)
+  const fromId = useId()
+  const toId = useId()
   const versions = useQuery({
     queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', current],
     queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions', { params: { path: { space, uuid }, query: { per_page: 50 } } })),
@@ -21,13 +36,21 @@ export function VersionsPanel({ space, uuid, current, disabled }: { space: strin
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
     },
   })
+  const list = versions.data?.data ?? []
+  // Defaults: the newest version against the one before it.
+  const from = pair.from ?? list[1]?.version_no ?? null
+  const to = pair.to ?? list[0]?.version_no ?? null
+  const a = useQuery({ ...versionQuery(space, uuid, compared?.from ?? 0), enabled: compared !== null })
+  const b = useQuery({ ...versionQuery(space, uuid, compared?.to ?? 0), enabled: compared !== null })
+  const changes = a.data && b.data ? diffStories({ name: a.data.name, content: a.data.content }, { name: b.data.name, content: b.data.content }) : null
+
   return (
     <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200">
       <summary className="cursor-pointer text-sm font-semibold">Versions</summary>
       {versions.isPending ? <Loading what="Loading versions" /> : null}
       <ErrorNotice error={versions.error ?? restore.error} />
       <ol className="mt-2 divide-y divide-slate-100" aria-label="Versions">
-        {versions.data?.data.map((v) => (
+        {list.map((v) => (
           <li key={v.version_no} className="flex items-center gap-3 py-1.5 text-sm">
             <span className="w-24 font-medium">Version {v.version_no}</span>
             <span className="text-slate-700">{v.lang}</span>
@@ -45,6 +68,51 @@ export function VersionsPanel({ space, uuid, current, disabled }: { space: strin
           </li>
         ))}
       </ol>
+
+      {list.length > 1 ? (
+        <section aria-label="Compare versions" className="mt-3 flex flex-col gap-2 border-t border-slate-100 pt-3">
+          <form
+            className="flex flex-wrap items-end gap-2 text-sm"
+            onSubmit={(e) => {
+              e.preventDefault()
+              if (from !== null && to !== null) setCompared({ from, to })
+            }}
+          >
+            <label htmlFor={fromId} className="flex flex-col text-xs font-medium">
+              Compare
+              <select id={fromId} value={from ?? ''} onChange={(e) => setPair((p) => ({ ...p, from: Number(e.target.value) }))} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
+                {list.map((v) => (
+                  <option key={v.version_no} value={v.version_no}>
+                    Version {v.version_no} ({v.lang})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label htmlFor={toId} className="flex flex-col text-xs font-medium">
+              with
+              <select id={toId} value={to ?? ''} onChange={(e) => setPair((p) => ({ ...p, to: Number(e.target.value) }))} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
+                {list.map((v) => (
+                  <option key={v.version_no} value={v.version_no}>
+                    Version {v.version_no} ({v.lang})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <Button type="submit">Show differences</Button>
+          </form>
+          <ErrorNotice error={a.error ?? b.error} />
+          {compared && !changes && !a.error && !b.error ? <Loading what="Comparing" /> : null}
+          {compared && changes ? (
+            <div className="flex flex-col gap-1">
+              <p className="text-xs text-slate-700" aria-live="polite">
+                From version {compared.from} to version {compared.to}: {changes.length} change{changes.length === 1 ? '' : 's'}.
+              </p>
+              <ChangeList changes={changes} label={`Changes from version ${compared.from} to version ${compared.to}`} />
+            </div>
+          ) : null}
+        </section>
+      ) : null}
+
       <Dialog open={restoring !== null} title={`Restore version ${restoring}?`} onClose={() => setRestoring(null)}>
         <p className="text-sm">Its content and name are saved as a new version; nothing is lost, and the current version stays in the list.</p>
         <div className="flex justify-end gap-2">
@@ -56,4 +124,4 @@ export function VersionsPanel({ space, uuid, current, disabled }: { space: strin
       </Dialog>
     </details>
   )
-}
+})

@@ -2,8 +2,12 @@ import { useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useBlocker } from '@tanstack/react-router'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
-import { componentsQuery, spacesQuery, storyQuery } from '../api/queries'
-import { BlockList, TranslationContext } from '../components/block-editor'
+import { componentsQuery, localesQuery, spacesQuery, storyQuery } from '../api/queries'
+import { Announcer } from '../components/announcer'
+import { type Person, BlockList, CollabContext, type CollabView, FallbackContext, TranslationContext } from '../components/block-editor'
+import { blockOfPath, type CommentTarget, CommentsPanel, commentCounts, invalidateComments, PresenceBar, useComments, useLiveStream, usePresence } from '../components/collab'
+import { ChangeList } from '../components/diff-view'
+import { type Change, diffStories } from '../components/doc-diff'
 import { PreviewButton } from '../components/preview-button'
 import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
@@ -20,6 +24,42 @@ const asDoc = (content: unknown): Doc => {
   const c = content as Partial<Doc> | null | undefined
   return { type: 'doc', blocks: Array.isArray(c?.blocks) ? (c.blocks as Block[]) : [] }
 }
+
+/** The `_uid` → path of every block of a document (comments anchor by the saved draft's paths). */
+function blockPaths(doc: Doc | null): Map<string, string> {
+  const out = new Map<string, string>()
+  const walk = (blocks: unknown, prefix: string) => {
+    if (!Array.isArray(blocks)) return
+    blocks.forEach((b, i) => {
+      if (!b || typeof b !== 'object' || typeof (b as Block)._uid !== 'string') return
+      const path = `${prefix}/${i}`
+      out.set((b as Block)._uid, path)
+      for (const [k, v] of Object.entries(b)) if (Array.isArray(v)) walk(v, `${path}/${k}`)
+    })
+  }
+  walk(doc?.blocks, 'blocks')
+  return out
+}
+
+/**
+ * The locales a reader of `lang` gets, in order: the tag, its explicit fallback, its language subtag, the Space
+ * default (as the public read resolves them); the Story's own locale is the last resort.
+ */
+export function localeChain(lang: string, locales: { code: string; fallback: string | null; is_default: boolean }[], own: string): string[] {
+  const codes = new Set(locales.map((l) => l.code))
+  const chain: string[] = []
+  const add = (c: string | null | undefined) => {
+    if (c && codes.has(c) && !chain.includes(c)) chain.push(c)
+  }
+  add(lang)
+  add(locales.find((l) => l.code === lang)?.fallback)
+  add(lang.split('-')[0])
+  add(locales.find((l) => l.is_default)?.code)
+  if (!chain.includes(own)) chain.push(own)
+  return chain
+}
+
+const NO_ERRORS: Record<string, string[]> = {}
 
 const CONFIRM_VERB = { publish: 'Publish', unpublish: 'Unpublish', archive: 'Archive' } as const
 
@@ -48,17 +88,79 @@ export function StoryEditorScreen() {
   const [failure, setFailure] = useState<unknown>(null)
   const [saving, setSaving] = useState(false)
   const [notice, setNotice] = useState<string | null>(null)
-  const [conflict, setConflict] = useState(false)
+  // A 409: the version saved meanwhile, and what it changed against the version these edits started from.
+  const [conflict, setConflict] = useState<null | { theirs: number; changes: Change[] }>(null)
   const [confirm, setConfirm] = useState<null | 'publish' | 'unpublish' | 'archive'>(null)
+  // The document and name the current edits started from (what "their changes" are measured against).
+  const base = useRef<{ doc: Doc | null; name: string }>({ doc: null, name: '' })
+  const baseVersionRef = useRef(baseVersion)
+  baseVersionRef.current = baseVersion
+  const savingRef = useRef(false)
+  // A newer version announced by the live stream while this editor holds unsaved changes.
+  const [remote, setRemote] = useState<number | null>(null)
 
   // Take the server's document when it arrives (first load, reload), not while the editor holds unsaved changes.
   useEffect(() => {
     if (story.data && (!dirty || baseVersion === null)) {
-      setDoc(asDoc(story.data.content))
+      const d = asDoc(story.data.content)
+      setDoc(d)
       setBaseVersion(story.data.version_no)
+      base.current = { doc: d, name: story.data.name }
+      setRemote(null)
     }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [story.data])
+
+  // Locales: where a missing translation's values come from (the first locale of its fallback chain with content).
+  const localeList = useQuery({ ...localesQuery(space), enabled: locales.length > 1 })
+  const ownLang = (story.data ?? primary.data)?.primary_lang
+  const fallbackFrom =
+    missing && lang && primary.data && localeList.data
+      ? localeChain(lang, localeList.data, primary.data.primary_lang).find((c) => c !== lang && (c === primary.data.primary_lang || primary.data.translations.includes(c)))
+      : undefined
+  const fallbackStory = useQuery({ ...storyQuery(space, uuid, fallbackFrom), enabled: fallbackFrom !== undefined && fallbackFrom !== ownLang })
+  const fallbackSource = fallbackFrom === undefined ? undefined : fallbackFrom === ownLang ? primary.data : fallbackStory.data
+  const translationValue = useMemo(() => (lang && ownLang && lang !== ownLang ? { lang, primary: ownLang } : null), [lang, ownLang])
+  const fallbackValue = useMemo(() => (lang && fallbackFrom ? { lang, from: fallbackFrom } : null), [lang, fallbackFrom])
+
+  // Presence, comments and the live stream.
+  const presence = usePresence(space, uuid)
+  const dirtyRef = useRef(dirty)
+  dirtyRef.current = dirty
+  const live = useLiveStream(space, uuid, (event, data) => {
+    if (event === 'open') {
+      // (Re)connected: catch up on what may have happened while the stream was down.
+      void presence.refresh()
+      void invalidateComments(queryClient, space, uuid)
+    } else if (event === 'presence') void presence.refresh()
+    else if (event === 'comment') void invalidateComments(queryClient, space, uuid)
+    else if (event === 'story') {
+      const n = (data as { version_no?: unknown } | null)?.version_no
+      if (typeof n !== 'number' || savingRef.current || (baseVersionRef.current !== null && n <= baseVersionRef.current)) return
+      if (dirtyRef.current) setRemote(n)
+      else void queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'stories', uuid] })
+    }
+  })
+  const comments = useComments(space, uuid, live)
+  const counts = useMemo(() => commentCounts(comments.data), [comments.data])
+  const presenceByBlock = useMemo(() => {
+    const m = new Map<string, Person[]>()
+    for (const o of presence.others) {
+      const at = blockOfPath(o.block_path)
+      m.set(at, [...(m.get(at) ?? []), { sessionId: o.session_id, userId: o.user_id, name: o.user_name }])
+    }
+    return m
+  }, [presence.others])
+  const [commentTarget, setCommentTarget] = useState<CommentTarget | null>(null)
+  const openComments = useCallback((uid: string, path: string, title: string) => setCommentTarget({ uid, path, title }), [])
+  const collab = useMemo<CollabView>(() => ({ presence: presenceByBlock, comments: counts, openComments }), [presenceByBlock, counts, openComments])
+  const savedPaths = useMemo(() => blockPaths(story.data ? asDoc(story.data.content) : null), [story.data])
+  const savedPath = useCallback((uid: string) => savedPaths.get(uid), [savedPaths])
+  const onBlocks = useCallback((blocks: Block[]) => {
+    setDoc({ type: 'doc', blocks })
+    setDirty(true)
+    setNotice(null)
+  }, [])
 
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
 
@@ -67,6 +169,7 @@ export function StoryEditorScreen() {
       const current = story.data ?? primary.data
       if (!doc || !current) return
       setSaving(true)
+      savingRef.current = true
       setFailure(null)
       setNotice(null)
       try {
@@ -84,8 +187,11 @@ export function StoryEditorScreen() {
         )
         setErrors({})
         setDirty(false)
-        setConflict(false)
+        setConflict(null)
+        setRemote(null)
         setBaseVersion(data.version_no)
+        baseVersionRef.current = data.version_no
+        base.current = { doc, name: data.name }
         setStartedIn(null)
         queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, data)
         setNotice(`Saved (version ${data.version_no}).`)
@@ -95,10 +201,19 @@ export function StoryEditorScreen() {
           setErrors(err.body.errors)
           setFailure(new Error(`Not saved: ${Object.keys(err.body.errors).length} field(s) need attention.`))
         } else if (err instanceof ApiFailure && err.status === 409 && err.body.error === 'version_conflict') {
-          setConflict(true)
+          // What the newer version changed, against the version these edits started from.
+          let theirs = 0
+          let changes: Change[] = []
+          try {
+            const latest = await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid }, query: lang ? { lang } : {} } }))
+            theirs = latest.data.version_no
+            changes = diffStories({ name: base.current.name, content: base.current.doc }, { name: latest.data.name, content: latest.data.content })
+          } catch {}
+          setConflict({ theirs, changes })
         } else setFailure(err)
       } finally {
         setSaving(false)
+        savingRef.current = false
       }
     },
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -118,17 +233,18 @@ export function StoryEditorScreen() {
     window.addEventListener('keydown', onKey)
     return () => window.removeEventListener('keydown', onKey)
   }, [])
-  const dirtyRef = useRef(dirty)
-  dirtyRef.current = dirty
   const leaving = useBlocker({ shouldBlockFn: () => dirtyRef.current, enableBeforeUnload: () => dirtyRef.current, withResolver: true })
 
   const reload = async () => {
     setDirty(false)
-    setConflict(false)
+    setConflict(null)
+    setRemote(null)
     setErrors({})
     const fresh = await queryClient.fetchQuery({ ...storyQuery(space, uuid, lang), staleTime: 0 })
-    setDoc(asDoc(fresh.content))
+    const d = asDoc(fresh.content)
+    setDoc(d)
     setBaseVersion(fresh.version_no)
+    base.current = { doc: d, name: fresh.name }
   }
 
   const publishing = async (action: 'publish' | 'unpublish' | 'archive') => {
@@ -150,13 +266,21 @@ export function StoryEditorScreen() {
   if (primary.isError) return <ErrorNotice error={primary.error} />
   if (components.isError) return <ErrorNotice error={components.error} />
   const s = (story.data ?? primary.data)!
+  const startFrom = fallbackSource ?? primary.data
   const startTranslation = () => {
-    setDoc(asDoc(primary.data?.content))
+    const d = asDoc(startFrom?.content)
+    setDoc(d)
+    base.current = { doc: d, name: startFrom?.name ?? '' }
     setBaseVersion(primary.data?.version_no ?? null)
     setStartedIn(lang ?? null)
     setDirty(true)
   }
   const showForm = !missing || startedIn === lang
+  // For a locale without a translation: the locale its readers get instead.
+  const shownFrom = (l: string) => {
+    const from = localeList.data ? localeChain(l, localeList.data, s.primary_lang).find((c) => c !== l && (c === s.primary_lang || s.translations.includes(c))) : undefined
+    return from ? `: shows ${from}` : ''
+  }
   const roots = [...blueprints.values()].filter((b) => b.is_root)
   const state = storyState(s)
   const problems = Object.entries(errors)
@@ -173,6 +297,7 @@ export function StoryEditorScreen() {
           {s.full_path} · version {s.version_no}
           {dirty ? ' · unsaved changes' : ''}
         </span>
+        <PresenceBar others={presence.others} />
         {locales.length > 1 ? (
           <label className="flex items-center gap-1 text-sm">
             Locale
@@ -184,7 +309,7 @@ export function StoryEditorScreen() {
               {locales.map((l) => (
                 <option key={l} value={l}>
                   {l}
-                  {l === s.primary_lang ? ' (own)' : s.translations.includes(l) ? '' : ' (no translation yet)'}
+                  {l === s.primary_lang ? ' (own)' : s.translations.includes(l) ? '' : ` (no translation yet${shownFrom(l)})`}
                 </option>
               ))}
             </select>
@@ -214,6 +339,13 @@ export function StoryEditorScreen() {
       <div aria-live="polite" className="text-sm text-emerald-800">
         {notice}
       </div>
+      <Announcer />
+      {remote !== null ? (
+        <p role="status" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="remote-version">
+          Someone saved version {remote} while you were editing. Saving will show what they changed and ask whether to reload theirs or
+          overwrite it.
+        </p>
+      ) : null}
       <ErrorNotice error={failure} />
       {problems.length ? (
         <section aria-label="Problems" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200">
@@ -237,15 +369,31 @@ export function StoryEditorScreen() {
       ) : null}
 
       {!showForm ? (
-        <EmptyState title={`No “${lang}” translation yet`}>
-          <p>
-            Start it from the Story's own locale ({s.primary_lang}): its blocks are copied here for you to translate. Fields
-            that are not translatable keep showing the {s.primary_lang} value.
-          </p>
-          <Button tone="primary" className="mt-3" onClick={startTranslation}>
-            Start from {s.primary_lang}
-          </Button>
-        </EmptyState>
+        <>
+          <EmptyState title={`No “${lang}” translation yet`}>
+            <p>
+              Readers of {lang} get the {fallbackFrom ?? s.primary_lang} content (its fallback chain
+              {lang && localeList.data ? `: ${localeChain(lang, localeList.data, s.primary_lang).join(' → ')}` : ''}). Start the
+              translation from it: its blocks are copied here for you to translate. Fields that are not translatable keep
+              showing the {s.primary_lang} value.
+            </p>
+            <Button tone="primary" className="mt-3" onClick={startTranslation} disabled={!startFrom}>
+              Start from {fallbackFrom ?? s.primary_lang}
+            </Button>
+          </EmptyState>
+          {fallbackSource && fallbackFrom ? (
+            <section aria-label={`Shown from ${fallbackFrom}`} className="rounded-lg bg-slate-100 p-3" data-testid="fallback-preview">
+              <p className="mb-2 text-sm text-slate-700">What readers of {lang} get now (read-only):</p>
+              <TranslationContext.Provider value={translationValue}>
+                <FallbackContext.Provider value={fallbackValue}>
+                  <fieldset disabled className="contents">
+                    <BlockList path="blocks" blocks={asDoc(fallbackSource.content).blocks} onChange={() => {}} allowed={roots} blueprints={blueprints} errors={NO_ERRORS} />
+                  </fieldset>
+                </FallbackContext.Provider>
+              </TranslationContext.Provider>
+            </section>
+          ) : null}
+        </>
       ) : roots.length === 0 && (doc?.blocks.length ?? 0) === 0 ? (
         <EmptyState title="No component yet">
           The form of a Story is built from the Space's components. Create a top-level one (for example a “Page” with a title
@@ -256,31 +404,48 @@ export function StoryEditorScreen() {
           , then come back.
         </EmptyState>
       ) : (
-        <section aria-label="Content" className="rounded-lg bg-slate-100 p-3">
-          <TranslationContext.Provider value={lang && lang !== s.primary_lang ? { lang, primary: s.primary_lang } : null}>
-          <BlockList
-            path="blocks"
-            blocks={doc?.blocks ?? []}
-            onChange={(blocks) => {
-              setDoc({ type: 'doc', blocks })
-              setDirty(true)
-              setNotice(null)
+        <div className="grid items-start gap-4 lg:grid-cols-[minmax(0,1fr)_18rem]">
+          <section
+            aria-label="Content"
+            className="rounded-lg bg-slate-100 p-3"
+            onFocus={(e) => {
+              // Tell the others which block (and field) has this editor's focus.
+              // The innermost of the field and the block around the focused element (a block's header sits inside
+              // the blocks field that holds it).
+              const el = e.target as HTMLElement
+              const field = el.closest('[data-field-path]')
+              const block = el.closest('[data-block-path]')
+              const path = field && (!block || block.contains(field)) ? field.getAttribute('data-field-path') : block?.getAttribute('data-block-path')
+              if (!path) return
+              let anchor = 0
+              let head = 0
+              try {
+                const input = el as HTMLInputElement
+                anchor = input.selectionStart ?? 0
+                head = input.selectionEnd ?? anchor
+              } catch {}
+              presence.setFocus(path.length > 256 ? blockOfPath(path).slice(0, 256) : path, anchor, head)
             }}
-            allowed={roots}
-            blueprints={blueprints}
-            errors={errors}
-          />
-          </TranslationContext.Provider>
-        </section>
+          >
+            <CollabContext.Provider value={collab}>
+              <TranslationContext.Provider value={translationValue}>
+                <BlockList path="blocks" blocks={doc?.blocks ?? []} onChange={onBlocks} allowed={roots} blueprints={blueprints} errors={errors} />
+              </TranslationContext.Provider>
+            </CollabContext.Provider>
+          </section>
+          <CommentsPanel space={space} uuid={uuid} live={live} target={commentTarget} onTarget={setCommentTarget} savedPath={savedPath} />
+        </div>
       )}
 
       {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} /> : null}
 
-      <Dialog open={conflict} title="Someone saved this Story meanwhile" onClose={() => setConflict(false)}>
+      <Dialog open={conflict !== null} title="Someone saved this Story meanwhile" onClose={() => setConflict(null)}>
         <p className="text-sm">
-          Your changes are based on version {baseVersion}, and a newer version was saved. Reload to see theirs (your changes are
-          dropped), or overwrite theirs with yours.
+          Your changes are based on version {baseVersion}, and version {conflict?.theirs || 'a newer one'} was saved since. Reload to see
+          theirs (your changes are dropped), or overwrite theirs with yours.
         </p>
+        <h3 className="text-sm font-semibold">What they changed</h3>
+        <ChangeList changes={conflict?.changes ?? []} label="Their changes" limit={50} />
         <div className="flex justify-end gap-2">
           <Button onClick={reload}>Reload theirs</Button>
           <Button tone="danger" onClick={() => save(true)}>

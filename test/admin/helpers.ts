@@ -1,0 +1,125 @@
+/**
+ * Shared set-up of the admin app's browser tests: the whole runtime behind Bun.serve, Debian's Chromium driven by
+ * playwright-core, users signed in per browser context (their token in that context's sessionStorage), the API as the
+ * test's own client, and axe-core in a page.
+ */
+import { expect } from 'bun:test'
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Server } from 'bun'
+import { eq } from 'drizzle-orm'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { apiTokens, memberships, users } from '../../db/schema'
+import { type TestApp, testApp } from '../helpers/app'
+
+export const CHROMIUM = '/usr/bin/chromium'
+export const hasChromium = existsSync(CHROMIUM)
+export function warnNoChromium(what: string) {
+  if (hasChromium) return
+  const line = '!'.repeat(100)
+  console.warn(`\n${line}\n!! SKIPPED: ${what} — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
+}
+
+export const TOKEN_KEY = 'content-service.token'
+
+export interface AdminHarness {
+  t: TestApp
+  origin: string
+  browser: Browser
+  /** The API as the test's own client. */
+  call(method: string, path: string, token: string | null, body?: unknown): Promise<{ status: number; headers: Headers; body: any }>
+  /** A browser context signed in with `token`; page errors and unexpected dialogs are collected in `errors`. */
+  signedIn(token: string): Promise<{ context: BrowserContext; page: Page; errors: string[] }>
+  close(): Promise<void>
+}
+
+export async function startAdmin(): Promise<AdminHarness> {
+  const { chromium } = await import('playwright-core')
+  const t = await testApp()
+  const server: Server<undefined> = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, idleTimeout: 0, fetch: (request, s) => t.app.fetch(request, s) })
+  const origin = `http://127.0.0.1:${server.port}`
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+  const contexts: BrowserContext[] = []
+  return {
+    t,
+    origin,
+    browser,
+    async call(method, path, token, body) {
+      const res = await fetch(`${origin}${path}`, {
+        method,
+        headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      })
+      const text = await res.text()
+      return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
+    },
+    async signedIn(token) {
+      const context = await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 900 } })
+      contexts.push(context)
+      await context.addInitScript(([key, value]) => sessionStorage.setItem(key, value), [TOKEN_KEY, token] as const)
+      const page = await context.newPage()
+      const errors: string[] = []
+      page.on('pageerror', (e) => errors.push(String(e)))
+      page.on('dialog', (d) => {
+        errors.push(`unexpected dialog: ${d.message()}`)
+        void d.dismiss()
+      })
+      return { context, page, errors }
+    },
+    async close() {
+      for (const c of contexts) await c.close().catch(() => {})
+      await browser.close().catch(() => {})
+      server.stop(true)
+      await t.close()
+    },
+  }
+}
+
+/**
+ * A new user named `name`, member of `space` with `role` (moved into the Space's tenant in the database, as
+ * testApp().member does). Returns the user's token and id.
+ */
+export async function memberNamed(t: TestApp, tenantId: number, space: string, role: 'viewer' | 'editor' | 'admin', name: string) {
+  const u = await t.register({ name })
+  const db = t.kernel.db.db
+  await db.update(users).set({ tenantId }).where(eq(users.id, u.user.id))
+  await db.update(apiTokens).set({ tenantId }).where(eq(apiTokens.userId, u.user.id))
+  const [s] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
+  if (!s) throw new Error(`memberNamed: no Space ${space}`)
+  await db.insert(memberships).values({ userId: u.user.id, spaceId: s.id, role, createdAt: new Date() } as never)
+  return { token: u.token, id: u.user.id }
+}
+
+/** ADMIN_SCREENSHOTS=<folder>: screens as PNGs, for the docs. */
+export async function shot(p: Page, name: string) {
+  const dir = process.env.ADMIN_SCREENSHOTS
+  if (dir) await p.screenshot({ path: join(dir, `${name}.png`), fullPage: true })
+}
+
+/** Polls until `read()` gives `want` (the UI updates after an answer arrives), or fails with the last value. */
+export async function until<T>(read: () => Promise<T>, want: T, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms
+  let last = await read()
+  while (last !== want && Date.now() < end) {
+    await Bun.sleep(50)
+    last = await read()
+  }
+  expect(last as unknown).toBe(want as unknown)
+}
+
+/** axe-core in the page: the serious and critical violations (rule id and the first element of each). */
+export async function axeViolations(p: Page): Promise<string[]> {
+  const source = await Bun.file(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js')).text()
+  // Evaluated through the DevTools protocol, not an inline <script>: the page's CSP stays as served.
+  await p.evaluate(source)
+  const result = await p.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe
+    const r = await axe.run(document, { resultTypes: ['violations'] })
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, target: v.nodes[0]?.target.join(' ') }))
+  })
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.target}`)
+}
