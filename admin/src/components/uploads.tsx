@@ -31,7 +31,8 @@ export function useUploads(space: string, onUploaded?: (asset: Asset) => void) {
       const list = [...files]
       if (list.length === 0) return
       const queued = list.map((file) => ({ file, key: ++next.current }))
-      setItems((all) => [...all.filter((i) => i.state !== 'done'), ...queued.map(({ file, key }) => ({ key, name: file.name, progress: 0, state: 'uploading' as const }))])
+      const fresh: UploadItem[] = queued.map(({ file, key }) => ({ key, name: file.name, progress: 0, state: 'uploading' }))
+      setItems((all) => [...all.filter((i) => i.state !== 'done'), ...fresh])
       const work = async () => {
         for (let job = queued.shift(); job; job = queued.shift()) {
           const { file, key } = job

@@ -249,8 +249,8 @@ function ProseMirrorField({
         >
           Link
         </button>
-        {tool('Bullet list', 'Ctrl+Shift+8', wrapInList(bullet_list!), state ? inList(state, bullet_list!) : false, '• List')}
-        {tool('Numbered list', 'Ctrl+Shift+7', wrapInList(ordered_list!), state ? inList(state, ordered_list!) : false, '1. List')}
+        {tool('Bullet list', 'Ctrl+Shift+8', wrapInList(bullet_list!), state ? inList(state, bullet_list!) : false)}
+        {tool('Numbered list', 'Ctrl+Shift+7', wrapInList(ordered_list!), state ? inList(state, ordered_list!) : false)}
         {tool('Lift out of list', 'Ctrl+[', liftListItem(list_item!), undefined, '⇤')}
         {tool('Undo', 'Ctrl+Z', undo, undefined, '↶')}
         {tool('Redo', 'Ctrl+Y', redo, undefined, '↷')}
