@@ -97,7 +97,7 @@ function plugins(openLink: () => void): Plugin[] {
  * A tree the schema cannot read (a node or mark it does not know) is edited as JSON instead, so nothing is dropped.
  */
 export default function RichtextEditor(props: FieldProps<RichText | string>) {
-  const [parsed] = useState<Parsed>(() => parseRichtext(props.value))
+  const [parsed, setParsed] = useState<Parsed>(() => parseRichtext(props.value))
   if ('error' in parsed) {
     return (
       <div className="flex flex-col gap-1">
@@ -106,7 +106,7 @@ export default function RichtextEditor(props: FieldProps<RichText | string>) {
       </div>
     )
   }
-  return <ProseMirrorField {...props} initial={parsed.doc} fromMarkup={!!parsed.fromMarkup} />
+  return <ProseMirrorField {...props} initial={parsed.doc} fromMarkup={!!parsed.fromMarkup} onUnreadable={(error) => setParsed({ error })} />
 }
 
 function ProseMirrorField({
@@ -118,7 +118,8 @@ function ProseMirrorField({
   invalid,
   initial,
   fromMarkup,
-}: FieldProps<RichText | string> & { initial: PMNode; fromMarkup: boolean }) {
+  onUnreadable,
+}: FieldProps<RichText | string> & { initial: PMNode; fromMarkup: boolean; onUnreadable: (error: string) => void }) {
   const host = useRef<HTMLDivElement>(null)
   const view = useRef<EditorView | null>(null)
   const emitted = useRef<unknown>(value)
@@ -188,8 +189,10 @@ function ProseMirrorField({
     if (!v || value === emitted.current) return
     const p = parseRichtext(value)
     emitted.current = value
-    if ('doc' in p) v.updateState(EditorState.create({ doc: p.doc, plugins: v.state.plugins }))
+    if ('error' in p) return onUnreadable(p.error)
+    v.updateState(EditorState.create({ doc: p.doc, plugins: v.state.plugins }))
     setTick((n) => n + 1)
+    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [value])
 
   const run = (cmd: Command) => (e: React.MouseEvent) => {
