@@ -1,6 +1,7 @@
 import type { QueryClient } from '@tanstack/react-query'
 import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router'
 import { getToken } from './auth'
+import { AssetsScreen } from './routes/assets'
 import { ComponentsScreen } from './routes/components'
 import { RegisterScreen } from './routes/register'
 import { SignInScreen } from './routes/sign-in'
@@ -60,10 +61,12 @@ const storyRoute = createRoute({
 
 const componentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/components', component: ComponentsScreen })
 
+const assetsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/assets', component: AssetsScreen })
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
-  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute])]),
+  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

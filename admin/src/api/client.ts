@@ -27,6 +27,8 @@ let onUnauthorized: () => void = () => {}
 export function handleUnauthorized(fn: () => void) {
   onUnauthorized = fn
 }
+/** For requests made outside the typed client (uploads through XMLHttpRequest): run the same 401 handling. */
+export const notifyUnauthorized = () => onUnauthorized()
 
 const auth: Middleware = {
   onRequest({ request }) {

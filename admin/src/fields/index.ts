@@ -1,3 +1,4 @@
+import { AssetField } from './asset'
 import { BlocksField } from './blocks'
 import { BooleanField } from './boolean'
 import { DatetimeField } from './datetime'
@@ -6,6 +7,7 @@ import { LinkField } from './link'
 import { MarkdownField } from './markdown'
 import { MultiselectField } from './multiselect'
 import { NumberField } from './number'
+import { RichtextField } from './richtext'
 import { SelectField } from './select'
 import { TagsField } from './tags'
 import { TextField } from './text'
@@ -28,6 +30,8 @@ export const FIELD_EDITORS: Record<string, FieldEditor> = {
   link: LinkField,
   datetime: DatetimeField,
   blocks: BlocksField,
+  richtext: RichtextField,
+  asset: AssetField,
 }
 
 export const editorFor = (type: string): FieldEditor => FIELD_EDITORS[type] ?? (JsonField)

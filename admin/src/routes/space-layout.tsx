@@ -43,6 +43,9 @@ export function SpaceLayout() {
         <Link to="/spaces/$space/components" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
           Components
         </Link>
+        <Link to="/spaces/$space/assets" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
+          Assets
+        </Link>
       </nav>
       {spaces.isError ? <ErrorNotice error={spaces.error} /> : null}
       <Outlet />

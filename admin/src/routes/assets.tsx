@@ -1,0 +1,322 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi } from '@tanstack/react-router'
+import { useId, useState } from 'react'
+import {
+  type Asset,
+  assetsQuery,
+  formatBytes,
+  isRaster,
+  originalPath,
+  PREVIEW_WIDTHS,
+  TRANSFORM_FORMATS,
+  type TransformFormat,
+  transformPath,
+} from '../api/assets'
+import { api, ApiFailure, unwrap } from '../api/client'
+import { spacesQuery } from '../api/queries'
+import { AssetThumb } from '../components/asset-picker'
+import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Loading } from '../components/ui'
+import { UploadList, useUploads } from '../components/uploads'
+
+const route = getRouteApi('/app/spaces/$space/assets')
+
+/** Whether a drag carries files (not text or a link dragged from the page). */
+const hasFiles = (e: React.DragEvent) => [...e.dataTransfer.types].includes('Files')
+
+/**
+ * The Space's asset library: a grid of thumbnails with a search by file name; upload of several files (button, or
+ * drop them anywhere on the screen) with a progress bar each; per asset: alt text per locale, a preview of its
+ * transforms with their URLs, delete after a confirmation.
+ */
+export function AssetsScreen() {
+  const { space } = route.useParams()
+  const [q, setQ] = useState('')
+  const assets = useQuery(assetsQuery(space, q.trim()))
+  const uploads = useUploads(space)
+  const [dragging, setDragging] = useState(false)
+  const [selected, setSelected] = useState<string | null>(null)
+  const fileId = useId()
+  const list = assets.data?.data ?? []
+  const total = assets.data?.meta.total ?? 0
+  const current = list.find((a) => a.uuid === selected)
+
+  return (
+    <section
+      aria-labelledby={`${fileId}-title`}
+      className={`relative flex flex-col gap-4 rounded-lg ${dragging ? 'ring-4 ring-indigo-400' : ''}`}
+      onDragEnter={(e) => {
+        if (hasFiles(e)) setDragging(true)
+      }}
+      onDragOver={(e) => {
+        if (!hasFiles(e)) return
+        e.preventDefault()
+        e.dataTransfer.dropEffect = 'copy'
+      }}
+      onDragLeave={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setDragging(false)
+      }}
+      onDrop={(e) => {
+        if (!hasFiles(e)) return
+        e.preventDefault()
+        setDragging(false)
+        void uploads.add(e.dataTransfer.files)
+      }}
+      data-testid="assets-screen"
+    >
+      <div className="flex flex-wrap items-end gap-3">
+        <h1 id={`${fileId}-title`} className="flex-1 text-xl font-semibold">
+          Assets
+        </h1>
+        <label className="flex flex-col gap-1 text-sm font-medium">
+          Search by file name
+          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-normal" />
+        </label>
+        <label
+          htmlFor={fileId}
+          className="cursor-pointer rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800 focus-within:ring-2 focus-within:ring-indigo-400"
+        >
+          Upload files
+          <input
+            id={fileId}
+            type="file"
+            multiple
+            className="sr-only"
+            onChange={(e) => {
+              const input = e.target
+              void uploads.add(input.files ?? []).then(() => {
+                input.value = ''
+              })
+            }}
+          />
+        </label>
+      </div>
+      <p className="text-sm text-slate-700">Drop files anywhere here to upload them: images (JPEG, PNG, WebP, GIF, AVIF, SVG), PDF, MP4, WebM and MP3, up to 100 MB each.</p>
+      {dragging ? (
+        <p aria-hidden className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center rounded-lg bg-indigo-50/90 text-lg font-semibold text-indigo-900">
+          Drop the files to upload them
+        </p>
+      ) : null}
+      <UploadList items={uploads.items} />
+      {assets.isError ? <ErrorNotice error={assets.error} /> : null}
+      {assets.isPending ? (
+        <Loading what="Loading the assets" />
+      ) : list.length === 0 ? (
+        q ? (
+          <EmptyState title="No asset matches">No file name contains “{q}”. Try another part of the name.</EmptyState>
+        ) : (
+          <EmptyState title="No assets yet">
+            Drag image files onto this page, or use <strong>Upload files</strong>. Uploaded images can then be chosen in a
+            Story’s asset fields, and every image gets resized variants (WebP, AVIF, JPEG, PNG).
+          </EmptyState>
+        )
+      ) : (
+        <>
+          <ul aria-label="Assets" className="grid grid-cols-[repeat(auto-fill,minmax(10rem,1fr))] gap-3">
+            {list.map((a) => (
+              <li key={a.uuid} className="flex flex-col gap-1 rounded-md bg-white p-2 ring-1 ring-slate-200" data-asset={a.filename}>
+                <AssetThumb space={space} asset={a} alt={a.alt[Object.keys(a.alt)[0] ?? ''] ?? ''} className="h-32 w-full" />
+                <span className="truncate text-sm font-medium" title={a.filename}>
+                  {a.filename}
+                </span>
+                <span className="text-xs text-slate-600">
+                  {formatBytes(a.size)}
+                  {a.width && a.height ? ` · ${a.width}×${a.height}` : ''}
+                </span>
+                <Button aria-label={`Details of ${a.filename}`} onClick={() => setSelected(a.uuid)}>
+                  Details
+                </Button>
+              </li>
+            ))}
+          </ul>
+          {total > list.length ? (
+            <p className="text-sm text-slate-700">
+              Showing the newest {list.length} of {total} assets: search by file name to find the others.
+            </p>
+          ) : null}
+        </>
+      )}
+      {current ? <AssetDetails key={current.uuid} space={space} asset={current} onClose={() => setSelected(null)} /> : null}
+    </section>
+  )
+}
+
+/** One asset: its file, alt text per Space locale, the transform preview, delete. */
+function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; onClose: () => void }) {
+  const queryClient = useQueryClient()
+  const spaces = useQuery(spacesQuery())
+  const info = spaces.data?.find((s) => s.slug === space)
+  const locales = info?.locales?.length ? info.locales : Object.keys(asset.alt)
+  const [alt, setAlt] = useState<Record<string, string>>(() => ({ ...asset.alt }))
+  const [saved, setSaved] = useState(false)
+  const [confirmDelete, setConfirmDelete] = useState(false)
+  const [format, setFormat] = useState<TransformFormat>('webp')
+  const [width, setWidth] = useState<number>(640)
+  const titleId = useId()
+  const formatId = useId()
+  const widthId = useId()
+  const invalidate = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'assets'] })
+
+  const saveAlt = useMutation({
+    mutationFn: async () => {
+      // Changed locales are sent; an emptied one is removed (null).
+      const body: Record<string, string | null> = {}
+      for (const l of locales) {
+        const next = (alt[l] ?? '').trim()
+        const before = asset.alt[l] ?? ''
+        if (next !== before) body[l] = next === '' ? null : next
+      }
+      return unwrap(api.PATCH('/v1/spaces/{space}/assets/{asset}', { params: { path: { space, asset: asset.uuid } }, body: { alt: body } }))
+    },
+    onSuccess: async () => {
+      setSaved(true)
+      await invalidate()
+    },
+  })
+  const remove = useMutation({
+    mutationFn: async () => unwrap(api.DELETE('/v1/spaces/{space}/assets/{asset}', { params: { path: { space, asset: asset.uuid } } })),
+    onSuccess: async () => {
+      onClose()
+      await invalidate()
+    },
+  })
+  const altErrors = saveAlt.error instanceof ApiFailure ? saveAlt.error.body.errors ?? {} : {}
+  const preview = transformPath(space, asset.uuid, format, width)
+
+  return (
+    <section aria-labelledby={titleId} className="flex flex-col gap-4 rounded-lg bg-white p-4 ring-1 ring-slate-300">
+      <div className="flex items-start gap-3">
+        <AssetThumb space={space} asset={asset} alt={alt[locales[0] ?? ''] ?? ''} className="h-24 w-24" />
+        <div className="flex min-w-0 flex-1 flex-col gap-1 text-sm">
+          <h2 id={titleId} className="truncate text-lg font-semibold">
+            {asset.filename}
+          </h2>
+          <span className="text-slate-700">
+            {asset.content_type} · {formatBytes(asset.size)}
+            {asset.width && asset.height ? ` · ${asset.width}×${asset.height} px` : ''}
+          </span>
+          <a className="truncate text-indigo-800 underline" href={originalPath(space, asset.uuid)} target="_blank" rel="noopener noreferrer">
+            Open the original
+          </a>
+        </div>
+        <Button onClick={onClose}>Close</Button>
+      </div>
+
+      <form
+        aria-label="Alt text"
+        className="flex flex-col gap-2"
+        onSubmit={(e) => {
+          e.preventDefault()
+          setSaved(false)
+          saveAlt.mutate()
+        }}
+      >
+        <h3 className="font-medium">Alt text</h3>
+        <p className="text-xs text-slate-600">What the image shows, for people who cannot see it: one text per locale. Empty: no alt text in that locale.</p>
+        {locales.map((l) => (
+          <AltInput
+            key={l}
+            locale={l}
+            value={alt[l] ?? ''}
+            errors={altErrors[`alt/${l}`] ?? altErrors[l]}
+            onChange={(v) => {
+              setSaved(false)
+              setAlt((a) => ({ ...a, [l]: v }))
+            }}
+          />
+        ))}
+        {altErrors.alt ? <FieldErrors errors={altErrors.alt} /> : null}
+        {saveAlt.isError && !Object.keys(altErrors).length ? <ErrorNotice error={saveAlt.error} /> : null}
+        <div className="flex items-center gap-3">
+          <Button tone="primary" type="submit" disabled={saveAlt.isPending}>
+            Save alt text
+          </Button>
+          {saved ? (
+            <span role="status" className="text-sm text-emerald-800">
+              Alt text saved.
+            </span>
+          ) : null}
+        </div>
+      </form>
+
+      {isRaster(asset) ? (
+        <div className="flex flex-col gap-2">
+          <h3 className="font-medium">Transforms</h3>
+          <p className="text-xs text-slate-600">
+            Every image is served resized and converted on request; these URLs are public and cached for good. Widths are the
+            service’s allowed sizes (IMAGE_WIDTHS).
+          </p>
+          <div className="flex flex-wrap items-end gap-3 text-sm">
+            <div className="flex flex-col gap-1">
+              <label htmlFor={formatId} className="font-medium">
+                Format
+              </label>
+              <select id={formatId} value={format} onChange={(e) => setFormat(e.target.value as TransformFormat)} className="rounded-md border border-slate-300 bg-white px-2 py-1">
+                {TRANSFORM_FORMATS.map((f) => (
+                  <option key={f} value={f}>
+                    {f}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="flex flex-col gap-1">
+              <label htmlFor={widthId} className="font-medium">
+                Width
+              </label>
+              <select id={widthId} value={width} onChange={(e) => setWidth(Number(e.target.value))} className="rounded-md border border-slate-300 bg-white px-2 py-1">
+                {PREVIEW_WIDTHS.map((w) => (
+                  <option key={w} value={w}>
+                    {w} px
+                  </option>
+                ))}
+              </select>
+            </div>
+          </div>
+          <code className="break-all rounded bg-slate-100 px-2 py-1 text-xs" data-testid="transform-url">
+            {`${location.origin}${preview}`}
+          </code>
+          <img src={preview} alt={`Preview: ${format}, ${width} px wide`} className="max-h-64 max-w-full self-start rounded bg-slate-100 object-contain" />
+        </div>
+      ) : null}
+
+      <div className="flex justify-end">
+        <Button tone="danger" onClick={() => setConfirmDelete(true)}>
+          Delete asset
+        </Button>
+      </div>
+      <Dialog open={confirmDelete} title="Delete this asset?" onClose={() => setConfirmDelete(false)}>
+        <p className="text-sm">
+          <strong className="break-all">{asset.filename}</strong> is removed for good, with its transforms. Stories that use it keep the reference,
+          which then reads as missing.
+        </p>
+        {remove.isError ? <ErrorNotice error={remove.error} /> : null}
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setConfirmDelete(false)}>Cancel</Button>
+          <Button tone="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>
+            Delete
+          </Button>
+        </div>
+      </Dialog>
+    </section>
+  )
+}
+
+function AltInput({ locale, value, errors, onChange }: { locale: string; value: string; errors?: string[]; onChange: (v: string) => void }) {
+  const id = useId()
+  return (
+    <div className="flex flex-col gap-1">
+      <label htmlFor={id} className="text-sm">
+        Alt text ({locale})
+      </label>
+      <input
+        id={id}
+        value={value}
+        maxLength={2000}
+        onChange={(e) => onChange(e.target.value)}
+        aria-invalid={errors?.length ? true : undefined}
+        aria-describedby={errors?.length ? `${id}-err` : undefined}
+        className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm"
+      />
+      <FieldErrors id={`${id}-err`} errors={errors} />
+    </div>
+  )
+}
