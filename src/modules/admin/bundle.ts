@@ -60,10 +60,12 @@ const gzipAsync = promisify(gzip)
 // Small files gain nothing from compression.
 const compressible = (f: AdminFile) => f.body.byteLength >= 1024 && /^(text\/|image\/svg)/.test(f.type)
 
+// Brotli quality 9, not 11: the app's ~650 KB of JavaScript compresses to ~190 KB in about 0.1 s instead of ~180 KB in
+// over a second of CPU at every start (measured); gzip 9 is the fallback.
 async function compress(f: AdminFile): Promise<void> {
   if (!compressible(f)) return
   const [br, gz] = await Promise.all([
-    brotliAsync(f.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 11, [zlib.BROTLI_PARAM_SIZE_HINT]: f.body.byteLength } }),
+    brotliAsync(f.body, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: f.body.byteLength } }),
     gzipAsync(f.body, { level: 9 }),
   ])
   f.br = new Uint8Array(br)
