@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type TestApp, testApp } from '../helpers/app'
+import { photo, pngOf } from '../helpers/images'
 
 setDefaultTimeout(120_000)
 
@@ -195,6 +196,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
             title: { type: 'text', required: true },
             intro: { type: 'textarea' },
             cta: { type: 'link' },
+            image: { type: 'asset' },
             keywords: { type: 'tags' },
             channels: { type: 'multiselect', options: ['web', 'app'] },
             body: { type: 'blocks' },
@@ -286,6 +288,14 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await until(() => teasers.nth(0).getByLabel(/^headline/).inputValue(), 'Second')
     expect(await page.evaluate(() => document.activeElement?.getAttribute('data-block-handle'))).toBe(await teasers.nth(0).getAttribute('data-block-uid'))
 
+    // An image, uploaded from the asset field's picker and chosen there.
+    await page.getByRole('button', { name: 'Choose an asset for image' }).click()
+    const picker = page.getByRole('dialog', { name: 'Choose an asset' })
+    await picker.getByLabel('Upload files').setInputFiles([{ name: 'hero.png', mimeType: 'image/png', buffer: Buffer.from(pngOf(photo(96, 64, 7))) }])
+    await picker.getByRole('button', { name: 'Choose hero.png' }).click()
+    await picker.waitFor({ state: 'hidden' })
+    await page.locator('[data-field-path="blocks/0/image"]').getByText('hero.png').waitFor()
+
     await page.keyboard.press('Control+s')
     await page.getByText(/^Saved \(version \d+\)\.$/).waitFor()
     expect(await page.evaluate(() => (window as { __pwned?: number }).__pwned)).toBeUndefined()
@@ -295,6 +305,8 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     const doc = saved.body.data.content
     expect(doc.blocks[0].title).toBe(`Welcome ${HOSTILE}`)
     expect(doc.blocks[0]).toMatchObject({ cta: { url: '/contact' }, keywords: ['news', 'launch'], channels: ['app'] })
+    const hero = (await call('GET', `/v1/spaces/${spaceSlug}/assets?q=hero`, token)).body.data[0]
+    expect(doc.blocks[0].image).toEqual({ uuid: hero.uuid })
     expect(doc.blocks[0].body.map((b: { headline: string }) => b.headline)).toEqual(['Second', 'First'])
     expect(doc.blocks[0].body[0]).toMatchObject({ component: 'teaser', count: 42, featured: true, tone: 'loud' })
     await shot('story-editor')
@@ -312,6 +324,8 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     const cdn = await call('GET', new URL(url!).pathname, null)
     expect(cdn.status).toBe(200)
     expect(JSON.stringify(cdn.body)).toContain('Welcome <img src=x onerror=')
+    // The public read resolves the image to its public URL.
+    expect(cdn.body.data.content.blocks[0].image).toMatchObject({ uuid: hero.uuid, url: expect.stringContaining(hero.uuid) })
     expect(pageErrors).toEqual([])
   })
 
@@ -520,6 +534,27 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await page.getByRole('heading', { name: 'Sign in' }).waitFor()
     expect(await tokenInPage()).toBeNull()
     expect((await call('GET', '/v1/auth/me', token)).status).toBe(401)
+    expect(pageErrors).toEqual([])
+  })
+
+  test('register with a first Space and sample content (one step, POST /v1/onboard): the tree shows the samples', async () => {
+    await page.getByRole('link', { name: 'Create one' }).click()
+    await page.getByLabel('Your name').fill('Olga Onboard')
+    await page.getByLabel('E-mail').fill(`onboard-${Math.random().toString(36).slice(2, 8)}@example.com`)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByLabel('Create my first Space now').check()
+    const name = `Bäckerei ${Math.random().toString(36).slice(2, 6)}`
+    await page.getByLabel('Space name').fill(name)
+    expect(await page.getByLabel(/Add sample content/).isChecked()).toBe(true)
+    await page.getByRole('button', { name: 'Create account' }).click()
+    const slug = name.toLowerCase().replace('ä', 'a').replace(' ', '-')
+    await page.waitForURL(`${origin}/admin/spaces/${slug}`)
+    await page.getByTestId('role').getByText('admin').waitFor()
+    const token = await tokenInPage()
+    const stories = (await call('GET', `/v1/spaces/${slug}/stories?per_page=100`, token)).body.data as { name: string }[]
+    expect(stories.length).toBeGreaterThan(0)
+    await page.getByText(stories[0].name, { exact: true }).first().waitFor()
+    expect(await axeViolations(page)).toEqual([])
     expect(pageErrors).toEqual([])
   })
 })

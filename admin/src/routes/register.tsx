@@ -6,12 +6,27 @@ import { setToken } from '../auth'
 import { Button, ErrorNotice, TextField } from '../components/ui'
 import { AuthFrame } from './sign-in'
 
+/** A Space slug from its name: lower case letters, digits and dashes, starting with a letter (at most 64). */
+export function slugOf(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .replace(/-+$/, '')
+    .slice(0, 64)
+    .replace(/-+$/, '')
+  return base || 'site'
+}
+
 export function RegisterScreen() {
   const navigate = useNavigate()
   const queryClient = useQueryClient()
   const [error, setError] = useState<unknown>(null)
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({})
   const [busy, setBusy] = useState(false)
+  const [withSpace, setWithSpace] = useState(false)
 
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -20,17 +35,27 @@ export function RegisterScreen() {
     setBusy(true)
     setError(null)
     setFieldErrors({})
+    const account = {
+      name: String(form.get('name')),
+      email: String(form.get('email')),
+      password: String(form.get('password')),
+      ...(tenant ? { tenant_name: tenant } : {}),
+    }
     try {
-      const { data } = await unwrap(
-        api.POST('/v1/auth/register', {
-          body: {
-            name: String(form.get('name')),
-            email: String(form.get('email')),
-            password: String(form.get('password')),
-            ...(tenant ? { tenant_name: tenant } : {}),
-          },
-        }),
-      )
+      if (withSpace) {
+        // One step (POST /v1/onboard): the account, a first Space and, when asked, the sample content to explore.
+        const spaceName = String(form.get('space_name') ?? '').trim()
+        const { data } = await unwrap(
+          api.POST('/v1/onboard', {
+            body: { ...account, space: { name: spaceName, slug: slugOf(spaceName) }, sample_content: form.get('sample_content') === 'on' },
+          }),
+        )
+        setToken(data.token)
+        queryClient.clear()
+        await navigate({ to: '/spaces/$space', params: { space: data.space.slug }, search: {} })
+        return
+      }
+      const { data } = await unwrap(api.POST('/v1/auth/register', { body: account }))
       setToken(data.token)
       queryClient.clear()
       await navigate({ to: '/' })
@@ -57,6 +82,26 @@ export function RegisterScreen() {
           errors={fieldErrors.password}
         />
         <TextField label="Organisation (optional)" name="tenant_name" autoComplete="organization" errors={fieldErrors.tenant_name} />
+        <label className="flex items-center gap-2 text-sm text-slate-800">
+          <input type="checkbox" name="with_space" checked={withSpace} onChange={(e) => setWithSpace(e.target.checked)} />
+          Create my first Space now
+        </label>
+        {withSpace ? (
+          <fieldset className="flex flex-col gap-3 rounded border border-slate-300 p-3">
+            <legend className="px-1 text-sm font-medium text-slate-800">Your first Space</legend>
+            <TextField
+              label="Space name"
+              name="space_name"
+              required
+              hint="One site's content. Its address is made from the name."
+              errors={[...(fieldErrors['space/name'] ?? []), ...(fieldErrors['space/slug'] ?? []), ...(fieldErrors.space ?? [])]}
+            />
+            <label className="flex items-center gap-2 text-sm text-slate-800">
+              <input type="checkbox" name="sample_content" defaultChecked />
+              Add sample content to explore (blueprints, published pages in every locale, a form)
+            </label>
+          </fieldset>
+        ) : null}
         <ErrorNotice error={error} />
         <Button tone="primary" type="submit" disabled={busy}>
           {busy ? 'Creating…' : 'Create account'}
