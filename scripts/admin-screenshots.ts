@@ -141,7 +141,9 @@ try {
   const page = await (await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 }, deviceScaleFactor: 1 })).newPage()
   const shots: string[] = []
   const shot = async (name: string) => {
-    await page.waitForLoadState('networkidle')
+    // Not 'networkidle': the Story editor keeps its live stream open. The screens settle within a second.
+    await page.waitForLoadState('load')
+    await Bun.sleep(1500)
     const path = join(OUT, `admin-${name}.png`)
     await page.screenshot({ path, type: 'png' })
     shots.push(`${path} (${Math.round(statSync(path).size / 1024)} KB)`)
