@@ -6,6 +6,7 @@ import { createRuntime } from '../src/app'
 import { loadConfig } from '../src/config'
 import { createKernel } from '../src/kernel/kernel'
 import { createLogger } from '../src/kernel/logger'
+import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'
 import { freshDatabase } from './helpers/db'
 
@@ -219,6 +220,7 @@ describe('content-service seed', () => {
       const kernel = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'silent' }))
       const rt = createRuntime(kernel)
       await rt.start()
+      await rt.state(searchModule).registry.initialBuild // searches answer 503 index_warming until then
       const call = async (method: string, path: string, b?: unknown, token?: string) => {
         const res = await rt.handle(
           new Request(`http://localhost${path}`, {

@@ -98,7 +98,7 @@ function collect(stream: ReadableStream<Uint8Array>): () => string {
   return () => text
 }
 
-/** Starts `serve` on a free port; resolves once it listens. */
+/** Starts `serve` on a free port; resolves once it listens and answers ready. */
 export async function startServe(env: Record<string, string>): Promise<Proc> {
   const child = Bun.spawn([...CMD, 'serve', '--port', '0', '--host', '127.0.0.1'], { env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const stderr = collect(child.stderr)
@@ -117,7 +117,10 @@ export async function startServe(env: Record<string, string>): Promise<Proc> {
       void (async () => {
         for (;;) if ((await reader.read()).done) return
       })().catch(() => {})
-      return { child, base: `http://127.0.0.1:${port}/v1`, port: Number(port), stderr }
+      const base = `http://127.0.0.1:${port}/v1`
+      // As a load balancer does: traffic once the instance is ready (migrations checked, search indexes built).
+      while (Date.now() < deadline && (await fetch(`${base}/health/ready`).then((r) => r.status, () => 0)) !== 200) await sleep(20)
+      return { child, base, port: Number(port), stderr }
     }
   }
   child.kill('SIGKILL')
