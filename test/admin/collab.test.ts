@@ -308,6 +308,8 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     next.blocks[0].title = 'A <i>new</i> title'
     expect((await h.call('PUT', `/v1/spaces/${space}/stories/${uuid}`, ada.token, { content: next, expected_version_no: current.version_no })).status).toBe(200)
     await openEditor(p)
+    // The editor shows the newest version (it may load it again when the live stream reports that save).
+    await p.getByText(new RegExp(`version ${current.version_no + 1}$`)).first().waitFor()
     await p.getByText('Versions', { exact: true }).click()
     const compare = p.getByRole('region', { name: 'Compare versions' })
     await compare.getByLabel('Compare').selectOption(String(current.version_no))

@@ -17,6 +17,9 @@ const versionQuery = (space: string, uuid: string, n: number) => ({
  * The Story's versions, newest first: compare any two (field by field, blocks by path, values as text), and restore
  * one (its content and name are saved as a new version).
  */
+/** The Stories whose versions panel is open in this tab (`space/uuid`). */
+const openPanels = new Set<string>()
+
 export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current, disabled }: { space: string; uuid: string; current: number; disabled: boolean }) {
   const queryClient = useQueryClient()
   const [restoring, setRestoring] = useState<number | null>(null)
@@ -45,7 +48,15 @@ export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current,
   const changes = a.data && b.data ? diffStories({ name: a.data.name, content: a.data.content }, { name: b.data.name, content: b.data.content }) : null
 
   return (
-    <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200">
+    <details
+      className="rounded-lg bg-white p-3 ring-1 ring-slate-200"
+      // Open stays open when the editor re-renders the panel (someone else saved: the editor loads their version).
+      open={openPanels.has(`${space}/${uuid}`)}
+      onToggle={(e) => {
+        if (e.currentTarget.open) openPanels.add(`${space}/${uuid}`)
+        else openPanels.delete(`${space}/${uuid}`)
+      }}
+    >
       <summary className="cursor-pointer text-sm font-semibold">Versions</summary>
       {versions.isPending ? <Loading what="Loading versions" /> : null}
       <ErrorNotice error={versions.error ?? restore.error} />
