@@ -1,6 +1,7 @@
 import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
 import { adminModule } from './admin'
+import { aiModule } from './ai'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
@@ -42,6 +43,7 @@ export const MODULES: Module[] = [
   formsModule,
   onboardingModule,
   assetsModule,
+  aiModule,
   billingModule,
   healthModule,
   backupModule,
