@@ -9,7 +9,7 @@ import { notFound, validationFailed } from '../../kernel/errors'
 import { KernelErrors } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
-import type { Tx } from '../../kernel/db'
+import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
@@ -84,8 +84,8 @@ export function cleanFilename(raw: string): string {
 }
 
 /** Alt texts keyed by Space locale; unknown locales are refused. */
-async function checkAlt(kernel: Kernel, spaceId: number, alt: Record<string, string | null>, field = 'alt') {
-  const { codes } = await localeSettings(kernel.db.db, spaceId)
+async function checkAlt(kernel: Kernel, spaceId: number, alt: Record<string, string | null>, field = 'alt', db: DbOrTx = kernel.db.db) {
+  const { codes } = await localeSettings(db, spaceId)
   const out: Record<string, string | null> = {}
   const errors: Record<string, string[]> = {}
   for (const [key, text] of Object.entries(alt)) {
@@ -276,7 +276,8 @@ export async function updateAsset(
  * the locale must be one of the Space's; 404 when the asset is gone. Emits asset.updated like any alt change.
  */
 export async function setAssetAltIn(kernel: Kernel, tx: Tx, emit: Emit, spaceId: number, uuid: string, lang: string, text: string): Promise<void> {
-  const alt = await checkAlt(kernel, spaceId, { [lang]: text })
+  // Inside the caller's transaction: on the embedded database a query outside it would wait for it forever.
+  const alt = await checkAlt(kernel, spaceId, { [lang]: text }, 'alt', tx)
   const [current] = await tx
     .select()
     .from(assets)
