@@ -83,6 +83,7 @@ try {
   await call('POST', '/v1/spaces', session.token, { slug: 'bench', name: 'Bench', default_lang: 'en' })
   const direct: number[] = []
   const through: number[] = []
+  const floor: number[] = []
   const upstreamBody = JSON.stringify({ model: 'bench-model', stream: true, messages: [{ role: 'user', content: 'Say hello' }] })
   for (let i = 0; i < N + 10; i++) {
     const d = await ttft(`${fake.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: upstreamBody })
@@ -92,15 +93,22 @@ try {
       headers: { 'content-type': 'application/json', authorization: `Bearer ${session.token}`, 'x-forwarded-for': `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` },
       body: JSON.stringify({ prompt: 'Say hello' }),
     })
+    // The floor of any authenticated Space route on this machine now: bearer, Space and role, a small JSON answer.
+    const f0 = performance.now()
+    const st = await fetch(`${base}/v1/spaces/bench/ai/status`, { headers: { authorization: `Bearer ${session.token}`, 'x-forwarded-for': `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}` } })
+    await st.arrayBuffer()
+    const f = performance.now() - f0
     if (i >= 10) {
       direct.push(d)
       through.push(s)
+      floor.push(f)
     }
   }
   const row = (name: string, xs: number[]) => `${name.padEnd(22)} median ${pct(xs, 50).toFixed(2)} ms   p95 ${pct(xs, 95).toFixed(2)} ms`
   console.log(`stream-text time to first token, ${N} requests each (fake provider's first token after ${firstDelayMs} ms)`)
   console.log(row('fake provider direct', direct))
   console.log(row('through stream-text', through))
+  console.log(row('GET ai/status (floor)', floor))
   console.log(`added: median ${(pct(through, 50) - pct(direct, 50)).toFixed(2)} ms, p95 ${(pct(through, 95) - pct(direct, 95)).toFixed(2)} ms (target < 5 ms at the median)`)
 } finally {
   server.kill()
