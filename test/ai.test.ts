@@ -336,6 +336,10 @@ describe('actions', () => {
     const boats = await mk('boats', 'Harbour boats and fishing', true)
     const piers = await mk('piers', 'Harbour piers at night', true)
     await mk('draft-harbour', 'Harbour draft never published', false)
+    // Another Space's published Story on the same words is never a candidate.
+    const otherSpace = (await t.createSpace(admin, { name: 'Elsewhere' })).slug
+    expect((await t.request('POST', `/v1/spaces/${otherSpace}/components`, { token: admin, body: { name: 'page', is_root: true, schema: { title: { type: 'text' } } } })).status).toBe(201)
+    await mk('foreign-harbour', 'Harbour guide hello world elsewhere', true, otherSpace, admin)
     expect((await post(`/stories/${page}/publish`, undefined)).status).toBe(200) // the Story itself is in the index too
     fake.calls.length = 0
     fake.respond((call) => {
