@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
+import { type FakeAi, startFakeAi } from './helpers/fake-ai'
 import { cpuTimer } from './helpers/cpu'
 
 setDefaultTimeout(60_000)
@@ -28,6 +29,7 @@ interface World {
   subscriberId: number
 }
 let world: World
+let fakeAi: FakeAi
 
 const PARAM_HOSTILE = [
   '%00',
@@ -136,6 +138,14 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
       name: 'Fuzz',
       space: { slug: `fz-${uniq()}`, name: 'Fuzz onboard', default_lang: 'en', locales: ['en', 'de'] },
     }),
+    // AI actions reach a fake OpenAI-compatible server (answers at once), so their bodies get past configuration.
+    'POST /v1/spaces/:space/ai/text': () => ({ prompt: 'Write a line', context: { story_uuid: w.story.uuid, lang: 'en' } }),
+    'POST /v1/spaces/:space/ai/stream-text': () => ({ prompt: 'Write a line' }),
+    'POST /v1/spaces/:space/ai/seo-meta': () => ({ story_uuid: w.story.uuid, lang: 'en' }),
+    'POST /v1/spaces/:space/ai/internal-links': () => ({ story_uuid: w.story.uuid, lang: 'en' }),
+    'POST /v1/spaces/:space/ai/story-insights': () => ({ story_uuid: w.story.uuid }),
+    'POST /v1/spaces/:space/ai/translate': () => ({ story_uuid: w.story.uuid, target_lang: 'de' }),
+    'POST /v1/spaces/:space/ai/alt-text': () => ({ asset_uuid: crypto.randomUUID(), lang: 'en' }),
     'POST /v1/pitch-invitees': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz prospect', email: `fz-${uniq()}@example.com` }),
   }
 }
@@ -167,6 +177,7 @@ function validParam(name: string, path: string, w: World): string {
     case 'code':
       return 'de'
     case 'deliveryId':
+    case 'aiJob':
       return crypto.randomUUID()
     case 'id':
       return path.includes('/webhooks/') ? String(w.webhookId) : path.includes('/subscribers/') ? String(w.subscriberId) : w.tokenId
@@ -291,7 +302,8 @@ async function probe(p: Probe): Promise<number | undefined> {
 
 beforeAll(async () => {
   const logger = createLogger('warn', (line, level) => void logged.push({ level, line }))
-  t = await testApp({ outboundAllowPrivate: true }, {}, { logger })
+  fakeAi = startFakeAi()
+  t = await testApp({ outboundAllowPrivate: true }, { AI_BASE_URL: fakeAi.url, AI_MODEL: 'fuzz-model', AI_VISION_MODEL: 'fuzz-vision' }, { logger })
   world = await buildWorld()
   doc = (await t.request('GET', '/v1/openapi.json')).body
   // Run from source, the admin app is bundled on its first request (once per process; the executable embeds it):
@@ -301,6 +313,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close()
+  await fakeAi?.stop()
 })
 
 /** The document's operation for an Elysia route. */

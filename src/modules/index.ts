@@ -1,6 +1,7 @@
 import { collaborationModule } from './collaboration'
 import type { Module } from '../kernel/module'
 import { adminModule } from './admin'
+import { aiModule } from './ai'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
@@ -50,6 +51,7 @@ export const MODULES: Module[] = [
   previewModule,
   galleriesModule,
   overlayModule,
+  aiModule,
   billingModule,
   healthModule,
   backupModule,

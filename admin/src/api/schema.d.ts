@@ -904,6 +904,234 @@ export interface paths {
         patch: operations["patchV1SpacesBySpace"];
         trace?: never;
     };
+    "/v1/spaces/{space}/ai-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List AI jobs, newest first (filter by status and kind) */
+        get: operations["getV1SpacesBySpaceAi-jobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs/{aiJob}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One AI job */
+        get: operations["getV1SpacesBySpaceAi-jobsByAiJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs/{aiJob}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an AI job: apply its result
+         * @description In one transaction: a translation becomes a new Story version of the target locale (validated against the blueprints like any save; 409 version_conflict when the Story changed since the job started), an alt text is written to the asset’s locale. Only a job awaiting review: otherwise 409 ai_job_not_reviewable (of two decisions racing, exactly one wins).
+         */
+        post: operations["postV1SpacesBySpaceAi-jobsByAiJobApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs/{aiJob}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject an AI job: discard its result (409 ai_job_not_reviewable unless awaiting review) */
+        post: operations["postV1SpacesBySpaceAi-jobsByAiJobReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/alt-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suggest an image’s alt text for a locale (an AI job awaiting review)
+         * @description Uses AI_VISION_MODEL (503 without it). The image is sent as a JPEG reduced to fit 1024×1024 px (a data URL), never the original. The answer is an AI job (kind alt_text, status awaiting_review, `result.alt`); approving it writes the alt text for `lang`. Not a raster image: 422 invalid_image; `lang` not a Space locale: 422. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiAlt-text"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/internal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suggest internal links: published Stories of this Space, ranked by the model
+         * @description Candidates come from this Space's own search index (published Stories in `lang`, never the Story itself), found by the Story's keywords; the model ranks them and picks the phrase to link. At most 10, best first. Nothing is saved. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiInternal-links"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/seo-meta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suggest an SEO title (≤ 60 characters) and description (≤ 160) for a Story
+         * @description Reads the Story in `lang` (default: its own). Longer suggestions are cut at a word boundary. Nothing is saved. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiSeo-meta"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether AI is configured, the models, and this Space’s use this month against its token budget */
+        get: operations["getV1SpacesBySpaceAiStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/story-insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Observations on a Story from its content and its analytics
+         * @description Statistical observations (views over the last 30 days against the 30 before, top language, device and referrer, missing translations, length, publish state) always, without a model; with AI configured (and budget left) the model adds up to 5 of its own (`kind: model`).
+         */
+        post: operations["postV1SpacesBySpaceAiStory-insights"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/stream-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate text as it is written (Server-Sent Events)
+         * @description Same body as `ai/text`. `data: {"text": "…"}` per chunk, then `event: done` with `data: {"usage": {prompt_tokens, completion_tokens}}`, or `event: error` with `data: {error, message}` when the provider fails mid-stream. Errors before the stream opens are JSON (503, 429, 404, 422, 502, 504). Closing the connection cancels the request to the provider.
+         */
+        post: operations["postV1SpacesBySpaceAiStream-text"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate text from an instruction (optionally about a Story)
+         * @description `prompt` is the instruction (≤ 8,000 characters); with `context.story_uuid` the Story's text (in `context.lang`) is passed to the model as data. 503 ai_unavailable without AI_BASE_URL/AI_MODEL; 429 ai_budget_exhausted; 502/504 from the provider. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiText"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/translate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Translate a Story into another locale (an AI job, run in the background)
+         * @description Answers 202 with the AI job (kind translate, status queued). A worker translates the Story's name and each block's text, textarea, richtext and markdown fields (not those marked `translatable: false`), keeping `_uid`s, structure, numbers, asset and link fields and `$ds:` markers untouched; the job then awaits review (`result: {name, content, kept}`). Approving saves it as a new version of `target_lang`. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiTranslate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/analytics/ai-insights": {
         parameters: {
             query?: never;
@@ -6892,6 +7120,1711 @@ export interface operations {
                 };
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceAi-jobs": {
+        parameters: {
+            query?: {
+                kind?: "translate" | "alt_text";
+                page?: number;
+                per_page?: number;
+                status?: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceAi-jobsByAiJob": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                aiJob: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAi-jobsByAiJobApprove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                aiJob: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAi-jobsByAiJobReject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                aiJob: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiAlt-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    asset_uuid: string;
+                    /** @description A locale of the Space (BCP-47) */
+                    lang: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiInternal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A locale of the Space (BCP-47) */
+                    lang?: string;
+                    /** Format: uuid */
+                    story_uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            full_path: string;
+                            score: number;
+                            story_uuid: string;
+                            text: string;
+                        }[];
+                        meta: {
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiSeo-meta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A locale of the Space (BCP-47) */
+                    lang?: string;
+                    /** Format: uuid */
+                    story_uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            description: string;
+                            title: string;
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceAiStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            enabled: boolean;
+                            limits: {
+                                /** @description null: unlimited */
+                                monthly_tokens: number | null;
+                                remaining_tokens: number | null;
+                            };
+                            model: string | null;
+                            usage: {
+                                completion_tokens: number;
+                                month: string;
+                                prompt_tokens: number;
+                                requests: number;
+                            };
+                            /** @description The vision model, or null */
+                            vision: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiStory-insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    story_uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            analytics: {
+                                days: number;
+                                mounts: number;
+                                previous_mounts: number;
+                            };
+                            observations: {
+                                /** @description statistic | content | model */
+                                kind: string;
+                                text: string;
+                            }[];
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiStream-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A Story whose content (in `lang`) the model sees as data */
+                    context?: {
+                        /** @description A locale of the Space (BCP-47) */
+                        lang?: string;
+                        /** Format: uuid */
+                        story_uuid?: string;
+                    };
+                    /** @description The instruction */
+                    prompt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceAiText: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A Story whose content (in `lang`) the model sees as data */
+                    context?: {
+                        /** @description A locale of the Space (BCP-47) */
+                        lang?: string;
+                        /** Format: uuid */
+                        story_uuid?: string;
+                    };
+                    /** @description The instruction */
+                    prompt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            text: string;
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceAiTranslate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A locale of the Space (BCP-47) */
+                    source_lang?: string;
+                    /** Format: uuid */
+                    story_uuid: string;
+                    /** @description A locale of the Space (BCP-47) */
+                    target_lang: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20094,7 +22027,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted")[];
+                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
                     label: string;
                     url: string;
                 };
@@ -20412,7 +22345,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted")[];
+                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
                     label?: string;
                     url?: string;
                 };
