@@ -1,0 +1,28 @@
+CREATE TABLE "event_registration_tokens" (
+	"token_hash" text PRIMARY KEY NOT NULL,
+	"registration_id" integer NOT NULL,
+	"kind" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "event_registrations" (
+	"id" serial PRIMARY KEY NOT NULL,
+	"uuid" uuid NOT NULL,
+	"event_id" integer NOT NULL,
+	"space_id" integer NOT NULL,
+	"name" text NOT NULL,
+	"email" text NOT NULL,
+	"fields" jsonb NOT NULL,
+	"lang" text,
+	"status" text NOT NULL,
+	"created_at" timestamp with time zone NOT NULL,
+	"promoted_at" timestamp with time zone,
+	"cancelled_at" timestamp with time zone
+);
+--> statement-breakpoint
+ALTER TABLE "event_registration_tokens" ADD CONSTRAINT "event_registration_tokens_registration_id_event_registrations_id_fk" FOREIGN KEY ("registration_id") REFERENCES "public"."event_registrations"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "event_registrations" ADD CONSTRAINT "event_registrations_event_id_events_id_fk" FOREIGN KEY ("event_id") REFERENCES "public"."events"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "event_registration_tokens_registration_idx" ON "event_registration_tokens" USING btree ("registration_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "event_registrations_uuid_key" ON "event_registrations" USING btree ("uuid");--> statement-breakpoint
+CREATE UNIQUE INDEX "event_registrations_live_email_key" ON "event_registrations" USING btree ("event_id","email") WHERE status <> 'cancelled';--> statement-breakpoint
+CREATE INDEX "event_registrations_event_idx" ON "event_registrations" USING btree ("event_id","id");
