@@ -10,8 +10,8 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
  * checked by one conditional update (a row lock) in the registering transaction. `sequence` is the ICS SEQUENCE,
  * bumped on every change of the event.
  */
-export const events = pgTable(
-  'events',
+export const calendarEvents = pgTable(
+  'calendar_events',
   {
     id: serial('id').primaryKey(),
     uuid: uuid('uuid').notNull(),
@@ -37,9 +37,9 @@ export const events = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [
-    uniqueIndex('events_uuid_key').on(t.uuid),
-    uniqueIndex('events_space_slug_key').on(t.spaceId, t.slug),
-    index('events_space_starts_idx').on(t.spaceId, t.startsAt),
+    uniqueIndex('calendar_events_uuid_key').on(t.uuid),
+    uniqueIndex('calendar_events_space_slug_key').on(t.spaceId, t.slug),
+    index('calendar_events_space_starts_idx').on(t.spaceId, t.startsAt),
   ],
 )
 
@@ -54,7 +54,7 @@ export const eventRegistrations = pgTable(
     uuid: uuid('uuid').notNull(),
     eventId: integer('event_id')
       .notNull()
-      .references(() => events.id, { onDelete: 'cascade' }),
+      .references(() => calendarEvents.id, { onDelete: 'cascade' }),
     spaceId: integer('space_id').notNull(),
     name: text('name').notNull(),
     email: text('email').notNull(),

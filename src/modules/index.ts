@@ -12,6 +12,7 @@ import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
 import { healthModule } from './health'
 import { formsModule } from './forms'
+import { eventsModule } from './events'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -40,6 +41,7 @@ export const MODULES: Module[] = [
   graphqlModule,
   subscribersModule,
   formsModule,
+  eventsModule,
   onboardingModule,
   assetsModule,
   billingModule,
