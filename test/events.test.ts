@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import ICAL from 'ical.js'
 import { type TestApp, testApp } from './helpers/app'
+import { startReceiver } from './helpers/receiver'
 import { type SmtpSink, startSmtpSink } from './helpers/smtp'
 
 setDefaultTimeout(60_000)
@@ -20,7 +21,7 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 beforeAll(async () => {
   sink = await startSmtpSink()
-  t = await testApp({ publicUrl: 'https://cms.example.com' }, { SMTP_URL: sink.url })
+  t = await testApp({ publicUrl: 'https://cms.example.com', outboundAllowPrivate: true }, { SMTP_URL: sink.url })
   const owner = await t.register()
   admin = owner.token
   ownerTenant = owner.tenant.id
@@ -414,5 +415,39 @@ describe('calendar file and export', () => {
     expect(lines[2]).toContain("'+1 formula")
     expect(lines).toHaveLength(4) // header, two rows, the trailing CRLF
     expect((await t.request('GET', `/v1/spaces/${space}/events/${e.id}/registrations.csv`, { token: stranger })).status).toBe(404)
+  })
+})
+
+describe('webhooks', () => {
+  test('event.registered and event.registration_cancelled reach a subscribed webhook with their bodies', async () => {
+    const receiver = startReceiver()
+    try {
+      const hook = await t.request('POST', `/v1/spaces/${space}/webhooks`, {
+        token: admin,
+        body: { label: 'Events', url: `${receiver.url}/in`, events: ['event.registered', 'event.registration_cancelled'], active: true },
+      })
+      expect(hook.status).toBe(201)
+      const e = await createEvent({ capacity: 1, waitlist: true })
+      await register(e.slug, { name: 'Hook One', email: 'hook1@example.com' })
+      await register(e.slug, { name: 'Hook Two', email: 'hook2@example.com' })
+      const { cancel } = await mailTo('hook1@example.com')
+      await t.request('POST', cancel)
+      await t.kernel.jobs.runDueJobs()
+      const got = await receiver.waitFor(4)
+      const bodies = got.map((r) => r.json)
+      expect(bodies.map((b) => [b.event, b.registration.email, b.registration.status])).toEqual([
+        ['event.registered', 'hook1@example.com', 'confirmed'],
+        ['event.registered', 'hook2@example.com', 'waitlisted'],
+        ['event.registration_cancelled', 'hook1@example.com', 'cancelled'],
+        ['event.registered', 'hook2@example.com', 'confirmed'],
+      ])
+      expect(bodies[0].calendar_event).toMatchObject({ id: e.id, slug: e.slug, timezone: 'Europe/Berlin' })
+      expect(bodies[2].by).toBe('attendee')
+      expect(bodies[3].promoted).toBe(true)
+      expect(JSON.stringify(bodies[0])).toContain(e.slug)
+      expect(JSON.stringify(bodies)).not.toContain('"event_id"')
+    } finally {
+      await receiver.stop()
+    }
   })
 })

@@ -1,6 +1,9 @@
 import type { EventDeclarations } from '../../kernel/events'
 
-/** What receivers learn about an event (no database ids). */
+/**
+ * What receivers learn about an event (no database ids). Payloads carry it as `calendar_event`: in webhook bodies
+ * `event` is the envelope's event name.
+ */
 export interface EventRef {
   id: string
   slug: string
@@ -18,18 +21,18 @@ export interface RegistrationRef {
 }
 
 export interface EventChangedPayload {
-  event: EventRef
+  calendar_event: EventRef
 }
 
 export interface EventRegisteredPayload {
-  event: EventRef
+  calendar_event: EventRef
   registration: RegistrationRef
   /** true when a waitlisted registration moved up to confirmed. */
   promoted: boolean
 }
 
 export interface EventRegistrationCancelledPayload {
-  event: EventRef
+  calendar_event: EventRef
   registration: RegistrationRef
   /** Who cancelled: the attendee (cancel link) or an editor. */
   by: 'attendee' | 'editor'
@@ -46,15 +49,15 @@ declare module '../../kernel/events' {
 }
 
 export const eventEvents: EventDeclarations = {
-  'event.created': { description: 'An event was created.', webhook: (p) => ({ event: p.event }) },
-  'event.updated': { description: 'An event was changed (its ICS SEQUENCE went up).', webhook: (p) => ({ event: p.event }) },
-  'event.deleted': { description: 'An event was deleted with its registrations.', webhook: (p) => ({ event: p.event }) },
+  'event.created': { description: 'An event was created.', webhook: (p) => ({ calendar_event: p.calendar_event }) },
+  'event.updated': { description: 'An event was changed (its ICS SEQUENCE went up).', webhook: (p) => ({ calendar_event: p.calendar_event }) },
+  'event.deleted': { description: 'An event was deleted with its registrations.', webhook: (p) => ({ calendar_event: p.calendar_event }) },
   'event.registered': {
     description: 'Someone registered for an event (confirmed or waitlisted), or a waitlisted registration was promoted (`promoted: true`).',
-    webhook: (p) => ({ event: p.event, registration: p.registration, promoted: p.promoted }),
+    webhook: (p) => ({ calendar_event: p.calendar_event, registration: p.registration, promoted: p.promoted }),
   },
   'event.registration_cancelled': {
     description: 'A registration was cancelled, by the attendee’s cancel link or by an editor (`by`).',
-    webhook: (p) => ({ event: p.event, registration: p.registration, by: p.by }),
+    webhook: (p) => ({ calendar_event: p.calendar_event, registration: p.registration, by: p.by }),
   },
 }

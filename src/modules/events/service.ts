@@ -162,7 +162,7 @@ export async function createEvent(kernel: Kernel, access: SpaceAccess, input: Ev
         .insert(events)
         .values({ ...values, uuid: crypto.randomUUID(), spaceId: access.space.id, createdAt: now, updatedAt: now })
         .returning()
-      emit({ type: 'event.created', spaceId: access.space.id, payload: { event: eventRef(row) } })
+      emit({ type: 'event.created', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
       return row
     }),
   )
@@ -211,7 +211,7 @@ export async function updateEvent(kernel: Kernel, access: SpaceAccess, id: strin
         .set({ ...values, sequence: sql`${events.sequence} + 1`, updatedAt: kernel.clock.now() })
         .where(eq(events.id, current.row.id))
         .returning()
-      emit({ type: 'event.updated', spaceId: access.space.id, payload: { event: eventRef(row) } })
+      emit({ type: 'event.updated', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
       await promoteWaitlisted(kernel, tx, emit, row, access.space, base)
       return row
     }),
@@ -223,7 +223,7 @@ export async function deleteEvent(kernel: Kernel, access: SpaceAccess, id: strin
   const current = await requireEvent(kernel, access, id)
   await transact(kernel, async (tx, emit) => {
     await tx.delete(events).where(eq(events.id, current.row.id))
-    emit({ type: 'event.deleted', spaceId: access.space.id, payload: { event: eventRef(current.row) } })
+    emit({ type: 'event.deleted', spaceId: access.space.id, payload: { calendar_event: eventRef(current.row) } })
   })
 }
 
@@ -419,7 +419,7 @@ async function promoteWaitlisted(kernel: Kernel, tx: Tx, emit: Emit, event: Even
       registrationMail('promoted', event, space, row, { ics: icsUrl(base, space, event, links.ics), cancel: cancelUrl(base, space, event, links.cancel) }),
       tx,
     )
-    emit({ type: 'event.registered', spaceId: space.id, payload: { event: eventRef(event), registration: registrationRef(row), promoted: true } })
+    emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: true } })
   }
 }
 
@@ -487,7 +487,7 @@ export async function insertRegistration(kernel: Kernel, space: SpaceRefLite, ev
       const links = await issueTokens(kernel, tx, row.id)
       const ics = icsUrl(base, space, event, links.ics)
       await kernel.mail.enqueue(registrationMail(status, event, space, row, { ics, cancel: cancelUrl(base, space, event, links.cancel) }), tx)
-      emit({ type: 'event.registered', spaceId: space.id, payload: { event: eventRef(event), registration: registrationRef(row), promoted: false } })
+      emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
       return { id: row.uuid, status, ics_url: ics }
     })
   } catch (err) {
@@ -518,7 +518,7 @@ export async function cancelRegistration(kernel: Kernel, registrationId: number,
         .where(eq(events.id, current.eventId))
         .returning()
     }
-    emit({ type: 'event.registration_cancelled', spaceId: space.id, payload: { event: eventRef(event), registration: registrationRef(row), by } })
+    emit({ type: 'event.registration_cancelled', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), by } })
     if (current.status === 'confirmed') await promoteWaitlisted(kernel, tx, emit, event, space, base)
     return row
   })
