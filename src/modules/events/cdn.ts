@@ -4,6 +4,7 @@ import type { Guards } from '../../kernel/plugin'
 import { CancelAnswer, HoneypotAnswer, IcsParams, PublicDetailQuery, PublicEventModel, PublicEventParams, PublicEventList, PublicListQuery, RegisterAccepted, RegisterBody, TokenParams } from './model'
 import { cancelByToken, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
 import type { FieldValidators } from './schema'
+import type { RegistrationWriter } from './writer'
 import { notFound } from '../../kernel/errors'
 import { Data, SpaceParams } from '../../kernel/schemas'
 
@@ -34,7 +35,7 @@ const CACHING =
   'Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.'
 
 /** The public event routes (issue 30; spec 4.2 limits): anonymous, rate limited per IP. */
-export function eventCdnRoutes(kernel: Kernel, guards: Guards, validators: FieldValidators) {
+export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter }) {
   const cc = () => `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
   return new Elysia({ prefix: '/cdn/:space/events', tags: ['Public events'] })
     .use(guards)
@@ -81,7 +82,7 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, validators: Field
       '/:slug/register',
       async ({ space, origin, params, query, body, request, set }) => {
         set.headers['cache-control'] = 'no-store'
-        const out = await register(kernel, validators, space, params.slug, body, {
+        const out = await register(kernel, deps, space, params.slug, body, {
           base: origin,
           lang: query.lang,
           acceptLanguage: request.headers.get('accept-language'),

@@ -7,6 +7,7 @@ import { eventGraphql } from './graphql'
 import { EventErrors } from './model'
 import { eventRoutes } from './routes'
 import { FieldValidators } from './schema'
+import { RegistrationWriter } from './writer'
 
 /**
  * Events (issue 30): management CRUD, public list and detail (cacheable, locale chain), registration with capacity
@@ -17,11 +18,12 @@ export const eventsModule = defineModule({
   name: 'events',
   setup: (kernel, use) => ({
     validators: new FieldValidators(),
+    writer: new RegistrationWriter(kernel),
     // The GraphQL fields resolve their `space` argument through the cache the public routes' `publicSpace` uses.
     publicSpaces: use(spacesModule).publicSpaces,
   }),
   routes: ({ kernel, guards }) => eventRoutes(kernel, guards),
-  publicRoutes: ({ kernel, guards, self }) => eventCdnRoutes(kernel, guards, self.validators),
+  publicRoutes: ({ kernel, guards, self }) => eventCdnRoutes(kernel, guards, self),
   errors: Object.values(EventErrors),
   events: eventEvents,
   graphql: (builder, self, kernel) => eventGraphql(builder, kernel, self.publicSpaces),

@@ -10,7 +10,8 @@ import type { PublicSpace } from '../../kernel/public-space'
 import { icsFile } from './ics'
 import { EventErrors, type LocationView, type PublicEventView } from './model'
 import { fieldErrors, type FieldValidators, parseDateOrInstant } from './schema'
-import { cancelRegistration, type EventRow, insertRegistration, pick, registrationOpenAt } from './service'
+import { cancelRegistration, type EventRow, pick, registrationOpenAt } from './service'
+import type { RegistrationWriter } from './writer'
 
 /** The locale chain of a public request: `?lang` (422 when not a tag), else the best Accept-Language match. */
 export function chainOf(space: PublicSpace, lang: string | undefined | null, acceptLanguage: string | null): string[] {
@@ -95,11 +96,11 @@ const MAX_FIELDS_BYTES = 16_384
 
 /**
  * The public registration: honeypot → the published event (404) → name, e-mail and extra fields (422, all at once)
- * → open now (422 registration_closed) → the registering transaction (service.insertRegistration).
+ * → open now (422 registration_closed) → the registering transaction (writer.ts: group commit, service.registerInTx).
  */
 export async function register(
   kernel: Kernel,
-  validators: FieldValidators,
+  deps: { validators: FieldValidators; writer: RegistrationWriter },
   space: PublicSpace,
   slug: string,
   body: RegisterInput,
@@ -118,7 +119,7 @@ export async function register(
     fields = body.fields ?? {}
     if (JSON.stringify(fields).length > MAX_FIELDS_BYTES) errors.fields = [`must be at most ${MAX_FIELDS_BYTES.toLocaleString('en-US')} characters as JSON`]
     else {
-      const validate = validators.get(`${event.id}:${event.sequence}`, structuredClone(event.fields as Record<string, unknown>))
+      const validate = deps.validators.get(`${event.id}:${event.sequence}`, structuredClone(event.fields as Record<string, unknown>))
       if (!validate(fields)) Object.assign(errors, fieldErrors(validate.errors))
     }
   }
@@ -130,7 +131,7 @@ export async function register(
   if (Object.keys(errors).length) throw KernelErrors.validationFailed('The registration is not valid.', errors)
   if (!registrationOpenAt(event, kernel.clock.ms())) throw EventErrors.registrationClosed()
   lang ??= chainOf(space, req.lang, req.acceptLanguage)[0] ?? space.defaultLang
-  const out = await insertRegistration(kernel, space, event, { name: name.slice(0, 200), email: email!, fields, lang }, req.base)
+  const out = await deps.writer.write({ space, event, input: { name: name.slice(0, 200), email: email!, fields, lang }, base: req.base })
   return { honeypot: false, ...out }
 }
 

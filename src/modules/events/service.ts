@@ -452,44 +452,43 @@ export interface NewRegistration {
 }
 
 /**
- * One registration, in one transaction: a live registration of the address → 409 already_registered; a spot taken by
- * the conditional update → confirmed; none left → waitlisted (waitlist on) or 409 event_full. Tokens, the mail job and
- * the event are written in the same transaction.
+ * One registration, inside the caller's transaction (the registration writer's batch, one savepoint per registration):
+ * a live registration of the address → 409 already_registered; a spot taken by the conditional update → confirmed;
+ * none left → waitlisted (waitlist on) or 409 event_full. Tokens, the mail job and the event are written in the same
+ * transaction.
  */
-export async function insertRegistration(kernel: Kernel, space: SpaceRefLite, event: EventRow, input: NewRegistration, base: string) {
+export async function registerInTx(kernel: Kernel, tx: Tx, emit: Emit, space: SpaceRefLite, event: EventRow, input: NewRegistration, base: string) {
   try {
-    return await transact(kernel, async (tx, emit) => {
-      const [dup] = await tx
-        .select({ id: eventRegistrations.id })
-        .from(eventRegistrations)
-        .where(and(eq(eventRegistrations.eventId, event.id), eq(eventRegistrations.email, input.email), sql`${eventRegistrations.status} <> 'cancelled'`))
-        .limit(1)
-      if (dup) throw EventErrors.alreadyRegistered()
-      let status: 'confirmed' | 'waitlisted' = 'confirmed'
-      if (!(await takeSpot(tx, event.id))) {
-        if (!event.waitlist) throw EventErrors.eventFull()
-        status = 'waitlisted'
-      }
-      const [row] = await tx
-        .insert(eventRegistrations)
-        .values({
-          uuid: crypto.randomUUID(),
-          eventId: event.id,
-          spaceId: space.id,
-          name: input.name,
-          email: input.email,
-          fields: input.fields,
-          lang: input.lang,
-          status,
-          createdAt: kernel.clock.now(),
-        })
-        .returning()
-      const links = await issueTokens(kernel, tx, row.id)
-      const ics = icsUrl(base, space, event, links.ics)
-      await kernel.mail.enqueue(registrationMail(status, event, space, row, { ics, cancel: cancelUrl(base, space, event, links.cancel) }), tx)
-      emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
-      return { id: row.uuid, status, ics_url: ics }
-    })
+    const [dup] = await tx
+      .select({ id: eventRegistrations.id })
+      .from(eventRegistrations)
+      .where(and(eq(eventRegistrations.eventId, event.id), eq(eventRegistrations.email, input.email), sql`${eventRegistrations.status} <> 'cancelled'`))
+      .limit(1)
+    if (dup) throw EventErrors.alreadyRegistered()
+    let status: 'confirmed' | 'waitlisted' = 'confirmed'
+    if (!(await takeSpot(tx, event.id))) {
+      if (!event.waitlist) throw EventErrors.eventFull()
+      status = 'waitlisted'
+    }
+    const [row] = await tx
+      .insert(eventRegistrations)
+      .values({
+        uuid: crypto.randomUUID(),
+        eventId: event.id,
+        spaceId: space.id,
+        name: input.name,
+        email: input.email,
+        fields: input.fields,
+        lang: input.lang,
+        status,
+        createdAt: kernel.clock.now(),
+      })
+      .returning()
+    const links = await issueTokens(kernel, tx, row.id)
+    const ics = icsUrl(base, space, event, links.ics)
+    await kernel.mail.enqueue(registrationMail(status, event, space, row, { ics, cancel: cancelUrl(base, space, event, links.cancel) }), tx)
+    emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
+    return { id: row.uuid, status, ics_url: ics }
   } catch (err) {
     if (isUniqueViolation(err, 'event_registrations_live_email_key')) throw EventErrors.alreadyRegistered()
     throw err
