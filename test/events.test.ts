@@ -296,7 +296,21 @@ describe('registration', () => {
 
   test('200 parallel registrations for 50 spots admit exactly 50; the rest get 409 event_full', async () => {
     const e = await createEvent({ capacity: 50 })
-    const results = await Promise.all(Array.from({ length: 200 }, (_, i) => register(e.slug, { name: `P${i}`, email: `p${i}@race.example.com` })))
+    // Half of them through a second instance on the same database (its own writer and connections, as another process).
+    const other = await t.instance()
+    const viaOther = async (i: number) => {
+      const res = await other.runtime.handle(
+        new Request(`http://localhost/v1/cdn/${space}/events/${e.slug}/register`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': `10.99.${i >> 8}.${i & 255}` },
+          body: JSON.stringify({ name: `P${i}`, email: `p${i}@race.example.com` }),
+        }),
+      )
+      return { status: res.status, body: await res.json() }
+    }
+    const results = await Promise.all(
+      Array.from({ length: 200 }, (_, i) => (i % 2 ? viaOther(i) : register(e.slug, { name: `P${i}`, email: `p${i}@race.example.com` }))),
+    ).finally(() => other.close())
     const statuses = results.map((r) => r.status)
     expect(statuses.filter((s) => s === 201)).toHaveLength(50)
     expect(statuses.filter((s) => s === 409)).toHaveLength(150)
@@ -306,6 +320,14 @@ describe('registration', () => {
     const regs = await t.request('GET', `/v1/spaces/${space}/events/${e.id}/registrations?status=confirmed`, { token: viewer })
     expect(regs.body.meta.total).toBe(50)
     expect((await t.request('GET', `/v1/cdn/${space}/events/${e.slug}`)).body.data.spots_left).toBe(0)
+  })
+
+  test('the same address sent 10 times at once is registered once; the others get 409 already_registered', async () => {
+    const e = await createEvent({ capacity: 100 })
+    const results = await Promise.all(Array.from({ length: 10 }, () => register(e.slug, { name: 'Twin', email: 'twin@example.com' })))
+    expect(results.filter((r) => r.status === 201)).toHaveLength(1)
+    expect(results.filter((r) => r.status === 409 && r.body.error === 'already_registered')).toHaveLength(9)
+    expect((await t.request('GET', `/v1/spaces/${space}/events/${e.id}`, { token: viewer })).body.data.confirmed_count).toBe(1)
   })
 
   test('waitlist: a full event answers waitlisted; a cancellation promotes the first in line, who gets a mail', async () => {

@@ -1,16 +1,16 @@
 import { stringify } from 'csv-stringify/sync'
-import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gt, inArray, sql, type SQL } from 'drizzle-orm'
 import { calendarEvents as events, eventRegistrations, eventRegistrationTokens } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { newCapabilityToken } from '../../kernel/crypto'
 import { safeCell } from '../../kernel/csv'
-import type { Tx } from '../../kernel/db'
+import { rowsOf, type Tx } from '../../kernel/db'
 import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
-import type { MailMessage } from '../../kernel/mail'
+import { MAIL_QUEUE, type MailMessage } from '../../kernel/mail'
 import { localeSettings } from '../spaces/locales'
 import type { EventRef, RegistrationRef } from './events'
 import { type EventInput, EventErrors, type EventView, type LocationView, type RegistrationStatus, type RegistrationView } from './model'
@@ -362,6 +362,7 @@ function registrationMail(
   space: SpaceRefLite,
   reg: RegistrationRow,
   links: { ics: string; cancel: string },
+  when = whenText(event, reg.lang),
 ): MailMessage {
   const chain = reg.lang ? [reg.lang] : []
   const title = pick(event.title as Record<string, string>, chain).text ?? event.slug
@@ -382,7 +383,7 @@ function registrationMail(
       '',
       lead,
       '',
-      `When: ${whenText(event, reg.lang)}`,
+      `When: ${when}`,
       `Where: ${[loc.name, loc.address].filter(Boolean).join(', ')}${loc.url ? ` (${loc.url})` : ''}`,
       '',
       `Add it to your calendar: ${links.ics}`,
@@ -521,4 +522,90 @@ export async function cancelRegistration(kernel: Kernel, registrationId: number,
     if (current.status === 'confirmed') await promoteWaitlisted(kernel, tx, emit, event, space, base)
     return row
   })
+}
+
+export interface RegistrationJob {
+  space: SpaceRefLite
+  event: EventRow
+  input: NewRegistration
+  base: string
+}
+
+export type RegistrationResult = { id: string; status: 'confirmed' | 'waitlisted'; ics_url: string }
+export type RegistrationOutcome = { ok: true; value: RegistrationResult } | { ok: false; error: unknown }
+
+/**
+ * The registrations of one batch for one event, in arrival order, with a handful of statements whatever their
+ * number: one look-up of live registrations of their addresses (→ already_registered, also for an address twice in
+ * the batch), one conditional update taking up to that many spots under the event row's lock (→ the first ones
+ * confirmed; the rest waitlisted, or event_full), one insert of the registrations, one of their tokens, one of the
+ * mail jobs. The same rules as `registerInTx`, which the writer falls back to (one savepoint each) if this fails as a
+ * whole (e.g. an address registered at the same moment through another instance).
+ */
+export async function registerGroupInTx(kernel: Kernel, tx: Tx, emit: Emit, jobs: RegistrationJob[]): Promise<RegistrationOutcome[]> {
+  const event = jobs[0].event
+  const out: RegistrationOutcome[] = new Array(jobs.length)
+  const emails = [...new Set(jobs.map((j) => j.input.email))]
+  const live = await tx
+    .select({ email: eventRegistrations.email })
+    .from(eventRegistrations)
+    .where(and(eq(eventRegistrations.eventId, event.id), inArray(eventRegistrations.email, emails), sql`${eventRegistrations.status} <> 'cancelled'`))
+  const seen = new Set(live.map((r) => r.email))
+  const todo: number[] = []
+  jobs.forEach((j, i) => {
+    if (seen.has(j.input.email)) out[i] = { ok: false, error: EventErrors.alreadyRegistered() }
+    else {
+      seen.add(j.input.email)
+      todo.push(i)
+    }
+  })
+  if (!todo.length) return out
+  const [spots] = rowsOf<{ granted: number | string }>(
+    await tx.execute(sql`
+      with cur as (select id, confirmed_count, capacity from calendar_events where id = ${event.id} for update)
+      update calendar_events e
+         set confirmed_count = case when cur.capacity is null then cur.confirmed_count + ${todo.length}::int
+                                    else greatest(cur.confirmed_count, least(cur.capacity, cur.confirmed_count + ${todo.length}::int)) end
+        from cur
+       where e.id = cur.id
+   returning e.confirmed_count - cur.confirmed_count as granted`),
+  )
+  const granted = Number(spots?.granted ?? 0)
+  const now = kernel.clock.now()
+  const rows: (typeof eventRegistrations.$inferInsert & { i: number })[] = []
+  todo.forEach((i, k) => {
+    const status = k < granted ? 'confirmed' : event.waitlist ? 'waitlisted' : null
+    if (!status) {
+      out[i] = { ok: false, error: EventErrors.eventFull() }
+      return
+    }
+    const { input, space } = jobs[i]
+    rows.push({ i, uuid: crypto.randomUUID(), eventId: event.id, spaceId: space.id, name: input.name, email: input.email, fields: input.fields, lang: input.lang, status, createdAt: now })
+  })
+  if (!rows.length) return out
+  const inserted = await tx
+    .insert(eventRegistrations)
+    .values(rows.map(({ i: _i, ...r }) => r))
+    .returning()
+  const byUuid = new Map(inserted.map((r) => [r.uuid, r]))
+  const tokens: (typeof eventRegistrationTokens.$inferInsert)[] = []
+  const mails: { queue: typeof MAIL_QUEUE; payload: { message: MailMessage } }[] = []
+  const whens = new Map<string | null, string>()
+  for (const r of rows) {
+    const row = byUuid.get(r.uuid)!
+    const { space, base } = jobs[r.i]
+    const ics = newCapabilityToken()
+    const cancel = newCapabilityToken()
+    tokens.push({ tokenHash: ics.hash, registrationId: row.id, kind: 'ics', createdAt: now }, { tokenHash: cancel.hash, registrationId: row.id, kind: 'cancel', createdAt: now })
+    const icsLink = icsUrl(base, space, event, ics.token)
+    let when = whens.get(row.lang)
+    if (when === undefined) whens.set(row.lang, (when = whenText(event, row.lang)))
+    const status = row.status as 'confirmed' | 'waitlisted'
+    mails.push({ queue: MAIL_QUEUE, payload: { message: registrationMail(status, event, space, row, { ics: icsLink, cancel: cancelUrl(base, space, event, cancel.token) }, when) } })
+    emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
+    out[r.i] = { ok: true, value: { id: row.uuid, status, ics_url: icsLink } }
+  }
+  await tx.insert(eventRegistrationTokens).values(tokens)
+  await kernel.jobs.enqueueMany(tx, mails)
+  return out
 }
