@@ -252,6 +252,18 @@ describe('registration', () => {
     expect((await register(draft.slug, { name: 'x', email: 'x@example.com' })).status).toBe(404)
   })
 
+  test('a change of the event applies to the next registration at once (unpublished → 404, switched off → 422)', async () => {
+    const e = await createEvent()
+    expect((await register(e.slug, { name: 'A', email: 'a@change.example.com' })).status).toBe(201)
+    await t.request('PUT', `/v1/spaces/${space}/events/${e.id}`, { token: editor, body: eventBody({ slug: e.slug, registration_open: false }) })
+    expect((await register(e.slug, { name: 'B', email: 'b@change.example.com' })).body.error).toBe('registration_closed')
+    await t.request('PUT', `/v1/spaces/${space}/events/${e.id}`, { token: editor, body: eventBody({ slug: e.slug, published: false }) })
+    expect((await register(e.slug, { name: 'B', email: 'b@change.example.com' })).status).toBe(404)
+    await t.request('PUT', `/v1/spaces/${space}/events/${e.id}`, { token: editor, body: eventBody({ slug: `${e.slug}-renamed` }) })
+    expect((await register(e.slug, { name: 'B', email: 'b@change.example.com' })).status).toBe(404)
+    expect((await register(`${e.slug}-renamed`, { name: 'B', email: 'b@change.example.com' })).status).toBe(201)
+  })
+
   test('extra fields are validated with the event’s JSON Schema (Ajv)', async () => {
     const e = await createEvent({
       fields: {

@@ -5,6 +5,7 @@ import { CancelAnswer, HoneypotAnswer, IcsParams, PublicDetailQuery, PublicEvent
 import { cancelByToken, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
 import type { FieldValidators } from './schema'
 import type { RegistrationWriter } from './writer'
+import type { PublishedEventCache } from './cache'
 import { notFound } from '../../kernel/errors'
 import { Data, SpaceParams } from '../../kernel/schemas'
 
@@ -35,7 +36,7 @@ const CACHING =
   'Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.'
 
 /** The public event routes (issue 30; spec 4.2 limits): anonymous, rate limited per IP. */
-export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter }) {
+export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache }) {
   const cc = () => `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
   return new Elysia({ prefix: '/cdn/:space/events', tags: ['Public events'] })
     .use(guards)

@@ -1,6 +1,7 @@
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
+import { PublishedEventCache } from './cache'
 import { eventCdnRoutes } from './cdn'
 import { eventEvents } from './events'
 import { eventGraphql } from './graphql'
@@ -19,6 +20,7 @@ export const eventsModule = defineModule({
   setup: (kernel, use) => ({
     validators: new FieldValidators(),
     writer: new RegistrationWriter(kernel),
+    published: new PublishedEventCache(kernel),
     // The GraphQL fields resolve their `space` argument through the cache the public routes' `publicSpace` uses.
     publicSpaces: use(spacesModule).publicSpaces,
   }),
@@ -26,6 +28,7 @@ export const eventsModule = defineModule({
   publicRoutes: ({ kernel, guards, self }) => eventCdnRoutes(kernel, guards, self),
   errors: Object.values(EventErrors),
   events: eventEvents,
+  caches: (self) => [self.published.cache],
   graphql: (builder, self, kernel) => eventGraphql(builder, kernel, self.publicSpaces),
   rateLimits: [
     // Spec 4.2.

@@ -12,6 +12,7 @@ import { EventErrors, type LocationView, type PublicEventView } from './model'
 import { fieldErrors, type FieldValidators, parseDateOrInstant } from './schema'
 import { cancelRegistration, type EventRow, pick, registrationOpenAt } from './service'
 import type { RegistrationWriter } from './writer'
+import type { PublishedEventCache } from './cache'
 
 /** The locale chain of a public request: `?lang` (422 when not a tag), else the best Accept-Language match. */
 export function chainOf(space: PublicSpace, lang: string | undefined | null, acceptLanguage: string | null): string[] {
@@ -100,14 +101,14 @@ const MAX_FIELDS_BYTES = 16_384
  */
 export async function register(
   kernel: Kernel,
-  deps: { validators: FieldValidators; writer: RegistrationWriter },
+  deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache },
   space: PublicSpace,
   slug: string,
   body: RegisterInput,
   req: { base: string; lang: string | undefined; acceptLanguage: string | null },
 ): Promise<{ honeypot: true } | { honeypot: false; id: string; status: string; ics_url: string }> {
   if (body._hp) return { honeypot: true }
-  const event = await publishedEvent(kernel, space.id, slug)
+  const event = await deps.published.get(space.id, slug)
   if (!event) throw notFound('Event')
   const errors: Record<string, string[]> = {}
   const name = body.name.trim()
