@@ -17,6 +17,7 @@ import { overlayModule } from './overlay'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { galleriesModule } from './galleries'
+import { eventsModule } from './events'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -46,6 +47,7 @@ export const MODULES: Module[] = [
   graphqlModule,
   subscribersModule,
   formsModule,
+  eventsModule,
   onboardingModule,
   assetsModule,
   previewModule,

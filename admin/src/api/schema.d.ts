@@ -368,6 +368,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/{space}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Published events, upcoming by default
+         * @description Events ending at or after `from` (default: now) and starting before `to`, soonest first; `per_page` 1–100 (default 20). `spots_left` is null when unlimited; `registration_open` says whether a registration is taken now (switch, closing time, start). Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.
+         */
+        get: operations["getV1CdnBySpaceEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One published event
+         * @description `spots_left` (null when unlimited) and `registration_open` as they are now. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.
+         */
+        get: operations["getV1CdnBySpaceEventsBySlug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}/cancel/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a registration with the token of its mail
+         * @description Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail.
+         */
+        post: operations["postV1CdnBySpaceEventsBySlugCancelByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}/ics/{icsToken}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calendar file (ICS) of a registration
+         * @description 60/min/IP. RFC 5545: one VEVENT with a stable UID (per event), DTSTART/DTEND in the event’s TZID with its VTIMEZONE, SUMMARY and DESCRIPTION in the registration’s language, LOCATION, URL (the public event), SEQUENCE (bumped on each change of the event) and STATUS (CONFIRMED; TENTATIVE when waitlisted; CANCELLED). The token may end in `.ics`. Unknown token → 404. `ETag` (If-None-Match → 304), `Cache-Control: private, no-cache`.
+         */
+        get: operations["getV1CdnBySpaceEventsBySlugIcsByIcsToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register for a published event
+         * @description 20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.
+         */
+        post: operations["postV1CdnBySpaceEventsBySlugRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cdn/{space}/forms/{slug}": {
         parameters: {
             query?: never;
@@ -1547,6 +1647,112 @@ export interface paths {
          * @description Emits `dom_overlay.deleted`.
          */
         delete: operations["deleteV1SpacesBySpaceDom-overlaysById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events, soonest start first
+         * @description `per_page` 1–100 (default 25), `page` from 1.
+         */
+        get: operations["getV1SpacesBySpaceEvents"];
+        put?: never;
+        /**
+         * Create an event
+         * @description `slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv).
+         */
+        post: operations["postV1SpacesBySpaceEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One event */
+        get: operations["getV1SpacesBySpaceEventsById"];
+        /**
+         * Replace an event
+         * @description `slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv). Every change bumps `sequence` (the ICS SEQUENCE, so calendars update). With a waitlist, more capacity promotes the first in line (each gets a mail).
+         */
+        put: operations["putV1SpacesBySpaceEventsById"];
+        post?: never;
+        /** Delete an event and its registrations */
+        delete: operations["deleteV1SpacesBySpaceEventsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Registrations of an event, in order of arrival
+         * @description `per_page` 1–100 (default 25), `page` from 1; `status` filters.
+         */
+        get: operations["getV1SpacesBySpaceEventsByIdRegistrations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/registrations.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export registrations as CSV (streamed)
+         * @description Columns: id, status, name, email, lang, registered_at, promoted_at, cancelled_at, then one per property of the event’s `fields` schema. Every registration (cancelled ones too), in order of arrival. UTF-8 with BOM, RFC 4180 quoting, CRLF; read and sent in batches of 1000. Text cells beginning with = + - @, tab or CR get a leading apostrophe (spreadsheet formula injection).
+         */
+        get: operations["getV1SpacesBySpaceEventsByIdRegistrations.csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/registrations/{registrationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a registration
+         * @description Idempotent (a cancelled registration is answered as it is). A confirmed spot goes to the first waitlisted registration, who gets a mail. Fires `event.registration_cancelled` with `by: editor`.
+         */
+        post: operations["postV1SpacesBySpaceEventsByIdRegistrationsByRegistrationIdCancel"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -4311,6 +4517,517 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceEvents: {
+        parameters: {
+            query?: {
+                from?: string;
+                lang?: string;
+                page?: number;
+                per_page?: number;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            description: string | null;
+                            /** Format: date-time */
+                            ends_at: string;
+                            /** @description JSON Schema of the extra registration fields */
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The locale the title and description were taken from (first of the chain that has a title) */
+                            lang: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description Whether a registration would be taken now (switch, closing time, start) */
+                            registration_open: boolean;
+                            slug: string;
+                            /** @description null when unlimited */
+                            spots_left: number | null;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: string;
+                            waitlist: boolean;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceEventsBySlug: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            description: string | null;
+                            /** Format: date-time */
+                            ends_at: string;
+                            /** @description JSON Schema of the extra registration fields */
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The locale the title and description were taken from (first of the chain that has a title) */
+                            lang: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description Whether a registration would be taken now (switch, closing time, start) */
+                            registration_open: boolean;
+                            slug: string;
+                            /** @description null when unlimited */
+                            spots_left: number | null;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: string;
+                            waitlist: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceEventsBySlugCancelByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            ok: boolean;
+                            /** @description cancelled */
+                            status: string;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceEventsBySlugIcsByIcsToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                icsToken: string;
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceEventsBySlugRegister: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Honeypot: must stay empty */
+                    _hp?: string;
+                    email: string;
+                    /** @description Extra values, validated with the event’s `fields` schema */
+                    fields?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Language of the mails (default: ?lang / Accept-Language / the Space default) */
+                    lang?: string;
+                    /** @description 1 to 200 characters after trimming */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                    };
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The registration’s calendar file (a capability URL: keep it private) */
+                            ics_url: string;
+                            registration: {
+                                id: string;
+                                /** @description confirmed or waitlisted */
+                                status: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -13536,6 +14253,1055 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpaceEvents: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description null (default): unlimited */
+                    capacity?: number | null;
+                    /** @description Read-only; ignored */
+                    confirmed_count?: unknown;
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Description: locale code (a locale of the Space) → text, at most 20,000 characters */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description ISO 8601 instant, after starts_at */
+                    ends_at: string;
+                    /** @description JSON Schema (draft 2020-12, `type: object`) for the extra registration `fields`; validated with Ajv */
+                    fields?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    location: {
+                        address?: string | null;
+                        name: string;
+                        /** @description http(s) URL */
+                        url?: string | null;
+                    };
+                    /** @description Default false: only published events are public */
+                    published?: boolean;
+                    /** @description ISO 8601 instant; registration also closes when the event starts */
+                    registration_closes_at?: string | null;
+                    /** @description Default true */
+                    registration_open?: boolean;
+                    /** @description Read-only; ignored */
+                    sequence?: unknown;
+                    slug: string;
+                    /** @description ISO 8601 instant with an offset or Z, e.g. 2026-06-01T18:00:00+02:00 */
+                    starts_at: string;
+                    /** @description IANA time zone name (e.g. Europe/Berlin): how the times are shown and what the ICS file names */
+                    timezone: string;
+                    /** @description Title (at least one): locale code (a locale of the Space) → text, at most 300 characters */
+                    title: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                    /** @description Default false. true: a full event takes registrations as `waitlisted`; a cancellation promotes the first in line */
+                    waitlist?: boolean;
+                    /** @description Read-only; ignored */
+                    waitlisted_count?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putV1SpacesBySpaceEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description null (default): unlimited */
+                    capacity?: number | null;
+                    /** @description Read-only; ignored */
+                    confirmed_count?: unknown;
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Description: locale code (a locale of the Space) → text, at most 20,000 characters */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description ISO 8601 instant, after starts_at */
+                    ends_at: string;
+                    /** @description JSON Schema (draft 2020-12, `type: object`) for the extra registration `fields`; validated with Ajv */
+                    fields?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    location: {
+                        address?: string | null;
+                        name: string;
+                        /** @description http(s) URL */
+                        url?: string | null;
+                    };
+                    /** @description Default false: only published events are public */
+                    published?: boolean;
+                    /** @description ISO 8601 instant; registration also closes when the event starts */
+                    registration_closes_at?: string | null;
+                    /** @description Default true */
+                    registration_open?: boolean;
+                    /** @description Read-only; ignored */
+                    sequence?: unknown;
+                    slug: string;
+                    /** @description ISO 8601 instant with an offset or Z, e.g. 2026-06-01T18:00:00+02:00 */
+                    starts_at: string;
+                    /** @description IANA time zone name (e.g. Europe/Berlin): how the times are shown and what the ICS file names */
+                    timezone: string;
+                    /** @description Title (at least one): locale code (a locale of the Space) → text, at most 300 characters */
+                    title: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                    /** @description Default false. true: a full event takes registrations as `waitlisted`; a cancellation promotes the first in line */
+                    waitlist?: boolean;
+                    /** @description Read-only; ignored */
+                    waitlisted_count?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpaceEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceEventsByIdRegistrations: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                status?: "confirmed" | "waitlisted" | "cancelled";
+            };
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            email: string;
+                            fields: {
+                                [key: string]: unknown;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            lang: string | null;
+                            name: string;
+                            /** Format: date-time */
+                            promoted_at: string | null;
+                            /** @description confirmed, waitlisted or cancelled */
+                            status: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceEventsByIdRegistrations.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceEventsByIdRegistrationsByRegistrationIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                registrationId: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            email: string;
+                            fields: {
+                                [key: string]: unknown;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            lang: string | null;
+                            name: string;
+                            /** Format: date-time */
+                            promoted_at: string | null;
+                            /** @description confirmed, waitlisted or cancelled */
+                            status: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpaceForms: {
         parameters: {
             query?: {
@@ -22027,7 +23793,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
+                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
                     label: string;
                     url: string;
                 };
@@ -22345,7 +24111,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
+                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
                     label?: string;
                     url?: string;
                 };
