@@ -17,6 +17,7 @@ import m13 from './0013_component_field_order.sql' with { type: 'text' }
 import m14 from './0014_password_reset_tokens.sql' with { type: 'text' }
 import m15 from './0015_billing.sql' with { type: 'text' }
 import m16 from './0016_pitch_invitees.sql' with { type: 'text' }
+import m17 from './0017_commerce.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -36,4 +37,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0014_password_reset_tokens', sql: m14 },
   { tag: '0015_billing', sql: m15 },
   { tag: '0016_pitch_invitees', sql: m16 },
+  { tag: '0017_commerce', sql: m17 },
 ]
