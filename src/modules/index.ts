@@ -1,4 +1,5 @@
 import { collaborationModule } from './collaboration'
+import { commerceModule } from './commerce'
 import type { Module } from '../kernel/module'
 import { adminModule } from './admin'
 import { analyticsModule } from './analytics'
@@ -10,6 +11,7 @@ import { datasourcesModule } from './datasources'
 import { graphqlModule } from './graphql'
 import { membersModule } from './members'
 import { onboardingModule } from './onboarding'
+import { paymentsModule } from './payments'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { searchModule } from './search'
@@ -43,6 +45,8 @@ export const MODULES: Module[] = [
   onboardingModule,
   assetsModule,
   billingModule,
+  paymentsModule,
+  commerceModule,
   healthModule,
   backupModule,
   adminModule,
