@@ -84,7 +84,7 @@ async function checkLocaleMap(
 }
 
 /** Every rule beyond the body schema, 422 with every problem at once. Returns the values to store. */
-async function checkProduct(kernel: Kernel, tx: Tx, spaceId: number, input: ProductPatchInput, current: ProductRow | null) {
+async function checkProduct(kernel: Kernel, tx: Tx, spaceId: number, input: ProductPatchInput, current: ProductRow | null, assets: Set<string>) {
   const errors: Record<string, string[]> = {}
   const out: Partial<typeof products.$inferInsert> = {}
   if (input.name !== undefined) out.name = await checkLocaleMap(tx, spaceId, 'name', input.name, errors, true)
@@ -98,10 +98,8 @@ async function checkProduct(kernel: Kernel, tx: Tx, spaceId: number, input: Prod
     const uuids = [...new Set(input.images.map((u) => u.toLowerCase()))]
     if (uuids.length !== input.images.length) errors.images = ['must not repeat an asset']
     else {
-      // The assets module's own answer: which of these uuids are assets of this Space.
-      const found = new Set((await assetInfos(kernel, spaceId, uuids)).map((a) => a.uuid))
       uuids.forEach((u, i) => {
-        if (!found.has(u)) (errors[`images/${i}`] ??= []).push('is not an asset of this Space')
+        if (!assets.has(u)) (errors[`images/${i}`] ??= []).push('is not an asset of this Space')
       })
       out.images = uuids
     }
@@ -148,15 +146,25 @@ export async function productByRef(db: DbOrTx, spaceId: number, ref: string): Pr
   return row ?? null
 }
 
+/**
+ * The assets module's own answer (before the transaction: its service reads outside ours, and the embedded database
+ * has one connection): which of the images are assets of this Space.
+ */
+async function knownAssets(kernel: Kernel, spaceId: number, images: string[] | undefined): Promise<Set<string>> {
+  if (!images?.length) return new Set()
+  return new Set((await assetInfos(kernel, spaceId, [...new Set(images.map((u) => u.toLowerCase()))])).map((a) => a.uuid))
+}
+
 function slugConflict(err: unknown, slug: string | undefined): never {
   if (isUniqueViolation(err, 'products_space_slug_key')) throw CommerceErrors.slugTaken(`Another product of this Space has the slug "${slug}".`)
   throw err
 }
 
 export async function createProduct(kernel: Kernel, access: SpaceAccess, input: ProductInput): Promise<ProductView> {
+  const assets = await knownAssets(kernel, access.space.id, input.images)
   try {
     return await transact(kernel, async (tx, emit) => {
-      const v = await checkProduct(kernel, tx, access.space.id, input, null)
+      const v = await checkProduct(kernel, tx, access.space.id, input, null, assets)
       const now = kernel.clock.now()
       const [row] = await tx
         .insert(products)
@@ -206,10 +214,11 @@ export async function listProducts(
 }
 
 export async function updateProduct(kernel: Kernel, access: SpaceAccess, uuid: string, input: ProductPatchInput): Promise<ProductView> {
+  const assets = await knownAssets(kernel, access.space.id, input.images)
   try {
     return await transact(kernel, async (tx, emit) => {
       const current = await productRow(tx, access.space.id, uuid, true)
-      const v = await checkProduct(kernel, tx, access.space.id, input, current)
+      const v = await checkProduct(kernel, tx, access.space.id, input, current, assets)
       const set: Partial<typeof products.$inferInsert> = { ...v, updatedAt: kernel.clock.now() }
       if (input.slug !== undefined) set.slug = input.slug
       if (input.price !== undefined) set.price = input.price
