@@ -457,8 +457,11 @@ describe('orders', () => {
 
 // Last: it moves the shared clock 31 days forward.
 describe('idle carts', () => {
-  test('a cart idle for 30 days is gone (404 at once, deleted by the daily job); a touched one stays', async () => {
-    const p = await product()
+  test('a cart idle for 30 days is gone (404 at once, deleted by the daily job); a touched one stays; manual-payment orders wait', async () => {
+    const p = await product({ stock: 3 })
+    const manual = await cart()
+    await add(manual, p.slug, 2)
+    const pending = (await cdn('POST', `/carts/${manual}/checkout`, buyer)).body.data
     const idle = await cart()
     const busy = await cart()
     t.clock.advance(20 * 86_400_000)
@@ -472,5 +475,8 @@ describe('idle carts', () => {
     await t.kernel.jobs.runDueJobs()
     expect(await count(idle)).toBe(0)
     expect(await count(busy)).toBe(1)
+    // Without a payment provider an order waits for manual payment: the job releasing unpaid Stripe orders leaves it.
+    expect((await t.request('GET', `/v1/spaces/${space}/orders/${pending.id}`, { token: owner.token })).body.data.status).toBe('pending')
+    expect(await stockOf(p.id)).toBe(1)
   })
 })
