@@ -121,7 +121,7 @@ describe('products', () => {
     expect([400, 422]).toContain(nul.status)
     // An asset of another Space is not an image of this one.
     const fd = new FormData()
-    fd.append('file', new Blob([pngOf(photo(8, 8))], { type: 'image/png' }), 'x.png')
+    fd.append('file', new Blob([pngOf(photo(8, 8)) as BlobPart], { type: 'image/png' }), 'x.png')
     const foreignAsset = await t.request('POST', `/v1/spaces/${other}/assets`, { token: owner.token, raw: fd })
     expect(foreignAsset.status).toBe(201)
     await bad({ images: [foreignAsset.body.data.uuid] }, 'images/0')
@@ -149,7 +149,7 @@ describe('products', () => {
 describe('public products', () => {
   test('active products only, in the asked locale, with image transform URLs and in_stock but never the stock count', async () => {
     const fd = new FormData()
-    fd.append('file', new Blob([pngOf(photo(16, 16))], { type: 'image/png' }), 'p.png')
+    fd.append('file', new Blob([pngOf(photo(16, 16)) as BlobPart], { type: 'image/png' }), 'p.png')
     const asset = (await t.request('POST', `/v1/spaces/${space}/assets`, { token: owner.token, raw: fd })).body.data
     await product({ slug: 'lamp', name: { en: 'Lamp', de: 'Lampe' }, description: { en: 'Bright' }, price: 4200, stock: 3, images: [asset.uuid] })
     await product({ slug: 'hidden', active: false })
