@@ -7,8 +7,11 @@
 // queue on it. Reports the latency of each checkout as the buyer sees it (p50/p95/p99/max, successes and sold-out
 // answers apart) and checks the invariant: exactly `stock` orders, stock 0, the rest 409 insufficient_stock.
 // The server runs from source in a child process on a fresh database (PGlite folder or a Postgres database).
+// On Postgres it also prints the commit floor of that server (one-row insert transactions, one after the other): the
+// row lock is held until commit, so N checkouts of one product cannot finish faster than N commits in a row.
 import { parseArgs } from 'node:util'
 import { join } from 'node:path'
+import postgres from 'postgres'
 import { scratchDatabase } from './scratch'
 
 const { values: args } = parseArgs({
@@ -64,6 +67,20 @@ async function runDriver(driver: 'postgres' | 'pglite') {
     const token = reg.body.data.token
     const sp = await call('POST', '/v1/spaces', { slug: 'bench-shop', name: 'Bench shop' }, token)
     if (sp.status !== 201) throw new Error(`space: ${sp.status} ${JSON.stringify(sp.body)}`)
+    if (driver === 'postgres') {
+      const sql = postgres(db.env.DATABASE_URL!, { max: 1, onnotice: () => {} })
+      await sql`create table bench_commit_floor (id int)`
+      const ts: number[] = []
+      for (let i = 0; i < 50; i++) {
+        const t0 = performance.now()
+        await sql.begin((tx) => tx`insert into bench_commit_floor values (${i})`)
+        ts.push(performance.now() - t0)
+      }
+      await sql`drop table bench_commit_floor`
+      await sql.end()
+      ts.sort((a, b) => a - b)
+      console.log(`\npostgres commit floor (50 one-row insert transactions in a row): p50 ${fmt(pct(ts, 50))} ms, p90 ${fmt(pct(ts, 90))} ms`)
+    }
     const rows: { round: number; ok: number; soldOut: number; other: number; orders: number; stockLeft: number; all: number[]; okMs: number[]; wall: number }[] = []
     for (let round = 1; round <= ROUNDS; round++) {
       const p = await call('POST', '/v1/spaces/bench-shop/products', { slug: `item-${round}`, name: { en: 'Item' }, price: 990, currency: 'EUR', stock: STOCK }, token)
