@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
-import { Data, PageMeta } from '../../kernel/schemas'
+import { Data, ErrorBody, PageMeta } from '../../kernel/schemas'
 import { addCartItem, createCart, getCart, removeCartItem } from './carts'
 import {
   AddItemBody,
@@ -154,7 +154,7 @@ export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Paym
         publicSpace: { notFound: 'Cart', headers: NO_STORE },
         params: CartParams,
         body: CheckoutBody,
-        response: { 201: Data(OrderModel) },
+        response: { 201: Data(OrderModel), 502: ErrorBody },
         detail: {
           summary: 'Check out a cart: the order',
           description:
