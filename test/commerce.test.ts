@@ -343,6 +343,14 @@ describe('checkout', () => {
     expect(d.body.error).toBe('cart_closed')
   })
 
+  test('a storefront on another origin may send Idempotency-Key (CORS preflight)', async () => {
+    const r = await t.request('OPTIONS', `/v1/cdn/${space}/carts/${crypto.randomUUID()}/checkout`, {
+      headers: { Origin: 'https://shop.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,idempotency-key' },
+    })
+    expect(r.status).toBeLessThan(300)
+    expect((r.headers.get('access-control-allow-headers') ?? '').toLowerCase()).toContain('idempotency-key')
+  })
+
   test('50 parallel checkouts of the last 10 items (from 50 client addresses) sell exactly 10; 40 get insufficient_stock', async () => {
     const p = await product({ stock: 10 })
     const carts: string[] = []

@@ -25,6 +25,8 @@ export const commerceModule = defineModule({
   routes: ({ kernel, guards }) => commerceRoutes(kernel, guards),
   publicRoutes: ({ kernel, guards, self }) => commerceCdnRoutes(kernel, guards, self.payments),
   errors: Object.values(CommerceErrors),
+  // A storefront on another origin sends Idempotency-Key with its checkout: browsers must be allowed to.
+  publicCors: { allowHeaders: ['Idempotency-Key'] },
   events: commerceEvents,
   inTx: {
     'payment.succeeded': (tx, e, emit, _self, kernel) => applyPayment(kernel, tx, emit, e.spaceId, e.payload),
