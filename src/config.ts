@@ -152,6 +152,14 @@ export interface Config {
   aiRetryDelaysMs: number[]
   /** An AI job running longer than this fails (10 min). Not an environment variable: tests shorten it. */
   aiJobMaxMs: number
+  /** Stripe secret key serving every Space without its own keys (STRIPE_SECRET_KEY; docs/commerce.md). */
+  stripeSecretKey: string | null
+  /** Signing secret of the instance-wide Stripe webhook endpoint (STRIPE_WEBHOOK_SECRET). */
+  stripeWebhookSecret: string | null
+  /** Stripe's API base URL without `/v1` (STRIPE_API_BASE; default https://api.stripe.com). */
+  stripeApiBase: string
+  /** Whether STRIPE_API_BASE was set: an operator-named API host may be a private address (a local fake, a proxy). */
+  stripeApiBaseSet: boolean
 }
 
 /** A plan's limits; null: unlimited. */
@@ -407,6 +415,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     aiTimeoutMs: 60_000,
     aiRetryDelaysMs: [1000, 4000],
     aiJobMaxMs: 10 * 60_000,
+    stripeSecretKey: env.STRIPE_SECRET_KEY?.trim() || null,
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET?.trim() || null,
+    stripeApiBase: url(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com',
+    stripeApiBaseSet: !!url(env, 'STRIPE_API_BASE'),
   }
   config.plans = plans(env, 'PLANS')
   config.defaultPlan = env.DEFAULT_PLAN?.trim() || 'unlimited'

@@ -1,4 +1,5 @@
 import { collaborationModule } from './collaboration'
+import { commerceModule } from './commerce'
 import type { Module } from '../kernel/module'
 import { adminModule } from './admin'
 import { aiModule } from './ai'
@@ -14,6 +15,7 @@ import { onboardingModule } from './onboarding'
 import { pluginsModule } from './plugins'
 import { previewModule } from './preview'
 import { overlayModule } from './overlay'
+import { paymentsModule } from './payments'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { galleriesModule } from './galleries'
@@ -55,6 +57,8 @@ export const MODULES: Module[] = [
   overlayModule,
   aiModule,
   billingModule,
+  paymentsModule,
+  commerceModule,
   healthModule,
   backupModule,
   adminModule,

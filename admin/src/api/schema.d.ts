@@ -348,6 +348,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/{space}/carts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new, empty cart
+         * @description Anonymous. Its `uuid` is the capability: whoever knows it may read, change and check out the cart. A cart idle for 30 days expires (`expires_at`).
+         */
+        post: operations["postV1CdnBySpaceCarts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cart with totals from current prices
+         * @description Unknown, another shop’s or expired: 404, one answer for all. `price_changed` (per item and for the cart) tells when a price changed since the item was added; `available` when an item can no longer be bought in that quantity.
+         */
+        get: operations["getV1CdnBySpaceCartsByUuid"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check out a cart: the order
+         * @description Stock is taken and the order written in one transaction; the cart closes (later changes → 409 `cart_closed`). Not enough stock → 409 `insufficient_stock`, nothing taken; an empty cart → 422. `Idempotency-Key` header: a repeat with the same key answers the same order. With Stripe set up, the order carries `payment_url` (Stripe Checkout); `success_url`/`cancel_url` come from the body or the shop settings (`{ORDER_ID}`, `{ORDER_NUMBER}` are filled in). If Stripe fails: 502 `payment_provider_error`, the order stays pending with `payment_error` and its stock reserved (released after 30 minutes unpaid). Without Stripe the order waits for manual payment. A confirmation mail goes to `email`.
+         */
+        post: operations["postV1CdnBySpaceCartsByUuidCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a product to a cart
+         * @description `product`: slug or id; `quantity` 1–99. The same product again raises its quantity (at most 99). An unknown or inactive product → 422; more than the stock → 409 `insufficient_stock` (`details`: product, available); a 101st line → 422 `cart_full`; a checked-out cart → 409 `cart_closed`. Answers the cart.
+         */
+        post: operations["postV1CdnBySpaceCartsByUuidItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}/items/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a line from a cart
+         * @description A checked-out cart → 409 `cart_closed`; an unknown line → 404.
+         */
+        delete: operations["deleteV1CdnBySpaceCartsByUuidItemsByItemId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cdn/{space}/dom-overlay": {
         parameters: {
             query?: never;
@@ -536,6 +636,46 @@ export interface paths {
          * @description What `/service-admin.js` asks before it shows anything: 401 for a missing, invalid or expired preview token, 404 for a token of another Space.
          */
         get: operations["getV1CdnBySpacePreview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Active products of a shop, by slug
+         * @description `q` matches slug or name; `page`, `per_page` (1–100, default 25). Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.
+         */
+        get: operations["getV1CdnBySpaceProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/products/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One active product by slug
+         * @description Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.
+         */
+        get: operations["getV1CdnBySpaceProductsBySlug"];
         put?: never;
         post?: never;
         delete?: never;
@@ -898,6 +1038,46 @@ export interface paths {
         get: operations["getV1Openapi.yaml"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe webhook receiver (instance keys: STRIPE_WEBHOOK_SECRET)
+         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
+         */
+        post: operations["postV1PaymentsStripeWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/stripe/webhook/{space}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe webhook receiver of a Space with its own keys
+         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
+         */
+        post: operations["postV1PaymentsStripeWebhookBySpace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2076,6 +2256,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders, newest first
+         * @description `status`; `q` matches the e-mail or the number (#1001 or 1001); `page`, `per_page` (1–100, default 25).
+         */
+        get: operations["getV1SpacesBySpaceOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One order */
+        get: operations["getV1SpacesBySpaceOrdersById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move an order: pending → paid → fulfilled, pending|paid → cancelled
+         * @description Cancelling returns the stock. Any other move → 409 invalid_transition (`details`: from, to). Marking a pending order paid is how manual payment is recorded.
+         */
+        patch: operations["patchV1SpacesBySpaceOrdersById"];
+        trace?: never;
+    };
+    "/v1/spaces/{space}/payments/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Space’s Stripe set-up (keys masked)
+         * @description `source`: whose keys take payments — the Space’s own, the instance’s (STRIPE_SECRET_KEY) or none (orders wait for manual payment).
+         */
+        get: operations["getV1SpacesBySpacePaymentsStripe"];
+        /**
+         * Set the Space’s own Stripe keys
+         * @description Stored encrypted (AES-256-GCM under SERVICE_SECRET_KEY) and never shown again: answers show them masked. Register `webhook_url` in Stripe (event `checkout.session.completed`) and send its signing secret as `webhook_secret`. The Space’s keys take precedence over the instance’s.
+         */
+        put: operations["putV1SpacesBySpacePaymentsStripe"];
+        post?: never;
+        /**
+         * Remove the Space’s own Stripe keys
+         * @description Payments fall back to the instance’s keys, or to manual payment.
+         */
+        delete: operations["deleteV1SpacesBySpacePaymentsStripe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/plugins": {
         parameters: {
             query?: never;
@@ -2167,6 +2416,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List products by slug
+         * @description `q` matches slug or name; `active=true|false`; `page`, `per_page` (1–100, default 25).
+         */
+        get: operations["getV1SpacesBySpaceProducts"];
+        put?: never;
+        /**
+         * Create a product
+         * @description `slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.
+         */
+        post: operations["postV1SpacesBySpaceProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/products/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One product */
+        get: operations["getV1SpacesBySpaceProductsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a product
+         * @description Its lines leave open carts; orders keep their copy of the line.
+         */
+        delete: operations["deleteV1SpacesBySpaceProductsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a product (only the fields sent)
+         * @description `slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.
+         */
+        patch: operations["patchV1SpacesBySpaceProductsById"];
+        trace?: never;
+    };
     "/v1/spaces/{space}/roles": {
         parameters: {
             query?: never;
@@ -2182,6 +2480,27 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/shop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The shop’s settings (currency, Stripe return URLs, next order number) */
+        get: operations["getV1SpacesBySpaceShop"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the shop’s settings
+         * @description `currency` (ISO 4217; 409 currency_in_use while products have another); `success_url`, `cancel_url` (http(s); `{ORDER_ID}` and `{ORDER_NUMBER}` are filled in) for Stripe Checkout when the checkout request names none.
+         */
+        patch: operations["patchV1SpacesBySpaceShop"];
         trace?: never;
     };
     "/v1/spaces/{space}/stories": {
@@ -4437,6 +4756,614 @@ export interface operations {
             };
         };
     };
+    postV1CdnBySpaceCarts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            currency: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            items: {
+                                /** @description The product is active and has stock for this quantity */
+                                available: boolean;
+                                id: number;
+                                line_total: number;
+                                /** @description The price when the item was added */
+                                price_at_add: number;
+                                /** @description The price changed since the item was added */
+                                price_changed: boolean;
+                                product: {
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                quantity: number;
+                                /** @description The product’s current price */
+                                unit_price: number;
+                            }[];
+                            /** @description Some item’s price changed since it was added */
+                            price_changed: boolean;
+                            /** @enum {string} */
+                            status: "open" | "checked_out";
+                            subtotal: number;
+                            total: number;
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceCartsByUuid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            currency: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            items: {
+                                /** @description The product is active and has stock for this quantity */
+                                available: boolean;
+                                id: number;
+                                line_total: number;
+                                /** @description The price when the item was added */
+                                price_at_add: number;
+                                /** @description The price changed since the item was added */
+                                price_changed: boolean;
+                                product: {
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                quantity: number;
+                                /** @description The product’s current price */
+                                unit_price: number;
+                            }[];
+                            /** @description Some item’s price changed since it was added */
+                            price_changed: boolean;
+                            /** @enum {string} */
+                            status: "open" | "checked_out";
+                            subtotal: number;
+                            total: number;
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceCartsByUuidCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    address?: {
+                        city: string;
+                        country: string;
+                        line1: string;
+                        line2?: string;
+                        postal_code: string;
+                    };
+                    cancel_url?: string;
+                    /** @description The buyer’s e-mail address (the confirmation goes there) */
+                    email: string;
+                    name: string;
+                    note?: string;
+                    success_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Success */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceCartsByUuidItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The product’s slug or id (uuid) */
+                    product: string;
+                    quantity: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            currency: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            items: {
+                                /** @description The product is active and has stock for this quantity */
+                                available: boolean;
+                                id: number;
+                                line_total: number;
+                                /** @description The price when the item was added */
+                                price_at_add: number;
+                                /** @description The price changed since the item was added */
+                                price_changed: boolean;
+                                product: {
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                quantity: number;
+                                /** @description The product’s current price */
+                                unit_price: number;
+                            }[];
+                            /** @description Some item’s price changed since it was added */
+                            price_changed: boolean;
+                            /** @enum {string} */
+                            status: "open" | "checked_out";
+                            subtotal: number;
+                            total: number;
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1CdnBySpaceCartsByUuidItemsByItemId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                itemId: number;
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     "getV1CdnBySpaceDom-overlay": {
         parameters: {
             query: {
@@ -5333,6 +6260,217 @@ export interface operations {
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceProducts: {
+        parameters: {
+            query?: {
+                lang?: string;
+                page?: number;
+                per_page?: number;
+                q?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            currency: string;
+                            description: string | null;
+                            id: string;
+                            images: {
+                                alt: string | null;
+                                height: number | null;
+                                /** @description Base of image variants: add ?w= (IMAGE_WIDTHS); null for non-raster files */
+                                transform_url: string | null;
+                                url: string;
+                                uuid: string;
+                                width: number | null;
+                            }[];
+                            /** @description Whether at least one unit can be bought (the exact stock is not public) */
+                            in_stock: boolean;
+                            /** @description The locale `name` and `description` were taken from */
+                            lang: string;
+                            name: string;
+                            price: number;
+                            slug: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description No content */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceProductsBySlug: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            currency: string;
+                            description: string | null;
+                            id: string;
+                            images: {
+                                alt: string | null;
+                                height: number | null;
+                                /** @description Base of image variants: add ?w= (IMAGE_WIDTHS); null for non-raster files */
+                                transform_url: string | null;
+                                url: string;
+                                uuid: string;
+                                width: number | null;
+                            }[];
+                            /** @description Whether at least one unit can be bought (the exact stock is not public) */
+                            in_stock: boolean;
+                            /** @description The locale `name` and `description` were taken from */
+                            lang: string;
+                            name: string;
+                            price: number;
+                            slug: string;
+                        };
+                    };
+                };
+            };
+            /** @description No content */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6913,6 +8051,232 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1PaymentsStripeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Stripe event object (JSON), verified byte for byte */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description This event id was applied before: nothing changed */
+                        duplicate?: boolean;
+                        /** @description An event type the service does not act on */
+                        ignored?: boolean;
+                        received: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep); `invalid_signature` (The Stripe-Signature header is missing, malformed or does not match the body; nothing was changed); `stale_signature` (The Stripe-Signature timestamp is more than 300 s from now (a replay); nothing was changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1PaymentsStripeWebhookBySpace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        /** @description A Stripe event object (JSON), verified byte for byte */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description This event id was applied before: nothing changed */
+                        duplicate?: boolean;
+                        /** @description An event type the service does not act on */
+                        ignored?: boolean;
+                        received: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep); `invalid_signature` (The Stripe-Signature header is missing, malformed or does not match the body; nothing was changed); `stale_signature` (The Stripe-Signature timestamp is more than 300 s from now (a replay); nothing was changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -18463,6 +19827,742 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpaceOrders: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                q?: string;
+                status?: "pending" | "paid" | "fulfilled" | "cancelled";
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceOrdersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceOrdersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    status: "paid" | "fulfilled" | "cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpacePaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The Space’s own secret key, masked (sk_test_…abcd) */
+                            secret_key: string | null;
+                            /** @description Whose keys take this Space’s payments: its own, the instance’s (STRIPE_SECRET_KEY), or none (manual payment) */
+                            source: "space" | "instance" | null;
+                            /** Format: date-time */
+                            updated_at: string | null;
+                            /** @description The Space’s own webhook secret, masked (whsec_…wxyz) */
+                            webhook_secret: string | null;
+                            /** @description The endpoint to register in Stripe for the Space’s own keys (event checkout.session.completed) */
+                            webhook_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putV1SpacesBySpacePaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Stripe secret key (sk_live_…, sk_test_…) or restricted key (rk_…) with Checkout Sessions write access */
+                    secret_key: string;
+                    /** @description The signing secret of the webhook endpoint created in Stripe for `webhook_url` */
+                    webhook_secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The Space’s own secret key, masked (sk_test_…abcd) */
+                            secret_key: string | null;
+                            /** @description Whose keys take this Space’s payments: its own, the instance’s (STRIPE_SECRET_KEY), or none (manual payment) */
+                            source: "space" | "instance" | null;
+                            /** Format: date-time */
+                            updated_at: string | null;
+                            /** @description The Space’s own webhook secret, masked (whsec_…wxyz) */
+                            webhook_secret: string | null;
+                            /** @description The endpoint to register in Stripe for the Space’s own keys (event checkout.session.completed) */
+                            webhook_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep); `invalid_signature` (The Stripe-Signature header is missing, malformed or does not match the body; nothing was changed); `stale_signature` (The Stripe-Signature timestamp is more than 300 s from now (a replay); nothing was changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpacePaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpacePlugins: {
         parameters: {
             query?: never;
@@ -19433,6 +21533,661 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpaceProducts: {
+        parameters: {
+            query?: {
+                active?: "true" | "false";
+                page?: number;
+                per_page?: number;
+                q?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceProducts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Shown in the public list and sold (default true) */
+                    active?: boolean;
+                    /** @description Free-form facts (JSON object, at most 10,000 bytes) */
+                    attributes?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description ISO 4217 code; one currency per Space */
+                    currency?: string;
+                    /** @description Description per locale of the Space */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description Asset uuids of the same Space, at most 20 */
+                    images?: string[];
+                    /** @description Name per locale of the Space (like Story fields); at least one */
+                    name: {
+                        [key: string]: string;
+                    };
+                    /** @description Integer minor units (cents), 0 to 100,000,000 */
+                    price: number;
+                    slug: string;
+                    /** @description Units on hand (integer ≥ 0), or null for unlimited */
+                    stock?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpaceProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Shown in the public list and sold (default true) */
+                    active?: boolean;
+                    /** @description Free-form facts (JSON object, at most 10,000 bytes) */
+                    attributes?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description ISO 4217 code; one currency per Space */
+                    currency?: string;
+                    /** @description Description per locale of the Space */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description Asset uuids of the same Space, at most 20 */
+                    images?: string[];
+                    /** @description Name per locale of the Space (like Story fields); at least one */
+                    name?: {
+                        [key: string]: string;
+                    };
+                    /** @description Integer minor units (cents), 0 to 100,000,000 */
+                    price?: number;
+                    slug?: string;
+                    /** @description Units on hand (integer ≥ 0), or null for unlimited */
+                    stock?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpaceRoles: {
         parameters: {
             query?: never;
@@ -19508,6 +22263,232 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceShop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where Stripe sends a buyer who gives up */
+                            cancel_url: string | null;
+                            /** @description The Space’s one currency (set by its first product, or here) */
+                            currency: string | null;
+                            next_order_number: number;
+                            /** @description Where Stripe sends the buyer after paying ({ORDER_ID}, {ORDER_NUMBER} are filled in) */
+                            success_url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceShop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cancel_url?: string | null;
+                    /** @description ISO 4217 code; one currency per Space */
+                    currency?: string;
+                    success_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where Stripe sends a buyer who gives up */
+                            cancel_url: string | null;
+                            /** @description The Space’s one currency (set by its first product, or here) */
+                            currency: string | null;
+                            next_order_number: number;
+                            /** @description Where Stripe sends the buyer after paying ({ORDER_ID}, {ORDER_NUMBER} are filled in) */
+                            success_url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -23793,7 +26774,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
+                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected" | "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.paid" | "order.fulfilled" | "order.cancelled")[];
                     label: string;
                     url: string;
                 };
@@ -24111,7 +27092,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected")[];
+                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected" | "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.paid" | "order.fulfilled" | "order.cancelled")[];
                     label?: string;
                     url?: string;
                 };
