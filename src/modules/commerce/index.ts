@@ -6,6 +6,7 @@ import { deleteIdleCarts } from './carts'
 import { commerceCdnRoutes } from './cdn'
 import { commerceEvents } from './events'
 import { commerceGraphql } from './graphql'
+import { commerceFilterHooks } from './hooks'
 import { CommerceErrors } from './model'
 import { applyPayment, releaseUnpaid } from './orders'
 import { commerceRoutes } from './routes'
@@ -18,6 +19,7 @@ import './jobs'
  */
 export const commerceModule = defineModule({
   name: 'commerce',
+  filterHooks: commerceFilterHooks,
   setup: (_kernel, use) => ({
     payments: use(paymentsModule),
     publicSpaces: use(spacesModule).publicSpaces,

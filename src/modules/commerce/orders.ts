@@ -4,13 +4,15 @@ import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { AppError, notFound, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
+import { publicActor } from '../../kernel/filters'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { normalizeEmail } from '../../kernel/email'
 import type { PublicSpace } from '../../kernel/public-space'
 import type { PaymentSucceededPayload } from '../payments/events'
 import type { CheckoutInput as PaymentCheckout } from '../payments/service'
-import { lockCart } from './carts'
+import { getCart, lockCart } from './carts'
+import './hooks'
 import type { OrderEventPayload } from './events'
 import { CommerceErrors, type CheckoutInput, type OrderStatus, type OrderView, UNPAID_RELEASE_MINUTES } from './model'
 import { pick } from './public'
@@ -137,6 +139,28 @@ export async function checkout(
   if (!name) errors.name = ['must not be blank']
   if (input.address && !isCountry(input.address.country)) errors['address/country'] = ['is not an ISO 3166-1 alpha-2 country code']
   if (Object.keys(errors).length) throw validationFailed(errors)
+
+  // Filter hook (plugins) before the transaction: may veto. The cart is read only when a handler wants the call;
+  // a checked-out cart skips it (its repeat answers the order already sold, or 409).
+  const actor = publicActor(space)
+  if (kernel.filters.active('order.before_checkout', actor)) {
+    const cart = await getCart(kernel, space, cartUuid)
+    if (cart.status === 'open') {
+      await kernel.filters.run(
+        'order.before_checkout',
+        {
+          cart: {
+            uuid: cart.uuid,
+            currency: cart.currency,
+            subtotal: cart.subtotal,
+            items: cart.items.map((i) => ({ product: i.product, quantity: i.quantity, unit_price: i.unit_price, line_total: i.line_total })),
+          },
+          buyer: { email: email!, name, address: input.address ?? null, note: input.note ?? null },
+        },
+        actor,
+      )
+    }
+  }
 
   const account = await payments.accountOf(space.id)
   const [settings] = await kernel.db.db.select().from(shopSettings).where(eq(shopSettings.spaceId, space.id)).limit(1)
