@@ -136,6 +136,30 @@ export interface Config {
   billingSelfServe: boolean
   /** How often each instance writes its counted API requests to the database (BILLING_FLUSH_SECONDS). */
   billingFlushSeconds: number
+  /** Base URL of an OpenAI-compatible chat-completions API (`…/v1`: `/chat/completions` is appended); null: AI is off. */
+  aiBaseUrl: string | null
+  /** Bearer key of the AI provider (AI_API_KEY); null: none sent (a local Ollama or llama.cpp server needs none). */
+  aiApiKey: string | null
+  /** The chat model (AI_MODEL); null: AI is off. */
+  aiModel: string | null
+  /** The model for images (AI_VISION_MODEL); null: alt-text suggestions are off (503). */
+  aiVisionModel: string | null
+  /** Tokens (prompt + completion) one Space may use per calendar month (AI_MONTHLY_TOKENS); null: unlimited. */
+  aiMonthlyTokens: number | null
+  /** Deadline of one provider call without progress (60 s; a flowing stream keeps it open). Not an environment variable: tests shorten it. */
+  aiTimeoutMs: number
+  /** Delays before the retries of a provider call answered 429 or 5xx (at most 2). Not an environment variable. */
+  aiRetryDelaysMs: number[]
+  /** An AI job running longer than this fails (10 min). Not an environment variable: tests shorten it. */
+  aiJobMaxMs: number
+  /** Stripe secret key serving every Space without its own keys (STRIPE_SECRET_KEY; docs/commerce.md). */
+  stripeSecretKey: string | null
+  /** Signing secret of the instance-wide Stripe webhook endpoint (STRIPE_WEBHOOK_SECRET). */
+  stripeWebhookSecret: string | null
+  /** Stripe's API base URL without `/v1` (STRIPE_API_BASE; default https://api.stripe.com). */
+  stripeApiBase: string
+  /** Whether STRIPE_API_BASE was set: an operator-named API host may be a private address (a local fake, a proxy). */
+  stripeApiBaseSet: boolean
 }
 
 /** A plan's limits; null: unlimited. */
@@ -383,6 +407,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultPlan: 'unlimited',
     billingSelfServe: bool(env, 'BILLING_SELF_SERVE', false),
     billingFlushSeconds: int(env, 'BILLING_FLUSH_SECONDS', 10, 1, 3600),
+    aiBaseUrl: url(env, 'AI_BASE_URL'),
+    aiApiKey: env.AI_API_KEY?.trim() || null,
+    aiModel: env.AI_MODEL?.trim() || null,
+    aiVisionModel: env.AI_VISION_MODEL?.trim() || null,
+    aiMonthlyTokens: env.AI_MONTHLY_TOKENS?.trim() ? int(env, 'AI_MONTHLY_TOKENS', 0, 1) : null,
+    aiTimeoutMs: 60_000,
+    aiRetryDelaysMs: [1000, 4000],
+    aiJobMaxMs: 10 * 60_000,
+    stripeSecretKey: env.STRIPE_SECRET_KEY?.trim() || null,
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET?.trim() || null,
+    stripeApiBase: url(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com',
+    stripeApiBaseSet: !!url(env, 'STRIPE_API_BASE'),
   }
   config.plans = plans(env, 'PLANS')
   config.defaultPlan = env.DEFAULT_PLAN?.trim() || 'unlimited'

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
+import { type FakeAi, startFakeAi } from './helpers/fake-ai'
 import { cpuTimer } from './helpers/cpu'
 
 setDefaultTimeout(60_000)
@@ -26,8 +27,10 @@ interface World {
   tokenId: string
   form: { uuid: string; slug: string; submissionUuid: string }
   subscriberId: number
+  shop: { productId: string; productSlug: string; cartUuid: string; itemId: number; orderId: string }
 }
 let world: World
+let fakeAi: FakeAi
 
 const PARAM_HOSTILE = [
   '%00',
@@ -136,6 +139,20 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
       name: 'Fuzz',
       space: { slug: `fz-${uniq()}`, name: 'Fuzz onboard', default_lang: 'en', locales: ['en', 'de'] },
     }),
+    // AI actions reach a fake OpenAI-compatible server (answers at once), so their bodies get past configuration.
+    'POST /v1/spaces/:space/ai/text': () => ({ prompt: 'Write a line', context: { story_uuid: w.story.uuid, lang: 'en' } }),
+    'POST /v1/spaces/:space/ai/stream-text': () => ({ prompt: 'Write a line' }),
+    'POST /v1/spaces/:space/ai/seo-meta': () => ({ story_uuid: w.story.uuid, lang: 'en' }),
+    'POST /v1/spaces/:space/ai/internal-links': () => ({ story_uuid: w.story.uuid, lang: 'en' }),
+    'POST /v1/spaces/:space/ai/story-insights': () => ({ story_uuid: w.story.uuid }),
+    'POST /v1/spaces/:space/ai/translate': () => ({ story_uuid: w.story.uuid, target_lang: 'de' }),
+    'POST /v1/spaces/:space/ai/alt-text': () => ({ asset_uuid: crypto.randomUUID(), lang: 'en' }),
+    'POST /v1/spaces/:space/products': () => ({ slug: `fz-${uniq()}`, name: { en: 'Fuzz' }, price: 100, currency: 'EUR', stock: 1000 }),
+    'PATCH /v1/spaces/:space/products/:id': () => ({ price: 200 }),
+    'PATCH /v1/spaces/:space/orders/:id': () => ({ status: 'paid' }),
+    'PATCH /v1/spaces/:space/shop': () => ({ success_url: 'https://shop.example/thanks' }),
+    'POST /v1/cdn/:space/carts/:uuid/items': () => ({ product: w.shop.productSlug, quantity: 1 }),
+    'POST /v1/cdn/:space/carts/:uuid/checkout': () => ({ email: 'fuzz@example.com', name: 'Fuzz' }),
     'POST /v1/pitch-invitees': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz prospect', email: `fz-${uniq()}@example.com` }),
   }
 }
@@ -153,9 +170,11 @@ function validParam(name: string, path: string, w: World): string {
     case 'space':
       return w.space
     case 'uuid':
-      return path.includes('/forms/') ? w.form.uuid : w.story.uuid
+      return path.includes('/forms/') ? w.form.uuid : path.includes('/carts/') ? w.shop.cartUuid : w.story.uuid
     case 'slug':
-      return path.includes('/forms/') ? w.form.slug : 'x'
+      return path.includes('/forms/') ? w.form.slug : path.includes('/products/') ? w.shop.productSlug : 'x'
+    case 'itemId':
+      return String(w.shop.itemId)
     case 'submissionUuid':
       return w.form.submissionUuid
     case 'token':
@@ -167,8 +186,11 @@ function validParam(name: string, path: string, w: World): string {
     case 'code':
       return 'de'
     case 'deliveryId':
+    case 'aiJob':
       return crypto.randomUUID()
     case 'id':
+      if (path.includes('/products/')) return w.shop.productId
+      if (path.includes('/orders/')) return w.shop.orderId
       return path.includes('/webhooks/') ? String(w.webhookId) : path.includes('/subscribers/') ? String(w.subscriberId) : w.tokenId
     case '*':
       return w.story.path
@@ -206,7 +228,19 @@ async function buildWorld(): Promise<World> {
   if (sub.status !== 201) throw new Error(`submission: ${sub.status} ${sub.text}`)
   await t.request('POST', `/v1/cdn/${space}/subscribe`, { body: { email: 'seed@example.com' } })
   const subs = await t.request('GET', `/v1/spaces/${space}/subscribers`, { token: owner.token })
+  const product = await t.request('POST', `/v1/spaces/${space}/products`, {
+    token: owner.token,
+    body: { slug: 'fuzz-product', name: { en: 'Fuzz' }, price: 100, currency: 'EUR', stock: 100_000 },
+  })
+  if (product.status !== 201) throw new Error(`product: ${product.status} ${product.text}`)
+  const bought = (await t.request('POST', `/v1/cdn/${space}/carts`)).body.data.uuid
+  await t.request('POST', `/v1/cdn/${space}/carts/${bought}/items`, { body: { product: 'fuzz-product', quantity: 1 } })
+  const order = await t.request('POST', `/v1/cdn/${space}/carts/${bought}/checkout`, { body: { email: 'seed@example.com', name: 'Seed' } })
+  if (order.status !== 201) throw new Error(`order: ${order.status} ${order.text}`)
+  const cart = (await t.request('POST', `/v1/cdn/${space}/carts`)).body.data.uuid
+  const item = await t.request('POST', `/v1/cdn/${space}/carts/${cart}/items`, { body: { product: 'fuzz-product', quantity: 1 } })
   return {
+    shop: { productId: product.body.data.id, productSlug: 'fuzz-product', cartUuid: cart, itemId: item.body.data.items[0].id, orderId: order.body.data.id },
     token: owner.token,
     space,
     story: { uuid: s.body.data.uuid, path: 'home' },
@@ -291,7 +325,8 @@ async function probe(p: Probe): Promise<number | undefined> {
 
 beforeAll(async () => {
   const logger = createLogger('warn', (line, level) => void logged.push({ level, line }))
-  t = await testApp({ outboundAllowPrivate: true }, {}, { logger })
+  fakeAi = startFakeAi()
+  t = await testApp({ outboundAllowPrivate: true }, { AI_BASE_URL: fakeAi.url, AI_MODEL: 'fuzz-model', AI_VISION_MODEL: 'fuzz-vision' }, { logger })
   world = await buildWorld()
   doc = (await t.request('GET', '/v1/openapi.json')).body
   // Run from source, the admin app is bundled on its first request (once per process; the executable embeds it):
@@ -301,6 +336,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await t?.close()
+  await fakeAi?.stop()
 })
 
 /** The document's operation for an Elysia route. */

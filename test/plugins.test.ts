@@ -215,6 +215,41 @@ describe('calls', () => {
     expect(entry).toMatchObject({ hook: 'story.before_save', outcome: 'veto', status: 200, message: 'Headlines must not shout.' })
   })
 
+  test('order.before_checkout: a veto refuses the checkout (nothing sold, stock kept); the plugin sees the cart and the buyer, no address of the client', async () => {
+    const o = await owner()
+    const product = await t.request('POST', `/v1/spaces/${o.slug}/products`, {
+      token: o.editor,
+      body: { slug: 'mug', name: { en: 'Mug' }, price: 1250, currency: 'EUR', stock: 3 },
+    })
+    expect(product.status).toBe(201)
+    const cart = (await t.request('POST', `/v1/cdn/${o.slug}/carts`)).body.data
+    expect((await t.request('POST', `/v1/cdn/${o.slug}/carts/${cart.uuid}/items`, { body: { product: 'mug', quantity: 2 } })).status).toBe(201)
+    let allowIt = false
+    const hook = receiver(() => (allowIt ? Response.json({ allow: true }) : Response.json({ allow: false, message: 'We do not ship there.', errors: { 'address/country': ['is not served'] } })))
+    const p = await addPlugin(o, { url: hook.url, name: 'Shipping', hooks: ['order.before_checkout'] })
+    const buyer = { email: 'Buyer@Example.com', name: 'Bea Buyer', address: { line1: 'Main St 1', city: 'Oslo', postal_code: '0150', country: 'NO' } }
+    const vetoed = await t.request('POST', `/v1/cdn/${o.slug}/carts/${cart.uuid}/checkout`, { body: buyer, ip: '203.0.113.9' })
+    expect(vetoed.status).toBe(422)
+    expect(vetoed.body).toMatchObject({ error: 'plugin_veto', message: 'We do not ship there.', errors: { 'address/country': ['is not served'] }, details: { plugin: { id: p.id, name: 'Shipping' } } })
+    const call = hook.requests.at(-1)!
+    expect(signatureValid(call, p.secret)).toBe(true)
+    expect(call.json).toMatchObject({
+      hook: 'order.before_checkout',
+      data: {
+        cart: { uuid: cart.uuid, currency: 'EUR', subtotal: 2500, items: [{ product: { slug: 'mug' }, quantity: 2, unit_price: 1250, line_total: 2500 }] },
+        buyer: { email: 'buyer@example.com', name: 'Bea Buyer', address: { country: 'NO' }, note: null },
+      },
+    })
+    expect(new TextDecoder().decode(call.raw)).not.toContain('203.0.113.9')
+    // Nothing sold: no order, the stock unchanged, the cart still open.
+    expect((await t.request('GET', `/v1/spaces/${o.slug}/orders`, { token: o.editor })).body.meta.total).toBe(0)
+    expect((await t.request('GET', `/v1/cdn/${o.slug}/carts/${cart.uuid}`)).body.data.status).toBe('open')
+    allowIt = true
+    const sold = await t.request('POST', `/v1/cdn/${o.slug}/carts/${cart.uuid}/checkout`, { body: buyer })
+    expect(sold.status).toBe(201)
+    expect((await t.request('GET', `/v1/spaces/${o.slug}/products/${product.body.data.id}`, { token: o.editor })).body.data.stock).toBe(1)
+  })
+
   test('an amendment replaces the save and is validated again: one within the blueprint is saved, one breaking it is 422', async () => {
     const o = await owner()
     const story = (await createStory(o)).body.data

@@ -20,6 +20,9 @@ import m16 from './0016_pitch_invitees.sql' with { type: 'text' }
 import m17 from './0017_plugins.sql' with { type: 'text' }
 import m18 from './0018_preview_tokens.sql' with { type: 'text' }
 import m19 from './0019_galleries_overlays.sql' with { type: 'text' }
+import m20 from './0020_ai.sql' with { type: 'text' }
+import m21 from './0021_events.sql' with { type: 'text' }
+import m22 from './0022_commerce.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -42,4 +45,7 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0017_plugins', sql: m17 },
   { tag: '0018_preview_tokens', sql: m18 },
   { tag: '0019_galleries_overlays', sql: m19 },
+  { tag: '0020_ai', sql: m20 },
+  { tag: '0021_events', sql: m21 },
+  { tag: '0022_commerce', sql: m22 },
 ]

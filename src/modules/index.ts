@@ -1,6 +1,8 @@
 import { collaborationModule } from './collaboration'
+import { commerceModule } from './commerce'
 import type { Module } from '../kernel/module'
 import { adminModule } from './admin'
+import { aiModule } from './ai'
 import { analyticsModule } from './analytics'
 import { assetsModule } from './assets'
 import { authModule } from './auth'
@@ -13,9 +15,11 @@ import { onboardingModule } from './onboarding'
 import { pluginsModule } from './plugins'
 import { previewModule } from './preview'
 import { overlayModule } from './overlay'
+import { paymentsModule } from './payments'
 import { healthModule } from './health'
 import { formsModule } from './forms'
 import { galleriesModule } from './galleries'
+import { eventsModule } from './events'
 import { searchModule } from './search'
 import { segmentsModule } from './segments'
 import { spacesModule } from './spaces'
@@ -45,12 +49,16 @@ export const MODULES: Module[] = [
   graphqlModule,
   subscribersModule,
   formsModule,
+  eventsModule,
   onboardingModule,
   assetsModule,
   previewModule,
   galleriesModule,
   overlayModule,
+  aiModule,
   billingModule,
+  paymentsModule,
+  commerceModule,
   healthModule,
   backupModule,
   adminModule,

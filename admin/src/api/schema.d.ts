@@ -348,6 +348,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/cdn/{space}/carts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new, empty cart
+         * @description Anonymous. Its `uuid` is the capability: whoever knows it may read, change and check out the cart. A cart idle for 30 days expires (`expires_at`).
+         */
+        post: operations["postV1CdnBySpaceCarts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A cart with totals from current prices
+         * @description Unknown, another shop’s or expired: 404, one answer for all. `price_changed` (per item and for the cart) tells when a price changed since the item was added; `available` when an item can no longer be bought in that quantity.
+         */
+        get: operations["getV1CdnBySpaceCartsByUuid"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check out a cart: the order
+         * @description Stock is taken and the order written in one transaction; the cart closes (later changes → 409 `cart_closed`). Not enough stock → 409 `insufficient_stock`, nothing taken; an empty cart → 422. `Idempotency-Key` header: a repeat with the same key answers the same order. With Stripe set up, the order carries `payment_url` (Stripe Checkout); `success_url`/`cancel_url` come from the body or the shop settings (`{ORDER_ID}`, `{ORDER_NUMBER}` are filled in). If Stripe fails: 502 `payment_provider_error`, the order stays pending with `payment_error` and its stock reserved (released after 30 minutes unpaid). Without Stripe the order waits for manual payment. A confirmation mail goes to `email`.
+         */
+        post: operations["postV1CdnBySpaceCartsByUuidCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a product to a cart
+         * @description `product`: slug or id; `quantity` 1–99. The same product again raises its quantity (at most 99). An unknown or inactive product → 422; more than the stock → 409 `insufficient_stock` (`details`: product, available); a 101st line → 422 `cart_full`; a checked-out cart → 409 `cart_closed`. Answers the cart.
+         */
+        post: operations["postV1CdnBySpaceCartsByUuidItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/carts/{uuid}/items/{itemId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a line from a cart
+         * @description A checked-out cart → 409 `cart_closed`; an unknown line → 404.
+         */
+        delete: operations["deleteV1CdnBySpaceCartsByUuidItemsByItemId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/cdn/{space}/dom-overlay": {
         parameters: {
             query?: never;
@@ -362,6 +462,106 @@ export interface paths {
         get: operations["getV1CdnBySpaceDom-overlay"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Published events, upcoming by default
+         * @description Events ending at or after `from` (default: now) and starting before `to`, soonest first; `per_page` 1–100 (default 20). `spots_left` is null when unlimited; `registration_open` says whether a registration is taken now (switch, closing time, start). Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.
+         */
+        get: operations["getV1CdnBySpaceEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One published event
+         * @description `spots_left` (null when unlimited) and `registration_open` as they are now. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.
+         */
+        get: operations["getV1CdnBySpaceEventsBySlug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}/cancel/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a registration with the token of its mail
+         * @description Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail.
+         */
+        post: operations["postV1CdnBySpaceEventsBySlugCancelByToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}/ics/{icsToken}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The calendar file (ICS) of a registration
+         * @description 60/min/IP. RFC 5545: one VEVENT with a stable UID (per event), DTSTART/DTEND in the event’s TZID with its VTIMEZONE, SUMMARY and DESCRIPTION in the registration’s language, LOCATION, URL (the public event), SEQUENCE (bumped on each change of the event) and STATUS (CONFIRMED; TENTATIVE when waitlisted; CANCELLED). The token may end in `.ics`. Unknown token → 404. `ETag` (If-None-Match → 304), `Cache-Control: private, no-cache`.
+         */
+        get: operations["getV1CdnBySpaceEventsBySlugIcsByIcsToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/events/{slug}/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register for a published event
+         * @description 20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.
+         */
+        post: operations["postV1CdnBySpaceEventsBySlugRegister"];
         delete?: never;
         options?: never;
         head?: never;
@@ -436,6 +636,46 @@ export interface paths {
          * @description What `/service-admin.js` asks before it shows anything: 401 for a missing, invalid or expired preview token, 404 for a token of another Space.
          */
         get: operations["getV1CdnBySpacePreview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Active products of a shop, by slug
+         * @description `q` matches slug or name; `page`, `per_page` (1–100, default 25). Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.
+         */
+        get: operations["getV1CdnBySpaceProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/products/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One active product by slug
+         * @description Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.
+         */
+        get: operations["getV1CdnBySpaceProductsBySlug"];
         put?: never;
         post?: never;
         delete?: never;
@@ -804,6 +1044,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/payments/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe webhook receiver (instance keys: STRIPE_WEBHOOK_SECRET)
+         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
+         */
+        post: operations["postV1PaymentsStripeWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/payments/stripe/webhook/{space}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe webhook receiver of a Space with its own keys
+         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
+         */
+        post: operations["postV1PaymentsStripeWebhookBySpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/pitch-invitees": {
         parameters: {
             query?: never;
@@ -902,6 +1182,234 @@ export interface paths {
         head?: never;
         /** Rename a Space, change its default locale (one of its locales) or set its preview URL */
         patch: operations["patchV1SpacesBySpace"];
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List AI jobs, newest first (filter by status and kind) */
+        get: operations["getV1SpacesBySpaceAi-jobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs/{aiJob}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One AI job */
+        get: operations["getV1SpacesBySpaceAi-jobsByAiJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs/{aiJob}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve an AI job: apply its result
+         * @description In one transaction: a translation becomes a new Story version of the target locale (validated against the blueprints like any save; 409 version_conflict when the Story changed since the job started), an alt text is written to the asset’s locale. Only a job awaiting review: otherwise 409 ai_job_not_reviewable (of two decisions racing, exactly one wins).
+         */
+        post: operations["postV1SpacesBySpaceAi-jobsByAiJobApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai-jobs/{aiJob}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject an AI job: discard its result (409 ai_job_not_reviewable unless awaiting review) */
+        post: operations["postV1SpacesBySpaceAi-jobsByAiJobReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/alt-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suggest an image’s alt text for a locale (an AI job awaiting review)
+         * @description Uses AI_VISION_MODEL (503 without it). The image is sent as a JPEG reduced to fit 1024×1024 px (a data URL), never the original. The answer is an AI job (kind alt_text, status awaiting_review, `result.alt`); approving it writes the alt text for `lang`. Not a raster image: 422 invalid_image; `lang` not a Space locale: 422. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiAlt-text"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/internal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suggest internal links: published Stories of this Space, ranked by the model
+         * @description Candidates come from this Space's own search index (published Stories in `lang`, never the Story itself), found by the Story's keywords; the model ranks them and picks the phrase to link. At most 10, best first. Nothing is saved. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiInternal-links"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/seo-meta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Suggest an SEO title (≤ 60 characters) and description (≤ 160) for a Story
+         * @description Reads the Story in `lang` (default: its own). Longer suggestions are cut at a word boundary. Nothing is saved. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiSeo-meta"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether AI is configured, the models, and this Space’s use this month against its token budget */
+        get: operations["getV1SpacesBySpaceAiStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/story-insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Observations on a Story from its content and its analytics
+         * @description Statistical observations (views over the last 30 days against the 30 before, top language, device and referrer, missing translations, length, publish state) always, without a model; with AI configured (and budget left) the model adds up to 5 of its own (`kind: model`).
+         */
+        post: operations["postV1SpacesBySpaceAiStory-insights"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/stream-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate text as it is written (Server-Sent Events)
+         * @description Same body as `ai/text`. `data: {"text": "…"}` per chunk, then `event: done` with `data: {"usage": {prompt_tokens, completion_tokens}}`, or `event: error` with `data: {error, message}` when the provider fails mid-stream. Errors before the stream opens are JSON (503, 429, 404, 422, 502, 504). Closing the connection cancels the request to the provider.
+         */
+        post: operations["postV1SpacesBySpaceAiStream-text"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Generate text from an instruction (optionally about a Story)
+         * @description `prompt` is the instruction (≤ 8,000 characters); with `context.story_uuid` the Story's text (in `context.lang`) is passed to the model as data. 503 ai_unavailable without AI_BASE_URL/AI_MODEL; 429 ai_budget_exhausted; 502/504 from the provider. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiText"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/ai/translate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Translate a Story into another locale (an AI job, run in the background)
+         * @description Answers 202 with the AI job (kind translate, status queued). A worker translates the Story's name and each block's text, textarea, richtext and markdown fields (not those marked `translatable: false`), keeping `_uid`s, structure, numbers, asset and link fields and `$ds:` markers untouched; the job then awaits review (`result: {name, content, kept}`). Approving saves it as a new version of `target_lang`. What is sent to the model: docs/ai.md (privacy).
+         */
+        post: operations["postV1SpacesBySpaceAiTranslate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/v1/spaces/{space}/analytics/ai-insights": {
@@ -1324,6 +1832,112 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List events, soonest start first
+         * @description `per_page` 1–100 (default 25), `page` from 1.
+         */
+        get: operations["getV1SpacesBySpaceEvents"];
+        put?: never;
+        /**
+         * Create an event
+         * @description `slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv).
+         */
+        post: operations["postV1SpacesBySpaceEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One event */
+        get: operations["getV1SpacesBySpaceEventsById"];
+        /**
+         * Replace an event
+         * @description `slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv). Every change bumps `sequence` (the ICS SEQUENCE, so calendars update). With a waitlist, more capacity promotes the first in line (each gets a mail).
+         */
+        put: operations["putV1SpacesBySpaceEventsById"];
+        post?: never;
+        /** Delete an event and its registrations */
+        delete: operations["deleteV1SpacesBySpaceEventsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/registrations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Registrations of an event, in order of arrival
+         * @description `per_page` 1–100 (default 25), `page` from 1; `status` filters.
+         */
+        get: operations["getV1SpacesBySpaceEventsByIdRegistrations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/registrations.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export registrations as CSV (streamed)
+         * @description Columns: id, status, name, email, lang, registered_at, promoted_at, cancelled_at, then one per property of the event’s `fields` schema. Every registration (cancelled ones too), in order of arrival. UTF-8 with BOM, RFC 4180 quoting, CRLF; read and sent in batches of 1000. Text cells beginning with = + - @, tab or CR get a leading apostrophe (spreadsheet formula injection).
+         */
+        get: operations["getV1SpacesBySpaceEventsByIdRegistrations.csv"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/registrations/{registrationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a registration
+         * @description Idempotent (a cancelled registration is answered as it is). A confirmed spot goes to the first waitlisted registration, who gets a mail. Fires `event.registration_cancelled` with `by: editor`.
+         */
+        post: operations["postV1SpacesBySpaceEventsByIdRegistrationsByRegistrationIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/forms": {
         parameters: {
             query?: never;
@@ -1642,6 +2256,75 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/orders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List orders, newest first
+         * @description `status`; `q` matches the e-mail or the number (#1001 or 1001); `page`, `per_page` (1–100, default 25).
+         */
+        get: operations["getV1SpacesBySpaceOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/orders/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One order */
+        get: operations["getV1SpacesBySpaceOrdersById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Move an order: pending → paid → fulfilled, pending|paid → cancelled
+         * @description Cancelling returns the stock. Any other move → 409 invalid_transition (`details`: from, to). Marking a pending order paid is how manual payment is recorded.
+         */
+        patch: operations["patchV1SpacesBySpaceOrdersById"];
+        trace?: never;
+    };
+    "/v1/spaces/{space}/payments/stripe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The Space’s Stripe set-up (keys masked)
+         * @description `source`: whose keys take payments — the Space’s own, the instance’s (STRIPE_SECRET_KEY) or none (orders wait for manual payment).
+         */
+        get: operations["getV1SpacesBySpacePaymentsStripe"];
+        /**
+         * Set the Space’s own Stripe keys
+         * @description Stored encrypted (AES-256-GCM under SERVICE_SECRET_KEY) and never shown again: answers show them masked. Register `webhook_url` in Stripe (event `checkout.session.completed`) and send its signing secret as `webhook_secret`. The Space’s keys take precedence over the instance’s.
+         */
+        put: operations["putV1SpacesBySpacePaymentsStripe"];
+        post?: never;
+        /**
+         * Remove the Space’s own Stripe keys
+         * @description Payments fall back to the instance’s keys, or to manual payment.
+         */
+        delete: operations["deleteV1SpacesBySpacePaymentsStripe"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/plugins": {
         parameters: {
             query?: never;
@@ -1733,6 +2416,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/products": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List products by slug
+         * @description `q` matches slug or name; `active=true|false`; `page`, `per_page` (1–100, default 25).
+         */
+        get: operations["getV1SpacesBySpaceProducts"];
+        put?: never;
+        /**
+         * Create a product
+         * @description `slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.
+         */
+        post: operations["postV1SpacesBySpaceProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/products/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One product */
+        get: operations["getV1SpacesBySpaceProductsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a product
+         * @description Its lines leave open carts; orders keep their copy of the line.
+         */
+        delete: operations["deleteV1SpacesBySpaceProductsById"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a product (only the fields sent)
+         * @description `slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.
+         */
+        patch: operations["patchV1SpacesBySpaceProductsById"];
+        trace?: never;
+    };
     "/v1/spaces/{space}/roles": {
         parameters: {
             query?: never;
@@ -1748,6 +2480,27 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/shop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The shop’s settings (currency, Stripe return URLs, next order number) */
+        get: operations["getV1SpacesBySpaceShop"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the shop’s settings
+         * @description `currency` (ISO 4217; 409 currency_in_use while products have another); `success_url`, `cancel_url` (http(s); `{ORDER_ID}` and `{ORDER_NUMBER}` are filled in) for Stripe Checkout when the checkout request names none.
+         */
+        patch: operations["patchV1SpacesBySpaceShop"];
         trace?: never;
     };
     "/v1/spaces/{space}/stories": {
@@ -4003,6 +4756,614 @@ export interface operations {
             };
         };
     };
+    postV1CdnBySpaceCarts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            currency: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            items: {
+                                /** @description The product is active and has stock for this quantity */
+                                available: boolean;
+                                id: number;
+                                line_total: number;
+                                /** @description The price when the item was added */
+                                price_at_add: number;
+                                /** @description The price changed since the item was added */
+                                price_changed: boolean;
+                                product: {
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                quantity: number;
+                                /** @description The product’s current price */
+                                unit_price: number;
+                            }[];
+                            /** @description Some item’s price changed since it was added */
+                            price_changed: boolean;
+                            /** @enum {string} */
+                            status: "open" | "checked_out";
+                            subtotal: number;
+                            total: number;
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceCartsByUuid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            currency: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            items: {
+                                /** @description The product is active and has stock for this quantity */
+                                available: boolean;
+                                id: number;
+                                line_total: number;
+                                /** @description The price when the item was added */
+                                price_at_add: number;
+                                /** @description The price changed since the item was added */
+                                price_changed: boolean;
+                                product: {
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                quantity: number;
+                                /** @description The product’s current price */
+                                unit_price: number;
+                            }[];
+                            /** @description Some item’s price changed since it was added */
+                            price_changed: boolean;
+                            /** @enum {string} */
+                            status: "open" | "checked_out";
+                            subtotal: number;
+                            total: number;
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceCartsByUuidCheckout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    address?: {
+                        city: string;
+                        country: string;
+                        line1: string;
+                        line2?: string;
+                        postal_code: string;
+                    };
+                    cancel_url?: string;
+                    /** @description The buyer’s e-mail address (the confirmation goes there) */
+                    email: string;
+                    name: string;
+                    note?: string;
+                    success_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Success */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceCartsByUuidItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The product’s slug or id (uuid) */
+                    product: string;
+                    quantity: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            currency: string | null;
+                            /** Format: date-time */
+                            expires_at: string;
+                            items: {
+                                /** @description The product is active and has stock for this quantity */
+                                available: boolean;
+                                id: number;
+                                line_total: number;
+                                /** @description The price when the item was added */
+                                price_at_add: number;
+                                /** @description The price changed since the item was added */
+                                price_changed: boolean;
+                                product: {
+                                    id: string;
+                                    name: string;
+                                    slug: string;
+                                };
+                                quantity: number;
+                                /** @description The product’s current price */
+                                unit_price: number;
+                            }[];
+                            /** @description Some item’s price changed since it was added */
+                            price_changed: boolean;
+                            /** @enum {string} */
+                            status: "open" | "checked_out";
+                            subtotal: number;
+                            total: number;
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1CdnBySpaceCartsByUuidItemsByItemId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                itemId: number;
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     "getV1CdnBySpaceDom-overlay": {
         parameters: {
             query: {
@@ -4083,6 +5444,517 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceEvents: {
+        parameters: {
+            query?: {
+                from?: string;
+                lang?: string;
+                page?: number;
+                per_page?: number;
+                to?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            description: string | null;
+                            /** Format: date-time */
+                            ends_at: string;
+                            /** @description JSON Schema of the extra registration fields */
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The locale the title and description were taken from (first of the chain that has a title) */
+                            lang: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description Whether a registration would be taken now (switch, closing time, start) */
+                            registration_open: boolean;
+                            slug: string;
+                            /** @description null when unlimited */
+                            spots_left: number | null;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: string;
+                            waitlist: boolean;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceEventsBySlug: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            description: string | null;
+                            /** Format: date-time */
+                            ends_at: string;
+                            /** @description JSON Schema of the extra registration fields */
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description The locale the title and description were taken from (first of the chain that has a title) */
+                            lang: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description Whether a registration would be taken now (switch, closing time, start) */
+                            registration_open: boolean;
+                            slug: string;
+                            /** @description null when unlimited */
+                            spots_left: number | null;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: string;
+                            waitlist: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceEventsBySlugCancelByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            ok: boolean;
+                            /** @description cancelled */
+                            status: string;
+                        };
+                    };
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceEventsBySlugIcsByIcsToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                icsToken: string;
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description Not modified */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceEventsBySlugRegister: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Honeypot: must stay empty */
+                    _hp?: string;
+                    email: string;
+                    /** @description Extra values, validated with the event’s `fields` schema */
+                    fields?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Language of the mails (default: ?lang / Accept-Language / the Space default) */
+                    lang?: string;
+                    /** @description 1 to 200 characters after trimming */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        ok: boolean;
+                    };
+                };
+            };
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The registration’s calendar file (a capability URL: keep it private) */
+                            ics_url: string;
+                            registration: {
+                                id: string;
+                                /** @description confirmed or waitlisted */
+                                status: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4388,6 +6260,217 @@ export interface operations {
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceProducts: {
+        parameters: {
+            query?: {
+                lang?: string;
+                page?: number;
+                per_page?: number;
+                q?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            currency: string;
+                            description: string | null;
+                            id: string;
+                            images: {
+                                alt: string | null;
+                                height: number | null;
+                                /** @description Base of image variants: add ?w= (IMAGE_WIDTHS); null for non-raster files */
+                                transform_url: string | null;
+                                url: string;
+                                uuid: string;
+                                width: number | null;
+                            }[];
+                            /** @description Whether at least one unit can be bought (the exact stock is not public) */
+                            in_stock: boolean;
+                            /** @description The locale `name` and `description` were taken from */
+                            lang: string;
+                            name: string;
+                            price: number;
+                            slug: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description No content */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1CdnBySpaceProductsBySlug: {
+        parameters: {
+            query?: {
+                lang?: string;
+            };
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            currency: string;
+                            description: string | null;
+                            id: string;
+                            images: {
+                                alt: string | null;
+                                height: number | null;
+                                /** @description Base of image variants: add ?w= (IMAGE_WIDTHS); null for non-raster files */
+                                transform_url: string | null;
+                                url: string;
+                                uuid: string;
+                                width: number | null;
+                            }[];
+                            /** @description Whether at least one unit can be bought (the exact stock is not public) */
+                            in_stock: boolean;
+                            /** @description The locale `name` and `description` were taken from */
+                            lang: string;
+                            name: string;
+                            price: number;
+                            slug: string;
+                        };
+                    };
+                };
+            };
+            /** @description No content */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5977,6 +8060,232 @@ export interface operations {
             };
         };
     };
+    postV1PaymentsStripeWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A Stripe event object (JSON), verified byte for byte */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description This event id was applied before: nothing changed */
+                        duplicate?: boolean;
+                        /** @description An event type the service does not act on */
+                        ignored?: boolean;
+                        received: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep); `invalid_signature` (The Stripe-Signature header is missing, malformed or does not match the body; nothing was changed); `stale_signature` (The Stripe-Signature timestamp is more than 300 s from now (a replay); nothing was changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1PaymentsStripeWebhookBySpace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        /** @description A Stripe event object (JSON), verified byte for byte */
+        requestBody: {
+            content: {
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description This event id was applied before: nothing changed */
+                        duplicate?: boolean;
+                        /** @description An event type the service does not act on */
+                        ignored?: boolean;
+                        received: boolean;
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep); `invalid_signature` (The Stripe-Signature header is missing, malformed or does not match the body; nothing was changed); `stale_signature` (The Stripe-Signature timestamp is more than 300 s from now (a replay); nothing was changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     "getV1Pitch-invitees": {
         parameters: {
             query?: never;
@@ -6892,6 +9201,1711 @@ export interface operations {
                 };
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceAi-jobs": {
+        parameters: {
+            query?: {
+                kind?: "translate" | "alt_text";
+                page?: number;
+                per_page?: number;
+                status?: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceAi-jobsByAiJob": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                aiJob: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAi-jobsByAiJobApprove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                aiJob: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAi-jobsByAiJobReject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                aiJob: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiAlt-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    asset_uuid: string;
+                    /** @description A locale of the Space (BCP-47) */
+                    lang: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiInternal-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A locale of the Space (BCP-47) */
+                    lang?: string;
+                    /** Format: uuid */
+                    story_uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            full_path: string;
+                            score: number;
+                            story_uuid: string;
+                            text: string;
+                        }[];
+                        meta: {
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiSeo-meta": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A locale of the Space (BCP-47) */
+                    lang?: string;
+                    /** Format: uuid */
+                    story_uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            description: string;
+                            title: string;
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceAiStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            enabled: boolean;
+                            limits: {
+                                /** @description null: unlimited */
+                                monthly_tokens: number | null;
+                                remaining_tokens: number | null;
+                            };
+                            model: string | null;
+                            usage: {
+                                completion_tokens: number;
+                                month: string;
+                                prompt_tokens: number;
+                                requests: number;
+                            };
+                            /** @description The vision model, or null */
+                            vision: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiStory-insights": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    story_uuid: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            analytics: {
+                                days: number;
+                                mounts: number;
+                                previous_mounts: number;
+                            };
+                            observations: {
+                                /** @description statistic | content | model */
+                                kind: string;
+                                text: string;
+                            }[];
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "postV1SpacesBySpaceAiStream-text": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A Story whose content (in `lang`) the model sees as data */
+                    context?: {
+                        /** @description A locale of the Space (BCP-47) */
+                        lang?: string;
+                        /** Format: uuid */
+                        story_uuid?: string;
+                    };
+                    /** @description The instruction */
+                    prompt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceAiText: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A Story whose content (in `lang`) the model sees as data */
+                    context?: {
+                        /** @description A locale of the Space (BCP-47) */
+                        lang?: string;
+                        /** Format: uuid */
+                        story_uuid?: string;
+                    };
+                    /** @description The instruction */
+                    prompt: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            text: string;
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceAiTranslate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A locale of the Space (BCP-47) */
+                    source_lang?: string;
+                    /** Format: uuid */
+                    story_uuid: string;
+                    /** @description A locale of the Space (BCP-47) */
+                    target_lang: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            created_at: string;
+                            created_by: number | null;
+                            /** Format: date-time */
+                            decided_at: string | null;
+                            error: string | null;
+                            /** @enum {string} */
+                            kind: "translate" | "alt_text";
+                            /** @description translate: {content, name}; alt_text: {alt} */
+                            result: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @enum {string} */
+                            status: "queued" | "running" | "awaiting_review" | "approved" | "rejected" | "failed";
+                            /** @description translate: {story_uuid, source_lang, target_lang, version_no}; alt_text: {asset_uuid, lang} */
+                            target: {
+                                [key: string]: unknown;
+                            };
+                            usage: {
+                                completion_tokens: number;
+                                prompt_tokens: number;
+                            };
+                            uuid: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `ai_job_not_reviewable` (The AI job is not awaiting review (already approved, rejected, failed, or still running)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds; `ai_budget_exhausted` (The Space has used this month's AI token budget (AI_MONTHLY_TOKENS)); `ai_provider_rate_limited` (The AI provider refused the request as too many (after 2 retries)) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `ai_unavailable` (AI is not configured on this server (AI_BASE_URL and AI_MODEL; AI_VISION_MODEL for images); the message says how to enable it) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11603,6 +15617,1055 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpaceEvents: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description null (default): unlimited */
+                    capacity?: number | null;
+                    /** @description Read-only; ignored */
+                    confirmed_count?: unknown;
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Description: locale code (a locale of the Space) → text, at most 20,000 characters */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description ISO 8601 instant, after starts_at */
+                    ends_at: string;
+                    /** @description JSON Schema (draft 2020-12, `type: object`) for the extra registration `fields`; validated with Ajv */
+                    fields?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    location: {
+                        address?: string | null;
+                        name: string;
+                        /** @description http(s) URL */
+                        url?: string | null;
+                    };
+                    /** @description Default false: only published events are public */
+                    published?: boolean;
+                    /** @description ISO 8601 instant; registration also closes when the event starts */
+                    registration_closes_at?: string | null;
+                    /** @description Default true */
+                    registration_open?: boolean;
+                    /** @description Read-only; ignored */
+                    sequence?: unknown;
+                    slug: string;
+                    /** @description ISO 8601 instant with an offset or Z, e.g. 2026-06-01T18:00:00+02:00 */
+                    starts_at: string;
+                    /** @description IANA time zone name (e.g. Europe/Berlin): how the times are shown and what the ICS file names */
+                    timezone: string;
+                    /** @description Title (at least one): locale code (a locale of the Space) → text, at most 300 characters */
+                    title: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                    /** @description Default false. true: a full event takes registrations as `waitlisted`; a cancellation promotes the first in line */
+                    waitlist?: boolean;
+                    /** @description Read-only; ignored */
+                    waitlisted_count?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putV1SpacesBySpaceEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description null (default): unlimited */
+                    capacity?: number | null;
+                    /** @description Read-only; ignored */
+                    confirmed_count?: unknown;
+                    /** @description Read-only; ignored */
+                    created_at?: unknown;
+                    /** @description Description: locale code (a locale of the Space) → text, at most 20,000 characters */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description ISO 8601 instant, after starts_at */
+                    ends_at: string;
+                    /** @description JSON Schema (draft 2020-12, `type: object`) for the extra registration `fields`; validated with Ajv */
+                    fields?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Read-only; ignored */
+                    id?: string;
+                    location: {
+                        address?: string | null;
+                        name: string;
+                        /** @description http(s) URL */
+                        url?: string | null;
+                    };
+                    /** @description Default false: only published events are public */
+                    published?: boolean;
+                    /** @description ISO 8601 instant; registration also closes when the event starts */
+                    registration_closes_at?: string | null;
+                    /** @description Default true */
+                    registration_open?: boolean;
+                    /** @description Read-only; ignored */
+                    sequence?: unknown;
+                    slug: string;
+                    /** @description ISO 8601 instant with an offset or Z, e.g. 2026-06-01T18:00:00+02:00 */
+                    starts_at: string;
+                    /** @description IANA time zone name (e.g. Europe/Berlin): how the times are shown and what the ICS file names */
+                    timezone: string;
+                    /** @description Title (at least one): locale code (a locale of the Space) → text, at most 300 characters */
+                    title: {
+                        [key: string]: string;
+                    };
+                    /** @description Read-only; ignored */
+                    updated_at?: unknown;
+                    /** @description Default false. true: a full event takes registrations as `waitlisted`; a cancellation promotes the first in line */
+                    waitlist?: boolean;
+                    /** @description Read-only; ignored */
+                    waitlisted_count?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            capacity: number | null;
+                            confirmed_count: number;
+                            /** Format: date-time */
+                            created_at: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            ends_at: string;
+                            fields: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description uuid */
+                            id: string;
+                            location: {
+                                address: string | null;
+                                name: string;
+                                url: string | null;
+                            };
+                            published: boolean;
+                            /** Format: date-time */
+                            registration_closes_at: string | null;
+                            /** @description The switch as set (the public answer says whether registration is open now) */
+                            registration_open: boolean;
+                            /** @description ICS SEQUENCE: bumped on every change */
+                            sequence: number;
+                            slug: string;
+                            /** Format: date-time */
+                            starts_at: string;
+                            timezone: string;
+                            title: {
+                                [key: string]: string;
+                            };
+                            /** Format: date-time */
+                            updated_at: string;
+                            waitlist: boolean;
+                            waitlisted_count: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpaceEventsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceEventsByIdRegistrations: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                status?: "confirmed" | "waitlisted" | "cancelled";
+            };
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            email: string;
+                            fields: {
+                                [key: string]: unknown;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            lang: string | null;
+                            name: string;
+                            /** Format: date-time */
+                            promoted_at: string | null;
+                            /** @description confirmed, waitlisted or cancelled */
+                            status: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "getV1SpacesBySpaceEventsByIdRegistrations.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceEventsByIdRegistrationsByRegistrationIdCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                registrationId: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            email: string;
+                            fields: {
+                                [key: string]: unknown;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            lang: string | null;
+                            name: string;
+                            /** Format: date-time */
+                            promoted_at: string | null;
+                            /** @description confirmed, waitlisted or cancelled */
+                            status: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpaceForms: {
         parameters: {
             query?: {
@@ -14764,6 +19827,742 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpaceOrders: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+                q?: string;
+                status?: "pending" | "paid" | "fulfilled" | "cancelled";
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceOrdersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceOrdersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    status: "paid" | "fulfilled" | "cancelled";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            address: {
+                                [key: string]: string;
+                            } | null;
+                            cancel_reason: string | null;
+                            /** Format: date-time */
+                            cancelled_at: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            email: string;
+                            /** Format: date-time */
+                            fulfilled_at: string | null;
+                            /** @description uuid */
+                            id: string;
+                            items: {
+                                line_total: number;
+                                name: string;
+                                product_id: string;
+                                quantity: number;
+                                slug: string;
+                                unit_price: number;
+                            }[];
+                            name: string;
+                            note: string | null;
+                            /** @description Sequential per Space: #1001, #1002, … */
+                            number: string;
+                            /** Format: date-time */
+                            paid_at: string | null;
+                            payment_error: string | null;
+                            /**
+                             * @description null: manual payment (an admin marks the order paid)
+                             * @constant
+                             */
+                            payment_provider: "stripe";
+                            /** @description Stripe Checkout page for the buyer */
+                            payment_url: string | null;
+                            /** @enum {string} */
+                            status: "pending" | "paid" | "fulfilled" | "cancelled";
+                            subtotal: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpacePaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The Space’s own secret key, masked (sk_test_…abcd) */
+                            secret_key: string | null;
+                            /** @description Whose keys take this Space’s payments: its own, the instance’s (STRIPE_SECRET_KEY), or none (manual payment) */
+                            source: "space" | "instance" | null;
+                            /** Format: date-time */
+                            updated_at: string | null;
+                            /** @description The Space’s own webhook secret, masked (whsec_…wxyz) */
+                            webhook_secret: string | null;
+                            /** @description The endpoint to register in Stripe for the Space’s own keys (event checkout.session.completed) */
+                            webhook_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    putV1SpacesBySpacePaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Stripe secret key (sk_live_…, sk_test_…) or restricted key (rk_…) with Checkout Sessions write access */
+                    secret_key: string;
+                    /** @description The signing secret of the webhook endpoint created in Stripe for `webhook_url` */
+                    webhook_secret: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The Space’s own secret key, masked (sk_test_…abcd) */
+                            secret_key: string | null;
+                            /** @description Whose keys take this Space’s payments: its own, the instance’s (STRIPE_SECRET_KEY), or none (manual payment) */
+                            source: "space" | "instance" | null;
+                            /** Format: date-time */
+                            updated_at: string | null;
+                            /** @description The Space’s own webhook secret, masked (whsec_…wxyz) */
+                            webhook_secret: string | null;
+                            /** @description The endpoint to register in Stripe for the Space’s own keys (event checkout.session.completed) */
+                            webhook_url: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep); `invalid_signature` (The Stripe-Signature header is missing, malformed or does not match the body; nothing was changed); `stale_signature` (The Stripe-Signature timestamp is more than 300 s from now (a replay); nothing was changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpacePaymentsStripe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `payments_not_configured` (No Stripe webhook secret is configured for this endpoint) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpacePlugins: {
         parameters: {
             query?: never;
@@ -15734,6 +21533,661 @@ export interface operations {
             };
         };
     };
+    getV1SpacesBySpaceProducts: {
+        parameters: {
+            query?: {
+                active?: "true" | "false";
+                page?: number;
+                per_page?: number;
+                q?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        }[];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1SpacesBySpaceProducts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Shown in the public list and sold (default true) */
+                    active?: boolean;
+                    /** @description Free-form facts (JSON object, at most 10,000 bytes) */
+                    attributes?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description ISO 4217 code; one currency per Space */
+                    currency?: string;
+                    /** @description Description per locale of the Space */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description Asset uuids of the same Space, at most 20 */
+                    images?: string[];
+                    /** @description Name per locale of the Space (like Story fields); at least one */
+                    name: {
+                        [key: string]: string;
+                    };
+                    /** @description Integer minor units (cents), 0 to 100,000,000 */
+                    price: number;
+                    slug: string;
+                    /** @description Units on hand (integer ≥ 0), or null for unlimited */
+                    stock?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteV1SpacesBySpaceProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceProductsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Shown in the public list and sold (default true) */
+                    active?: boolean;
+                    /** @description Free-form facts (JSON object, at most 10,000 bytes) */
+                    attributes?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description ISO 4217 code; one currency per Space */
+                    currency?: string;
+                    /** @description Description per locale of the Space */
+                    description?: {
+                        [key: string]: string;
+                    };
+                    /** @description Asset uuids of the same Space, at most 20 */
+                    images?: string[];
+                    /** @description Name per locale of the Space (like Story fields); at least one */
+                    name?: {
+                        [key: string]: string;
+                    };
+                    /** @description Integer minor units (cents), 0 to 100,000,000 */
+                    price?: number;
+                    slug?: string;
+                    /** @description Units on hand (integer ≥ 0), or null for unlimited */
+                    stock?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            active: boolean;
+                            attributes: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at: string;
+                            currency: string;
+                            description: {
+                                [key: string]: string;
+                            };
+                            /** @description uuid */
+                            id: string;
+                            images: string[];
+                            in_stock: boolean;
+                            name: {
+                                [key: string]: string;
+                            };
+                            price: number;
+                            slug: string;
+                            stock: number | null;
+                            /** Format: date-time */
+                            updated_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1SpacesBySpaceRoles: {
         parameters: {
             query?: never;
@@ -15809,6 +22263,232 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getV1SpacesBySpaceShop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where Stripe sends a buyer who gives up */
+                            cancel_url: string | null;
+                            /** @description The Space’s one currency (set by its first product, or here) */
+                            currency: string | null;
+                            next_order_number: number;
+                            /** @description Where Stripe sends the buyer after paying ({ORDER_ID}, {ORDER_NUMBER} are filled in) */
+                            success_url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patchV1SpacesBySpaceShop: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    cancel_url?: string | null;
+                    /** @description ISO 4217 code; one currency per Space */
+                    currency?: string;
+                    success_url?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where Stripe sends a buyer who gives up */
+                            cancel_url: string | null;
+                            /** @description The Space’s one currency (set by its first product, or here) */
+                            currency: string | null;
+                            next_order_number: number;
+                            /** @description Where Stripe sends the buyer after paying ({ORDER_ID}, {ORDER_NUMBER} are filled in) */
+                            success_url: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `product_slug_taken` (Another product of this Space has this slug); `insufficient_stock` (Not enough stock: `details` says which product and how many are left); `cart_closed` (The cart was checked out and cannot change); `invalid_transition` (The order cannot move to that status from its current one); `currency_in_use` (The Space has products in another currency) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -20094,7 +26774,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted")[];
+                    events: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected" | "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.paid" | "order.fulfilled" | "order.cancelled")[];
                     label: string;
                     url: string;
                 };
@@ -20412,7 +27092,7 @@ export interface operations {
             content: {
                 "application/json": {
                     active?: boolean;
-                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted")[];
+                    events?: ("space.created" | "space.archived" | "member.added" | "member.removed" | "member.role_changed" | "story.published" | "story.unpublished" | "story.deleted" | "version.created" | "datasource.synced" | "plugin.deactivated" | "event.created" | "event.updated" | "event.deleted" | "event.registered" | "event.registration_cancelled" | "asset.uploaded" | "gallery.created" | "gallery.updated" | "gallery.deleted" | "dom_overlay.created" | "dom_overlay.updated" | "dom_overlay.deleted" | "ai_job.completed" | "ai_job.approved" | "ai_job.rejected" | "product.created" | "product.updated" | "product.deleted" | "order.created" | "order.paid" | "order.fulfilled" | "order.cancelled")[];
                     label?: string;
                     url?: string;
                 };

@@ -7,13 +7,16 @@ import type { SpaceAccess } from '../../kernel/auth'
 import { hmacSha256Hex, safeEqual } from '../../kernel/crypto'
 import { notFound, validationFailed } from '../../kernel/errors'
 import { KernelErrors } from '../../kernel/errors'
-import { transact } from '../../kernel/events'
+import { type Emit, transact } from '../../kernel/events'
 import { actorOf } from '../../kernel/filters'
 import { pageOf } from '../../kernel/http'
+import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
 import './events'
+import type { ImageService } from './images'
+import { TransformError } from './images'
 import { AssetErrors, type AssetView, RASTER_TYPES } from './model'
 import { avifSize, detectType, svgSize } from './sniff'
 import type { ReceivedUpload } from './upload'
@@ -82,8 +85,8 @@ export function cleanFilename(raw: string): string {
 }
 
 /** Alt texts keyed by Space locale; unknown locales are refused. */
-async function checkAlt(kernel: Kernel, spaceId: number, alt: Record<string, string | null>, field = 'alt') {
-  const { codes } = await localeSettings(kernel.db.db, spaceId)
+async function checkAlt(kernel: Kernel, spaceId: number, alt: Record<string, string | null>, field = 'alt', db: DbOrTx = kernel.db.db) {
+  const { codes } = await localeSettings(db, spaceId)
   const out: Record<string, string | null> = {}
   const errors: Record<string, string[]> = {}
   for (const [key, text] of Object.entries(alt)) {
@@ -273,6 +276,63 @@ export async function updateAsset(
     return row!
   })
   return view(row, access.space.slug, origin)
+}
+
+/**
+ * Writes one locale's alt text inside the caller's transaction (an approved AI suggestion commits with its review):
+ * the locale must be one of the Space's; 404 when the asset is gone. Emits asset.updated like any alt change.
+ */
+export async function setAssetAltIn(kernel: Kernel, tx: Tx, emit: Emit, spaceId: number, uuid: string, lang: string, text: string): Promise<void> {
+  // Inside the caller's transaction: on the embedded database a query outside it would wait for it forever.
+  const alt = await checkAlt(kernel, spaceId, { [lang]: text }, 'alt', tx)
+  const [current] = await tx
+    .select()
+    .from(assets)
+    .where(and(eq(assets.spaceId, spaceId), eq(assets.uuid, uuid.toLowerCase())))
+    .for('update')
+  if (!current) throw notFound('Asset')
+  await tx
+    .update(assets)
+    .set({ alt: { ...current.alt, ...(alt as Record<string, string>) }, updatedAt: kernel.clock.now() })
+    .where(eq(assets.id, current.id))
+  emit({ type: 'asset.updated', spaceId, payload: { asset: { uuid: current.uuid } } })
+}
+
+/**
+ * A raster image asset reduced to fit `max`×`max` pixels (never enlarged) as JPEG, through the same transform Workers
+ * and variant cache as the public image URLs: what may be shown to a vision model instead of the original bytes.
+ * 404 for an unknown asset, 422 `invalid_image` for a file that is not a raster image or cannot be decoded.
+ */
+export async function imagePreview(kernel: Kernel, images: ImageService, spaceId: number, uuid: string, max = 1024): Promise<{ mime: 'image/jpeg'; bytes: Uint8Array; filename: string; alt: Record<string, string> }> {
+  const [asset] = await kernel.db.db
+    .select()
+    .from(assets)
+    .where(and(eq(assets.spaceId, spaceId), eq(assets.uuid, uuid.toLowerCase())))
+    .limit(1)
+  if (!asset) throw notFound('Asset')
+  if (!RASTER_TYPES.has(asset.contentType)) throw AssetErrors.invalidImage(`The asset is ${asset.contentType}, not a raster image.`)
+  const key = `${asset.sha256.slice(0, 16)}-${max}x${max}-inside-q80`
+  const name = `${asset.uuid}.${key}.jpg`
+  const load = async () => ({
+    source: await readAllBytes(kernel, asset.id, asset.size),
+    sourceType: asset.contentType,
+    format: 'jpg' as const,
+    w: max,
+    h: max,
+    fit: 'inside' as const,
+    q: 80,
+    maxPixels: kernel.config.imageMaxPixels,
+  })
+  for (let attempt = 0; ; attempt++) {
+    const path = await images.variant(name, load).catch((err) => {
+      if (err instanceof TransformError) throw AssetErrors.invalidImage('The image cannot be decoded.')
+      throw err
+    })
+    const file = Bun.file(path)
+    if (await file.exists()) return { mime: 'image/jpeg', bytes: new Uint8Array(await file.arrayBuffer()), filename: asset.filename, alt: asset.alt }
+    if (attempt > 0) throw new Error('variant vanished from the cache twice')
+    images.forget(name)
+  }
 }
 
 export async function deleteAsset(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<void> {

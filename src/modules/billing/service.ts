@@ -8,7 +8,7 @@ import { type Emit, transact } from '../../kernel/events'
 import { bytesText } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { spacesByIds } from '../spaces/service'
-import type { SubscriptionChangedPayload } from './events'
+import type { SubscriptionChangedPayload } from '../payments/events'
 import { BillingErrors, type BillingView } from './model'
 
 /** What is counted, where, and which limit of a plan it counts against. */

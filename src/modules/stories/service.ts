@@ -243,30 +243,39 @@ export async function updateStory(kernel: Kernel, access: SpaceAccess, uuid: str
   // Filter hook (plugins) before the transaction: may veto, or amend the body (validated again).
   const input = await beforeSave(kernel, access, uuid, given)
   if (input.slug !== undefined) slugOrFail(input.slug)
-  const lang = input.lang === undefined ? undefined : langOrFail(input.lang)
-  const spaceId = access.space.id
+  if (input.lang !== undefined) langOrFail(input.lang)
   try {
-    return await transact(kernel, async (tx, emit) => {
-      const s = await lockForSave(tx, spaceId, uuid, input.expected_version_no)
-      const now = kernel.clock.now()
-      const saveLang = lang ?? s.lang
-      const isOwn = saveLang === s.lang
-      const { existing, content } = await contentToSave(tx, spaceId, s, saveLang, input.content)
-      const place = await placementAfterSave(tx, spaceId, s, input)
-      const row = await repo.updateStoryRow(tx, s.id, storyPatch(s, place, input, isOwn, now))
-      if (place.moved) {
-        await repo.moveDescendants(tx, spaceId, s.fullPath, place.fullPath, place.depth - s.depth, now)
-        emit({ type: 'story.moved', spaceId, payload: { story: { id: s.id, uuid: s.uuid, from: s.fullPath, to: place.fullPath } } })
-      }
-      const shownName = await saveLocaleContent(tx, row, saveLang, existing, input, content, now)
-      const saved = { lang: saveLang, name: shownName ?? row.name, content }
-      await writeVersion(tx, row, saved, access, now, emit)
-      const translations = (await repo.contentsOf(tx, s.id)).map((r) => r.lang)
-      return view({ ...row, parentUuid: place.parentUuid }, translations, saved)
-    })
+    return await transact(kernel, (tx, emit) => updateStoryIn(kernel, tx, emit, access, uuid, input))
   } catch (err) {
     pathTaken(err)
   }
+}
+
+/**
+ * `updateStory` inside the caller's transaction (for modules whose own change must commit with the save, e.g. an
+ * approved AI translation): same checks (blueprints, locale, `expected_version_no` → 409 version_conflict), same
+ * version and events. A full_path clash surfaces as the database's unique violation: the caller's transaction fails.
+ */
+export async function updateStoryIn(kernel: Kernel, tx: Tx, emit: Emit, access: SpaceAccess, uuid: string, input: UpdateStoryInput): Promise<StoryView> {
+  if (input.slug !== undefined) slugOrFail(input.slug)
+  const lang = input.lang === undefined ? undefined : langOrFail(input.lang)
+  const spaceId = access.space.id
+  const s = await lockForSave(tx, spaceId, uuid, input.expected_version_no)
+  const now = kernel.clock.now()
+  const saveLang = lang ?? s.lang
+  const isOwn = saveLang === s.lang
+  const { existing, content } = await contentToSave(tx, spaceId, s, saveLang, input.content)
+  const place = await placementAfterSave(tx, spaceId, s, input)
+  const row = await repo.updateStoryRow(tx, s.id, storyPatch(s, place, input, isOwn, now))
+  if (place.moved) {
+    await repo.moveDescendants(tx, spaceId, s.fullPath, place.fullPath, place.depth - s.depth, now)
+    emit({ type: 'story.moved', spaceId, payload: { story: { id: s.id, uuid: s.uuid, from: s.fullPath, to: place.fullPath } } })
+  }
+  const shownName = await saveLocaleContent(tx, row, saveLang, existing, input, content, now)
+  const saved = { lang: saveLang, name: shownName ?? row.name, content }
+  await writeVersion(tx, row, saved, access, now, emit)
+  const translations = (await repo.contentsOf(tx, s.id)).map((r) => r.lang)
+  return view({ ...row, parentUuid: place.parentUuid }, translations, saved)
 }
 
 /** The Story to save, locked for the transaction: 404 when absent, 409 when archived or not at the expected version. */

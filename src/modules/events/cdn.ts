@@ -1,0 +1,152 @@
+import { Elysia } from 'elysia'
+import type { Kernel } from '../../kernel/kernel'
+import type { Guards } from '../../kernel/plugin'
+import { CancelAnswer, HoneypotAnswer, IcsParams, PublicDetailQuery, PublicEventModel, PublicEventParams, PublicEventList, PublicListQuery, RegisterAccepted, RegisterBody, TokenParams } from './model'
+import { cancelByToken, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
+import type { FieldValidators } from './schema'
+import type { RegistrationWriter } from './writer'
+import type { PublishedEventCache } from './cache'
+import { notFound } from '../../kernel/errors'
+import { Data, SpaceParams } from '../../kernel/schemas'
+
+/** `If-None-Match` against a strong ETag (weak comparison, as for GET). */
+function etagMatches(header: string | null, etag: string): boolean {
+  if (!header) return false
+  if (header.trim() === '*') return true
+  if (header.length > 4096) return false
+  for (const part of header.split(',')) {
+    const v = part.trim()
+    if (v === etag || (v.startsWith('W/') && v.slice(2) === etag)) return true
+  }
+  return false
+}
+
+const etagOf = (body: string) => `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
+
+/** A public read's answer: JSON with a strong ETag (304 on a match) and the given caching headers. */
+function cacheable(request: Request, value: unknown, headers: Record<string, string>): Response {
+  const body = JSON.stringify(value)
+  const etag = etagOf(body)
+  const h: Record<string, string> = { ...headers, ETag: etag }
+  if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: h })
+  return new Response(body, { headers: { ...h, 'Content-Type': 'application/json' } })
+}
+
+const CACHING =
+  'Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.'
+
+/** The public event routes (issue 30; spec 4.2 limits): anonymous, rate limited per IP. */
+export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache }) {
+  const cc = () => `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+  return new Elysia({ prefix: '/cdn/:space/events', tags: ['Public events'] })
+    .use(guards)
+    .get(
+      '',
+      async ({ space, query, request }) => {
+        const chain = chainOf(space, query.lang, request.headers.get('accept-language'))
+        const list = await publicEvents(kernel, space, query, chain)
+        return cacheable(request, list, { 'Cache-Control': cc(), Vary: 'Accept-Language' })
+      },
+      {
+        publicSpace: true,
+        params: SpaceParams,
+        query: PublicListQuery,
+        response: { 200: PublicEventList },
+        detail: {
+          summary: 'Published events, upcoming by default',
+          description: `Events ending at or after \`from\` (default: now) and starting before \`to\`, soonest first; \`per_page\` 1–100 (default 20). \`spots_left\` is null when unlimited; \`registration_open\` says whether a registration is taken now (switch, closing time, start). ${CACHING}`,
+          responses: { 304: { description: 'Not modified (If-None-Match matched the ETag)' } },
+        },
+      },
+    )
+    .get(
+      '/:slug',
+      async ({ space, params, query, request }) => {
+        const chain = chainOf(space, query.lang, request.headers.get('accept-language'))
+        const row = await publishedEvent(kernel, space.id, params.slug)
+        if (!row) throw notFound('Event')
+        return cacheable(request, { data: publicEventView(row, chain, kernel.clock.ms()) }, { 'Cache-Control': cc(), Vary: 'Accept-Language' })
+      },
+      {
+        publicSpace: { notFound: 'Event' },
+        params: PublicEventParams,
+        query: PublicDetailQuery,
+        response: { 200: Data(PublicEventModel) },
+        detail: {
+          summary: 'One published event',
+          description: `\`spots_left\` (null when unlimited) and \`registration_open\` as they are now. ${CACHING}`,
+          responses: { 304: { description: 'Not modified (If-None-Match matched the ETag)' } },
+        },
+      },
+    )
+    .post(
+      '/:slug/register',
+      async ({ space, origin, params, query, body, request, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        const out = await register(kernel, deps, space, params.slug, body, {
+          base: origin,
+          lang: query.lang,
+          acceptLanguage: request.headers.get('accept-language'),
+        })
+        if (out.honeypot) {
+          set.status = 200
+          return { ok: true }
+        }
+        set.status = 201
+        return { data: { registration: { id: out.id, status: out.status }, ics_url: out.ics_url } }
+      },
+      {
+        publicSpace: { notFound: 'Event' },
+        params: PublicEventParams,
+        query: PublicDetailQuery,
+        body: RegisterBody,
+        response: { 200: HoneypotAnswer, 201: RegisterAccepted },
+        detail: {
+          summary: 'Register for a published event',
+          description:
+            '20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.',
+        },
+      },
+    )
+    .post(
+      '/:slug/cancel/:token',
+      async ({ space, origin, params, set }) => {
+        set.headers['cache-control'] = 'no-store'
+        await cancelByToken(kernel, space, params.slug, params.token, origin)
+        return { data: { ok: true, status: 'cancelled' } }
+      },
+      {
+        publicSpace: { notFound: 'Registration' },
+        params: TokenParams,
+        response: { 200: CancelAnswer },
+        detail: {
+          summary: 'Cancel a registration with the token of its mail',
+          description: 'Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail.',
+        },
+      },
+    )
+    .get(
+      '/:slug/ics/:icsToken',
+      async ({ space, origin, params, request }) => {
+        const token = params.icsToken.endsWith('.ics') ? params.icsToken.slice(0, -4) : params.icsToken
+        const ics = await icsForToken(kernel, space, params.slug, token, origin)
+        const etag = etagOf(ics)
+        const headers: Record<string, string> = { ETag: etag, 'Cache-Control': 'private, no-cache', 'Content-Disposition': `inline; filename="${params.slug}.ics"` }
+        if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+        return new Response(ics, { headers: { ...headers, 'Content-Type': 'text/calendar; charset=utf-8' } })
+      },
+      {
+        publicSpace: { notFound: 'Calendar file' },
+        params: IcsParams,
+        detail: {
+          summary: 'The calendar file (ICS) of a registration',
+          description:
+            '60/min/IP. RFC 5545: one VEVENT with a stable UID (per event), DTSTART/DTEND in the event’s TZID with its VTIMEZONE, SUMMARY and DESCRIPTION in the registration’s language, LOCATION, URL (the public event), SEQUENCE (bumped on each change of the event) and STATUS (CONFIRMED; TENTATIVE when waitlisted; CANCELLED). The token may end in `.ics`. Unknown token → 404. `ETag` (If-None-Match → 304), `Cache-Control: private, no-cache`.',
+          responses: {
+            200: { description: 'The calendar file', content: { 'text/calendar': { schema: { type: 'string' } } } },
+            304: { description: 'Not modified' },
+          },
+        },
+      },
+    )
+}
