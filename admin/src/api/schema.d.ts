@@ -5080,7 +5080,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines) */
+            /** @description `validation_failed`: see `errors` for messages per field; `cart_full` (A cart holds at most 100 lines); `plugin_veto` (A plugin refused the change: `message` and `errors` (field errors) are its own, `details.plugin` names it) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5116,7 +5116,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds; `plugin_unavailable` (A plugin with failure_mode `closed` did not answer usably (timeout, connection error, non-2xx, unparsable answer); nothing was changed) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -20668,7 +20668,7 @@ export interface operations {
                     active?: boolean;
                     /** @enum {string} */
                     failure_mode?: "open" | "closed";
-                    hooks: ("story.before_save" | "story.before_publish" | "story.before_delete" | "form.before_submit" | "asset.before_upload")[];
+                    hooks: ("story.before_save" | "story.before_publish" | "story.before_delete" | "form.before_submit" | "asset.before_upload" | "order.before_checkout")[];
                     name: string;
                     order?: number;
                     timeout_ms?: number;
@@ -21012,7 +21012,7 @@ export interface operations {
                     active?: boolean;
                     /** @enum {string} */
                     failure_mode?: "open" | "closed";
-                    hooks?: ("story.before_save" | "story.before_publish" | "story.before_delete" | "form.before_submit" | "asset.before_upload")[];
+                    hooks?: ("story.before_save" | "story.before_publish" | "story.before_delete" | "form.before_submit" | "asset.before_upload" | "order.before_checkout")[];
                     name?: string;
                     order?: number;
                     timeout_ms?: number;
