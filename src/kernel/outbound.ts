@@ -1,5 +1,6 @@
 import { lookup } from 'node:dns/promises'
 import { BlockList, isIP } from 'node:net'
+import { validationFailed } from './errors'
 
 /**
  * The one way the service calls a URL a user gave it (webhooks, datasource pulls, form webhooks). It resolves the
@@ -261,4 +262,18 @@ async function readCapped(res: Response, cap: number): Promise<{ body: Uint8Arra
     if (off >= out.length) break
   }
   return { body: out, truncated }
+}
+
+/**
+ * Checks a receiver URL a user registers (webhooks, plugins): http(s), resolving only to addresses the policy allows.
+ * Returns it trimmed; otherwise 422 with the reason at `field`.
+ */
+export async function checkReceiverUrl(raw: string, policy: OutboundPolicy, field = 'url'): Promise<string> {
+  try {
+    await resolveTarget(parseOutboundUrl(raw.trim()), policy, AbortSignal.timeout(5_000))
+    return raw.trim()
+  } catch (err) {
+    if (err instanceof OutboundError) throw validationFailed({ [field]: [err.message] })
+    throw err
+  }
 }

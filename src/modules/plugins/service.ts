@@ -2,10 +2,10 @@ import { and, count, desc, eq, max, sql } from 'drizzle-orm'
 import { pluginCalls, plugins } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
-import { notFound, validationFailed } from '../../kernel/errors'
+import { notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
-import { OutboundError, parseOutboundUrl, resolveTarget } from '../../kernel/outbound'
+import { checkReceiverUrl } from '../../kernel/outbound'
 import type { PluginRow } from './cache'
 import { SECRET_CONTEXT } from './caller'
 import { MAX_PLUGINS_PER_SPACE, PluginErrors, type PluginCallView, type PluginView, TIMEOUT } from './model'
@@ -28,18 +28,6 @@ function view(row: PluginRow): PluginView {
     deactivated_reason: row.deactivatedReason,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
-  }
-}
-
-/** Checks a plugin URL: http(s), resolving only to addresses the outbound policy allows (422 otherwise). */
-async function checkUrl(kernel: Kernel, raw: string): Promise<string> {
-  try {
-    const url = parseOutboundUrl(raw.trim())
-    await resolveTarget(url, { allowPrivate: kernel.config.outboundAllowPrivate }, AbortSignal.timeout(5_000))
-    return raw.trim()
-  } catch (err) {
-    if (err instanceof OutboundError) throw validationFailed({ url: [err.message] })
-    throw err
   }
 }
 
@@ -67,7 +55,7 @@ export interface PluginInput {
 }
 
 export async function createPlugin(kernel: Kernel, access: SpaceAccess, input: PluginInput): Promise<PluginView & { secret: string }> {
-  const url = await checkUrl(kernel, input.url)
+  const url = await checkReceiverUrl(input.url, { allowPrivate: kernel.config.outboundAllowPrivate })
   const secret = newSecret()
   const spaceId = access.space.id
   const row = await transact(kernel, async (tx, emit) => {
@@ -111,7 +99,7 @@ export async function updatePlugin(kernel: Kernel, access: SpaceAccess, id: numb
   const current = await requirePlugin(kernel, access, id)
   const patch: Partial<typeof plugins.$inferInsert> = { updatedAt: kernel.clock.now() }
   if (input.name !== undefined) patch.name = input.name
-  if (input.url !== undefined) patch.url = await checkUrl(kernel, input.url)
+  if (input.url !== undefined) patch.url = await checkReceiverUrl(input.url, { allowPrivate: kernel.config.outboundAllowPrivate })
   if (input.hooks !== undefined) patch.hooks = [...new Set(input.hooks)]
   if (input.timeout_ms !== undefined) patch.timeoutMs = input.timeout_ms
   if (input.failure_mode !== undefined) patch.failureMode = input.failure_mode

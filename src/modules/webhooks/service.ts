@@ -2,9 +2,9 @@ import { and, desc, eq } from 'drizzle-orm'
 import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
-import { notFound, validationFailed } from '../../kernel/errors'
+import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { OutboundError, parseOutboundUrl, resolveTarget } from '../../kernel/outbound'
+import { checkReceiverUrl } from '../../kernel/outbound'
 import { createDeliveries, DELIVERY_QUEUE, SECRET_CONTEXT } from './delivery'
 import type { DeliveryAttemptView, QueuedDeliveryView, WebhookView } from './model'
 
@@ -19,18 +19,6 @@ function view(row: SubscriptionRow): WebhookView {
     active: row.active,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
-  }
-}
-
-/** Checks a receiver URL: http(s), resolving only to addresses the outbound policy allows (422 otherwise). */
-async function checkUrl(kernel: Kernel, raw: string): Promise<string> {
-  try {
-    const url = parseOutboundUrl(raw.trim())
-    await resolveTarget(url, { allowPrivate: kernel.config.outboundAllowPrivate }, AbortSignal.timeout(5_000))
-    return raw.trim()
-  } catch (err) {
-    if (err instanceof OutboundError) throw validationFailed({ url: [err.message] })
-    throw err
   }
 }
 
@@ -57,7 +45,7 @@ export async function createWebhook(
   access: SpaceAccess,
   input: { label: string; url: string; events: string[]; active?: boolean },
 ): Promise<WebhookView & { secret: string }> {
-  const url = await checkUrl(kernel, input.url)
+  const url = await checkReceiverUrl(input.url, { allowPrivate: kernel.config.outboundAllowPrivate })
   const secret = newSecret()
   const now = kernel.clock.now()
   const [row] = await kernel.db.db
@@ -98,7 +86,7 @@ export async function updateWebhook(
   const current = await requireSubscription(kernel, access, id)
   const patch: Partial<typeof webhookSubscriptions.$inferInsert> = { updatedAt: kernel.clock.now() }
   if (input.label !== undefined) patch.label = input.label
-  if (input.url !== undefined) patch.url = await checkUrl(kernel, input.url)
+  if (input.url !== undefined) patch.url = await checkReceiverUrl(input.url, { allowPrivate: kernel.config.outboundAllowPrivate })
   if (input.events !== undefined) patch.events = [...new Set(input.events)]
   if (input.active !== undefined) patch.active = input.active
   const [row] = await kernel.db.db
