@@ -2,7 +2,7 @@
 // PGlite's wasm and data files (imported `with { type: 'file' }` in src/kernel/pglite-assets.ts), and the image
 // transform Worker with the AVIF codec's wasm files (src/modules/assets/avif-codec.ts), and the admin app (admin/index.html,
 // imported by src/modules/admin/bundle.ts: Bun bundles it, with Tailwind through its plugin, and embeds the files).
-import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
@@ -11,6 +11,13 @@ import tailwind from 'bun-plugin-tailwind'
 const root = join(import.meta.dir, '..')
 const outfile = join(root, 'dist', 'content-service')
 mkdirSync(join(root, 'dist'), { recursive: true })
+
+// `bun run bench` (scripts/bench/all.ts) builds once, then runs every bench with CS_BUILD_REUSE=1: each bench's own
+// `bun run build` keeps that executable instead of building it again.
+if (process.env.CS_BUILD_REUSE === '1' && existsSync(outfile)) {
+  console.log(`reusing ${outfile} (CS_BUILD_REUSE=1)`)
+  process.exit(0)
+}
 
 const t0 = performance.now()
 

@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import type { Subprocess } from 'bun'
+import { emitBenchJson, type Figures } from './json'
 import { scratchDatabase } from './scratch'
 import { loadConfig } from '../../src/config'
 import { createKernel } from '../../src/kernel/kernel'
@@ -170,6 +171,7 @@ async function restartWithSearch(env: Record<string, string>, total: number) {
 
 const db = await scratchDatabase(driver, args.pg!, 'cs_bench_startup')
 const rows: string[][] = []
+const figures: Figures = {}
 try {
   console.log(`start-up and memory of ${BIN} (${driver}), ${RUNS} runs, ${args.idle} s idle before RSS; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
   const first = await start(db.env)
@@ -178,6 +180,7 @@ try {
   const idleMem = memMb(first.proc.pid)
   await stop(first)
   rows.push(['first start, empty', `${Math.round(first.firstOk)} ms`, `${firstMem.peak} MB`, `${idleMem.rss} MB`, ''])
+  Object.assign(figures, { first_start_ms: Math.round(first.firstOk), first_start_peak_mb: idleMem.peak, first_start_idle_mb: idleMem.rss })
   console.log(`  first start: ${Math.round(first.firstOk)} ms to 200, peak ${idleMem.peak} MB (${firstMem.peak} MB at the 200), idle ${idleMem.rss} MB`)
 
   const restarts: number[] = []
@@ -190,6 +193,7 @@ try {
     await stop(s)
   }
   rows.push(['restart, empty', `${Math.round(median(restarts))} ms`, '', `${median(idle)} MB`, ''])
+  Object.assign(figures, { restart_ms: Math.round(median(restarts)), restart_idle_mb: median(idle) })
   console.log(`  restart (empty): ${restarts.map(Math.round).join(', ')} ms; idle RSS ${idle.join(', ')} MB`)
 
   let total = 0
@@ -199,6 +203,10 @@ try {
     const runs: Awaited<ReturnType<typeof restartWithSearch>>[] = []
     for (let r = 0; r < RUNS; r++) runs.push(await restartWithSearch(db.env, total))
     const m = (k: keyof (typeof runs)[number]) => median(runs.map((x) => x[k] as number))
+    figures[`restart_${total}_ms`] = Math.round(m('firstOk'))
+    figures[`search_first_${total}_ms`] = Math.round(m('firstSearch'))
+    figures[`search_ok_${total}_ms`] = Math.round(m('searchOk'))
+    figures[`rss_${total}_mb`] = m('rss')
     rows.push([
       `restart, ${total} Stories`,
       `${Math.round(m('firstOk'))} ms`,
@@ -214,3 +222,4 @@ try {
 
 console.log(`\n| case | spawn → first 200 | peak RSS | RSS after idle / warm-up | search |\n|---|---|---|---|---|`)
 for (const r of rows) console.log(`| ${r.join(' | ')} |`)
+emitBenchJson('startup', figures)
