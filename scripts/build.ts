@@ -43,7 +43,8 @@ const result = await Bun.build({
   compile: { outfile, execArgv: ['--max-http-header-size=131072'] },
   // Bytecode compiled ahead of time (JavaScriptCore's, for this Bun version) is embedded beside the source: a start
   // skips parsing and compiling the bundle's JavaScript. Measured (scripts/bench/startup.ts, docs/performance.md):
-  // CPU time to the first 200 of a restart about 30% lower, the same RSS, an executable 14 MB larger.
+  // CPU time to the first 200 of a restart 13–30% lower in two A/B runs on a loaded machine, the same RSS, an
+  // executable 14 MB larger.
   // BUILD_BYTECODE=0 builds without it (for A/B runs).
   bytecode,
   format: 'esm',
