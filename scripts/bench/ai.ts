@@ -110,6 +110,8 @@ try {
   console.log(row('through stream-text', through))
   console.log(row('GET ai/status (floor)', floor))
   console.log(`added: median ${(pct(through, 50) - pct(direct, 50)).toFixed(2)} ms, p95 ${(pct(through, 95) - pct(direct, 95)).toFixed(2)} ms (target < 5 ms at the median)`)
+  // bun run bench (scripts/bench/all.ts): the machine-readable summary.
+  if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'ai', figures: { direct_median_ms: pct(direct, 50), through_median_ms: pct(through, 50), floor_median_ms: pct(floor, 50), added_median_ms: pct(through, 50) - pct(direct, 50) } })}`)
 } finally {
   server.kill()
   await server.exited

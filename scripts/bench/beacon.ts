@@ -29,6 +29,7 @@ import { ROLLUP_GRACE_MS, ROLLUP_SLOT_MS, rollup } from '../../src/modules/analy
 import { registerUser } from '../../src/modules/auth/service'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
 import { createComponent } from '../../src/modules/stories/components'
+import { emitBenchJson } from './json'
 import { scratchDatabase } from './scratch'
 import { pct, runWrk, waitFor, type WrkResult } from './wrk'
 
@@ -350,4 +351,17 @@ for (const r of results) {
   }
   console.log(`${r.driver}: after the beacon run (${r.stored} more raw rows, all from the last ${DURATION} s: read raw)`)
   table(r.driver, r.management)
+}
+const r0 = results[0]
+if (r0) {
+  emitBenchJson('beacon', {
+    driver: r0.driver,
+    beacons_rps: r0.beacons.rps,
+    beacons_p99_ms: r0.beacons.p99Ms,
+    reads_rps: r0.reads.rps,
+    reads_p99_ms: r0.reads.p99Ms,
+    stored: r0.stored,
+    sent: r0.beacons.requests,
+    management_30d_p99_ms: r0.management['stories, 30 days']?.p99,
+  })
 }

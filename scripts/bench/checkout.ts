@@ -141,6 +141,8 @@ async function runDriver(driver: 'postgres' | 'pglite') {
         ].join(' '),
       )
     }
+    // bun run bench (scripts/bench/all.ts): one machine-readable line per driver.
+    if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'checkout', figures: { driver, p99_ms: Math.max(...rows.map((r) => pct(r.all, 99))), exact: rows.every((r) => r.ok === STOCK && r.orders === STOCK && r.stockLeft === 0 && r.other === 0) } })}`)
     return rows.every((r) => r.ok === STOCK && r.orders === STOCK && r.stockLeft === 0 && r.other === 0)
   } finally {
     proc.kill()

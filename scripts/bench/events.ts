@@ -174,6 +174,8 @@ try {
     console.log(
       `round ${r}: sent ${x.sent} at ${x.achievedRate}/s   p50 ${f(x.p50)} ms   p90 ${f(x.p90)} ms   p99 ${f(x.p99)} ms   max ${f(x.max)} ms   statuses ${JSON.stringify(x.statuses)}`,
     )
+    // bun run bench (scripts/bench/all.ts): one machine-readable line per round.
+    if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'events', figures: { driver: args.driver, rate: Number(args.rate), round: r, sent: x.sent, achieved_rate: x.achievedRate, p50_ms: x.p50, p99_ms: x.p99, statuses: JSON.stringify(x.statuses) } })}`)
     await Bun.sleep(500)
   }
 } finally {

@@ -109,6 +109,8 @@ try {
     console.log(
       `round ${round}: ${r.rps} submits/s   p50 ${r.p50.toFixed(2)} ms   p90 ${r.p90.toFixed(2)} ms   p99 ${r.p99.toFixed(2)} ms   non-2xx ${r.non2xx}   socket errors ${r.errors}`,
     )
+    // bun run bench (scripts/bench/all.ts): one machine-readable line per round.
+    if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'forms', figures: { driver: args.driver, action: args.action, connections: Number(args.connections), round, rps: r.rps, p50_ms: r.p50, p99_ms: r.p99, non2xx: r.non2xx, errors: r.errors } })}`)
     await Bun.sleep(500)
   }
 } finally {

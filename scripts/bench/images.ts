@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { jpegOf, photo } from '../../test/helpers/images'
+import { emitBenchJson, type Figures } from './json'
 import { scratchDatabase } from './scratch'
 import { pct } from './wrk'
 
@@ -104,6 +105,7 @@ try {
   const asset = ((await up.json()) as { data: { uuid: string } }).data
   console.log(`${args.driver}; source: 2000×1333 JPEG, ${(jpeg.length / 1024).toFixed(0)} KB; IMAGE_CONCURRENCY = ${args['image-concurrency'] ?? `cores (${navigator.hardwareConcurrency})`}; load average ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`)
 
+  const figures: Figures = { driver: args.driver }
   if (args.only !== 'upload') await transforms()
   async function transforms() {
     // Every call asks for a variant not made before (q walks down from 99).
@@ -125,6 +127,7 @@ try {
       await variant(format) // warm-up
       const times: number[] = []
       for (let i = 0; i < SAMPLES; i++) times.push(await variant(format))
+      figures[`${format}_ms`] = median(times)
       console.log(`2000×1333 JPEG → 800 px ${format}: median ${median(times).toFixed(0)} ms (min ${Math.min(...times).toFixed(0)}, max ${Math.max(...times).toFixed(0)}, n=${SAMPLES})`)
     }
 
@@ -160,6 +163,7 @@ try {
     burstOn = false
     await Promise.all(burst)
     const tps = transforms / ((performance.now() - t0) / 1000)
+    Object.assign(figures, { transforms_per_s: tps, reads_alone_rps: alone, reads_during_rps: during })
     console.log(`transforms under ${CONC} concurrent requests: ${tps.toFixed(1)}/s (WebP, 640–1200 px, mixed fits)`)
     console.log(`Story reads (${CONC} fetch loops): ${alone.toFixed(0)}/s alone, ${during.toFixed(0)}/s during the burst: ratio ${(during / alone).toFixed(2)}`)
   }
@@ -227,8 +231,10 @@ try {
     console.log(
       `100 MB upload #${n} (chunked): ${((performance.now() - t1) / 1000).toFixed(1)} s; server RSS ${(before / 1024).toFixed(0)} MB before, peak ${(peak / 1024).toFixed(0)} MB (+${((peak - before) / 1024).toFixed(0)} MB; +${((peak - start) / 1024).toFixed(0)} MB over the first upload's start); a small request meanwhile: median ${pct(waits, 50).toFixed(0)} ms, p99 ${pct(waits, 99).toFixed(0)} ms, max ${waits[waits.length - 1]!.toFixed(0)} ms (n=${waits.length})`,
     )
+    Object.assign(figures, { upload_rss_growth_mb: (peak - before) / 1024, upload_small_p99_ms: pct(waits, 99) })
     await Bun.sleep(1000)
   }
+  emitBenchJson('images', figures)
 } finally {
   server.kill('SIGTERM')
   await server.exited

@@ -15,6 +15,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { emitBenchJson } from './json'
 import { scratchDatabase } from './scratch'
 import { alternate, formatTable, waitFor } from './wrk'
 
@@ -160,6 +161,7 @@ async function run(driver: 'pglite' | 'postgres') {
     )
     console.log(formatTable(`${driver}: overlay reads vs Story reads (same server, alternating rounds)`, r))
     console.log(`  overlay / Story throughput: ${r.ratio['overlay read'].toFixed(3)} (target ≥ 0.9)`)
+    emitBenchJson('overlay', { driver, overlay_rps: r.median['overlay read'].rps, story_rps: r.median['story read'].rps, ratio: r.ratio['overlay read'] })
   } finally {
     server.kill()
     await server.exited

@@ -13,6 +13,7 @@ import { parseArgs } from 'node:util'
 import { createRuntime } from '../../src/app'
 import { loadConfig } from '../../src/config'
 import { createKernel } from '../../src/kernel/kernel'
+import { emitBenchJson } from './json'
 import { scratchDatabase } from './scratch'
 
 const { values: args } = parseArgs({
@@ -118,6 +119,7 @@ try {
   console.log(`  save, one allowing plugin: median ${ms(b.median)}  p95 ${ms(b.p95)}  (n=${b.n})`)
   console.log(`  the plugin's own latency:  median ${ms(c.median)}  p95 ${ms(c.p95)}  (direct POST of a like body)`)
   console.log(`  added by the service:      ${ms(added)} (target < 5 ms: ${added < 5 ? 'met' : 'NOT met'})`)
+  emitBenchJson('plugins', { driver, without_median_ms: a.median, with_median_ms: b.median, plugin_median_ms: c.median, added_ms: added })
   await app.close()
 } finally {
   receiver.kill()

@@ -152,6 +152,8 @@ try {
     `fan-out to ${LISTENERS} listeners: ${reached.length}/${fanout.length} probes reached every listener; ` +
       `until the last listener p50 ${reached.length ? pct(reached, 50).toFixed(2) : '-'} ms, p99 ${reached.length ? pct(reached, 99).toFixed(2) : '-'} ms`,
   )
+  // bun run bench (scripts/bench/all.ts): the machine-readable summary.
+  if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'presence', figures: { editors: EDITORS, per_story: Number(args['per-story']), listeners: LISTENERS, beats: latencies.length, errors, p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99), fanout_reached: reached.length, fanout_probes: fanout.length, fanout_p99_ms: reached.length ? pct(reached, 99) : null } })}`)
 } finally {
   server.kill()
   await server.exited

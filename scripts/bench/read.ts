@@ -521,6 +521,11 @@ for (const r of full) {
 }
 console.log(`\nratio of medians (content-service / raw Bun.serve, same run):\n${summary.join('\n')}`)
 console.log(`${segmentTitle}\n${segmentSummary.join('\n')}`)
+// bun run bench (scripts/bench/all.ts): the machine-readable summary, one line per driver.
+for (const r of full) {
+  const m = (x: AlternateResult, name: string) => x.median[name]
+  if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'read', figures: { driver: r.driver, rps: m(r.ok, 'content-service').rps, raw_rps: m(r.ok, 'raw Bun.serve').rps, p99_ms: m(r.ok, 'content-service').p99Ms, raw_p99_ms: m(r.ok, 'raw Bun.serve').p99Ms, paced_p99_ms: m(r.paced, 'content-service').p99Ms, paced_raw_p99_ms: m(r.paced, 'raw Bun.serve').p99Ms, rps_304: m(r.nm, 'content-service').rps, raw_rps_304: m(r.nm, 'raw Bun.serve').rps } })}`)
+}
 
 if (args.datasources === 'also') for (const d of drivers) await datasourceCase(d)
 

@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
+import { emitBenchJson } from './json'
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -209,6 +210,15 @@ async function main() {
     },
   }
   console.log(JSON.stringify(report, null, 2))
+  emitBenchJson('webhooks', {
+    driver: report.driver,
+    expected: report.deliveries.expected,
+    received: report.deliveries.received,
+    backlog_deliveries_per_s: report.backlog.deliveries_per_second,
+    live_deliveries_per_s: report.live.deliveries_per_second,
+    live_p50_ms: report.live.commit_to_receipt_ms.p50,
+    live_p99_ms: report.live.commit_to_receipt_ms.p99,
+  })
   const ok = all.length >= expected * 2 && ids.size === expected * 2
   receiverProc.kill()
   await server.stop(true)

@@ -75,18 +75,18 @@ export interface DbOptions {
   template?: Blob
 }
 
-let cachedAssets: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null =
-  null
+let pgliteWasm: Promise<WebAssembly.Module> | null = null
+let initdbWasm: Promise<WebAssembly.Module> | null = null
 
-function pgliteAssets() {
-  cachedAssets ??= (async () => {
-    const [pgliteWasmModule, initdbWasmModule] = await Promise.all([
-      WebAssembly.compile(await Bun.file(pgliteAssetPaths.pgliteWasm).arrayBuffer()),
-      WebAssembly.compile(await Bun.file(pgliteAssetPaths.initdbWasm).arrayBuffer()),
-    ])
-    return { pgliteWasmModule, initdbWasmModule, fsBundle: Bun.file(pgliteAssetPaths.pgliteData) }
-  })()
-  return cachedAssets
+/**
+ * PGlite's compiled WebAssembly, once per process (tests open many databases). The initdb module is compiled only
+ * when initdb will run: a database that exists, or one made from a template, never needs it.
+ */
+async function pgliteAssets(needInitdb: boolean): Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule?: WebAssembly.Module; fsBundle: Blob }> {
+  pgliteWasm ??= Bun.file(pgliteAssetPaths.pgliteWasm).arrayBuffer().then((b) => WebAssembly.compile(b))
+  if (needInitdb) initdbWasm ??= Bun.file(pgliteAssetPaths.initdbWasm).arrayBuffer().then((b) => WebAssembly.compile(b))
+  const [pgliteWasmModule, initdbWasmModule] = await Promise.all([pgliteWasm, needInitdb ? initdbWasm : undefined])
+  return { pgliteWasmModule, ...(initdbWasmModule ? { initdbWasmModule } : {}), fsBundle: Bun.file(pgliteAssetPaths.pgliteData) }
 }
 
 export async function openDatabase(opts: DbOptions): Promise<Database> {
@@ -146,7 +146,8 @@ async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Data
         `shared_buffers=${opts.sharedBuffersMb ?? 32}MB`,
         ...(fsync ? ['-c', 'wal_sync_method=fsync'] : []),
       ],
-      ...(await pgliteAssets()),
+      // initdb runs for a new database without a template only (PGlite runs it when the folder holds no PG_VERSION).
+      ...(await pgliteAssets((firstStart || dataDir === null) && !template)),
     })
     if (fsync) enableRealFsync(client)
     if (firstStart) tightenModes(dataDir)
