@@ -60,7 +60,7 @@ try {
     try {
       if ((await fetch(`${base}/v1/version`)).ok) break
     } catch {}
-    if (i > 300) throw new Error('server did not start')
+    if (i > 1200) throw new Error('server did not start') // 2 minutes: a first start on a loaded machine
     await Bun.sleep(100)
   }
   const call = async (method: string, path: string, token: string | null, body?: unknown) => {

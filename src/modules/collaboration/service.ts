@@ -60,7 +60,7 @@ export async function heartbeat(
           select user_id, block_path from presence_sessions where story_id = ${story.id} and session_id = ${sessionId} for update
         )
         insert into presence_sessions (story_id, session_id, space_id, user_id, block_path, selection, last_seen)
-        values (${story.id}, ${sessionId}, ${access.space.id}, ${userId}, ${input.block_path}, ${JSON.stringify(selection)}::jsonb, ${now})
+        values (${story.id}, ${sessionId}, ${access.space.id}, ${userId}, ${input.block_path}, ${JSON.stringify(selection)}::jsonb, ${lastSeen}::timestamptz)
         on conflict (story_id, session_id) do update
           set block_path = excluded.block_path, selection = excluded.selection, last_seen = excluded.last_seen
           where presence_sessions.user_id = excluded.user_id
