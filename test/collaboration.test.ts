@@ -111,6 +111,66 @@ describe('presence', () => {
     expect(await count()).toBe(0)
   })
 
+  test('another instance’s roster: joins, moves and leaves arrive through the event bus; beats that changed nothing, at its next read', async () => {
+    const second = await createKernel(t.config, { clock: t.clock, database: t.kernel.db, migrate: false })
+    const peer = createRuntime(second)
+    await peer.start()
+    type View = { session_id: string; block_path: string; selection: { anchor: number; head: number }; user_name: string }
+    const onPeer = async () => {
+      const res = await peer.handle(new Request(`http://localhost${base()}/presence`, { headers: { Authorization: `Bearer ${viewer}`, 'X-Forwarded-For': '10.7.0.1' } }))
+      expect(res.status).toBe(200)
+      expect(res.headers.get('content-type')).toStartWith('application/json')
+      return ((await res.json()) as { data: View[] }).data
+    }
+    /** Delivery between instances is checked, not its speed: poll the peer within a generous bound. */
+    const until = async (ok: (v: View[]) => boolean) => {
+      const deadline = Date.now() + 30_000
+      let seen = await onPeer()
+      while (!ok(seen) && Date.now() < deadline) {
+        await Bun.sleep(50)
+        seen = await onPeer()
+      }
+      return seen
+    }
+    try {
+      const mine = sid()
+      expect((await beat(editor, mine, 'blocks/1', { anchor: 1, head: 2 })).status).toBe(200)
+      let seen = await until((v) => v.some((x) => x.session_id === mine))
+      expect(seen.find((x) => x.session_id === mine)).toMatchObject({ block_path: 'blocks/1', selection: { anchor: 1, head: 2 } })
+      expect(seen.find((x) => x.session_id === mine)!.user_name).not.toBe('')
+      // A move: the peer's roster takes it from presence.changed.
+      expect((await beat(editor, mine, 'blocks/2', { anchor: 3, head: 4 })).status).toBe(200)
+      seen = await until((v) => v.find((x) => x.session_id === mine)?.block_path === 'blocks/2')
+      expect(seen.find((x) => x.session_id === mine)).toMatchObject({ block_path: 'blocks/2', selection: { anchor: 3, head: 4 } })
+      // Same block, new selection: no event; the peer reads its roster again once it is older than its refresh time.
+      expect((await beat(editor, mine, 'blocks/2', { anchor: 7, head: 9 })).status).toBe(200)
+      t.clock.advance(5_000)
+      seen = await until((v) => v.find((x) => x.session_id === mine)?.selection.anchor === 7)
+      expect(seen.find((x) => x.session_id === mine)!.selection).toEqual({ anchor: 7, head: 9 })
+      // A heartbeat on the peer answers the session of the first instance.
+      const theirs = sid()
+      const r = await peer.handle(
+        new Request(`http://localhost${base()}/presence`, {
+          method: 'POST',
+          headers: { Authorization: `Bearer ${editor2}`, 'Content-Type': 'application/json', 'X-Forwarded-For': '10.7.0.2' },
+          body: JSON.stringify({ session_id: theirs, block_path: 'blocks/0', selection: { anchor: 0, head: 0 } }),
+        }),
+      )
+      expect(r.status).toBe(200)
+      const answer = (await r.json()) as { data: { session_id: string; active: View[] } }
+      expect(answer.data.session_id).toBe(theirs)
+      expect(answer.data.active.map((x) => x.session_id)).toContain(mine)
+      expect(answer.data.active.map((x) => x.session_id)).not.toContain(theirs)
+      // Leaves (which also leaves the Story's presence empty for the tests after this one).
+      expect((await t.request('DELETE', `${base()}/presence/${mine}`, { token: editor })).status).toBe(204)
+      expect((await t.request('DELETE', `${base()}/presence/${theirs}`, { token: editor2 })).status).toBe(204)
+      seen = await until((v) => !v.some((x) => x.session_id === mine || x.session_id === theirs))
+      expect(seen.map((x) => x.session_id)).not.toContain(mine)
+    } finally {
+      await peer.close()
+    }
+  })
+
   test('DELETE ends the caller’s own session; someone else’s is 404', async () => {
     const mine = sid()
     expect((await beat(editor, mine)).status).toBe(200)

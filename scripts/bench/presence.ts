@@ -1,12 +1,16 @@
 // bun scripts/bench/presence.ts [--editors=1000] [--seconds=30] [--listeners=200] [--per-story=5]
+//                                [--server=<executable or .ts entry>] [--cpu-prof=<dir>]
 //
 // Presence at scale against the built executable on a fresh embedded database: --editors simulated editors each
 // heart-beating every 15 s (1,000 → ~67 heartbeats/s, spread evenly), --per-story editors per Story (default five; all
 // of them on one Story with --per-story=1000), while --listeners
 // clients hold the live stream of one of those Stories open. Reports heartbeat latency (p50/p99, measured at the client) and how long a presence change takes to
 // reach all listeners (the fan-out). The load is a paced open loop of ~67 requests/s, far below what would make a
-// Bun client compete with the server for a core.
-import { mkdtempSync, rmSync } from 'node:fs'
+// Bun client compete with the server for a core. Also reports the server's CPU time (user + system, from /proc) per
+// heartbeat over the timed window: on a loaded machine a steadier figure than latency. --server runs another build
+// (e.g. `bin/content-service.ts` of another checkout, through bun, with no build first: A/B runs); --cpu-prof writes a
+// CPU profile of the server (run through bun from source) into that folder.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,6 +21,8 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '30' },
     listeners: { type: 'string', default: '200' },
     'per-story': { type: 'string', default: '5' },
+    server: { type: 'string' },
+    'cpu-prof': { type: 'string' },
   },
 })
 const EDITORS = Number(args.editors)
@@ -24,11 +30,24 @@ const SECONDS = Number(args.seconds)
 const LISTENERS = Number(args.listeners)
 const root = join(import.meta.dir, '..', '..')
 
-const build = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
-if (build.exitCode !== 0) throw new Error('build failed')
+const fromSource = args['cpu-prof'] !== undefined ? (args.server ?? join(root, 'bin', 'content-service.ts')) : args.server
+if (!fromSource) {
+  const build = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
+  if (build.exitCode !== 0) throw new Error('build failed')
+}
+const serverCmd = !fromSource
+  ? [join(root, 'dist', 'content-service')]
+  : fromSource.endsWith('.ts')
+    ? ['bun', ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), fromSource]
+    : [fromSource]
 const dir = mkdtempSync(join(tmpdir(), 'cs-presence-'))
 const port = 19_000 + Math.floor(Math.random() * 1000)
-const server = Bun.spawn([join(root, 'dist', 'content-service'), 'serve'], {
+/** The server's CPU time so far (user + system), ms. */
+const cpuMs = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+}
+const server = Bun.spawn([...serverCmd, 'serve'], {
   env: { ...process.env, DATA_DIR: dir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRUSTED_PROXIES: '127.0.0.1' },
   stdout: 'ignore',
   stderr: 'inherit',
@@ -41,7 +60,7 @@ try {
     try {
       if ((await fetch(`${base}/v1/version`)).ok) break
     } catch {}
-    if (i > 300) throw new Error('server did not start')
+    if (i > 1200) throw new Error('server did not start') // 2 minutes: a first start on a loaded machine
     await Bun.sleep(100)
   }
   const call = async (method: string, path: string, token: string | null, body?: unknown) => {
@@ -110,6 +129,7 @@ try {
   const fanout: number[] = []
   let errors = 0
   const t0 = performance.now()
+  const cpu0 = cpuMs(server.pid)
   let n = 0
   const inflight: Promise<void>[] = []
   while (performance.now() - t0 < SECONDS * 1000) {
@@ -140,6 +160,7 @@ try {
     n++
   }
   await Promise.all(inflight)
+  const cpu = cpuMs(server.pid) - cpu0
   await Bun.sleep(2500)
   for (const ac of controllers) ac.abort()
   const rate = latencies.length / SECONDS
@@ -148,6 +169,7 @@ try {
     `heartbeats: ${latencies.length} in ${SECONDS} s (${rate.toFixed(1)}/s), errors ${errors}, ` +
       `p50 ${pct(latencies, 50).toFixed(2)} ms, p99 ${pct(latencies, 99).toFixed(2)} ms, max ${Math.max(...latencies).toFixed(2)} ms`,
   )
+  console.log(`server CPU: ${cpu.toFixed(0)} ms over the timed window = ${((cpu / Math.max(1, latencies.length)) * 1000).toFixed(0)} µs per heartbeat (its fan-out included)`)
   console.log(
     `fan-out to ${LISTENERS} listeners: ${reached.length}/${fanout.length} probes reached every listener; ` +
       `until the last listener p50 ${reached.length ? pct(reached, 50).toFixed(2) : '-'} ms, p99 ${reached.length ? pct(reached, 99).toFixed(2) : '-'} ms`,
@@ -155,6 +177,8 @@ try {
   // bun run bench (scripts/bench/all.ts): the machine-readable summary.
   if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'presence', figures: { editors: EDITORS, per_story: Number(args['per-story']), listeners: LISTENERS, beats: latencies.length, errors, p50_ms: pct(latencies, 50), p99_ms: pct(latencies, 99), fanout_reached: reached.length, fanout_probes: fanout.length, fanout_p99_ms: reached.length ? pct(reached, 99) : null } })}`)
 } finally {
+  server.kill('SIGTERM') // a clean exit: --cpu-prof writes its profile then
+  await Promise.race([server.exited, Bun.sleep(20_000)])
   server.kill()
   await server.exited
   rmSync(dir, { recursive: true, force: true })

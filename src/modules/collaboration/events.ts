@@ -7,6 +7,10 @@ export interface PresenceChangedPayload {
   user_id: number
   block_path: string | null
   left: boolean
+  /** The whole session (joins and moves): every instance patches its roster from the event, with no query. */
+  user_name?: string
+  selection?: { anchor: number; head: number }
+  last_seen?: string
 }
 
 /** Internal: a comment was created, edited, deleted, resolved or reopened. Feeds the live stream. */

@@ -14,14 +14,17 @@ import './jobs'
 export const collaborationModule = defineModule({
   name: 'collaboration',
   setup: (kernel) => ({ hub: createLiveHub(kernel), roster: new PresenceRoster(kernel) }),
-  caches: (self) => [self.roster.cache],
+  onResync: (self) => self.roster.clear(),
   drain: (self) => self.hub.closeAll(),
   close: (self) => self.hub.closeAll(),
   routes: ({ kernel, guards, self }) => collaborationRoutes(kernel, guards, self.hub, self.roster),
   errors: Object.values(CollaborationErrors),
   events: collaborationEvents,
   on: {
-    'presence.changed': (e, self) => self.hub.publish(e.payload.story_uuid, 'presence', e.payload),
+    'presence.changed': (e, self) => {
+      self.roster.onChanged(e.payload)
+      self.hub.publish(e.payload.story_uuid, 'presence', e.payload)
+    },
     'comment.changed': (e, self) => self.hub.publish(e.payload.story_uuid, 'comment', e.payload),
     'version.created': (e, self) =>
       self.hub.publish(e.payload.story.uuid, 'story', { story_uuid: e.payload.story.uuid, version_no: e.payload.story.version_no }),

@@ -2,11 +2,13 @@ import type { Kernel } from '../../kernel/kernel'
 
 const HEARTBEAT_MS = 25_000
 const RETRY_MS = 3000
-const SHUTDOWN_EVENT = `event: shutdown\ndata: ${JSON.stringify({ reason: 'server_shutdown', retry_ms: RETRY_MS })}\n\n`
 const encoder = new TextEncoder()
+const SHUTDOWN_EVENT = encoder.encode(`event: shutdown\ndata: ${JSON.stringify({ reason: 'server_shutdown', retry_ms: RETRY_MS })}\n\n`)
+const CONNECTED = encoder.encode(`retry: ${RETRY_MS}\n: connected\n\n`)
+const KEEP_ALIVE = encoder.encode(': keep-alive\n\n')
 
 interface Listener {
-  send(chunk: string): void
+  send(chunk: Uint8Array): void
   close(): void
 }
 
@@ -36,7 +38,7 @@ export class LiveHub {
           send(chunk) {
             if (!open) return
             try {
-              controller.enqueue(encoder.encode(chunk))
+              controller.enqueue(chunk)
             } catch {
               this.close()
             }
@@ -51,7 +53,7 @@ export class LiveHub {
           },
         }
         hub.add(storyUuid, listener)
-        listener.send(`retry: ${RETRY_MS}\n: connected\n\n`)
+        listener.send(CONNECTED)
       },
       cancel() {
         listener?.close()
@@ -65,7 +67,8 @@ export class LiveHub {
   publish(storyUuid: string, event: string, data: unknown) {
     const set = this.byStory.get(storyUuid)
     if (!set?.size) return
-    const chunk = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`
+    // Serialized and encoded once per event, not once per listener (the bytes are never written to).
+    const chunk = encoder.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
     for (const l of [...set]) l.send(chunk)
   }
 
@@ -75,7 +78,7 @@ export class LiveHub {
     set.add(l)
     // Comment lines keep proxies from closing an idle stream.
     this.timer ??= setInterval(() => {
-      for (const s of this.byStory.values()) for (const x of [...s]) x.send(': keep-alive\n\n')
+      for (const s of this.byStory.values()) for (const x of [...s]) x.send(KEEP_ALIVE)
     }, HEARTBEAT_MS)
   }
 

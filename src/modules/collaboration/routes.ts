@@ -20,12 +20,14 @@ import type { PresenceRoster } from './roster'
 import { createComment, deleteComment, endSession, heartbeat, listComments, listPresence, toggleResolved, updateComment } from './service'
 
 const NoContent = t.Void({ description: 'No content' })
+/** Presence answers are JSON text made by the roster (the shapes `response` declares, for OpenAPI). */
+const json = (body: string) => new Response(body, { headers: { 'Content-Type': 'application/json' } })
 
 /** Spec 4.10: presence heartbeats and threaded comments on a Story, and its live stream (beyond the spec). */
 export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub, roster: PresenceRoster) {
   return new Elysia({ prefix: '/spaces/:space/stories/:uuid', tags: ['Collaboration'] })
     .use(guards)
-    .post('/presence', async ({ access, params, body }) => ({ data: await heartbeat(kernel, roster, access, params.uuid, body) }), {
+    .post('/presence', async ({ access, params, body }) => json(await heartbeat(kernel, roster, access, params.uuid, body)), {
       params: StoryParams,
       body: HeartbeatBody,
       spaceUser: 'viewer',
@@ -35,7 +37,7 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
         description: 'Upserts the session by (Story, session_id). A session belongs to the user who created it (another user: 409 session_taken). Space-scoped tokens (any role): 403 user_required.',
       },
     })
-    .get('/presence', async ({ access, params }) => ({ data: await listPresence(kernel, roster, access, params.uuid) }), {
+    .get('/presence', async ({ access, params }) => json(await listPresence(kernel, roster, access, params.uuid)), {
       params: StoryParams,
       spaceRole: 'viewer',
       response: DataList(PresenceModel),

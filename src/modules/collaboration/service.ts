@@ -1,11 +1,11 @@
-import { and, asc, eq, lt, ne } from 'drizzle-orm'
+import { and, asc, eq, lt, ne, sql } from 'drizzle-orm'
 import { comments, presenceSessions } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { roleAtLeast } from '../../kernel/auth'
 import { forbidden, KernelErrors, notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
-import type { Tx } from '../../kernel/db'
+import { rowsOf, type Tx } from '../../kernel/db'
 import { userNames } from '../auth/service'
 import { getStory, storyRefOrFail } from '../stories/service'
 import { blockPaths, resolveAnchor } from './anchor'
@@ -33,38 +33,53 @@ async function storyOf(kernel: Kernel, access: SpaceAccess, uuid: string) {
 /** Presence needs the Story's id and uuid only, not its content. */
 const presenceStory = (kernel: Kernel, access: SpaceAccess, uuid: string) => storyRefOrFail(kernel.db.db, access.space.id, uuid)
 
+/**
+ * One heartbeat: one statement writes the session and reads what it was (a session of another user: 409), inside a
+ * transaction that also records `presence.changed` when the session joined or moved to another block. The answer is
+ * JSON text made from the Story's roster (each session's JSON made once per change), not a query per beat.
+ */
 export async function heartbeat(
   kernel: Kernel,
   roster: PresenceRoster,
   access: SpaceAccess,
   uuid: string,
   input: { session_id: string; block_path: string; selection: { anchor: number; head: number } },
-) {
+): Promise<string> {
   const userId = actor(access)
   const story = await presenceStory(kernel, access, uuid)
   const sessionId = input.session_id.toLowerCase()
   const now = kernel.clock.now()
+  const lastSeen = now.toISOString()
   const selection = { anchor: input.selection.anchor, head: input.selection.head }
-  await transact(kernel, async (tx, emit) => {
-    const [existing] = await tx
-      .select({ userId: presenceSessions.userId, blockPath: presenceSessions.blockPath })
-      .from(presenceSessions)
-      .where(and(eq(presenceSessions.storyId, story.id), eq(presenceSessions.sessionId, sessionId)))
-      .for('update')
-    if (existing && existing.userId !== userId) throw CollaborationErrors.sessionTaken()
-    await tx
-      .insert(presenceSessions)
-      .values({ storyId: story.id, sessionId, spaceId: access.space.id, userId, blockPath: input.block_path, selection, lastSeen: now })
-      .onConflictDoUpdate({ target: [presenceSessions.storyId, presenceSessions.sessionId], set: { blockPath: input.block_path, selection, lastSeen: now } })
-    if (!existing || existing.blockPath !== input.block_path) {
-      emit({ type: 'presence.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, session_id: sessionId, user_id: userId, block_path: input.block_path, left: false } })
-    }
+  const userName = await roster.nameOf(userId)
+  const session = { session_id: sessionId, user_id: userId, user_name: userName, block_path: input.block_path, selection, last_seen: lastSeen, left: false }
+  const emitted = await transact(kernel, async (tx, emit) => {
+    const [row] = rowsOf<{ prev_user: number | null; prev_block: string | null }>(
+      await tx.execute(sql`
+        with prev as (
+          select user_id, block_path from presence_sessions where story_id = ${story.id} and session_id = ${sessionId} for update
+        )
+        insert into presence_sessions (story_id, session_id, space_id, user_id, block_path, selection, last_seen)
+        values (${story.id}, ${sessionId}, ${access.space.id}, ${userId}, ${input.block_path}, ${JSON.stringify(selection)}::jsonb, ${lastSeen}::timestamptz)
+        on conflict (story_id, session_id) do update
+          set block_path = excluded.block_path, selection = excluded.selection, last_seen = excluded.last_seen
+          where presence_sessions.user_id = excluded.user_id
+        returning (select user_id from prev) as prev_user, (select block_path from prev) as prev_block`),
+    )
+    if (!row) throw CollaborationErrors.sessionTaken() // the row is someone else's: the update's condition failed
+    if (row.prev_user !== null && row.prev_block === input.block_path) return false
+    emit({ type: 'presence.changed', spaceId: access.space.id, payload: { story_uuid: story.uuid, ...session } })
+    return true
   })
-  return { session_id: sessionId, last_seen: now.toISOString(), active: await roster.active(story, sessionId) }
+  // A beat that changed no block announces nothing: this instance's roster takes it now, the others' at their next
+  // read of the database. A change reaches every roster (this one included) through presence.changed.
+  if (!emitted) roster.apply(story.uuid, session)
+  return `{"data":{"session_id":${JSON.stringify(sessionId)},"last_seen":"${lastSeen}","active":${await roster.activeJson(story, sessionId)}}}`
 }
 
-export async function listPresence(kernel: Kernel, roster: PresenceRoster, access: SpaceAccess, uuid: string) {
-  return roster.active(await presenceStory(kernel, access, uuid))
+/** The active sessions as JSON text (`{"data": [...]}`). */
+export async function listPresence(kernel: Kernel, roster: PresenceRoster, access: SpaceAccess, uuid: string): Promise<string> {
+  return `{"data":${await roster.activeJson(await presenceStory(kernel, access, uuid))}}`
 }
 
 export async function endSession(kernel: Kernel, access: SpaceAccess, uuid: string, sessionId: string) {
