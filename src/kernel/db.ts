@@ -5,12 +5,11 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import postgres from 'postgres'
-import * as schema from '../../db/schema'
 import { type ByteaRows, type ByteaTarget, pgliteByteaRows, postgresByteaRows } from './bytea-rows'
 import { acquireDataDirLock, type DataDirLock, prepareDataDir, StartupError, tightenModes } from './data-dir'
 import { pgliteAssetPaths, pgliteTemplate } from './pglite-assets'
 
-export type Db = PgDatabase<PgQueryResultHKT, typeof schema>
+export type Db = PgDatabase<PgQueryResultHKT>
 /** A transaction handle: the same query API as Db. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0]
 export type DbOrTx = Db | Tx
@@ -161,7 +160,7 @@ async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Data
       1,
     )
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db
+  const db = drizzlePglite(client) as unknown as Db
   return {
     db,
     driver: 'pglite',
@@ -252,7 +251,7 @@ async function openPostgres(url: string, connectTimeoutSeconds: number, listenUr
   const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds, prepare: pooler === 'none' })
   // LISTEN needs a session of its own that stays on one server connection: DATABASE_LISTEN_URL when set.
   const listener = listenUrl ? postgres(listenUrl, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutSeconds }) : client
-  const db = drizzlePostgres(client, { schema }) as unknown as Db
+  const db = drizzlePostgres(client) as unknown as Db
   const endAll = () => Promise.all([client.end({ timeout: 0 }).catch(() => {}), listener === client ? null : listener.end({ timeout: 0 }).catch(() => {})])
   // Fail at start-up, with what to check, rather than on the first request (or never: a silent hang).
   try {
