@@ -8,7 +8,10 @@
 // answers apart) and checks the invariant: exactly `stock` orders, stock 0, the rest 409 insufficient_stock.
 // The server runs from source in a child process on a fresh database (PGlite folder or a Postgres database).
 // On Postgres it also prints the commit floor of that server (one-row insert transactions, one after the other): the
-// row lock is held until commit, so N checkouts of one product cannot finish faster than N commits in a row.
+// row lock is held until commit, so N checkouts of one product written one transaction each cannot finish faster
+// than N commits in a row. The checkout writes concurrent checkouts of a Space in one transaction (group commit,
+// src/modules/commerce/checkout-batch.ts): `txs` counts the transactions that wrote the round's orders (the orders of
+// one transaction share their created_at; read back through the orders API, so it works on both drivers).
 import { parseArgs } from 'node:util'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -81,7 +84,7 @@ async function runDriver(driver: 'postgres' | 'pglite') {
       ts.sort((a, b) => a - b)
       console.log(`\npostgres commit floor (50 one-row insert transactions in a row): p50 ${fmt(pct(ts, 50))} ms, p90 ${fmt(pct(ts, 90))} ms`)
     }
-    const rows: { round: number; ok: number; soldOut: number; other: number; orders: number; stockLeft: number; all: number[]; okMs: number[]; wall: number }[] = []
+    const rows: { round: number; txs: number; ok: number; soldOut: number; other: number; orders: number; stockLeft: number; all: number[]; okMs: number[]; wall: number }[] = []
     for (let round = 1; round <= ROUNDS; round++) {
       const p = await call('POST', '/v1/spaces/bench-shop/products', { slug: `item-${round}`, name: { en: 'Item' }, price: 990, currency: 'EUR', stock: STOCK }, token)
       if (p.status !== 201) throw new Error(`product: ${p.status} ${JSON.stringify(p.body)}`)
@@ -108,8 +111,16 @@ async function runDriver(driver: 'postgres' | 'pglite') {
       const wall = performance.now() - start
       const after = (await call('GET', '/v1/spaces/bench-shop/orders?per_page=1', undefined, token)).body.meta.total
       const stockLeft = (await call('GET', `/v1/spaces/bench-shop/products/${p.body.data.id}`, undefined, token)).body.data.stock
+      const stamps = new Set<string>()
+      for (let page = 1; ; page++) {
+        const list = await call('GET', `/v1/spaces/bench-shop/orders?per_page=100&page=${page}`, undefined, token)
+        const mine = (list.body.data as { created_at: string; items: { slug: string }[] }[]).filter((o) => o.items[0]?.slug === `item-${round}`)
+        for (const o of mine) stamps.add(o.created_at)
+        if (list.body.data.length < 100) break
+      }
       rows.push({
         round,
+        txs: stamps.size,
         ok: results.filter((r) => r.status === 201).length,
         soldOut: results.filter((r) => r.status === 409 && r.error === 'insufficient_stock').length,
         other: results.filter((r) => r.status !== 201 && !(r.status === 409 && r.error === 'insufficient_stock')).length,
@@ -121,13 +132,14 @@ async function runDriver(driver: 'postgres' | 'pglite') {
       })
     }
     console.log(`\n${driver}: ${CONCURRENT} concurrent checkouts of one product with stock ${STOCK}, ${ROUNDS} rounds`)
-    console.log('round  orders  sold-out  other  stock-left  exact  p50 ms  p95 ms  p99 ms  max ms  (201s: p99)  wall ms')
+    console.log('round  orders  txs  sold-out  other  stock-left  exact  p50 ms  p95 ms  p99 ms  max ms  (201s: p99)  wall ms')
     for (const r of rows) {
       const exact = r.ok === STOCK && r.orders === STOCK && r.stockLeft === 0 && r.other === 0 && r.soldOut === CONCURRENT - STOCK
       console.log(
         [
           String(r.round).padEnd(6),
           String(r.orders).padEnd(7),
+          String(r.txs).padEnd(4),
           String(r.soldOut).padEnd(9),
           String(r.other).padEnd(6),
           String(r.stockLeft).padEnd(11),
