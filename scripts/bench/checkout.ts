@@ -64,7 +64,7 @@ async function runDriver(driver: 'postgres' | 'pglite') {
   })
   try {
     for (let i = 0; ; i++) {
-      if (i > 600) throw new Error('the server did not start')
+      if (i > 3000) throw new Error('the server did not start (5 minutes)')
       try {
         if ((await fetch(`${base}/v1/version`)).ok) break
       } catch {}
