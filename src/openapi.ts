@@ -48,6 +48,9 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
   'Public search': 'Full-text search over published Stories (spec 4.4).',
   Webhooks: 'Signed outbound webhooks and their delivery log (spec 4.11, 6).',
   Discovery: 'Version, embed scripts and this description (spec 9, 4.7).',
+  Commerce: 'Products, orders and shop settings of a Space: viewer+ reads, editor+ writes (issue 36, docs/commerce.md).',
+  'Public shop': 'The storefront: active products (cached like Story reads), anonymous carts whose uuid is the capability, and the checkout that never oversells (rate limited per IP).',
+  Payments: 'Stripe through its HTTP API: a Space’s own keys (sealed, shown masked) or the instance’s, and the signed webhook receivers (checkout.session.completed / expired, customer.subscription.*).',
 }
 
 type Operation = {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { type TestApp, testApp } from './helpers/app'
 import { pngOf, photo } from './helpers/images'
 import { type SmtpSink, startSmtpSink } from './helpers/smtp'
+import { commerceModule } from '../src/modules/commerce'
 
 setDefaultTimeout(60_000)
 
@@ -51,7 +52,7 @@ beforeAll(async () => {
   other = (await t.createSpace(owner.token)).slug
   editor = await t.member(owner.tenant.id, space, 'editor')
   viewer = await t.member(owner.tenant.id, space, 'viewer')
-})
+}, 300_000) // building the app migrates a fresh database: minutes on a loaded machine
 
 afterAll(async () => {
   await t.close()
@@ -371,6 +372,113 @@ describe('checkout', () => {
     )
     expect(sold!.n).toBe(10)
   })
+
+  test('checkouts arriving together each get their own answer: one bad checkout fails no other', async () => {
+    const scarce = await product({ stock: 3 })
+    const plenty = await product({ stock: null })
+    const gone = await product({ stock: 5 })
+    const good: string[] = []
+    for (let i = 0; i < 5; i++) {
+      const uuid = await cart()
+      await add(uuid, scarce.slug)
+      good.push(uuid)
+    }
+    const empty = await cart()
+    const closed = await cart()
+    await add(closed, plenty.slug)
+    expect((await cdn('POST', `/carts/${closed}/checkout`, buyer)).status).toBe(201)
+    const twice = await cart()
+    await add(twice, plenty.slug, 2)
+    const inactive = await cart()
+    await add(inactive, gone.slug)
+    expect((await api('PATCH', `/products/${gone.id}`, { active: false })).status).toBe(200)
+    const key = crypto.randomUUID()
+    const [goods, others] = await Promise.all([
+      Promise.all(good.map((uuid) => cdn('POST', `/carts/${uuid}/checkout`, buyer))),
+      Promise.all([
+        cdn('POST', `/carts/${empty}/checkout`, buyer),
+        cdn('POST', `/carts/${closed}/checkout`, buyer),
+        cdn('POST', `/carts/${crypto.randomUUID()}/checkout`, buyer),
+        cdn('POST', `/carts/${twice}/checkout`, buyer, { headers: { 'Idempotency-Key': key } }),
+        cdn('POST', `/carts/${twice}/checkout`, buyer, { headers: { 'Idempotency-Key': key } }),
+        cdn('POST', `/carts/${inactive}/checkout`, buyer),
+        cdn('POST', `/carts/${good[0]}/checkout`, buyer, { space: other }),
+      ]),
+    ])
+    expect(goods.filter((r) => r.status === 201)).toHaveLength(3)
+    const soldOut = goods.filter((r) => r.status === 409)
+    expect(soldOut).toHaveLength(2)
+    for (const r of soldOut) expect(r.body).toMatchObject({ error: 'insufficient_stock', details: { product: scarce.slug, available: 0 } })
+    const [e, c, u, t1, t2, ina, foreign] = others
+    expect(e!.status).toBe(422)
+    expect(c!.body.error).toBe('cart_closed')
+    expect(u!.status).toBe(404)
+    expect(t1!.status).toBe(201)
+    expect(t2!.status).toBe(201)
+    expect(t2!.body.data.id).toBe(t1!.body.data.id)
+    expect(t1!.body.data.items).toEqual([expect.objectContaining({ slug: plenty.slug, quantity: 2 })])
+    expect(ina!.status).toBe(422)
+    expect(foreign!.status).toBe(404)
+    expect(await stockOf(scarce.id)).toBe(0)
+    // The numbers of the orders written together are distinct.
+    const numbers = [...goods.filter((r) => r.status === 201), t1!].map((r) => r.body.data.number)
+    expect(new Set(numbers).size).toBe(numbers.length)
+  })
+
+  test('group commit: checkouts submitted together are written in one transaction, stock in arrival order', async () => {
+    const p = await product({ stock: 7 })
+    const uuids: string[] = []
+    for (let i = 0; i < 10; i++) {
+      const uuid = await cart()
+      await add(uuid, p.slug)
+      uuids.push(uuid)
+    }
+    const { checkouts: batcher, publicSpaces } = t.state(commerceModule)
+    const publicSpace = (await publicSpaces.get(space))!
+    const before = { ...batcher.stats }
+    // Submitted in one tick: they form one batch (kernel/group-commit.ts starts a batch in a microtask, not a timer).
+    const settled = await Promise.allSettled(
+      uuids.map((cartUuid) =>
+        batcher.submit({ space: publicSpace, cartUuid, email: 'b@example.com', name: 'B', address: null, note: null, successUrl: null, cancelUrl: null, idempotencyKey: null }),
+      ),
+    )
+    expect(batcher.stats.batches - before.batches).toBe(1)
+    expect(batcher.stats.checkouts - before.checkouts).toBe(10)
+    expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(7)
+    // Arrival order: the first seven get the stock.
+    expect(settled.slice(0, 7).every((s) => s.status === 'fulfilled')).toBe(true)
+    expect(await stockOf(p.id)).toBe(0)
+  })
+
+  test('two instances (processes) checking out the same two products in opposite order never deadlock', async () => {
+    const a = await product({ stock: 1000 })
+    const b = await product({ stock: 1000 })
+    const second = await t.instance()
+    try {
+      for (let round = 0; round < 30; round++) {
+        const [c1, c2] = await Promise.all([cart(), cart()])
+        await add(c1, a.slug)
+        await add(c1, b.slug)
+        await add(c2, b.slug)
+        await add(c2, a.slug)
+        const there = second.runtime
+          .handle(
+            new Request(`http://localhost/v1/cdn/${space}/carts/${c2}/checkout`, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json', 'X-Forwarded-For': `203.0.113.${(round % 200) + 1}` },
+              body: JSON.stringify(buyer),
+            }),
+          )
+          .then(async (res) => ({ status: res.status, text: await res.text() }))
+        const [r1, r2] = await Promise.all([cdn('POST', `/carts/${c1}/checkout`, buyer), there])
+        if (r1.status !== 201 || r2.status !== 201) throw new Error(`round ${round}: ${r1.status} ${r1.text} / ${r2.status} ${r2.text}`)
+      }
+    } finally {
+      await second.close()
+    }
+    expect(await stockOf(a.id)).toBe(940)
+    expect(await stockOf(b.id)).toBe(940)
+  }, 300_000)
 
   test('two carts with the same two products added in opposite order check out together 100 times without a deadlock', async () => {
     const a = await product({ stock: 1000 })

@@ -84,7 +84,7 @@ beforeAll(async () => {
     const r = await t.request('PATCH', `/v1/spaces/${s}/shop`, { token: owner.token, body: { success_url: 'https://shop.example/thanks/{ORDER_NUMBER}', cancel_url: 'https://shop.example/cart' } })
     expect(r.status).toBe(200)
   }
-})
+}, 300_000) // building the app migrates a fresh database: minutes on a loaded machine
 
 afterAll(async () => {
   await t.close()
@@ -277,6 +277,49 @@ describe('signed webhook receivers', () => {
     expect((await deliver(`/${instanceShop}`, unknown, sign(INSTANCE_WHSEC, unknown))).status).toBe(404)
     const notJson = await t.request('POST', '/v1/payments/stripe/webhook', { raw: 'hello', headers: { 'Content-Type': 'text/plain', 'Stripe-Signature': sign(INSTANCE_WHSEC, 'hello') } })
     expect([400, 415]).toContain(notJson.status)
+  })
+
+  test('checkout.session.expired releases the reservation: the pending order is cancelled and its stock returned, once per event id', async () => {
+    const expired = (orderId: string, sessionId: string, id = `evt_exp_${++eventN}_${crypto.randomUUID().slice(0, 8)}`) =>
+      JSON.stringify({ id, object: 'event', type: 'checkout.session.expired', data: { object: { id: sessionId, object: 'checkout.session', client_reference_id: orderId, status: 'expired', payment_status: 'unpaid' } } })
+    const { res, product } = await order(shop, {}, 3)
+    const o = res.body.data
+    const session = o.payment_url.split('/').at(-1)
+    expect(await stockOf(shop, product.id)).toBe(7)
+    const body = expired(o.id, session)
+    // Bad signature, another session of the order, or the instance's endpoint for a Space-keyed order: nothing changes.
+    expect((await deliver(`/${shop}`, body, sign(INSTANCE_WHSEC, body))).status).toBe(400)
+    const otherSession = expired(o.id, 'cs_test_not_this_one')
+    expect((await deliver(`/${shop}`, otherSession, sign(SPACE_WHSEC, otherSession))).status).toBe(200)
+    const viaInstance = expired(o.id, session)
+    expect((await deliver('', viaInstance, sign(INSTANCE_WHSEC, viaInstance))).status).toBe(200)
+    expect((await getOrder(shop, o.id)).status).toBe('pending')
+    expect(await stockOf(shop, product.id)).toBe(7)
+
+    const first = await deliver(`/${shop}`, body, sign(SPACE_WHSEC, body))
+    expect(first.status).toBe(200)
+    expect(first.body).toEqual({ received: true })
+    const cancelled = await getOrder(shop, o.id)
+    expect(cancelled).toMatchObject({ status: 'cancelled', cancel_reason: 'payment_expired' })
+    expect(cancelled.cancelled_at).not.toBeNull()
+    expect(await stockOf(shop, product.id)).toBe(10)
+    // The same event again, and another expiry event of the same session: the stock comes back once.
+    expect((await deliver(`/${shop}`, body, sign(SPACE_WHSEC, body))).body.duplicate).toBe(true)
+    const again = expired(o.id, session)
+    expect((await deliver(`/${shop}`, again, sign(SPACE_WHSEC, again))).status).toBe(200)
+    expect(await stockOf(shop, product.id)).toBe(10)
+    const [events] = await t.kernel.db.query<{ n: number }>("select count(*)::int as n from events where type = 'order.cancelled' and payload->'order'->>'id' = $1", [o.id])
+    expect(events!.n).toBe(1)
+
+    // A paid order is not touched by a late expiry; an event without an order reference is ignored.
+    const paid = (await order(instanceShop)).res.body.data
+    const pay = completed(paid.id, 1500)
+    expect((await deliver('', pay, sign(INSTANCE_WHSEC, pay))).status).toBe(200)
+    const late = expired(paid.id, paid.payment_url.split('/').at(-1))
+    expect((await deliver('', late, sign(INSTANCE_WHSEC, late))).status).toBe(200)
+    expect((await getOrder(instanceShop, paid.id)).status).toBe('paid')
+    const bare = JSON.stringify({ id: 'evt_exp_bare', type: 'checkout.session.expired', data: { object: { id: 'cs_x' } } })
+    expect((await deliver('', bare, sign(INSTANCE_WHSEC, bare))).body.ignored).toBe(true)
   })
 
   test('customer.subscription.* emits payment.subscription_changed: billing moves the Tenant’s plan once per event id', async () => {

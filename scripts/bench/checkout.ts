@@ -1,4 +1,4 @@
-// bun run bench:checkout [--drivers=postgres,pglite] [--concurrent=200] [--stock=150] [--rounds=3]
+// bun run bench:checkout [--drivers=postgres,pglite] [--concurrent=200] [--stock=150] [--rounds=3] [--cpu-prof=<dir>]
 //                        [--pg=postgres://postgres@127.0.0.1:5432]
 //
 // The checkout under contention: every round, `--concurrent` buyers check out their one-item carts of ONE product
@@ -8,7 +8,10 @@
 // answers apart) and checks the invariant: exactly `stock` orders, stock 0, the rest 409 insufficient_stock.
 // The server runs from source in a child process on a fresh database (PGlite folder or a Postgres database).
 // On Postgres it also prints the commit floor of that server (one-row insert transactions, one after the other): the
-// row lock is held until commit, so N checkouts of one product cannot finish faster than N commits in a row.
+// row lock is held until commit, so N checkouts of one product written one transaction each cannot finish faster
+// than N commits in a row. The checkout writes concurrent checkouts of a Space in one transaction (group commit,
+// src/modules/commerce/checkout-batch.ts): `txs` counts the transactions that wrote the round's orders (the orders of
+// one transaction share their created_at; read back through the orders API, so it works on both drivers).
 import { parseArgs } from 'node:util'
 import { join } from 'node:path'
 import postgres from 'postgres'
@@ -21,6 +24,7 @@ const { values: args } = parseArgs({
     stock: { type: 'string', default: '150' },
     rounds: { type: 'string', default: '3' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
+    'cpu-prof': { type: 'string' },
   },
 })
 const CONCURRENT = Number(args.concurrent)
@@ -30,6 +34,16 @@ const root = join(import.meta.dir, '..', '..')
 
 const pct = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : Number.NaN)
 const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '-')
+/** CPU time (user + system, ms) the server process has used so far: Linux /proc, clock ticks of 10 ms. */
+async function cpuMs(pid: number): Promise<number> {
+  try {
+    const stat = await Bun.file(`/proc/${pid}/stat`).text()
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12])) * 10
+  } catch {
+    return Number.NaN
+  }
+}
 let ipN = 0
 const nextIp = () => {
   ipN++
@@ -40,7 +54,9 @@ async function runDriver(driver: 'postgres' | 'pglite') {
   const db = await scratchDatabase(driver, args.pg!, 'cs_bench_checkout')
   const port = 20_000 + Math.floor(Math.random() * 5000)
   const base = `http://127.0.0.1:${port}`
-  const proc = Bun.spawn(['bun', '--max-http-header-size=131072', 'bin/content-service.ts', 'serve'], {
+  // --cpu-prof=<dir>: the server writes a CPU profile there when it exits (open it in Chrome DevTools).
+  const prof = args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []
+  const proc = Bun.spawn(['bun', ...prof, '--max-http-header-size=131072', 'bin/content-service.ts', 'serve'], {
     cwd: root,
     env: { ...(process.env as Record<string, string>), ...db.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TRUSTED_PROXIES: '127.0.0.1' },
     stdout: 'inherit',
@@ -48,7 +64,7 @@ async function runDriver(driver: 'postgres' | 'pglite') {
   })
   try {
     for (let i = 0; ; i++) {
-      if (i > 600) throw new Error('the server did not start')
+      if (i > 3000) throw new Error('the server did not start (5 minutes)')
       try {
         if ((await fetch(`${base}/v1/version`)).ok) break
       } catch {}
@@ -81,7 +97,7 @@ async function runDriver(driver: 'postgres' | 'pglite') {
       ts.sort((a, b) => a - b)
       console.log(`\npostgres commit floor (50 one-row insert transactions in a row): p50 ${fmt(pct(ts, 50))} ms, p90 ${fmt(pct(ts, 90))} ms`)
     }
-    const rows: { round: number; ok: number; soldOut: number; other: number; orders: number; stockLeft: number; all: number[]; okMs: number[]; wall: number }[] = []
+    const rows: { round: number; txs: number; cpu: number; ok: number; soldOut: number; other: number; orders: number; stockLeft: number; all: number[]; okMs: number[]; wall: number }[] = []
     for (let round = 1; round <= ROUNDS; round++) {
       const p = await call('POST', '/v1/spaces/bench-shop/products', { slug: `item-${round}`, name: { en: 'Item' }, price: 990, currency: 'EUR', stock: STOCK }, token)
       if (p.status !== 201) throw new Error(`product: ${p.status} ${JSON.stringify(p.body)}`)
@@ -97,6 +113,7 @@ async function runDriver(driver: 'postgres' | 'pglite') {
         )
       }
       const before = (await call('GET', '/v1/spaces/bench-shop/orders?per_page=1', undefined, token)).body.meta.total
+      const cpu0 = await cpuMs(proc.pid)
       const start = performance.now()
       const results = await Promise.all(
         carts.map(async (uuid) => {
@@ -106,10 +123,20 @@ async function runDriver(driver: 'postgres' | 'pglite') {
         }),
       )
       const wall = performance.now() - start
+      const cpu = (await cpuMs(proc.pid)) - cpu0
       const after = (await call('GET', '/v1/spaces/bench-shop/orders?per_page=1', undefined, token)).body.meta.total
       const stockLeft = (await call('GET', `/v1/spaces/bench-shop/products/${p.body.data.id}`, undefined, token)).body.data.stock
+      const stamps = new Set<string>()
+      for (let page = 1; ; page++) {
+        const list = await call('GET', `/v1/spaces/bench-shop/orders?per_page=100&page=${page}`, undefined, token)
+        const mine = (list.body.data as { created_at: string; items: { slug: string }[] }[]).filter((o) => o.items[0]?.slug === `item-${round}`)
+        for (const o of mine) stamps.add(o.created_at)
+        if (list.body.data.length < 100) break
+      }
       rows.push({
         round,
+        txs: stamps.size,
+        cpu,
         ok: results.filter((r) => r.status === 201).length,
         soldOut: results.filter((r) => r.status === 409 && r.error === 'insufficient_stock').length,
         other: results.filter((r) => r.status !== 201 && !(r.status === 409 && r.error === 'insufficient_stock')).length,
@@ -121,13 +148,14 @@ async function runDriver(driver: 'postgres' | 'pglite') {
       })
     }
     console.log(`\n${driver}: ${CONCURRENT} concurrent checkouts of one product with stock ${STOCK}, ${ROUNDS} rounds`)
-    console.log('round  orders  sold-out  other  stock-left  exact  p50 ms  p95 ms  p99 ms  max ms  (201s: p99)  wall ms')
+    console.log('round  orders  txs  sold-out  other  stock-left  exact  p50 ms  p95 ms  p99 ms  max ms  (201s: p99)  wall ms  server CPU ms (per checkout)')
     for (const r of rows) {
       const exact = r.ok === STOCK && r.orders === STOCK && r.stockLeft === 0 && r.other === 0 && r.soldOut === CONCURRENT - STOCK
       console.log(
         [
           String(r.round).padEnd(6),
           String(r.orders).padEnd(7),
+          String(r.txs).padEnd(4),
           String(r.soldOut).padEnd(9),
           String(r.other).padEnd(6),
           String(r.stockLeft).padEnd(11),
@@ -137,7 +165,8 @@ async function runDriver(driver: 'postgres' | 'pglite') {
           fmt(pct(r.all, 99)).padEnd(7),
           fmt(r.all.at(-1)!).padEnd(7),
           fmt(pct(r.okMs, 99)).padEnd(12),
-          fmt(r.wall),
+          fmt(r.wall).padEnd(8),
+          `${r.cpu} (${fmt(r.cpu / CONCURRENT)})`,
         ].join(' '),
       )
     }

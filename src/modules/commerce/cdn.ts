@@ -16,6 +16,7 @@ import {
   PublicProductParams,
   PublicProductQuery,
 } from './model'
+import type { CheckoutBatcher } from './checkout-batch'
 import { checkout, type Payments } from './orders'
 import { publicProduct, publicProductList } from './public'
 import { SpaceSlug } from '../../kernel/schemas'
@@ -50,7 +51,7 @@ const CACHE_NOTE =
   'Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.'
 
 /** The public shop: products (cacheable) and anonymous carts whose uuid is the capability. */
-export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Payments) {
+export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Payments, checkouts: CheckoutBatcher) {
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public shop'] })
     .use(guards)
     .get(
@@ -146,7 +147,7 @@ export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Paym
       '/carts/:uuid/checkout',
       async ({ space, params, body, request, set }) => {
         Object.assign(set.headers, NO_STORE)
-        const out = await checkout(kernel, payments, space, params.uuid, body, request.headers.get('idempotency-key'))
+        const out = await checkout(kernel, payments, checkouts, space, params.uuid, body, request.headers.get('idempotency-key'))
         set.status = 201
         return { data: out.order }
       },

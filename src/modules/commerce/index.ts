@@ -3,12 +3,13 @@ import { MIN } from '../../kernel/rate-limit'
 import { paymentsModule } from '../payments'
 import { spacesModule } from '../spaces'
 import { deleteIdleCarts } from './carts'
+import { CheckoutBatcher } from './checkout-batch'
 import { commerceCdnRoutes } from './cdn'
 import { commerceEvents } from './events'
 import { commerceGraphql } from './graphql'
 import { commerceFilterHooks } from './hooks'
 import { CommerceErrors } from './model'
-import { applyPayment, releaseUnpaid } from './orders'
+import { applyPayment, expirePayment, releaseUnpaid } from './orders'
 import { commerceRoutes } from './routes'
 import './jobs'
 
@@ -20,18 +21,19 @@ import './jobs'
 export const commerceModule = defineModule({
   name: 'commerce',
   filterHooks: commerceFilterHooks,
-  setup: (_kernel, use) => ({
-    payments: use(paymentsModule),
-    publicSpaces: use(spacesModule).publicSpaces,
-  }),
+  setup: (kernel, use) => {
+    const payments = use(paymentsModule)
+    return { payments, publicSpaces: use(spacesModule).publicSpaces, checkouts: new CheckoutBatcher(kernel, payments) }
+  },
   routes: ({ kernel, guards }) => commerceRoutes(kernel, guards),
-  publicRoutes: ({ kernel, guards, self }) => commerceCdnRoutes(kernel, guards, self.payments),
+  publicRoutes: ({ kernel, guards, self }) => commerceCdnRoutes(kernel, guards, self.payments, self.checkouts),
   errors: Object.values(CommerceErrors),
   // A storefront on another origin sends Idempotency-Key with its checkout: browsers must be allowed to.
   publicCors: { allowHeaders: ['Idempotency-Key'] },
   events: commerceEvents,
   inTx: {
     'payment.succeeded': (tx, e, emit, _self, kernel) => applyPayment(kernel, tx, emit, e.spaceId, e.payload),
+    'payment.expired': (tx, e, emit, _self, kernel) => expirePayment(kernel, tx, emit, e.spaceId, e.payload),
   },
   jobs: (jobs, _self, kernel) => {
     jobs.define('commerce.cart-cleanup', {

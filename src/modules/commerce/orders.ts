@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, ilike, inArray, lt, or, sql, type SQL } from 'drizzle-orm'
-import { cartItems, carts, orderItems, orders, products, shopSettings } from '../../../db/schema'
+import { orderItems, orders, products } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { AppError, notFound, validationFailed } from '../../kernel/errors'
@@ -9,13 +9,13 @@ import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { normalizeEmail } from '../../kernel/email'
 import type { PublicSpace } from '../../kernel/public-space'
-import type { PaymentSucceededPayload } from '../payments/events'
+import type { PaymentExpiredPayload, PaymentSucceededPayload } from '../payments/events'
 import type { CheckoutInput as PaymentCheckout } from '../payments/service'
-import { getCart, lockCart } from './carts'
+import { getCart } from './carts'
+import type { CheckoutBatcher } from './checkout-batch'
 import './hooks'
 import type { OrderEventPayload } from './events'
 import { CommerceErrors, type CheckoutInput, type OrderStatus, type OrderView, UNPAID_RELEASE_MINUTES } from './model'
-import { pick } from './public'
 
 type OrderRow = typeof orders.$inferSelect
 type OrderItemRow = typeof orderItems.$inferSelect
@@ -69,7 +69,7 @@ export function orderView(row: OrderRow, items: OrderItemRow[]): OrderView {
   }
 }
 
-function orderEvent(row: OrderRow, lines: number): OrderEventPayload {
+export function orderEvent(row: OrderRow, lines: number): OrderEventPayload {
   return {
     order: {
       id: row.uuid,
@@ -116,14 +116,16 @@ function fillUrl(template: string, order: OrderRow): string {
 }
 
 /**
- * Checkout: the order, its lines, the stock decrement and the closed cart in ONE transaction. Lock order — the cart
- * row, then its products by ascending id (`SELECT … FOR UPDATE`), then the Space's order counter — is the same in
+ * Checkout: the order, its lines, the stock decrement and the closed cart in ONE transaction — shared with the other
+ * checkouts of the Space arriving meanwhile (group commit, ./checkout-batch.ts). Lock order — the carts by ascending
+ * id, then their products by ascending id (`SELECT … FOR UPDATE`), then the Space's order counter — is the same in
  * every checkout, so two checkouts of the same products in any cart order wait for each other and never deadlock.
  * With Stripe, the Checkout Session is created after the commit (no network inside a transaction).
  */
 export async function checkout(
   kernel: Kernel,
   payments: Payments,
+  batcher: CheckoutBatcher,
   space: PublicSpace,
   cartUuid: string,
   input: CheckoutInput,
@@ -162,99 +164,21 @@ export async function checkout(
     }
   }
 
-  const account = await payments.accountOf(space.id)
-  const [settings] = await kernel.db.db.select().from(shopSettings).where(eq(shopSettings.spaceId, space.id)).limit(1)
-  const successUrl = input.success_url ?? settings?.successUrl ?? null
-  const cancelUrl = input.cancel_url ?? settings?.cancelUrl ?? successUrl
-  if (account && !successUrl) {
-    throw validationFailed({ success_url: ['is required: the shop takes payments through Stripe and has no success_url in its settings'] })
-  }
-
-  const result = await transact(kernel, async (tx, emit) => {
-    const cart = await lockCart(kernel, tx, space.id, cartUuid)
-    if (cart.status !== 'open') {
-      const [prior] = await tx.select().from(orders).where(eq(orders.cartId, cart.id)).limit(1)
-      if (prior && idempotencyKey !== null && prior.idempotencyKey === idempotencyKey) return { row: prior, replay: true }
-      throw CommerceErrors.cartClosed('This cart was checked out already.')
-    }
-    const lines = await tx.select().from(cartItems).where(eq(cartItems.cartId, cart.id)).orderBy(asc(cartItems.productId))
-    if (!lines.length) throw validationFailed({ cart: ['is empty: add items before checking out'] })
-    const locked = await tx
-      .select()
-      .from(products)
-      .where(inArray(products.id, lines.map((l) => l.productId)))
-      .orderBy(asc(products.id))
-      .for('update')
-    const byId = new Map(locked.map((p) => [p.id, p]))
-    const chain = [space.defaultLang]
-    for (const l of lines) {
-      const p = byId.get(l.productId)!
-      if (!p.active) throw validationFailed({ cart: [`"${p.slug}" is no longer on sale: remove it from the cart`] })
-      if (p.stock !== null && p.stock < l.quantity) {
-        throw CommerceErrors.insufficientStock(`Only ${p.stock} of "${p.slug}" left.`, undefined, undefined, { product: p.slug, available: p.stock })
-      }
-    }
-    const currency = byId.get(lines[0]!.productId)!.currency
-    if (lines.some((l) => byId.get(l.productId)!.currency !== currency)) throw validationFailed({ cart: ['mixes currencies'] })
-    for (const l of lines) {
-      const p = byId.get(l.productId)!
-      if (p.stock !== null) await tx.update(products).set({ stock: sql`${products.stock} - ${l.quantity}` }).where(eq(products.id, p.id))
-    }
-    const now = kernel.clock.now()
-    const [counter] = await tx
-      .insert(shopSettings)
-      .values({ spaceId: space.id, nextOrderNumber: 1002, updatedAt: now })
-      .onConflictDoUpdate({ target: shopSettings.spaceId, set: { nextOrderNumber: sql`${shopSettings.nextOrderNumber} + 1` } })
-      .returning({ next: shopSettings.nextOrderNumber })
-    const subtotal = lines.reduce((s, l) => s + byId.get(l.productId)!.price * l.quantity, 0)
-    const [row] = await tx
-      .insert(orders)
-      .values({
-        uuid: crypto.randomUUID(),
-        spaceId: space.id,
-        number: counter!.next - 1,
-        status: 'pending',
-        email: email!,
-        name,
-        address: input.address ?? null,
-        note: input.note?.trim() || null,
-        currency,
-        subtotal,
-        total: subtotal,
-        cartId: cart.id,
-        idempotencyKey,
-        stockReserved: true,
-        paymentAccount: account,
-        createdAt: now,
-        updatedAt: now,
-      })
-      .returning()
-    const items = await tx
-      .insert(orderItems)
-      .values(
-        lines.map((l) => {
-          const p = byId.get(l.productId)!
-          return {
-            orderId: row!.id,
-            productId: p.id,
-            productUuid: p.uuid,
-            slug: p.slug,
-            name: pick(p.name as Record<string, string>, chain).text ?? p.slug,
-            unitPrice: p.price,
-            quantity: l.quantity,
-          }
-        }),
-      )
-      .returning()
-    await tx.update(carts).set({ status: 'checked_out', touchedAt: now }).where(eq(carts.id, cart.id))
-    emit({ type: 'order.created', spaceId: space.id, payload: orderEvent(row!, items.length) })
-    await kernel.mail.enqueue(confirmationMail(space, row!, items), tx)
-    return { row: row!, replay: false }
+  const result = await batcher.submit({
+    space,
+    cartUuid,
+    email: email!,
+    name,
+    address: (input.address as Record<string, string> | undefined) ?? null,
+    note: input.note?.trim() || null,
+    successUrl: input.success_url ?? null,
+    cancelUrl: input.cancel_url ?? null,
+    idempotencyKey,
   })
 
   let row = result.row
   if (!result.replay && row.paymentAccount) {
-    const lines = (await itemsOf(kernel.db.db, [row.id])).get(row.id) ?? []
+    const lines = result.items
     try {
       const session = await payments.startCheckout(space.id, {
         orderId: row.uuid,
@@ -262,8 +186,8 @@ export async function checkout(
         currency: row.currency,
         email: row.email,
         lines: lines.map((l) => ({ name: l.name, unitAmount: l.unitPrice, quantity: l.quantity })),
-        successUrl: fillUrl(successUrl!, row),
-        cancelUrl: fillUrl(cancelUrl!, row),
+        successUrl: fillUrl(result.successUrl!, row),
+        cancelUrl: fillUrl(result.cancelUrl!, row),
         createdAt: row.createdAt,
       })
       ;[row] = await kernel.db.db
@@ -279,10 +203,10 @@ export async function checkout(
       throw err
     }
   }
-  return { order: await viewOf(kernel.db.db, row), replay: result.replay }
+  return { order: orderView(row!, result.items), replay: result.replay }
 }
 
-function confirmationMail(space: PublicSpace, order: OrderRow, items: OrderItemRow[]) {
+export function confirmationMail(space: PublicSpace, order: OrderRow, items: OrderItemRow[]) {
   const lines = items.map((i) => `${i.quantity} × ${i.name} — ${money(i.unitPrice * i.quantity, order.currency)}`)
   const payment = order.paymentAccount
     ? 'You will pay on the secure Stripe page you were sent to; we start as soon as the payment arrives.'
@@ -418,6 +342,24 @@ export async function applyPayment(kernel: Kernel, tx: Tx, emit: Emit, spaceId: 
     return
   }
   await moveOrder(kernel, tx, emit, order, 'paid', { paymentError: null, paymentRef: p.session_id || order.paymentRef })
+}
+
+/**
+ * `payment.expired` (Stripe `checkout.session.expired`), in the payments module's transaction: the buyer never paid
+ * on that page, so the order's reservation is released — a pending order becomes `cancelled` (`cancel_reason:
+ * payment_expired`) and its stock returns, as the 30-minute job would do. Only the account that took the order's
+ * payment can expire it; a session other than the order's current one, or an order no longer pending, is left alone.
+ */
+export async function expirePayment(kernel: Kernel, tx: Tx, emit: Emit, spaceId: number | null, p: PaymentExpiredPayload): Promise<void> {
+  if (!p || typeof p.order_id !== 'string' || !/^[0-9a-f-]{36}$/i.test(p.order_id)) return
+  const [order] = await tx.select().from(orders).where(eq(orders.uuid, p.order_id.toLowerCase())).limit(1).for('update')
+  if (!order || order.paymentAccount !== p.account || (p.account === 'space' && order.spaceId !== spaceId)) {
+    kernel.logger.warn('commerce: an expired payment names no order of its account; ignored', { order_id: p.order_id, provider_event_id: p.provider_event_id })
+    return
+  }
+  if (order.status !== 'pending' || !order.stockReserved) return
+  if (order.paymentRef && p.session_id && order.paymentRef !== p.session_id) return
+  await moveOrder(kernel, tx, emit, order, 'cancelled', { cancelReason: 'payment_expired' })
 }
 
 /**

@@ -18,6 +18,20 @@ export interface PaymentSucceededPayload {
 }
 
 /**
+ * A provider's payment page for an order expired unpaid (Stripe: `checkout.session.expired`). Emitted once per
+ * `provider_event_id`, in the transaction that records it; the module owning the order releases its reservation there
+ * (commerce: a pending order becomes `cancelled`, `cancel_reason: payment_expired`, its stock returned).
+ */
+export interface PaymentExpiredPayload {
+  provider: 'stripe'
+  provider_event_id: string
+  account: 'instance' | 'space'
+  /** The order's uuid (`client_reference_id` of the Checkout Session). */
+  order_id: string
+  session_id: string
+}
+
+/**
  * The provider says the Tenant's subscription is now on `plan` (Stripe: `customer.subscription.*`). Emitted in the
  * transaction that records the provider's webhook (`spaceId: null`); billing applies it in that same transaction (an
  * `inTx` hook), once per `provider_event_id` (docs/billing.md).
@@ -32,6 +46,7 @@ export interface SubscriptionChangedPayload {
 declare module '../../kernel/events' {
   interface EventMap {
     'payment.succeeded': PaymentSucceededPayload
+    'payment.expired': PaymentExpiredPayload
     'payment.subscription_changed': SubscriptionChangedPayload
   }
 }
@@ -39,6 +54,9 @@ declare module '../../kernel/events' {
 export const paymentEvents: EventDeclarations = {
   'payment.succeeded': {
     description: 'Internal: a payment provider confirmed the payment of an order (commerce marks the order paid in the same transaction).',
+  },
+  'payment.expired': {
+    description: 'Internal: the payment page of an order expired unpaid (commerce cancels the pending order and returns its stock in the same transaction).',
   },
   'payment.subscription_changed': {
     description:

@@ -191,6 +191,19 @@ export async function receiveStripeEvent(
       return { received: true as const }
     })
   }
+  if (event.type === 'checkout.session.expired') {
+    const orderId = str(obj.client_reference_id)
+    if (!orderId) return { received: true, ignored: true }
+    return transact(kernel, async (tx, emit) => {
+      if (!(await record(tx)).length) return { received: true as const, duplicate: true as const }
+      await emit({
+        type: 'payment.expired',
+        spaceId,
+        payload: { provider: 'stripe', provider_event_id: event.id, account: target.account, order_id: orderId, session_id: str(obj.id) ?? '' },
+      })
+      return { received: true as const }
+    })
+  }
   if (event.type.startsWith('customer.subscription.')) {
     const meta = (obj.metadata ?? {}) as Record<string, unknown>
     // A Space's own Stripe account can only move its own Tenant's plan; the instance's names the Tenant in metadata.
