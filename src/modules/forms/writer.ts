@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { rowsOf, type Tx } from '../../kernel/db'
+import { GroupCommit } from '../../kernel/group-commit'
 import type { Kernel } from '../../kernel/kernel'
 import { FORM_ACTION_QUEUE } from './actions'
 
@@ -31,7 +32,7 @@ export type WriteResult = { id: number } | null
 const MAX_BATCH = 256
 
 /**
- * Stores submissions in batches: submits that arrive while a batch is being written go together in the next one
+ * Stores submissions in batches (kernel/group-commit.ts): submits that arrive while a batch is being written go together in the next one
  * (group commit), so under load the database sees a handful of statements per batch instead of four per submit;
  * alone, a submit waits for nothing. In each batch's transaction:
  *
@@ -43,75 +44,42 @@ const MAX_BATCH = 256
  * If a batch fails as a whole, each of its submits is written again alone, so one bad row fails only its own request.
  */
 export class SubmissionWriter {
-  private queue: { item: NewSubmission; resolve: (r: WriteResult) => void; reject: (e: unknown) => void }[] = []
-  private running = false
+  private readonly gc: GroupCommit<NewSubmission, WriteResult>
 
-  constructor(private kernel: Kernel) {}
+  constructor(private kernel: Kernel) {
+    this.gc = new GroupCommit({ db: kernel.db, maxBatch: MAX_BATCH, batch: (tx, items) => this.writeBatch(tx, items) })
+  }
 
   write(item: NewSubmission): Promise<WriteResult> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ item, resolve, reject })
-      // setImmediate: let the other requests already read from their sockets join this batch.
-      if (!this.running && this.queue.length === 1) setImmediate(() => void this.flush())
-    })
+    return this.gc.submit(item)
   }
 
-  private async flush() {
-    if (this.running) return
-    this.running = true
-    try {
-      while (this.queue.length) {
-        const batch = this.queue.splice(0, MAX_BATCH)
-        try {
-          const results = await this.writeBatch(batch.map((b) => b.item))
-          batch.forEach((b, i) => b.resolve(results[i]))
-        } catch (err) {
-          if (batch.length === 1) {
-            batch[0].reject(err)
-            continue
-          }
-          for (const b of batch) {
-            try {
-              b.resolve((await this.writeBatch([b.item]))[0])
-            } catch (e) {
-              b.reject(e)
-            }
-          }
-        }
-      }
-    } finally {
-      this.running = false
+  private async writeBatch(tx: Tx, items: NewSubmission[]): Promise<WriteResult[]> {
+    const pairs = [...new Set(items.map((i) => `${i.formId}\u0000${i.ipHash}`))]
+      .map((p) => p.split('\u0000'))
+      .sort((a, b) => Number(a[0]) - Number(b[0]) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+    // The embedded database never analyzes its tables (no autovacuum): without enable_seqscan off the planner may
+    // scan every submission for the daily counts.
+    await tx.execute(sql`
+      select set_config('enable_seqscan', 'off', true), count(pg_advisory_xact_lock(l.form_id, hashtext(l.ip_hash)))
+      from (select * from jsonb_to_recordset(${JSON.stringify(pairs.map(([f, h]) => ({ form_id: Number(f), ip_hash: h })))}::jsonb)
+            as r(form_id int, ip_hash text) order by form_id, ip_hash) l`)
+    // Rounds: the n-th submit of each (form, IP hash) pair goes into round n.
+    const rounds: NewSubmission[][] = []
+    const seen = new Map<string, number>()
+    for (const item of items) {
+      const key = `${item.formId}\u0000${item.ipHash}`
+      const n = seen.get(key) ?? 0
+      seen.set(key, n + 1)
+      ;(rounds[n] ??= []).push(item)
     }
-  }
-
-  private writeBatch(items: NewSubmission[]): Promise<WriteResult[]> {
-    return this.kernel.db.db.transaction(async (tx) => {
-      const pairs = [...new Set(items.map((i) => `${i.formId}\u0000${i.ipHash}`))]
-        .map((p) => p.split('\u0000'))
-        .sort((a, b) => Number(a[0]) - Number(b[0]) || (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
-      // The embedded database never analyzes its tables (no autovacuum): without enable_seqscan off the planner may
-      // scan every submission for the daily counts.
-      await tx.execute(sql`
-        select set_config('enable_seqscan', 'off', true), count(pg_advisory_xact_lock(l.form_id, hashtext(l.ip_hash)))
-        from (select * from jsonb_to_recordset(${JSON.stringify(pairs.map(([f, h]) => ({ form_id: Number(f), ip_hash: h })))}::jsonb)
-              as r(form_id int, ip_hash text) order by form_id, ip_hash) l`)
-      // Rounds: the n-th submit of each (form, IP hash) pair goes into round n.
-      const rounds: NewSubmission[][] = []
-      const seen = new Map<string, number>()
-      for (const item of items) {
-        const key = `${item.formId}\u0000${item.ipHash}`
-        const n = seen.get(key) ?? 0
-        seen.set(key, n + 1)
-        ;(rounds[n] ??= []).push(item)
-      }
-      const ids = new Map<string, number>()
-      for (const round of rounds) for (const r of await insertRound(tx, round)) ids.set(r.uuid, Number(r.id))
-      const jobs = items
-        .filter((i) => i.runsAction && ids.has(i.uuid))
-        .map((i) => ({ queue: FORM_ACTION_QUEUE, payload: { submissionId: ids.get(i.uuid)!, base: i.base } }))
-      if (jobs.length) await this.kernel.jobs.enqueueMany(tx, jobs)
-      return items.map((i) => (ids.has(i.uuid) ? { id: ids.get(i.uuid)! } : null))
-    })
+    const ids = new Map<string, number>()
+    for (const round of rounds) for (const r of await insertRound(tx, round)) ids.set(r.uuid, Number(r.id))
+    const jobs = items
+      .filter((i) => i.runsAction && ids.has(i.uuid))
+      .map((i) => ({ queue: FORM_ACTION_QUEUE, payload: { submissionId: ids.get(i.uuid)!, base: i.base } }))
+    if (jobs.length) await this.kernel.jobs.enqueueMany(tx, jobs)
+    return items.map((i) => (ids.has(i.uuid) ? { id: ids.get(i.uuid)! } : null))
   }
 }
 
