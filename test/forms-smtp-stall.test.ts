@@ -2,7 +2,8 @@ import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { createServer, type Server, type Socket } from 'node:net'
 import { type TestApp, testApp } from './helpers/app'
 
-setDefaultTimeout(60_000)
+// Generous: the first PGlite database of a process is built by initdb, over a minute on a loaded machine.
+setDefaultTimeout(180_000)
 
 // An SMTP server that accepts connections and then says nothing (no greeting): a send to it hangs until the socket
 // goes. While a form's e-mail action hangs there, the database must stay usable: the action's job holds no

@@ -1,5 +1,5 @@
 // bun scripts/bench/events.ts [--rate=500] [--seconds=20] [--rounds=2] [--driver=pglite|postgres] [--no-build] [--no-worker]
-//                             [--source [--cpu-prof=DIR]]
+//                             [--source [--root=DIR] [--cpu-prof=DIR]]
 //
 // Event registrations at a fixed arrival rate against the built executable on a fresh database: one published event
 // with unlimited capacity; a separate Bun process (this file with --load) POSTs /v1/cdn/bench/events/launch/register
@@ -12,7 +12,7 @@
 // Target: p99 < 50 ms at 500/s.
 //
 // `--source` runs the server from source (bin/content-service.ts, no build) and `--cpu-prof=DIR` writes its CPU
-// profile there (bun --cpu-prof) when it stops; the server then also prints its per-registration CPU time (process
+// profile there (bun --cpu-prof) when it stops; `--root=DIR` serves another checkout's source (A/B); the server then also prints its per-registration CPU time (process
 // CPU time spent while the rounds ran, divided by the registrations answered).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -29,6 +29,7 @@ const { values: args } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     'no-worker': { type: 'boolean', default: false },
     source: { type: 'boolean', default: false },
+    root: { type: 'string' },
     'cpu-prof': { type: 'string' },
     // Internal: the load generator process.
     load: { type: 'boolean', default: false },
@@ -128,7 +129,7 @@ if (args.driver === 'postgres') {
 }
 const serveArgs = ['serve', ...(args['no-worker'] ? ['--no-worker'] : [])]
 const cmd = args.source
-  ? [process.execPath, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(root, 'bin', 'content-service.ts'), ...serveArgs]
+  ? [process.execPath, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(args.root ?? root, 'bin', 'content-service.ts'), ...serveArgs]
   : [join(root, 'dist', 'content-service'), ...serveArgs]
 const server = Bun.spawn(cmd, { env, stdout: 'ignore', stderr: 'inherit' })
 /** The server process's CPU time so far (user + system), in ms (Linux /proc). */
