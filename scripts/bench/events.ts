@@ -1,4 +1,5 @@
 // bun scripts/bench/events.ts [--rate=500] [--seconds=20] [--rounds=2] [--driver=pglite|postgres] [--no-build] [--no-worker]
+//                             [--source [--root=DIR] [--cpu-prof=DIR]]
 //
 // Event registrations at a fixed arrival rate against the built executable on a fresh database: one published event
 // with unlimited capacity; a separate Bun process (this file with --load) POSTs /v1/cdn/bench/events/launch/register
@@ -9,6 +10,10 @@
 // one transaction (the server's job worker then writes the mails as .eml files, sharing the embedded database's one
 // connection; `--no-worker` serves without the worker, so only the registration path is measured and the mails wait).
 // Target: p99 < 50 ms at 500/s.
+//
+// `--source` runs the server from source (bin/content-service.ts, no build) and `--cpu-prof=DIR` writes its CPU
+// profile there (bun --cpu-prof) when it stops; `--root=DIR` serves another checkout's source (A/B); the server then also prints its per-registration CPU time (process
+// CPU time spent while the rounds ran, divided by the registrations answered).
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,6 +28,9 @@ const { values: args } = parseArgs({
     driver: { type: 'string', default: 'pglite' },
     'no-build': { type: 'boolean', default: false },
     'no-worker': { type: 'boolean', default: false },
+    source: { type: 'boolean', default: false },
+    root: { type: 'string' },
+    'cpu-prof': { type: 'string' },
     // Internal: the load generator process.
     load: { type: 'boolean', default: false },
     base: { type: 'string' },
@@ -94,7 +102,7 @@ async function generateLoad(base: string, rate: number, seconds: number, offset:
 }
 
 const root = join(import.meta.dir, '..', '..')
-if (!args['no-build']) {
+if (!args['no-build'] && !args.source) {
   const build = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
   if (build.exitCode !== 0) throw new Error('build failed')
 }
@@ -119,7 +127,20 @@ if (args.driver === 'postgres') {
     await a.end()
   }
 }
-const server = Bun.spawn([join(root, 'dist', 'content-service'), 'serve', ...(args['no-worker'] ? ['--no-worker'] : [])], { env, stdout: 'ignore', stderr: 'inherit' })
+const serveArgs = ['serve', ...(args['no-worker'] ? ['--no-worker'] : [])]
+const cmd = args.source
+  ? [process.execPath, ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${args['cpu-prof']}`] : []), join(args.root ?? root, 'bin', 'content-service.ts'), ...serveArgs]
+  : [join(root, 'dist', 'content-service'), ...serveArgs]
+const server = Bun.spawn(cmd, { env, stdout: 'ignore', stderr: 'inherit' })
+/** The server process's CPU time so far (user + system), in ms (Linux /proc). */
+const cpuMs = async () => {
+  try {
+    const f = (await Bun.file(`/proc/${server.pid}/stat`).text()).split(') ')[1].split(' ')
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100
+  } catch {
+    return NaN
+  }
+}
 const base = `http://127.0.0.1:${port}`
 
 try {
@@ -127,7 +148,7 @@ try {
     try {
       if ((await fetch(`${base}/v1/version`)).ok) break
     } catch {}
-    if (i > 300) throw new Error('server did not start')
+    if (i > 1200) throw new Error('server did not start')
     await Bun.sleep(100)
   }
   const call = async (method: string, path: string, token: string | null, body?: unknown) => {
@@ -169,10 +190,12 @@ try {
   await round(3) // warm-up
   console.log(`driver ${args.driver}, ${args.rate} registrations/s (open loop, separate Bun process), ${args.seconds} s per round, job worker ${args['no-worker'] ? 'off' : 'on'}`)
   for (let r = 1; r <= Number(args.rounds); r++) {
+    const cpu0 = await cpuMs()
     const x = await round(Number(args.seconds))
+    const cpu = (await cpuMs()) - cpu0
     const f = (v: number) => v.toFixed(2)
     console.log(
-      `round ${r}: sent ${x.sent} at ${x.achievedRate}/s   p50 ${f(x.p50)} ms   p90 ${f(x.p90)} ms   p99 ${f(x.p99)} ms   max ${f(x.max)} ms   statuses ${JSON.stringify(x.statuses)}`,
+      `round ${r}: sent ${x.sent} at ${x.achievedRate}/s   p50 ${f(x.p50)} ms   p90 ${f(x.p90)} ms   p99 ${f(x.p99)} ms   max ${f(x.max)} ms   server CPU ${f(cpu / x.sent)} ms/registration   statuses ${JSON.stringify(x.statuses)}`,
     )
     // bun run bench (scripts/bench/all.ts): one machine-readable line per round.
     if (process.env.BENCH_JSON === '1') console.log(`BENCH_JSON ${JSON.stringify({ bench: 'events', figures: { driver: args.driver, rate: Number(args.rate), round: r, sent: x.sent, achieved_rate: x.achievedRate, p50_ms: x.p50, p99_ms: x.p99, statuses: JSON.stringify(x.statuses) } })}`)

@@ -52,11 +52,11 @@ export interface GroupCommitOptions<I, R, C = Tx> {
 
 /**
  * Group commit: concurrent writes share one transaction (and one commit, one fsync). The first item starts a batch at
- * once (no timer: alone, an item waits for nothing); items that arrive while a batch commits form the next batch (at
- * most `maxBatch` items each), so under load the database sees one transaction per batch instead of one per item.
- * Each item's promise settles on its own: with its value, or with its error when the batch function answered
- * failed(error) for it. Batches run one after the other (on PGlite the one connection is shared anyway; on Postgres one
- * connection per writer keeps the lock order simple).
+ * once — in this turn of the event loop (setImmediate), no timer: alone, an item waits for nothing; items that arrive
+ * while a batch commits form the next batch (at most `maxBatch` items each), so under load the database sees one
+ * transaction per batch instead of one per item. Each item's promise settles on its own: with its value, or with its
+ * error when the batch function answered failed(error) for it. Batches run one after the other (on PGlite the one
+ * connection is shared anyway; on Postgres one connection per writer keeps the lock order simple).
  *
  * A batch function that throws fails the whole batch; its items are then written again one by one (see `single`).
  */
@@ -87,8 +87,9 @@ export class GroupCommit<I, R, C = Tx> {
       this.queue.push({ item, resolve, reject })
       if (this.running) return
       this.running = true
-      // A microtask, not a timer: items submitted in the same tick join the first batch, and nothing waits when idle.
-      queueMicrotask(() => void this.drain())
+      // setImmediate, not a timer: the batch starts in this turn of the event loop, once the requests already read
+      // from their sockets (and items submitted in the same tick) have joined it; an idle item waits for nothing else.
+      setImmediate(() => void this.drain())
     })
   }
 

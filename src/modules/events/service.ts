@@ -345,8 +345,21 @@ export const icsUrl = (base: string, space: SpaceRefLite, event: EventRow, token
 const cancelUrl = (base: string, space: SpaceRefLite, event: EventRow, token: string) =>
   `${base}/v1/cdn/${space.slug}/events/${event.slug}/cancel/${token}`
 
+/** whenText's answers by language, time zone, start and end: building an Intl.DateTimeFormat is costly (profiled). */
+const whenTexts = new Map<string, string>()
+
 /** "Monday, 1 June 2026, 18:00 – 20:00 (Europe/Berlin)" in the registration's language. */
 export function whenText(event: EventRow, lang: string | null): string {
+  const key = `${lang ?? ''}|${event.timezone}|${event.startsAt.getTime()}|${event.endsAt.getTime()}`
+  let text = whenTexts.get(key)
+  if (text === undefined) {
+    if (whenTexts.size >= 1000) whenTexts.clear()
+    whenTexts.set(key, (text = formatWhen(event, lang)))
+  }
+  return text
+}
+
+function formatWhen(event: EventRow, lang: string | null): string {
   let fmt: Intl.DateTimeFormat
   try {
     fmt = new Intl.DateTimeFormat(lang ?? 'en', { dateStyle: 'full', timeStyle: 'short', timeZone: event.timezone })

@@ -1,6 +1,7 @@
-import { eq } from 'drizzle-orm'
+import { eq, sql } from 'drizzle-orm'
 import { formSubmissions, forms } from '../../../db/schema'
-import type { JobContext, JobQueue } from '../../kernel/jobs'
+import { failed, GroupCommit } from '../../kernel/group-commit'
+import { type JobContext, type JobQueue, type JobResult, LeaseLostError } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'
 import { RETRY_DELAYS_MS, signedPost } from '../../kernel/signed-post'
 import { spaceNameById } from '../spaces/service'
@@ -49,7 +50,7 @@ async function sendWebhook(kernel: Kernel, form: typeof forms.$inferSelect, body
   return r.outcome === 'delivered' ? { kind: 'done' } : { kind: r.outcome, error: r.error }
 }
 
-async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number; base: string }>) {
+async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number; base: string }>, results: GroupCommit<ActionResult, void>) {
   const [row] = await kernel.db.db
     .select({ submission: formSubmissions, form: forms })
     .from(formSubmissions)
@@ -111,24 +112,58 @@ async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number;
   const next = outcome.kind === 'retry' ? ctx.nextRetryAt() : null
   const final = outcome.kind === 'retry' && !next ? 'failed' : outcome.kind
   const error = outcome.kind === 'done' ? null : outcome.error.slice(0, 2000)
-  await kernel.db.db.transaction(async (tx) => {
-    await tx
-      .update(formSubmissions)
-      .set({ actionStatus: final === 'retry' ? 'pending' : final, actionError: error })
-      .where(eq(formSubmissions.id, s.id))
-    await ctx.settle(
-      tx,
-      final === 'done' ? { status: 'done' } : final === 'retry' ? { status: 'retry', error: error!, runAt: next! } : { status: 'failed', error: error! },
-    )
+  await results.submit({
+    ctx,
+    submissionId: s.id,
+    status: final === 'retry' ? 'pending' : final,
+    error,
+    result: final === 'done' ? { status: 'done' } : final === 'retry' ? { status: 'retry', error: error!, runAt: next! } : { status: 'failed', error: error! },
+  })
+}
+
+/** One action's outcome, recorded after the send: the submission's action_status and its job's new state. */
+interface ActionResult {
+  ctx: JobContext<{ submissionId: number; base: string }>
+  submissionId: number
+  status: 'done' | 'pending' | 'failed'
+  error: string | null
+  result: JobResult
+}
+
+/**
+ * Records the outcomes of actions with group commit (kernel/group-commit.ts): outcomes that arrive while a batch
+ * commits go together in the next short transaction (one commit and one fsync per batch instead of one per action).
+ * The send itself (SMTP, webhook) ran before, with no transaction open and no connection held: on the embedded
+ * database a stalled SMTP server must never keep submits waiting. A job whose lease was lost (another worker holds it
+ * now) writes nothing and its handler gets LeaseLostError, as ctx.settle does.
+ */
+function actionResults(kernel: Kernel, jobs: JobQueue) {
+  return new GroupCommit<ActionResult, void>({
+    db: kernel.db,
+    maxBatch: 64,
+    async batch(tx, items) {
+      const lost = new Set(await jobs.settleMany(tx, items.map((i) => ({ ctx: i.ctx, result: i.result }))))
+      const kept = items.filter((i) => !lost.has(i.ctx))
+      if (kept.length) {
+        const rows = JSON.stringify(kept.map((i) => ({ id: i.submissionId, status: i.status, error: i.error })))
+        await tx.execute(sql`
+          update form_submissions s set action_status = v.status, action_error = v.error
+          from jsonb_to_recordset(${rows}::jsonb) as v(id bigint, status text, error text)
+          where s.id = v.id`)
+      }
+      return items.map((i) => (lost.has(i.ctx) ? failed(new LeaseLostError(`job ${i.ctx.job.id} was claimed by another worker`)) : undefined))
+    },
   })
 }
 
 export function registerFormJobs(jobs: JobQueue, kernel: Kernel, salts: DailySalts) {
+  const results = actionResults(kernel, jobs)
   jobs.define(FORM_ACTION_QUEUE, {
-    // Low on purpose: on the embedded database actions share its one connection with the submits they follow.
-    concurrency: 2,
+    // Low on purpose: on the embedded database actions share its one connection with the submits they follow. No
+    // action holds a transaction or the connection while it sends; outcomes are recorded in batches (actionResults).
+    concurrency: 4,
     retryDelaysMs: RETRY_DELAYS_MS,
-    handler: (ctx) => runAction(kernel, ctx),
+    handler: (ctx) => runAction(kernel, ctx, results),
   })
   jobs.define('forms.prune-salts', {
     handler: async () => {
