@@ -108,7 +108,8 @@ interface MemoEntry {
 }
 
 /**
- * Recent search answers, bounded by count and bytes, oldest first out (a hit moves an entry to the back). An entry is
+ * Recent search answers, bounded by count and bytes, oldest first out (a cycle longer than the memo never hits: such
+ * traffic costs the lookup, not a growing memo). An entry is
  * served only while `space`, `index` and `index.revision` are what they were when it was computed.
  */
 export class SearchMemo {
