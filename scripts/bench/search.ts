@@ -1,5 +1,5 @@
 // bun run bench:search [--sizes=10000,50000] [--driver=pglite|postgres] [--duration=10] [--connections=32]
-//                      [--queries=2000] [--pg=postgres://postgres@127.0.0.1:5432]
+//                      [--queries=2000] [--pg=postgres://postgres@127.0.0.1:5432] [--kinds=1w exact,2w typos]
 //
 // The public search at scale.
 // 1. Seeds a fresh database (PGlite directory or Postgres database) with N published Stories of about 300 words in one
@@ -58,6 +58,7 @@ const { values: args } = parseArgs({
     child: { type: 'string' },
     ab: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '6' },
+    kinds: { type: 'string' },
     size: { type: 'string' },
   },
 })
@@ -175,7 +176,9 @@ export function articleDoc(a: Article, i: number): Doc {
 // ---- Queries ----
 
 type Kind = `${1 | 2 | 3}w ${'exact' | 'typos'}`
-const KINDS: Kind[] = ['1w exact', '1w typos', '2w exact', '2w typos', '3w exact', '3w typos']
+const ALL_KINDS: Kind[] = ['1w exact', '1w typos', '2w exact', '2w typos', '3w exact', '3w typos']
+/** `--kinds=1w exact,2w typos`: only those (a bounded run); each kind keeps its own query seeds. */
+const KINDS: Kind[] = args.kinds ? ALL_KINDS.filter((k) => args.kinds!.split(',').map((x) => x.trim()).includes(k)) : ALL_KINDS
 
 export function typo(w: string, r: () => number): string {
   const budget = typoBudget(w)
@@ -516,7 +519,8 @@ async function child(n: number) {
   const inProcess: Record<string, unknown> = {}
   // cold: the word-expansion cache emptied before every query (as right after new words arrive); warm: as it comes.
   for (const mode of ['cold', 'warm'] as const) {
-    for (const [k, kind] of KINDS.entries()) {
+    for (const [k, kind] of ALL_KINDS.entries()) {
+      if (!KINDS.includes(kind)) continue
       const list = queries(c, n, kind, count + 200, 100 + k)
       const times: number[] = []
       const cpuTimes: number[] = []
@@ -555,7 +559,8 @@ async function child(n: number) {
   // What the engine alone allows (issue 32): one thread answering the HTTP runs' 5,000 queries of each kind by calling
   // the index directly, check + search + JSON, for ~2 s per kind after a warm-up pass.
   const engineAlone: Record<string, number> = {}
-  for (const [k, kind] of KINDS.entries()) {
+  for (const [k, kind] of ALL_KINDS.entries()) {
+    if (!KINDS.includes(kind)) continue
     const list = queries(c, n, kind, 5000, 500 + k)
     for (const q of list) engineSearch(space.id, target, q, index)
     let done = 0
@@ -569,7 +574,8 @@ async function child(n: number) {
   // Under load: wrk sends this kind of query over HTTP to this process while the same kind is timed in process,
   // one query per turn of the event loop (so requests and timed queries interleave as they would in production).
   const underLoad: Record<string, unknown> = {}
-  for (const [k, kind] of KINDS.entries()) {
+  for (const [k, kind] of ALL_KINDS.entries()) {
+    if (!KINDS.includes(kind)) continue
     const list = queries(c, n, kind, 2000, 900 + k)
     const times: number[] = []
     const cpuTimes: number[] = []
@@ -685,7 +691,8 @@ async function againstBinary(bin: string, env: Record<string, string>, n: number
     // Warm-up: the executable's code paths get compiled and the heap settles after the build.
     await runWrk({ name: 'warm-up', base }, { paths: queries(c, n, '2w exact', 2000, 400).map((q) => `/v1/cdn/bench/search?q=${encodeURIComponent(q)}`), rotateForwardedFor: 2000, connections: Number(args.connections), durationSeconds: 3 })
     const http: Record<string, unknown> = {}
-    for (const [k, kind] of KINDS.entries()) {
+    for (const [k, kind] of ALL_KINDS.entries()) {
+      if (!KINDS.includes(kind)) continue
       const list = queries(c, n, kind, 5000, 500 + k)
       // The raw baseline answers this kind's typical response: its bytes and headers, from its own process.
       const sample = await fetch(`${base}/v1/cdn/bench/search?q=${encodeURIComponent(list[0])}`, { headers: { 'x-forwarded-for': '10.0.0.2' } })
@@ -715,7 +722,7 @@ async function runSize(n: number, c: Corpus, bin: string): Promise<Run> {
   const { env, cleanup } = await scratchDatabase(args.driver as 'pglite' | 'postgres', args.pg, 'cs_search_bench')
   try {
     await seed(env, n, c)
-    const { result, proc } = await spawnChild(['--child=app', `--size=${n}`, `--queries=${args.queries}`, `--duration=${args.duration}`, `--connections=${args.connections}`], env, (line) => {
+    const { result, proc } = await spawnChild(['--child=app', `--size=${n}`, `--queries=${args.queries}`, `--duration=${args.duration}`, `--connections=${args.connections}`, ...(args.kinds ? [`--kinds=${args.kinds}`] : [])], env, (line) => {
       if (line.startsWith('PROGRESS ')) console.log(`  [app] ${line.slice(9)}`)
       else if (line.includes('"msg":"search:')) {
         const { msg, time: _t, level: _l, ...rest } = JSON.parse(line)
