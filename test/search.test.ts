@@ -429,6 +429,87 @@ describe('parameters', () => {
   })
 })
 
+describe('fast path and memo of answers (issue 32)', () => {
+  const memo = () => t.state(searchModule).memo
+  /** The same request through Elysia alone (app.app.handle: the regular route, no fast path). */
+  /** The memo serves only an index with no update queued or being applied (until then the route waits for them). */
+  const quiet = async () => expect(await eventually(async () => t.state(searchModule).registry.readyIndex(spaceId, 'en') !== undefined)).toBe(true)
+  let ip = 0
+  const viaElysia = async (query: string, headers: Record<string, string> = {}) => {
+    const res = await t.app.app.handle(new Request(`http://localhost/v1/cdn/${space}/search?${query}`, { headers: { 'X-Forwarded-For': `10.250.0.${++ip}`, ...headers } }))
+    return { status: res.status, headers: res.headers, body: await res.json() }
+  }
+
+  test('the fast path answers what the Elysia route answers: body, Cache-Control, CORS, RateLimit-*, request id', async () => {
+    await published({ name: 'Fast xylovarnish', content: article({ headline: 'Xylovarnish tusks', lead: 'Jorumkite of the vexillumq' }) })
+    const origin = { Origin: 'https://shop.example' }
+    for (const query of ['q=xylovarnish', 'q=xylovarn&per_page=5&page=1', 'q=jorumkite+vexillumq&attributes=lead,%20headline', 'q=XYLOVARNISH&lang=EN']) {
+      await quiet()
+      const hitsBefore = memo().hits + memo().misses
+      await search(query) // the memo holds it now: the next answer is the memoised one
+      const res = await t.app.handle(new Request(`http://localhost/v1/cdn/${space}/search?${query}`, { headers: { 'X-Forwarded-For': `10.251.0.${++ip}`, ...origin } }))
+      const fast = { status: res.status, headers: res.headers, body: await res.json() }
+      expect(memo().hits + memo().misses).toBeGreaterThan(hitsBefore) // answered by the fast path
+      const slow = await viaElysia(query, origin)
+      expect(fast.status).toBe(200)
+      expect(slow.status).toBe(200)
+      expect({ ...fast.body, meta: { ...fast.body.meta, query_time_ms: 0 } }).toEqual({ ...slow.body, meta: { ...slow.body.meta, query_time_ms: 0 } })
+      expect(fast.body.meta.total).toBe(1)
+      const names = (h: Headers) => [...h.keys()].sort()
+      expect(names(fast.headers)).toEqual(names(slow.headers))
+      for (const h of ['content-type', 'cache-control', 'ratelimit-limit', 'ratelimit-policy', 'access-control-allow-origin', 'vary', 'access-control-expose-headers']) {
+        expect(`${h}: ${fast.headers.get(h)}`).toBe(`${h}: ${slow.headers.get(h)}`)
+      }
+      expect(fast.headers.get('x-request-id')).toBeTruthy()
+      expect(fast.headers.get('ratelimit-remaining')).toBe('599')
+      expect(slow.headers.get('ratelimit-remaining')).toBe('599')
+    }
+  })
+
+  test('a repeated search is served from the memo; a publish, republish or unpublish is seen by the very next search', async () => {
+    const word = 'quokkamemo'
+    expect((await q(word)).body.meta.total).toBe(0)
+    await quiet()
+    expect((await q(word)).body.meta.total).toBe(0) // the fast path's answer, memoised
+    const hits0 = memo().hits
+    expect((await q(word)).body.meta.total).toBe(0)
+    expect(memo().hits).toBe(hits0 + 1)
+    const s = await published({ name: 'Memo one', content: article({ headline: `The ${word} smiles` }) })
+    const r1 = await q(word)
+    expect(slugsOf(r1)).toEqual([s.slug])
+    // The same search again, at once and from the memo, is the new answer too.
+    await quiet()
+    expect(slugsOf(await q(word))).toEqual([s.slug])
+    const hits1 = memo().hits
+    expect(slugsOf(await q(word))).toEqual([s.slug])
+    expect(memo().hits).toBe(hits1 + 1)
+    await put(s.uuid, { content: article({ headline: `The ${word} frowns` }) })
+    await act(s.uuid, 'publish')
+    expect((await q(`${word} frowns`)).body.data.map((h: { headline: string }) => h.headline)).toEqual([`The ${word} frowns`])
+    expect((await q(word)).body.data[0].headline).toBe(`The ${word} frowns`)
+    await act(s.uuid, 'unpublish')
+    expect((await q(word)).body.meta.total).toBe(0)
+    // Paging and locale are part of the key.
+    const s2 = await published({ name: 'Memo two', content: article({ headline: `Another ${word}` }) })
+    await act(s.uuid, 'publish')
+    expect((await q(word, '&per_page=1')).body.data).toHaveLength(1)
+    expect((await q(word, '&per_page=1&page=2')).body.data).toHaveLength(1)
+    expect(new Set([...(await q(word)).body.data.map((h: { slug: string }) => h.slug)])).toEqual(new Set([s.slug, s2.slug]))
+  })
+
+  test('bad parameters, unknown Spaces and unusual query strings still get the regular answers', async () => {
+    expect((await search('q=')).status).toBe(422)
+    expect((await search('q=a&q=b')).status).toBe((await viaElysia('q=a&q=b')).status)
+    expect((await search('q=%E0%A4%A')).status).toBe((await viaElysia('q=%E0%A4%A')).status)
+    expect((await search('q=x&per_page=51')).status).toBe(422)
+    expect((await search('q=x&per_page=05')).status).toBe(422)
+    expect((await search('q=x&lang=xx')).status).toBe(422)
+    expect((await search('q=x&attributes=nope')).status).toBe(422)
+    expect((await search('q=x', 'no-such-space')).status).toBe(404)
+    expect((await search('q=x&unknown=1')).status).toBe((await viaElysia('q=x&unknown=1')).status)
+  })
+})
+
 describe('updates', () => {
   test('unpublish, archive and delete take a Story out; a republish replaces its words', async () => {
     const a = await published({ content: article({ headline: 'Axolotl one' }) })

@@ -1,5 +1,5 @@
 // bun run bench:search [--sizes=10000,50000] [--driver=pglite|postgres] [--duration=10] [--connections=32]
-//                      [--queries=2000] [--pg=postgres://postgres@127.0.0.1:5432]
+//                      [--queries=2000] [--pg=postgres://postgres@127.0.0.1:5432] [--kinds=1w exact,2w typos]
 //
 // The public search at scale.
 // 1. Seeds a fresh database (PGlite directory or Postgres database) with N published Stories of about 300 words in one
@@ -17,7 +17,14 @@
 //    against it (--connections, --duration, rotating over 5,000 distinct queries and as many client IPs; the server
 //    trusts loopback as a proxy, so the 600/min per-IP limit is not what is measured) and against a raw Bun.serve in
 //    its own process answering that kind's response bytes and headers: the floor for this machine, in the same run.
-// 5. Prints the figures against the targets of issue 17.
+// 5. Prints the figures against the targets of issue 17, and (issue 32) each kind's HTTP throughput against what the
+//    engine alone allows: the queries per second one thread answers calling the index directly (check, search, JSON),
+//    measured in step 3's process over the same 5,000 queries.
+//
+// bun run bench:search --ab [--sizes=2000] [--rounds=6] [--queries=2000]: only the A/B of the server's CPU per search
+// outside the engine (issue 32), in one process on a seeded database: the engine alone (parameter check, index
+// search, JSON) against the whole request through app.handle (fast path, rate limit, headers, memo), distinct queries
+// (memo misses) and repeated ones (memo hits), alternating rounds; CPU time per search from process.cpuUsage.
 import { scratchDatabase } from './scratch'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -32,7 +39,7 @@ import { searchModule } from '../../src/modules/search'
 import { createLogger } from '../../src/kernel/logger'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { registerUser } from '../../src/modules/auth/service'
-import { searchStories } from '../../src/modules/search/service'
+import { checkSearch, searchIn, searchStories } from '../../src/modules/search/service'
 import { stopWordsFor } from '../../src/modules/search/text'
 import { typoBudget } from '../../src/modules/search/tolerance'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
@@ -49,6 +56,9 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: '2000' },
     pg: { type: 'string', default: 'postgres://postgres@127.0.0.1:5432' },
     child: { type: 'string' },
+    ab: { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '6' },
+    kinds: { type: 'string' },
     size: { type: 'string' },
   },
 })
@@ -166,7 +176,9 @@ export function articleDoc(a: Article, i: number): Doc {
 // ---- Queries ----
 
 type Kind = `${1 | 2 | 3}w ${'exact' | 'typos'}`
-const KINDS: Kind[] = ['1w exact', '1w typos', '2w exact', '2w typos', '3w exact', '3w typos']
+const ALL_KINDS: Kind[] = ['1w exact', '1w typos', '2w exact', '2w typos', '3w exact', '3w typos']
+/** `--kinds=1w exact,2w typos`: only those (a bounded run); each kind keeps its own query seeds. */
+const KINDS: Kind[] = args.kinds ? ALL_KINDS.filter((k) => args.kinds!.split(',').map((x) => x.trim()).includes(k)) : ALL_KINDS
 
 export function typo(w: string, r: () => number): string {
   const budget = typoBudget(w)
@@ -313,6 +325,141 @@ async function overHttp(base: string, list: string[]) {
   return { rps: r.rps, p50: r.p50Ms, p99: r.p99Ms, non2xx: r.non2xx3xx, errors: r.socketErrors }
 }
 
+/** One search through the engine alone: the parameter check, the index, the JSON text (what the fast path adds to). */
+function engineSearch(_spaceId: number, target: { id: number; defaultLang: string; codes: string[] }, q: string, index: import('../../src/modules/search/engine').SearchIndex): number {
+  const p = checkSearch(target, { q })
+  return JSON.stringify(searchIn(index, p, performance.now())).length
+}
+
+/**
+ * The A/B of issue 32 in one process: CPU time per search of (a) the engine alone, (b) the whole request through
+ * app.handle with distinct queries (memo misses: the fast path's parsing, rate limit, headers and the search), (c) the
+ * same with queries repeated (memo hits). Rounds alternate a/b/c so each sees the same machine; the medians per round
+ * are reported, and b − a is the server's CPU per search outside the engine.
+ */
+async function abChild(n: number) {
+  const c = makeCorpus()
+  const config = loadConfig({ ...process.env, LOG_LEVEL: 'warn', TRUSTED_PROXIES: '127.0.0.1' } as Record<string, string>)
+  const deps = await createKernel(config)
+  const app = createRuntime(deps)
+  await app.start()
+  const registry = app.state(searchModule).registry
+  await registry.initialBuild
+  const space = (await findLiveSpace(deps, 'bench'))!
+  const target = { id: space.id, defaultLang: 'en', codes: ['en'] }
+  const index = (await registry.index(space.id, 'en'))!
+  const memo = app.state(searchModule).memo
+  const count = Number(args.queries)
+  const rounds = Number(args.rounds)
+  // The main thread's own CPU time (ms), from the scheduler's account: process.cpuUsage would also count the
+  // collector's and the database's helper threads, which on a loaded machine swamps a few µs per request.
+  const schedstat = `/proc/self/task/${process.pid}/schedstat`
+  const cpuNow = () => Number(readFileSync(schedstat, 'utf8').split(' ')[0]) / 1e6
+  const out: Record<string, unknown> = {}
+  for (const kind of ['1w exact', '2w typos'] as const) {
+    // Distinct queries per round (fresh ones each round, so (b) never hits the memo), the same few for (c).
+    const lists = Array.from({ length: rounds + 1 }, (_, r) => queries(c, n, kind, count, 3000 + r * 7))
+    const repeated = queries(c, n, kind, 50, 77)
+    const req = (q: string, i: number) =>
+      new Request(`http://localhost/v1/cdn/bench/search?q=${encodeURIComponent(q)}`, { headers: { 'x-forwarded-for': `10.9.${(i >> 8) & 255}.${i & 255}` } })
+    const a: number[] = []
+    const b: number[] = []
+    const cm: number[] = []
+    const d: number[] = []
+    const e: number[] = []
+    const wall: number[] = []
+    const blob = new Blob([JSON.stringify({ data: [], meta: { total: 0, query_time_ms: 0, page: 1, per_page: 20 } })])
+    for (let r = 0; r <= rounds; r++) {
+      const list = lists[r]
+      // (d) the harness alone: building the Request, a Response, reading its body (what b and c pay besides the server).
+      let t0 = cpuNow()
+      for (let i = 0; i < list.length; i++) {
+        const rq = req(list[i], i)
+        rq.headers.get('x-forwarded-for')
+        await new Response(blob, { headers: { 'content-type': 'application/json' } }).arrayBuffer()
+      }
+      const ed = (cpuNow() - t0) / list.length
+      // (a) the engine alone, on the same queries (b) answers next: the word-expansion cache is emptied before each so
+      // both see it cold for this round's words.
+      index.clearCache()
+      let t = cpuNow()
+      for (const q of list) engineSearch(space.id, target, q, index)
+      const ea = (cpuNow() - t) / list.length
+      index.clearCache()
+      memo.clear()
+      t = cpuNow()
+      const w0 = performance.now()
+      for (let i = 0; i < list.length; i++) {
+        const res = await app.handle(req(list[i], i))
+        await res.arrayBuffer()
+      }
+      const eb = (cpuNow() - t) / list.length
+      const wb = (performance.now() - w0) / list.length
+      t = cpuNow()
+      for (let i = 0; i < list.length; i++) {
+        const res = await app.handle(req(repeated[i % repeated.length], i))
+        await res.arrayBuffer()
+      }
+      const ec = (cpuNow() - t) / list.length
+      // (e) the same distinct queries through Elysia's route alone (the path every search took before issue 32).
+      index.clearCache()
+      t = cpuNow()
+      for (let i = 0; i < list.length; i++) {
+        const res = await app.app.handle(req(list[i], i))
+        await res.arrayBuffer()
+      }
+      const ee = (cpuNow() - t) / list.length
+      if (r === 0) continue // warm-up round
+      e.push(ee * 1000)
+      d.push(ed * 1000)
+      a.push(ea * 1000)
+      b.push(eb * 1000)
+      cm.push(ec * 1000)
+      wall.push(wb * 1000)
+    }
+    const med = (xs: number[]) => round([...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)], 1)
+    out[kind] = {
+      engine_alone_cpu_us: med(a),
+      harness_cpu_us: med(d),
+      http_handle_miss_cpu_us: med(b),
+      outside_engine_cpu_us: round(med(b) - med(a) - med(d), 1),
+      http_handle_memo_hit_cpu_us: med(cm),
+      memo_hit_server_cpu_us: round(med(cm) - med(d), 1),
+      elysia_route_cpu_us: med(e),
+      elysia_outside_engine_cpu_us: round(med(e) - med(a) - med(d), 1),
+      http_handle_miss_wall_us: med(wall),
+      rounds: { a: a.map((x) => round(x, 1)), b: b.map((x) => round(x, 1)), c: cm.map((x) => round(x, 1)), d: d.map((x) => round(x, 1)) },
+      memo: { hits: memo.hits, misses: memo.misses },
+    }
+    console.log(`PROGRESS ab ${kind} ${JSON.stringify(out[kind])}`)
+  }
+  console.log(`RESULT ${JSON.stringify(out)}`)
+  await new Promise(() => {})
+}
+
+async function runAb(n: number, c: Corpus) {
+  console.log(`\n== A/B: CPU per search outside the engine, ${n} Stories (${args.driver}) ==`)
+  const { env, cleanup } = await scratchDatabase(args.driver as 'pglite' | 'postgres', args.pg, 'cs_search_ab')
+  try {
+    await seed(env, n, c)
+    const { result, proc } = await spawnChild(['--child=ab', `--size=${n}`, `--queries=${args.queries}`, `--rounds=${args.rounds}`], env, (line) => {
+      if (line.startsWith('PROGRESS ')) console.log(`  [app] ${line.slice(9)}`)
+    })
+    proc.kill()
+    await proc.exited
+    const [load] = readFileSync('/proc/loadavg', 'utf8').split(' ')
+    console.log(`\nMain-thread CPU µs per search (medians of ${args.rounds} alternating rounds of ${args.queries}):`)
+    console.log(`| query kind | engine alone | app.handle, memo miss | harness (Request/Response) | outside the engine (miss − engine − harness) | the same through the Elysia route (before) | memo hit, server part | target outside |`)
+    console.log('| --- | --- | --- | --- | --- | --- | --- | --- |')
+    for (const [kind, r] of Object.entries(result as Record<string, Record<string, number>>)) {
+      console.log(`| ${kind} | ${r.engine_alone_cpu_us} | ${r.http_handle_miss_cpu_us} | ${r.harness_cpu_us} | ${r.outside_engine_cpu_us} | ${r.elysia_outside_engine_cpu_us} | ${r.memo_hit_server_cpu_us} | ≤ 30 µs: ${r.outside_engine_cpu_us <= 30 ? 'met' : 'MISSED'} |`)
+    }
+    console.log(`(load average ${load} at the end)`)
+  } finally {
+    await cleanup()
+  }
+}
+
 async function child(n: number) {
   const c = makeCorpus()
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'info', TRUSTED_PROXIES: '127.0.0.1' } as Record<string, string>)
@@ -372,7 +519,8 @@ async function child(n: number) {
   const inProcess: Record<string, unknown> = {}
   // cold: the word-expansion cache emptied before every query (as right after new words arrive); warm: as it comes.
   for (const mode of ['cold', 'warm'] as const) {
-    for (const [k, kind] of KINDS.entries()) {
+    for (const [k, kind] of ALL_KINDS.entries()) {
+      if (!KINDS.includes(kind)) continue
       const list = queries(c, n, kind, count + 200, 100 + k)
       const times: number[] = []
       const cpuTimes: number[] = []
@@ -408,12 +556,26 @@ async function child(n: number) {
       }
     }
   }
+  // What the engine alone allows (issue 32): one thread answering the HTTP runs' 5,000 queries of each kind by calling
+  // the index directly, check + search + JSON, for ~2 s per kind after a warm-up pass.
+  const engineAlone: Record<string, number> = {}
+  for (const [k, kind] of ALL_KINDS.entries()) {
+    if (!KINDS.includes(kind)) continue
+    const list = queries(c, n, kind, 5000, 500 + k)
+    for (const q of list) engineSearch(space.id, target, q, index)
+    let done = 0
+    const t = performance.now()
+    while (performance.now() - t < 2000) engineSearch(space.id, target, list[done++ % list.length], index)
+    engineAlone[kind] = Math.round(done / ((performance.now() - t) / 1000))
+  }
+  console.log(`PROGRESS engine alone (queries/s, one thread) ${JSON.stringify(engineAlone)}`)
   index.clearCache()
   const server = app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 20, idleTimeout: 30 })
   // Under load: wrk sends this kind of query over HTTP to this process while the same kind is timed in process,
   // one query per turn of the event loop (so requests and timed queries interleave as they would in production).
   const underLoad: Record<string, unknown> = {}
-  for (const [k, kind] of KINDS.entries()) {
+  for (const [k, kind] of ALL_KINDS.entries()) {
+    if (!KINDS.includes(kind)) continue
     const list = queries(c, n, kind, 2000, 900 + k)
     const times: number[] = []
     const cpuTimes: number[] = []
@@ -450,6 +612,7 @@ async function child(n: number) {
     memory,
     in_process: inProcess,
     in_process_under_load: underLoad,
+    engine_alone: engineAlone,
   }
   console.log(`RESULT ${JSON.stringify(result)}`)
   await new Promise(() => {}) // until the parent kills us
@@ -528,7 +691,8 @@ async function againstBinary(bin: string, env: Record<string, string>, n: number
     // Warm-up: the executable's code paths get compiled and the heap settles after the build.
     await runWrk({ name: 'warm-up', base }, { paths: queries(c, n, '2w exact', 2000, 400).map((q) => `/v1/cdn/bench/search?q=${encodeURIComponent(q)}`), rotateForwardedFor: 2000, connections: Number(args.connections), durationSeconds: 3 })
     const http: Record<string, unknown> = {}
-    for (const [k, kind] of KINDS.entries()) {
+    for (const [k, kind] of ALL_KINDS.entries()) {
+      if (!KINDS.includes(kind)) continue
       const list = queries(c, n, kind, 5000, 500 + k)
       // The raw baseline answers this kind's typical response: its bytes and headers, from its own process.
       const sample = await fetch(`${base}/v1/cdn/bench/search?q=${encodeURIComponent(list[0])}`, { headers: { 'x-forwarded-for': '10.0.0.2' } })
@@ -558,7 +722,7 @@ async function runSize(n: number, c: Corpus, bin: string): Promise<Run> {
   const { env, cleanup } = await scratchDatabase(args.driver as 'pglite' | 'postgres', args.pg, 'cs_search_bench')
   try {
     await seed(env, n, c)
-    const { result, proc } = await spawnChild(['--child=app', `--size=${n}`, `--queries=${args.queries}`, `--duration=${args.duration}`, `--connections=${args.connections}`], env, (line) => {
+    const { result, proc } = await spawnChild(['--child=app', `--size=${n}`, `--queries=${args.queries}`, `--duration=${args.duration}`, `--connections=${args.connections}`, ...(args.kinds ? [`--kinds=${args.kinds}`] : [])], env, (line) => {
       if (line.startsWith('PROGRESS ')) console.log(`  [app] ${line.slice(9)}`)
       else if (line.includes('"msg":"search:')) {
         const { msg, time: _t, level: _l, ...rest } = JSON.parse(line)
@@ -571,6 +735,14 @@ async function runSize(n: number, c: Corpus, bin: string): Promise<Run> {
     console.log(`  memory: ${JSON.stringify(result.memory)}`)
     for (const [kind, r] of Object.entries(result.in_process as Record<string, unknown>)) console.log(`  in-process ${kind}: ${JSON.stringify(r)}`)
     const executable = await againstBinary(bin, env, n, c)
+    // Issue 32: HTTP throughput against what the engine alone allows (one thread calling the index), and p99.
+    const engine = (result.engine_alone ?? {}) as Record<string, number>
+    for (const [kind, h] of Object.entries(executable.http as Record<string, Record<string, number>>)) {
+      if (!engine[kind]) continue
+      h.engine_alone_rps = engine[kind]
+      h.engine_ratio = round(h.rps / engine[kind], 3)
+      console.log(`  ${kind}: ${h.rps} req/s over HTTP = ${h.engine_ratio} of the engine alone (${engine[kind]}/s; target ≥ 0.6), ${h.ratio} of raw; p99 ${h.p99} ms (raw ${h.raw_p99} ms; target < 15 ms)`)
+    }
     return { stories: n, driver: args.driver!, ...(result as Omit<Run, 'stories' | 'driver' | 'executable'>), executable: executable as Run['executable'] }
   } finally {
     await cleanup()
@@ -622,8 +794,13 @@ function summary(runs: Run[]) {
 
 async function main() {
   if (args.child === 'app') return child(Number(args.size))
+  if (args.child === 'ab') return abChild(Number(args.size))
   const [load] = (await Bun.file('/proc/loadavg').text().catch(() => '? ')).split(' ')
   console.log(`search benchmark — Bun ${Bun.version}, ${navigator.hardwareConcurrency} CPUs, load average ${load} at start`)
+  if (args.ab) {
+    for (const n of (args.sizes === '10000,50000' ? '2000' : args.sizes!).split(',').map(Number)) await runAb(n, makeCorpus())
+    return
+  }
   const bin = buildBinary()
   const c = makeCorpus()
   const results: Run[] = []

@@ -194,6 +194,11 @@ export class SearchIndex {
   private scratch = new Scratch()
   /** Documents removed or replaced since the index was built. */
   removals = 0
+  /**
+   * Moves whenever an answer could change: a document added, replaced or removed, a compaction swapped in (removed
+   * documents leave the word frequencies). The public search's memo of answers holds only while it is unchanged.
+   */
+  revision = 0
 
   /** `bulk`: the index is being built off to the side; the first compaction (or search) sorts its postings. */
   constructor(
@@ -263,6 +268,7 @@ export class SearchIndex {
   }
 
   upsert(doc: IndexDocument): void {
+    this.revision++
     const id = doc.hit.id
     if (this.ids.has(id)) this.remove(id)
     if (this.ordinals >= MAX_ORDINAL) throw new Error('search index: too many insertions; rebuild it')
@@ -336,6 +342,7 @@ export class SearchIndex {
   remove(id: string): boolean {
     const o = this.ids.get(id)
     if (o === undefined) return false
+    this.revision++
     this.ids.delete(id)
     this.hits[o] = undefined
     this.dead[o] = 1
@@ -481,6 +488,7 @@ export class SearchIndex {
         self.start = start
         self.post = post
         self.frozen = null
+        self.revision++
         self.deadPostings = Math.max(0, self.deadPostings - (before - total))
       } finally {
         self.compaction = null

@@ -2,6 +2,7 @@ import { Gauge } from 'prom-client'
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
+import { SearchMemo, searchFastRoute } from './fast'
 import { searchGraphql } from './graphql'
 import { SearchErrors } from './model'
 import { SearchRegistry } from './registry'
@@ -14,7 +15,8 @@ import { searchCdnRoutes } from './routes'
 export const searchModule = defineModule({
   name: 'search',
   // `spaces`: the GraphQL field resolves its `space` argument through the same cache as the public routes.
-  setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces }),
+  // `memo`: recent answers of the fast path (fast.ts), each valid while its index's revision holds.
+  setup: (kernel, use) => ({ registry: new SearchRegistry(kernel), spaces: use(spacesModule).publicSpaces, memo: new SearchMemo() }),
   start: (self) => self.registry.start(),
   close: (self) => self.registry.close(),
   errors: Object.values(SearchErrors),
@@ -38,6 +40,7 @@ export const searchModule = defineModule({
     })
   },
   publicRoutes: ({ guards, self }) => searchCdnRoutes(guards, self.registry),
+  fast: ({ self }) => [searchFastRoute(self.registry, self.spaces, self.memo)],
   graphql: (builder, self) => searchGraphql(builder, self),
   on: {
     'story.published': (e, self) => self.registry.onStoryEvent(e),
@@ -45,6 +48,7 @@ export const searchModule = defineModule({
     'story.deleted': (e, self) => self.registry.onStoryEvent(e),
     'version.created': (e, self) => self.registry.onSaved(e),
     'space.archived': (e, self) => {
+      self.memo.clear()
       if (e.spaceId !== null) self.registry.dropSpace(e.spaceId)
     },
   },

@@ -156,6 +156,17 @@ export class SearchRegistry {
     return e.indexes?.get(lang) ?? null
   }
 
+  /**
+   * `index` without waiting, for the fast path: the index (or null: no published Story in that locale) when the Space
+   * is built and no update is queued or being applied; undefined when `index` would wait or answer 503 (the regular
+   * route answers then).
+   */
+  readyIndex(spaceId: number, lang: string): SearchIndex | null | undefined {
+    const e = this.spaces.get(spaceId)
+    if (e === undefined || e.indexes === null || e.draining !== null || e.checks.size !== 0 || e.pending.size !== 0) return undefined
+    return e.indexes.get(lang) ?? null
+  }
+
   /** Documents per Space and locale (operations and tests). */
   stats(): { spaces: number; indexes: number; documents: number } {
     let indexes = 0

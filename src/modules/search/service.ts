@@ -1,6 +1,6 @@
 import { KernelErrors } from '../../kernel/errors'
 import { canonicalLocale } from '../../kernel/locale'
-import { parseQuery, type SearchHit } from './engine'
+import { parseQuery, type SearchHit, type SearchIndex } from './engine'
 import type { SearchRegistry } from './registry'
 import { SEARCH_FIELDS, type SearchField, stopWordsFor } from './text'
 
@@ -51,12 +51,17 @@ function fieldsOf(attributes: string | undefined): readonly SearchField[] {
   return SEARCH_FIELDS.filter((f) => names.includes(f))
 }
 
-/**
- * Full-text search over a Space's published Stories in one locale (spec 4.4). Every query word must match (in any of
- * the fields searched), within its typo budget; stop words only add to the score when the query has other words.
- */
-export async function searchStories(registry: SearchRegistry, space: SearchSpace, input: SearchInput): Promise<SearchResult> {
-  const t0 = performance.now()
+/** A search request checked and normalised: what its answer depends on, besides the index. */
+export interface SearchParamsChecked {
+  q: string
+  lang: string
+  perPage: number
+  page: number
+  fields: readonly SearchField[]
+}
+
+/** Checks a search request against the Space (422 `validation_failed` naming the parameter) and normalises it. */
+export function checkSearch(space: SearchSpace, input: SearchInput): SearchParamsChecked {
   const q = input.q
   if (typeof q !== 'string' || !q.trim() || q.length > MAX_QUERY_LENGTH) {
     throw invalid({ q: [`is required: 1 to ${MAX_QUERY_LENGTH} characters, not only spaces`] })
@@ -74,15 +79,27 @@ export async function searchStories(registry: SearchRegistry, space: SearchSpace
     throw invalid({ per_page: [`must be an integer from 1 to ${SEARCH_PAGE.max}`] })
   }
   if (!Number.isInteger(page) || page < 1) throw invalid({ page: ['must be a positive integer'] })
-  const fields = fieldsOf(input.attributes)
+  return { q, lang, perPage, page, fields: fieldsOf(input.attributes) }
+}
 
-  const index = await registry.index(space.id, lang)
-  const query = parseQuery(q)
+/** The answer of a checked search in `index` (null: no published Story in that locale). `t0`: when the request began. */
+export function searchIn(index: SearchIndex | null, p: SearchParamsChecked, t0: number): SearchResult {
   const result = index
-    ? index.search(query, { fields, offset: (page - 1) * perPage, limit: perPage, optional: stopWordsFor(lang) })
+    ? index.search(parseQuery(p.q), { fields: p.fields, offset: (p.page - 1) * p.perPage, limit: p.perPage, optional: stopWordsFor(p.lang) })
     : { total: 0, hits: [] }
   return {
     data: result.hits,
-    meta: { total: result.total, query_time_ms: Math.round(performance.now() - t0), page, per_page: perPage },
+    meta: { total: result.total, query_time_ms: Math.round(performance.now() - t0), page: p.page, per_page: p.perPage },
   }
+}
+
+/**
+ * Full-text search over a Space's published Stories in one locale (spec 4.4). Every query word must match (in any of
+ * the fields searched), within its typo budget; stop words only add to the score when the query has other words.
+ */
+export async function searchStories(registry: SearchRegistry, space: SearchSpace, input: SearchInput): Promise<SearchResult> {
+  const t0 = performance.now()
+  const p = checkSearch(space, input)
+  const index = await registry.index(space.id, p.lang)
+  return searchIn(index, p, t0)
 }
