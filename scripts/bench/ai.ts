@@ -9,6 +9,7 @@
 // sample of "added" = through − direct; the report is p50/p95/p99 of those samples (warm-up pairs excluded), the
 // TTFTs themselves, an authenticated `GET .../ai/status` (the floor of any bearer route), and the server's CPU time
 // per request (from /proc, phases run alone), which the machine's load does not inflate the way latency is.
+// BENCH_BUN_FLAGS adds flags to `bun` with --server=source (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 // The whole run is bounded by --max-seconds (sampling stops early and says so).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -33,7 +34,7 @@ const deadline = performance.now() + Number(args['max-seconds']) * 1000
 const root = join(import.meta.dir, '..', '..')
 
 function serverCommand(): string[] {
-  if (args.server === 'source') return ['bun', '--max-http-header-size=131072', join(root, 'bin', 'content-service.ts'), 'serve', '--no-worker']
+  if (args.server === 'source') return ['bun', ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), '--max-http-header-size=131072', join(root, 'bin', 'content-service.ts'), 'serve', '--no-worker']
   const bin = join(root, 'dist', 'content-service')
   if (!args['no-build']) {
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
@@ -182,6 +183,8 @@ try {
   console.log(row('added (through − direct)', added))
   console.log(row('GET ai/status (floor)', floor))
   console.log(`server CPU per request (${cpuN} alone each): stream-text ${cpuStream.toFixed(2)} ms, ai/status ${cpuStatus.toFixed(2)} ms`)
+  const ours = fake.calls.filter((c) => c.headers['user-agent'] === 'content-service-ai')
+  console.log(`upstream connections the service opened: ${new Set(ours.map((c) => c.remotePort)).size} for ${ours.length} requests`)
   console.log(`added at p50: ${pct(added, 50).toFixed(2)} ms (target < 5 ms)`)
 } finally {
   server.kill()
