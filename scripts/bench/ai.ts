@@ -9,6 +9,7 @@
 // sample of "added" = through − direct; the report is p50/p95/p99 of those samples (warm-up pairs excluded), the
 // TTFTs themselves, an authenticated `GET .../ai/status` (the floor of any bearer route), and the server's CPU time
 // per request (from /proc, phases run alone), which the machine's load does not inflate the way latency is.
+// --bin=<path> runs another executable as is (A/B against an older build).
 // BENCH_BUN_FLAGS adds flags to `bun` with --server=source (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 // The whole run is bounded by --max-seconds (sampling stops early and says so).
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -25,6 +26,7 @@ const { values: args } = parseArgs({
     server: { type: 'string', default: 'binary' },
     'no-build': { type: 'boolean', default: false },
     'max-seconds': { type: 'string', default: '100' },
+    bin: { type: 'string' },
   },
 })
 const N = Number(args.requests)
@@ -35,6 +37,7 @@ const root = join(import.meta.dir, '..', '..')
 
 function serverCommand(): string[] {
   if (args.server === 'source') return ['bun', ...(process.env.BENCH_BUN_FLAGS ?? '').split(' ').filter(Boolean), '--max-http-header-size=131072', join(root, 'bin', 'content-service.ts'), 'serve', '--no-worker']
+  if (args.bin) return [args.bin, 'serve', '--no-worker']
   const bin = join(root, 'dist', 'content-service')
   if (!args['no-build']) {
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
