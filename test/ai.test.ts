@@ -5,7 +5,8 @@ import { type TestApp, testApp } from './helpers/app'
 import { jpegOf, photo } from './helpers/images'
 import { type Receiver, startReceiver } from './helpers/receiver'
 
-setDefaultTimeout(60_000)
+// Generous: on a loaded machine the embedded database alone can take minutes to start; no test waits on speed.
+setDefaultTimeout(300_000)
 
 let t: TestApp
 let fake: FakeAi

@@ -5,7 +5,8 @@ import { JobQueue, type JobQueueOptions, nextCronRun, parseCron, PermanentJobErr
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
 
-setDefaultTimeout(30_000)
+// Generous: on a loaded machine the embedded database alone can take minutes to start; no test waits on speed.
+setDefaultTimeout(300_000)
 /** Waits for a NOTIFY wake-up: a third of the 60 s poll interval the tests set, so only a notification can be that early. */
 const NOTIFY_BOUND_MS = 20_000
 
