@@ -150,7 +150,7 @@ export interface Config {
   aiTimeoutMs: number
   /** Delays before the retries of a provider call answered 429 or 5xx (at most 2). Not an environment variable. */
   aiRetryDelaysMs: number[]
-  /** An AI job running longer than this fails (10 min). Not an environment variable: tests shorten it. */
+  /** An AI job running longer than this is failed by the job queue (the queue's timeoutMs; 10 min). Not an environment variable. */
   aiJobMaxMs: number
   /** Stripe secret key serving every Space without its own keys (STRIPE_SECRET_KEY; docs/commerce.md). */
   stripeSecretKey: string | null

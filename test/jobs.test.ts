@@ -5,7 +5,8 @@ import { JobQueue, type JobQueueOptions, nextCronRun, parseCron, PermanentJobErr
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
 
-setDefaultTimeout(30_000)
+// Generous: on a loaded machine the embedded database alone can take minutes to start; no test waits on speed.
+setDefaultTimeout(300_000)
 /** Waits for a NOTIFY wake-up: a third of the 60 s poll interval the tests set, so only a notification can be that early. */
 const NOTIFY_BOUND_MS = 20_000
 
@@ -182,6 +183,109 @@ describe('queue', () => {
     await w.runDueJobs()
     expect((await jobRow(id)).status).toBe('done')
     expect(await t.kernel.db.query('select attempt from job_test_marks where job_id = $1', [id])).toEqual([{ attempt: 2 }])
+  })
+})
+
+describe('time limits (timeoutMs)', () => {
+  test('a running job past its time is failed by the queue, its signal aborted and onTimeout called', async () => {
+    const w = worker({ leaseMs: 30_000 })
+    const q = freshQueue()
+    const started = deferred()
+    const timedOut: { id: number; error: string }[] = []
+    let reason: unknown = null
+    let settleError: unknown = null
+    w.define(q, {
+      timeoutMs: 600_000,
+      onTimeout: async (job, error) => void timedOut.push({ id: job.id, error }),
+      handler: async (ctx) => {
+        started.resolve()
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }))
+        reason = ctx.signal.reason
+        // Too late: the queue failed the job; its settle cannot turn it into done.
+        try {
+          await t.kernel.db.db.transaction((tx) => ctx.settle(tx, { status: 'done' }))
+        } catch (err) {
+          settleError = err
+        }
+      },
+    })
+    const id = (await w.enqueue(q, {}))!
+    const run = w.runDueJobs()
+    await started.promise
+    t.clock.advance(599_999)
+    expect(await w.expireOverdue()).toBe(0)
+    expect((await jobRow(id)).status).toBe('running')
+    t.clock.advance(1)
+    expect(await w.expireOverdue()).toBe(1)
+    await run
+    expect((reason as Error)?.name).toBe('JobTimeoutError')
+    expect((settleError as Error)?.name).toBe('LeaseLostError')
+    expect(timedOut).toEqual([{ id, error: 'timed out after 600 s' }])
+    const row = await jobRow(id)
+    expect(row.status).toBe('failed')
+    expect(row.last_error).toBe('timed out after 600 s')
+    expect(await w.expireOverdue()).toBe(0)
+    expect(timedOut).toHaveLength(1)
+  })
+
+  test('a job that finishes in time is not touched by its time limit', async () => {
+    const w = worker()
+    const q = freshQueue()
+    const timedOut: number[] = []
+    w.define(q, { timeoutMs: 1_000, onTimeout: async (job) => void timedOut.push(job.id), handler: async () => {} })
+    const id = (await w.enqueue(q, {}))!
+    expect(await w.runDueJobs()).toBe(1)
+    t.clock.advance(5_000)
+    expect(await w.expireOverdue()).toBe(0)
+    expect((await jobRow(id)).status).toBe('done')
+    expect(timedOut).toEqual([])
+  })
+
+  test('a lease-expired job of a queue with a time limit is failed by another instance, not claimed again', async () => {
+    const w = worker({ leaseMs: 30_000 })
+    const q = freshQueue()
+    const attempts: number[] = []
+    const timedOut: { id: number; error: string }[] = []
+    w.define(q, {
+      timeoutMs: 600_000,
+      onTimeout: async (job, error) => void timedOut.push({ id: job.id, error }),
+      handler: async ({ job }) => void attempts.push(job.attempt),
+    })
+    const id = (await w.enqueue(q, {}))!
+    // What a process killed in the middle of the job leaves behind: running, leased, never settled.
+    const until = new Date(t.clock.now().getTime() + 30_000).toISOString()
+    await t.kernel.db.query(
+      `update jobs set status = 'running', attempts = 1, claim_token = 'dead', locked_by = 'dead-worker', locked_until = $2 where id = $1`,
+      [id, until],
+    )
+    t.clock.advance(29_999)
+    await w.runDueJobs()
+    expect((await jobRow(id)).status).toBe('running')
+    t.clock.advance(1)
+    await w.runDueJobs()
+    await w.runDueJobs()
+    expect(attempts).toEqual([])
+    const row = await jobRow(id)
+    expect(row.status).toBe('failed')
+    expect(row.last_error).toContain('lease expired')
+    expect(timedOut.map((x) => x.id)).toEqual([id])
+  })
+
+  test('with retries left and within its time, a lease-expired job is claimed again', async () => {
+    const w = worker({ leaseMs: 30_000 })
+    const q = freshQueue()
+    const attempts: number[] = []
+    w.define(q, { timeoutMs: 600_000, retryDelaysMs: [1_000], handler: async ({ job }) => void attempts.push(job.attempt) })
+    const id = (await w.enqueue(q, {}))!
+    const until = new Date(t.clock.now().getTime() + 30_000).toISOString()
+    await t.kernel.db.query(
+      `update jobs set status = 'running', attempts = 1, claim_token = 'dead', locked_by = 'dead-worker', locked_until = $2, updated_at = $3 where id = $1`,
+      [id, until, t.clock.now().toISOString()],
+    )
+    t.clock.advance(30_000)
+    await w.runDueJobs()
+    expect(attempts).toEqual([2])
+    expect((await jobRow(id)).status).toBe('done')
   })
 })
 

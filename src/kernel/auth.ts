@@ -28,20 +28,21 @@ export type Principal =
       expiresAt: Date | null
     }
 
-/** Resolves `Authorization: Bearer <id>.<secret>`; null for a missing, malformed, unknown, revoked or expired token. */
-export async function authenticate(kernel: Pick<Kernel, 'db' | 'clock'>, authorization: string | null): Promise<Principal | null> {
+/** The `<id>.<secret>` of `Authorization: Bearer <id>.<secret>`, or null when the header is missing or malformed. */
+function bearerOf(authorization: string | null): { id: string; secret: string } | null {
   if (!authorization) return null
   const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization)
-  if (!m) return null
-  const parsed = parseToken(m[1])
-  if (!parsed) return null
-  const [row] = await kernel.db.db.select().from(apiTokens).where(eq(apiTokens.id, parsed.id)).limit(1)
+  return m ? parseToken(m[1]) : null
+}
+
+/** The principal of a token row, or null when the secret is wrong, or the token is revoked or expired. */
+function principalOfRow(kernel: Pick<Kernel, 'clock'>, secret: string, row: typeof apiTokens.$inferSelect | undefined): Principal | null {
   if (!row) {
     // Same hashing work as a found token: the response time does not tell whether an id exists.
-    safeEqual(sha256Hex(parsed.secret), sha256Hex('x'))
+    safeEqual(sha256Hex(secret), sha256Hex('x'))
     return null
   }
-  if (!safeEqual(sha256Hex(parsed.secret), row.secretHash)) return null
+  if (!safeEqual(sha256Hex(secret), row.secretHash)) return null
   const now = kernel.clock.now()
   if (row.revokedAt) return null
   if (row.expiresAt && row.expiresAt <= now) return null
@@ -59,9 +60,19 @@ export async function authenticate(kernel: Pick<Kernel, 'db' | 'clock'>, authori
   }
 }
 
+/** Resolves `Authorization: Bearer <id>.<secret>`; null for a missing, malformed, unknown, revoked or expired token. */
+export async function authenticate(kernel: Pick<Kernel, 'db' | 'clock'>, authorization: string | null): Promise<Principal | null> {
+  const parsed = bearerOf(authorization)
+  if (!parsed) return null
+  const [row] = await kernel.db.db.select().from(apiTokens).where(eq(apiTokens.id, parsed.id)).limit(1)
+  return principalOfRow(kernel, parsed.secret, row)
+}
+
+const INVALID_BEARER = 'The bearer token is invalid, expired or revoked.'
+
 export async function requirePrincipal(kernel: Pick<Kernel, 'db' | 'clock'>, authorization: string | null): Promise<Principal> {
   const p = await authenticate(kernel, authorization)
-  if (!p) throw unauthorized(authorization ? 'The bearer token is invalid, expired or revoked.' : undefined)
+  if (!p) throw unauthorized(authorization ? INVALID_BEARER : undefined)
   return p
 }
 
@@ -113,21 +124,56 @@ export async function requireSpaceAccess(
   // Access is a membership (or a token of this very Space), not a Tenant: a user may be a member of another Tenant's
   // Space through an accepted invitation.
   if (!space) throw notFound('Space')
-  let role: Role | null = null
-  if (principal.kind === 'space') {
-    role = principal.spaceId === space.id ? principal.role : null
-  } else {
+  let memberRole: Role | null = null
+  if (principal.kind === 'user') {
     const [m] = await kernel.db.db
       .select({ role: memberships.role })
       .from(memberships)
       .where(and(eq(memberships.userId, principal.userId), eq(memberships.spaceId, space.id)))
       .limit(1)
-    role = (m?.role as Role | undefined) ?? null
+    memberRole = (m?.role as Role | undefined) ?? null
   }
+  return decideAccess(principal, space, memberRole, min, opts)
+}
+
+/** The Space guard's verdict once the Space (or its absence) and the user's membership role are known. */
+function decideAccess(principal: Principal, space: SpaceRef | null, memberRole: Role | null, min: Role, opts: { user?: boolean }): SpaceAccess {
+  if (!space) throw notFound('Space')
+  const role: Role | null = principal.kind === 'space' ? (principal.spaceId === space.id ? principal.role : null) : memberRole
   if (!role) throw notFound('Space')
   if (opts.user) requireUserToken(principal)
   if (!roleAtLeast(role, min)) throw forbidden(`This action needs the ${min} role in this Space; you have ${role}.`)
   return { principal, space, role }
+}
+
+/**
+ * `requirePrincipal` + `requireSpaceAccess` in one database round trip: the token, the Space of `slug` and the
+ * user's membership in it are read by one query (the guards of every `/spaces/:space/...` route). Same answers in the
+ * same order: 401 for a bad bearer before 404 for the Space, then 403 user_required, then 403 for the role.
+ */
+export async function requireBearerSpaceAccess(
+  kernel: Pick<Kernel, 'db' | 'clock'>,
+  authorization: string | null,
+  slug: string,
+  min: Role,
+  opts: { user?: boolean } = {},
+): Promise<SpaceAccess> {
+  const parsed = bearerOf(authorization)
+  if (!parsed) throw unauthorized(authorization ? INVALID_BEARER : undefined)
+  if (!isSpaceSlug(slug)) {
+    await requirePrincipal(kernel, authorization)
+    throw notFound('Space')
+  }
+  const [row] = await kernel.db.db
+    .select({ token: apiTokens, space: spaces, memberRole: memberships.role })
+    .from(apiTokens)
+    .leftJoin(spaces, eq(spaces.slug, slug))
+    .leftJoin(memberships, and(eq(apiTokens.kind, 'user'), eq(memberships.userId, apiTokens.userId), eq(memberships.spaceId, spaces.id)))
+    .where(eq(apiTokens.id, parsed.id))
+    .limit(1)
+  const principal = principalOfRow(kernel, parsed.secret, row?.token)
+  if (!principal) throw unauthorized(INVALID_BEARER)
+  return decideAccess(principal, row.space, (row.memberRole as Role | null) ?? null, min, opts)
 }
 
 export function requireUserToken(principal: Principal): asserts principal is Extract<Principal, { kind: 'user' }> {

@@ -12,6 +12,9 @@ import type { Logger } from './logger'
  *
  * - Workers claim due rows with `FOR UPDATE SKIP LOCKED` and hold them under a lease they renew while the job runs;
  *   a job whose process died is claimed again when its lease runs out. Several instances share one table.
+ * - A queue may declare `timeoutMs`: an attempt running longer (by the clock) is failed by the queue, its handler's
+ *   `signal` aborted and the queue's `onTimeout` called; a lease-expired job of such a queue is failed, not claimed
+ *   again, once it is out of attempts or past its time.
  * - A failed attempt is retried after the queue's delays; a queue's schedule is its list of delays.
  * - Recurring schedules are five-field cron expressions (UTC); each tick fires once across all instances.
  * - The outbox relay turns committed events into jobs inside the transaction that marks them handled.
@@ -76,11 +79,21 @@ export interface JobContext<P = unknown> {
    * link: keep metadata only. Default: the payload as enqueued.
    */
   keepPayload(payload: unknown): void
+  /**
+   * Aborted when this attempt must stop: it ran past the queue's `timeoutMs` (the job is already failed; a settle
+   * now throws LeaseLostError). Pass it to fetches and model calls; check it between steps.
+   */
+  signal: AbortSignal
 }
 
 /** Thrown by a handler for a failure that retrying cannot fix: the job fails at once. */
 export class PermanentJobError extends Error {
   override name = 'PermanentJobError'
+}
+
+/** The reason of `JobContext.signal` when an attempt ran past its queue's `timeoutMs`. */
+export class JobTimeoutError extends Error {
+  override name = 'JobTimeoutError'
 }
 
 /** The job was claimed again by another worker (this one's lease had run out); its result must not be written. */
@@ -94,6 +107,19 @@ export interface QueueDefinition<P = unknown> {
   retryDelaysMs?: number[]
   /** Jobs of this queue one instance runs at once. Default 1. */
   concurrency?: number
+  /**
+   * The longest an attempt may run, by the queue's clock (checked with the lease renewal, every third of the lease,
+   * and by `runDueJobs`/`expireOverdue`). Past it the job is failed ("timed out after …"), `ctx.signal` is aborted
+   * and `onTimeout` runs. A job of this queue whose lease ran out (its worker died or stalled) is failed the same
+   * way when it has no retries left or started longer ago than this; otherwise it is claimed again. Default: none.
+   */
+  timeoutMs?: number
+  /**
+   * Runs (outside any transaction, on the instance that failed the job) after the queue failed a job for its time
+   * limit or an expired lease: the owner marks its own record of the work (e.g. an AI job) failed. Runs at most
+   * once per failed job; the handler, if still running, can no longer settle it.
+   */
+  onTimeout?(job: JobRecord<P>, error: string): Promise<void>
 }
 
 export interface EnqueueOptions {
@@ -185,6 +211,12 @@ interface QueueState {
 interface Running {
   token: string
   job: JobRecord
+  q: QueueState
+  ctx: JobContext
+  controller: AbortController
+  /** Epoch ms (the queue's clock) past which the attempt is failed; Infinity without `timeoutMs`. */
+  deadline: number
+  timedOut: boolean
 }
 
 interface Claim {
@@ -363,6 +395,7 @@ export class JobQueue {
     await this.syncSchedules()
     let total = 0
     for (;;) {
+      await this.expireOverdue()
       await this.reclaimExpired()
       let progressed = await this.relayUntilEmpty()
       progressed += await this.tickSchedules()
@@ -396,7 +429,10 @@ export class JobQueue {
     this.timers.push(
       setInterval(() => this.track(this.poll()), this.pollIntervalMs),
       // A third of the lease: renew ours well before they run out, and reclaim those of dead workers soon after.
-      setInterval(() => this.track(this.renewLeases().then(() => this.reclaimExpired())), Math.max(250, Math.floor(this.leaseMs / 3))),
+      setInterval(
+        () => this.track(this.expireOverdue().then(() => this.renewLeases().then(() => this.reclaimExpired()))),
+        Math.max(250, Math.floor(this.leaseMs / 3)),
+      ),
     )
     this.track(this.poll())
     this.logger.info('job workers started', { worker: this.workerId, queues: [...this.queues.keys()] })
@@ -519,6 +555,7 @@ export class JobQueue {
    * claim token goes, so a stalled worker that wakes up cannot settle them; the lost attempt still counts.
    */
   async reclaimExpired(): Promise<number> {
+    await this.failExpiredTimed()
     const now = iso(this.clock.now())
     const rows = await query<{ id: number; queue: string }>(
       this.db.db,
@@ -531,14 +568,72 @@ export class JobQueue {
     return rows.length
   }
 
-  private retryAt(q: QueueState, attempt: number): Date | null {
-    const delays = q.def.retryDelaysMs ?? []
-    if (attempt > delays.length) return null
-    return new Date(this.clock.ms() + delays[attempt - 1])
+  /**
+   * Lease-expired jobs of queues with `timeoutMs` that are out of attempts or started (claimed: `updated_at` of a
+   * running row) longer ago than their time: failed, not claimed again, and their queue's `onTimeout` runs here.
+   */
+  private async failExpiredTimed(): Promise<number> {
+    const timed = [...this.queues.values()]
+      .filter((q) => q.def.timeoutMs !== undefined)
+      .map((q) => ({ queue: q.name, timeout_ms: q.def.timeoutMs!, max_attempts: (q.def.retryDelaysMs?.length ?? 0) + 1 }))
+    if (!timed.length) return 0
+    const now = this.clock.now()
+    const rows = await query<ClaimedRow>(
+      this.db.db,
+      sql`with limits as (
+            select * from jsonb_to_recordset(${JSON.stringify(timed)}::jsonb) as l(queue text, timeout_ms bigint, max_attempts int)
+          )
+          update jobs as j set status = 'failed', finished_at = ${iso(now)}::timestamptz, claim_token = null, locked_by = null,
+            locked_until = null, updated_at = ${iso(now)}::timestamptz,
+            last_error = case when j.attempts >= l.max_attempts then 'lease expired (worker stopped or stalled), no attempts left'
+                              else 'timed out after ' || (l.timeout_ms / 1000) || ' s (lease expired)' end
+          from limits as l
+          where j.queue = l.queue and j.status = 'running' and j.locked_until <= ${iso(now)}::timestamptz
+            and (j.attempts >= l.max_attempts or j.updated_at + l.timeout_ms * interval '1 millisecond' <= ${iso(now)}::timestamptz)
+          returning j.id, j.queue, j.payload, j.attempts, j.run_at, j.created_at, j.dedupe_key, j.last_error`,
+    )
+    for (const row of rows) {
+      this.logger.warn('failed a job whose lease expired', { queue: row.queue, job: Number(row.id) })
+      await this.notifyTimeout(this.queues.get(row.queue)!, this.recordOf(row), String((row as { last_error?: string }).last_error ?? 'timed out'))
+    }
+    return rows.length
   }
 
-  private async execute(q: QueueState, row: ClaimedRow & { token: string }): Promise<void> {
-    const job: JobRecord = {
+  /**
+   * Fails this instance's running jobs that ran past their queue's `timeoutMs` (by the clock), aborts their
+   * handlers' signals and runs `onTimeout`. Called with the lease renewal and by `runDueJobs`; tests call it after
+   * moving the clock while a handler runs. Returns how many it failed.
+   */
+  async expireOverdue(): Promise<number> {
+    const now = this.clock.ms()
+    let failed = 0
+    for (const r of [...this.running.values()]) {
+      if (r.timedOut || r.deadline > now) continue
+      r.timedOut = true
+      const error = `timed out after ${Math.round(r.q.def.timeoutMs! / 1000)} s`
+      const lost = await this.settleMany(this.db.db, [{ ctx: r.ctx, result: { status: 'failed', error } }]).catch((e) => {
+        this.logger.error('could not fail a timed-out job', { queue: r.q.name, job: r.job.id, error: String(e) })
+        r.timedOut = false
+        return null
+      })
+      if (lost === null) continue
+      if (!lost.length) {
+        failed++
+        this.logger.warn('job timed out', { queue: r.q.name, job: r.job.id, timeout_ms: r.q.def.timeoutMs })
+        await this.notifyTimeout(r.q, r.job, error)
+      }
+      r.controller.abort(new JobTimeoutError(`job ${r.job.id} ${error}`))
+    }
+    return failed
+  }
+
+  private async notifyTimeout(q: QueueState | undefined, job: JobRecord, error: string) {
+    if (!q?.def.onTimeout) return
+    await q.def.onTimeout(job, error).catch((e) => this.logger.error('onTimeout failed', { queue: q.name, job: job.id, error: String(e) }))
+  }
+
+  private recordOf(row: ClaimedRow): JobRecord {
+    return {
       id: Number(row.id),
       queue: row.queue,
       payload: row.payload,
@@ -547,9 +642,20 @@ export class JobQueue {
       createdAt: new Date(row.created_at),
       dedupeKey: row.dedupe_key,
     }
-    this.running.set(job.id, { token: row.token, job })
+  }
+
+  private retryAt(q: QueueState, attempt: number): Date | null {
+    const delays = q.def.retryDelaysMs ?? []
+    if (attempt > delays.length) return null
+    return new Date(this.clock.ms() + delays[attempt - 1])
+  }
+
+  private async execute(q: QueueState, row: ClaimedRow & { token: string }): Promise<void> {
+    const job = this.recordOf(row)
+    const controller = new AbortController()
     const claim: Claim = { q, job, token: row.token, settled: false }
     const ctx: JobContext = {
+      signal: controller.signal,
       job,
       nextRetryAt: () => this.retryAt(q, job.attempt),
       settle: async (tx, result) => {
@@ -561,12 +667,17 @@ export class JobQueue {
       },
     }
     this.claims.set(ctx, claim)
+    const deadline = q.def.timeoutMs === undefined ? Number.POSITIVE_INFINITY : this.clock.ms() + q.def.timeoutMs
+    const running: Running = { token: row.token, job, q, ctx, controller, deadline, timedOut: false }
+    this.running.set(job.id, running)
     try {
       await q.def.handler(ctx)
       if (!claim.settled) await this.settleMany(this.db.db, [{ ctx, result: { status: 'done' } }])
     } catch (err) {
       const error = err instanceof Error ? `${err.name}: ${err.message}` : String(err)
-      if (err instanceof LeaseLostError) {
+      if (running.timedOut) {
+        // Failed by expireOverdue already; whatever the handler did after that is void.
+      } else if (err instanceof LeaseLostError) {
         this.logger.warn('job lease lost', { queue: q.name, job: job.id })
       } else {
         this.logger.warn('job attempt failed', { queue: q.name, job: job.id, attempt: job.attempt, error })

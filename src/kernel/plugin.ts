@@ -1,5 +1,5 @@
 import { Elysia, ValidationError } from 'elysia'
-import { type Admission, type Principal, type Role, requirePrincipal, requireSpaceAccess, requireUserToken, type SpaceAccess, type SpaceRef } from './auth'
+import { type Admission, type Principal, type Role, requireBearerSpaceAccess, requirePrincipal, requireUserToken, type SpaceAccess, type SpaceRef } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, isDatabaseUnavailable, isDiskFull, KernelErrors } from './errors'
 import { bytesText, pathOf, publicOrigin, requestIdFrom } from './http'
@@ -517,10 +517,9 @@ export function guardPlugin(kernel: Kernel, publicSpaces: PublicSpaceResolver | 
     spaceRole: (min: Role) => ({
       detail: { security: [{ bearer: [] }], 'x-guard': `role ${min} or higher in the Space (no access: 404; a lower role: 403)`, 'x-min-role': min },
       async transform({ request, params }) {
-        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
-        const access = await requireSpaceAccess(kernel, principal, slug, min)
-        await admit(request, principal, access.space)
+        const access = await requireBearerSpaceAccess(kernel, request.headers.get('authorization'), slug, min)
+        await admit(request, access.principal, access.space)
         resolved.set(request, access)
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess>(request) }),
@@ -532,10 +531,9 @@ export function guardPlugin(kernel: Kernel, publicSpaces: PublicSpaceResolver | 
         'x-guard': `role ${min} or higher in the Space, with a user token (no access: 404; a Space-scoped token: 403 user_required; a lower role: 403)`,
       },
       async transform({ request, params }) {
-        const principal = await requirePrincipal(kernel, request.headers.get('authorization'))
         const slug = String((params as Record<string, unknown>).space ?? '')
-        const access = await requireSpaceAccess(kernel, principal, slug, min, { user: true })
-        await admit(request, principal, access.space)
+        const access = await requireBearerSpaceAccess(kernel, request.headers.get('authorization'), slug, min, { user: true })
+        await admit(request, access.principal, access.space)
         resolved.set(request, access)
       },
       resolve: ({ request }) => ({ access: take<SpaceAccess & { principal: Extract<Principal, { kind: 'user' }> }>(request) }),

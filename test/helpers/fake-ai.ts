@@ -7,6 +7,8 @@ export interface AiCall {
   body: any
   /** The caller closed the connection before the answer ended (stream cancelled). */
   aborted: boolean
+  /** The caller's TCP port: calls with the same port came over one kept-alive connection. */
+  remotePort: number
 }
 
 export type AiAnswer =
@@ -32,9 +34,9 @@ export function startFakeAi(): FakeAi {
     port: 0,
     hostname: '127.0.0.1',
     idleTimeout: 120,
-    async fetch(request) {
+    async fetch(request, server) {
       const body = await request.json().catch(() => null)
-      const call: AiCall = { path: new URL(request.url).pathname, headers: Object.fromEntries(request.headers), body, aborted: false }
+      const call: AiCall = { path: new URL(request.url).pathname, headers: Object.fromEntries(request.headers), body, aborted: false, remotePort: server.requestIP(request)?.port ?? 0 }
       calls.push(call)
       request.signal.addEventListener('abort', () => (call.aborted = true), { once: true })
       const answer = responder(call, calls.length - 1)

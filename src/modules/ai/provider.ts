@@ -219,6 +219,7 @@ export class AiProvider {
       const decoder = new TextDecoder()
       let buffer = ''
       let usage: Usage = NO_USAGE
+      let sawDone = false
       try {
         for (;;) {
           let r: Awaited<ReturnType<typeof reader.read>>
@@ -238,7 +239,10 @@ export class AiProvider {
             buffer = buffer.slice(nl + 1)
             if (!line.startsWith('data:')) continue
             const data = line.slice(5).trim()
-            if (data === '[DONE]') return usage
+            if (data === '[DONE]') {
+              sawDone = true
+              return usage
+            }
             let j: { choices?: { delta?: { content?: unknown } }[]; usage?: unknown }
             try {
               j = JSON.parse(data)
@@ -253,9 +257,16 @@ export class AiProvider {
         return usage
       } finally {
         deadline.clear()
-        // The client left or we stopped early: cancel the upstream request (the provider sees the connection close).
-        await reader.cancel().catch(() => {})
-        if (!deadline.signal.aborted) deadline.controller.abort()
+        if (sawDone && !deadline.signal.aborted) {
+          // A complete answer: read the few bytes after [DONE] (the end of the chunked body) in the background rather
+          // than cancel, so the connection goes back to fetch's keep-alive pool and the next call skips the TCP (and
+          // TLS) handshake. A provider that keeps the answer open past DRAIN_MS is cancelled as before.
+          void drainRest(reader, deadline.controller)
+        } else {
+          // The client left or we stopped early: cancel the upstream request (the provider sees the connection close).
+          await reader.cancel().catch(() => {})
+          if (!deadline.signal.aborted) deadline.controller.abort()
+        }
       }
     })()
   }
@@ -269,6 +280,23 @@ export class AiProvider {
       body.stream_options = { include_usage: true }
     }
     return body
+  }
+}
+
+const DRAIN_MS = 1_000
+
+/** Reads what is left of a finished answer (bounded by DRAIN_MS); cancels it if it does not end in time. */
+async function drainRest(reader: ReadableStreamDefaultReader<Uint8Array>, controller: AbortController): Promise<void> {
+  const timer = setTimeout(() => {
+    reader.cancel().catch(() => {})
+    controller.abort()
+  }, DRAIN_MS)
+  try {
+    for (;;) if ((await reader.read()).done) break
+  } catch {
+    // cancelled or the connection closed: nothing to keep
+  } finally {
+    clearTimeout(timer)
   }
 }
 

@@ -17,7 +17,8 @@ export const TRANSLATE_QUEUE = 'ai.translate' as const
  * One translation job: the Story's name, then each block (nested ones too) in one model call per block, sending only
  * that block's translatable texts (markers swapped for placeholders). Answers missing a key, or losing a
  * placeholder, keep the source text for that field (listed in `result.kept`). The result waits for review; nothing
- * is saved until an editor approves it. A job running past AI job time (10 min) fails.
+ * is saved until an editor approves it. A job running past its time (AI job time, 10 min) is failed by the job queue
+ * (the queue's `timeoutMs`): `ctx.signal` aborts the model call in flight and `failTimedOut` records the failure.
  */
 async function runTranslation(kernel: Kernel, self: AiState, ctx: JobContext<{ aiJobId: number; source?: { name: string; content: unknown } }>) {
   const { aiJobId, source } = ctx.job.payload
@@ -33,7 +34,7 @@ async function runTranslation(kernel: Kernel, self: AiState, ctx: JobContext<{ a
     return
   }
   const target = row.target as { target_lang: string; source_lang: string }
-  const deadline = AbortSignal.timeout(kernel.config.aiJobMaxMs)
+  const deadline = ctx.signal
   const totals: Usage = { prompt_tokens: 0, completion_tokens: 0 }
   const kept: string[] = []
   let outcome: { status: 'awaiting_review'; result: Record<string, unknown> } | { status: 'failed'; error: string }
@@ -77,7 +78,7 @@ async function runTranslation(kernel: Kernel, self: AiState, ctx: JobContext<{ a
     outcome = {
       status: 'failed',
       error: timedOut
-        ? `The translation ran past ${Math.round(kernel.config.aiJobMaxMs / 60_000)} minutes and was stopped.`
+        ? timedOutMessage(kernel)
         : err instanceof AppError
           ? `${err.code}: ${err.message}`
           : 'The translation failed.',
@@ -102,8 +103,30 @@ async function runTranslation(kernel: Kernel, self: AiState, ctx: JobContext<{ a
   })
 }
 
+const timedOutMessage = (kernel: Kernel) => `The translation ran past ${Math.round(kernel.config.aiJobMaxMs / 60_000)} minutes and was stopped.`
+
+/**
+ * The queue failed the job for its time (on this instance, or on another one that found its lease expired): the AI
+ * job fails too, unless it already settled, and `ai_job.completed` tells webhooks.
+ */
+async function failTimedOut(kernel: Kernel, aiJobId: number) {
+  await transact(kernel, async (tx, emit) => {
+    const [done] = await tx
+      .update(aiJobs)
+      .set({ status: 'failed', result: null, error: timedOutMessage(kernel), updatedAt: kernel.clock.now() })
+      .where(and(eq(aiJobs.id, aiJobId), inArray(aiJobs.status, ['queued', 'running'])))
+      .returning()
+    if (done) emit({ type: 'ai_job.completed', spaceId: done.spaceId, payload: eventOf(done) })
+  })
+}
+
 export function registerAiJobs(jobs: JobQueue, self: AiState, kernel: Kernel) {
   // One at a time per instance: a translation is many model calls, and on the embedded database it shares the one
   // connection with requests.
-  jobs.define(TRANSLATE_QUEUE, { concurrency: 1, handler: (ctx) => runTranslation(kernel, self, ctx) })
+  jobs.define(TRANSLATE_QUEUE, {
+    concurrency: 1,
+    timeoutMs: kernel.config.aiJobMaxMs,
+    handler: (ctx) => runTranslation(kernel, self, ctx),
+    onTimeout: (job) => failTimedOut(kernel, job.payload.aiJobId),
+  })
 }
