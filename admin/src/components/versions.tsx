@@ -57,7 +57,18 @@ export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current,
         else openPanels.delete(`${space}/${uuid}`)
       }}
     >
-      <summary className="cursor-pointer text-sm font-semibold">Versions</summary>
+      <summary
+        className="cursor-pointer text-sm font-semibold"
+        // Recorded at the click, before the (asynchronous) toggle event: a re-render in between (a save arriving over
+        // the live stream) must not close the panel the editor just opened.
+        onClick={(e) => {
+          const key = `${space}/${uuid}`
+          if ((e.currentTarget.parentElement as HTMLDetailsElement).open) openPanels.delete(key)
+          else openPanels.add(key)
+        }}
+      >
+        Versions
+      </summary>
       {versions.isPending ? <Loading what="Loading versions" /> : null}
       <ErrorNotice error={versions.error ?? restore.error} />
       <ol className="mt-2 divide-y divide-slate-100" aria-label="Versions">
