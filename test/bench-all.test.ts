@@ -1,8 +1,10 @@
 // `bun run bench` (scripts/bench/all.ts): the parsing of each bench's summary into the table's rows. No bench runs
 // here and nothing is timed: each bench's output is given as the lines it prints (BENCH_JSON=1).
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { BENCHES, fmt, markdownTable, parseBenchJson, parseSearchOutput, rowsFor } from '../scripts/bench/all'
 import { BENCH_JSON_PREFIX, emitBenchJson } from '../scripts/bench/json'
+
+setDefaultTimeout(60_000)
 
 const line = (bench: string, figures: Record<string, unknown>) => `${BENCH_JSON_PREFIX}${JSON.stringify({ bench, figures })}`
 const bench = (name: string) => BENCHES.find((b) => b.name === name)!
