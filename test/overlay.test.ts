@@ -177,8 +177,10 @@ describe('dom overlays: management', () => {
       await t.kernel.jobs.runDueJobs()
       await Bun.sleep(50)
     }
-    const bodies = mine()
-    expect(bodies.map((b) => b.event)).toEqual(['dom_overlay.created', 'dom_overlay.updated', 'dom_overlay.deleted'])
+    // Deliveries run concurrently, so they may arrive in any order (docs/webhooks.md): put them in the order of the changes.
+    const order = ['dom_overlay.created', 'dom_overlay.updated', 'dom_overlay.deleted']
+    const bodies = mine().sort((a, b) => order.indexOf(a.event) - order.indexOf(b.event))
+    expect(bodies.map((b) => b.event)).toEqual(order)
     expect(bodies[0]).toMatchObject({ space: { slug: space } })
     expect(bodies[0].dom_overlay).toEqual({ id: r.id, name: 'Hooked', path_pattern: '/x', action: 'replace_text', active: false })
     expect(bodies[1].dom_overlay).toMatchObject({ name: 'Hooked 2', path_pattern: '/y' })
