@@ -295,12 +295,23 @@ export function databaseConnectError(url: string, err: unknown, timeoutSeconds: 
   return new StartupError(`cannot connect to ${where}: ${reason} — ${hint}`, 1)
 }
 
+/**
+ * The pause before a connection of the pool tries again after failing, in seconds. The driver's own grows with every
+ * failure of the pool (3^n / 100 s, up to 20 s): after an outage of a few seconds with requests arriving, the first
+ * request once Postgres is back waited that long. Here: 50 ms doubling, at most 0.5 s (with jitter), so service
+ * resumes within half a second of Postgres answering, at the cost of at most two connection attempts per second per
+ * pooled connection while it is down.
+ */
+export function reconnectDelaySeconds(retries: number): number {
+  return Math.min(0.05 * 2 ** Math.min(retries, 10), 0.5) * (0.5 + Math.random() / 2)
+}
+
 async function openPostgres(url: string, connectTimeoutSeconds: number, listenUrl: string | null, pooler: 'none' | 'transaction'): Promise<Database> {
   // A pooler in transaction mode hands each transaction to any server connection: a named prepared statement made on
   // one is unknown on the next, so none are made.
-  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds, prepare: pooler === 'none' })
+  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds, prepare: pooler === 'none', backoff: reconnectDelaySeconds })
   // LISTEN needs a session of its own that stays on one server connection: DATABASE_LISTEN_URL when set.
-  const listener = listenUrl ? postgres(listenUrl, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutSeconds }) : client
+  const listener = listenUrl ? postgres(listenUrl, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutSeconds, backoff: reconnectDelaySeconds }) : client
   const db = drizzlePostgres(client) as unknown as Db
   const endAll = () => Promise.all([client.end({ timeout: 0 }).catch(() => {}), listener === client ? null : listener.end({ timeout: 0 }).catch(() => {})])
   // Fail at start-up, with what to check, rather than on the first request (or never: a silent hang).
