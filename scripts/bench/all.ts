@@ -117,7 +117,10 @@ export function parseCheckout(output: string): F | null {
   const lines = parseBenchJsonLines(output, 'checkout')
   if (!lines.length) return null
   const f: F = { exact: lines.every((l) => l.exact === true) }
-  for (const l of lines) f[`${l.driver}_p99_ms`] = num(l.p99_ms)
+  for (const l of lines) {
+    f[`${l.driver}_p99_ms`] = num(l.p99_ms)
+    f[`${l.driver}_cold_p99_ms`] = num(l.cold_p99_ms)
+  }
   return f
 }
 
@@ -321,8 +324,8 @@ export const BENCHES: Bench[] = [
       ...(['postgres', 'pglite'] as const)
         .filter((d) => f[`${d}_p99_ms`] !== undefined)
         .map((d) => ({
-          figure: `200 concurrent checkouts of one product (${d}), p99 of the worst round`,
-          ours: fmt(f[`${d}_p99_ms`], 'ms'),
+          figure: `200 concurrent checkouts of one product (${d}), p99 of the worst round after a cold one`,
+          ours: `${fmt(f[`${d}_p99_ms`], 'ms')} (cold round ${fmt(f[`${d}_cold_p99_ms`], 'ms')})`,
           target: d === 'postgres' ? '< 100 ms' : '—',
           met: d === 'postgres' ? check(f[`${d}_p99_ms`], '<', 100) : null,
         })),
