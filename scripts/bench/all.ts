@@ -425,6 +425,8 @@ async function main() {
   const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n))
   if (unknown.length) throw new Error(`unknown bench ${unknown.join(', ')}; known: ${BENCHES.map((b) => b.name).join(', ')}`)
   const chosen = BENCHES.filter((b) => names.includes(b.name))
+  // Most benches drive the server with wrk: say so once, before minutes of runs end in the same error.
+  if (!Bun.which('wrk')) throw new Error('wrk is not installed (most benches drive the server with it): apt-get install -y wrk')
   const git = (a: string[]) => Bun.spawnSync(['git', ...a], { cwd: root }).stdout.toString().trim()
   const commit = `${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain', '--untracked-files=no']) ? ' (with uncommitted changes)' : ''}`
   const loadStart = await loadavg()
