@@ -302,7 +302,7 @@ export function databaseConnectError(url: string, err: unknown, timeoutSeconds: 
  * resumes within half a second of Postgres answering, at the cost of at most two connection attempts per second per
  * pooled connection while it is down.
  */
-export function reconnectDelaySeconds(retries: number): number {
+function reconnectDelaySeconds(retries: number): number {
   return Math.min(0.05 * 2 ** Math.min(retries, 10), 0.5) * (0.5 + Math.random() / 2)
 }
 
