@@ -19,7 +19,7 @@ beforeAll(async () => {
   admin = owner.token
   space = (await t.createSpace(admin, { name: 'Acme News' })).slug
   viewer = await member(owner.tenant.id, 'viewer')
-})
+}, 180_000)
 
 afterAll(async () => {
   await t?.close()
