@@ -243,6 +243,18 @@ describe('capability links never sit in the database in clear', () => {
     for (const token of cancels) expect(await storedAt(t, token)).toEqual([])
   })
 
+  test('a sealed message that does not open with this key fails for good, saying why', async () => {
+    const now = t.clock.now().toISOString()
+    const [{ id }] = await t.kernel.db.query<{ id: number }>(
+      `insert into jobs (queue, payload, status, run_at, created_at, updated_at) values ('mail.send', $1::jsonb, 'pending', $2, $2, $2) returning id`,
+      [JSON.stringify({ sealed: 'v1.AAAAAAAAAAAAAAAA.AAAA.AAAAAAAAAAAAAAAAAAAAAA' }), now],
+    )
+    await t.kernel.jobs.runDueJobs()
+    const [row] = await t.kernel.db.query<{ status: string; last_error: string }>('select status, last_error from jobs where id = $1', [id])
+    expect(row.status).toBe('failed')
+    expect(row.last_error).toContain('SERVICE_SECRET_KEY')
+  })
+
   test('a message queued in clear by an earlier version is still sent', async () => {
     sink.clear()
     const now = t.clock.now().toISOString()
