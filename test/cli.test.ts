@@ -138,7 +138,7 @@ describe('content-service CLI', () => {
     }
   }, 300_000) // nine child processes, each opening (and the first migrating) the database
 
-  test('serve says on its start line where it listens and whether sign-up is open', async () => {
+  test('serve says on its start line where it listens, whether sign-up is open and whether mail links can be built', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cs-cli-serve-'))
     // On Postgres a fresh database of its own (never the server's shared one), else PGlite in a temp DATA_DIR.
     const tdb = process.env.TEST_DATABASE_URL ? await freshDatabase() : null
@@ -160,6 +160,8 @@ describe('content-service CLI', () => {
       expect(line).toContain('content-service listening on http://localhost:')
       expect(line).toMatch(/bound to 0\.0\.0\.0:\d+, every network interface/)
       expect(line).toContain('registration: closed')
+      // No PUBLIC_URL: mails that need a link are not sent, and the line says so.
+      expect(line).toContain('mail links: off (PUBLIC_URL unset:')
     } finally {
       proc.kill('SIGTERM')
       await proc.exited

@@ -553,7 +553,7 @@ describe('actions', () => {
     const subs = await t.request('GET', `/v1/spaces/${space}/subscribers?q=lea@`, { token: viewer })
     expect(subs.body.data[0]).toMatchObject({ email: 'lea@example.com', name: 'Lea Lead', status: 'pending', source: 'form', lang: 'de' })
     const confirm = /\/v1\/cdn\/[^\s]+\/subscribe\/confirm\/[A-Za-z0-9_-]{43}/.exec(mail.parsed.text!)![0]
-    expect((await t.request('GET', confirm)).body.data.status).toBe('confirmed')
+    expect((await t.request('POST', confirm)).body.data.status).toBe('confirmed')
   })
 })
 

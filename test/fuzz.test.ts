@@ -326,7 +326,8 @@ async function probe(p: Probe): Promise<number | undefined> {
 beforeAll(async () => {
   const logger = createLogger('warn', (line, level) => void logged.push({ level, line }))
   fakeAi = startFakeAi()
-  t = await testApp({ outboundAllowPrivate: true }, { AI_BASE_URL: fakeAi.url, AI_MODEL: 'fuzz-model', AI_VISION_MODEL: 'fuzz-vision' }, { logger })
+  // PUBLIC_URL set: routes that mail links (subscribe, invitations) reach their services instead of answering 403.
+  t = await testApp({ outboundAllowPrivate: true, publicUrl: 'https://cms.example.com' }, { AI_BASE_URL: fakeAi.url, AI_MODEL: 'fuzz-model', AI_VISION_MODEL: 'fuzz-vision' }, { logger })
   world = await buildWorld()
   doc = (await t.request('GET', '/v1/openapi.json')).body
   // Run from source, the admin app is bundled on its first request (once per process; the executable embeds it):

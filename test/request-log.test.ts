@@ -118,6 +118,8 @@ describe('the client address in request lines (LOG_CLIENT_IP, private routes)', 
       ['POST', `/v1/cdn/${space}/subscribe`, { email: 'ada@example.com' }],
       ['GET', `/v1/cdn/${space}/subscribe/confirm/not-a-real-token`, undefined],
       ['GET', `/v1/cdn/${space}/unsubscribe/not-a-real-token`, undefined],
+      ['POST', `/v1/cdn/${space}/subscribe/confirm/${'A'.repeat(43)}`, undefined],
+      ['POST', `/v1/cdn/${space}/unsubscribe/${'A'.repeat(43)}`, undefined],
       ['POST', '/v1/auth/register', { email: 'private-log@example.com', password: 'correct horse battery staple', name: 'P' }],
     ]
     const hashes = new Set<unknown>()

@@ -19,7 +19,7 @@ beforeAll(async () => {
   admin = owner.token
   space = (await t.createSpace(admin, { name: 'Acme News' })).slug
   viewer = await member(owner.tenant.id, 'viewer')
-})
+}, 180_000)
 
 afterAll(async () => {
   await t?.close()
@@ -57,14 +57,14 @@ describe('double opt-in', () => {
     const list = await t.request('GET', `/v1/spaces/${space}/subscribers?q=ada`, { token: admin })
     expect(list.body.data[0]).toMatchObject({ email: 'ada@example.com', name: 'Ada', status: 'pending', source: 'subscribe' })
 
-    const c = await t.request('GET', confirm)
+    const c = await t.request('POST', confirm)
     expect(c.status).toBe(200)
     expect(c.body).toEqual({ data: { ok: true, status: 'confirmed' } })
-    expect((await t.request('GET', confirm)).status).toBe(404) // single use
+    expect((await t.request('POST', confirm)).status).toBe(404) // single use
 
-    const u1 = await t.request('GET', unsubscribe)
+    const u1 = await t.request('POST', unsubscribe)
     expect(u1.body).toEqual({ data: { ok: true, status: 'unsubscribed' } })
-    const u2 = await t.request('GET', unsubscribe)
+    const u2 = await t.request('POST', unsubscribe)
     expect(u2.status).toBe(200)
     const one = await t.request('GET', `/v1/spaces/${space}/subscribers/${list.body.data[0].id}`, { token: viewer })
     expect(one.body.data.status).toBe('unsubscribed')
@@ -74,7 +74,7 @@ describe('double opt-in', () => {
   test('the answer is the same for new, pending and confirmed addresses; a confirmed one gets no mail', async () => {
     await subscribe({ email: 'grace@example.com' })
     const { confirm } = await linksFor('grace@example.com')
-    await t.request('GET', confirm)
+    await t.request('POST', confirm)
     sink.clear()
     const again = await subscribe({ email: 'grace@example.com' })
     expect(again.status).toBe(202)
@@ -122,7 +122,7 @@ describe('double opt-in', () => {
     await subscribe({ email: 'late@example.com' })
     const { confirm } = await linksFor('late@example.com')
     t.clock.advance(7 * 86_400_000 + 1000)
-    expect((await t.request('GET', confirm)).status).toBe(404)
+    expect((await t.request('POST', confirm)).status).toBe(404)
   })
 
   test('honeypot: 202, nothing stored or sent; malformed e-mail: 422; unknown Space: 404', async () => {
@@ -137,16 +137,17 @@ describe('double opt-in', () => {
     expect((await t.request('GET', `/v1/cdn/${space}/subscribe/confirm/${'A'.repeat(43)}`)).status).toBe(404)
   })
 
-  test('with newsletter_redirect_url, confirm and unsubscribe answer 303', async () => {
+  test('with newsletter_redirect_url, the confirm and unsubscribe pages’ buttons answer 303', async () => {
     expect((await t.request('PUT', `/v1/spaces/${space}/newsletter`, { token: viewer, body: { newsletter_redirect_url: 'https://acme.test/thanks' } })).status).toBe(403)
     const put = await t.request('PUT', `/v1/spaces/${space}/newsletter`, { token: admin, body: { newsletter_redirect_url: 'https://acme.test/thanks' } })
     expect(put.body.data).toEqual({ newsletter_redirect_url: 'https://acme.test/thanks' })
     await subscribe({ email: 'redirect@example.com' })
     const { confirm, unsubscribe } = await linksFor('redirect@example.com')
-    const c = await t.request('GET', confirm)
+    const fromPage = { raw: 'via=page', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }
+    const c = await t.request('POST', confirm, fromPage)
     expect(c.status).toBe(303)
     expect(c.headers.get('location')).toBe('https://acme.test/thanks?status=confirmed')
-    const u = await t.request('GET', unsubscribe)
+    const u = await t.request('POST', unsubscribe, fromPage)
     expect(u.status).toBe(303)
     expect(u.headers.get('location')).toBe('https://acme.test/thanks?status=unsubscribed')
     await t.request('PUT', `/v1/spaces/${space}/newsletter`, { token: admin, body: { newsletter_redirect_url: null } })

@@ -77,15 +77,20 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   const everywhere = server.hostname === '0.0.0.0' || server.hostname === '::'
   // Where it listens, said plainly: a wildcard bind is reachable from every network the host is on.
   const bind = `${server.hostname}:${server.port}${everywhere ? ', every network interface' : ''}`
+  // Mail links are built from PUBLIC_URL only (a request's Host can be forged): without it, say what does not mail.
+  const mailLinks = kernel.mail.linkBase()
+    ? `mail links: ${kernel.mail.linkBase()}`
+    : 'mail links: off (PUBLIC_URL unset: newsletter sign-up, invitations, password resets and pitch demos are refused; event mails go without links)'
   // The start line is printed whatever LOG_LEVEL says: where the server listens is never optional.
   kernel.logger.notice(
-    `content-service listening on ${url} (bound to ${bind}) — database: ${mode}${workers ? '' : ' — job workers off'} — registration: ${registration}`,
+    `content-service listening on ${url} (bound to ${bind}) — database: ${mode}${workers ? '' : ' — job workers off'} — registration: ${registration} — ${mailLinks}`,
     {
     url,
     bind: `${server.hostname}:${server.port}`,
     database: kernel.db.driver,
     workers: !!workers,
     registration: config.registration,
+    mail_links: kernel.mail.linkBase() !== null,
     },
   )
   if (PARSER_HEADER_LIMIT <= MAX_URL_BYTES) {

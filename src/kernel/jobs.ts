@@ -120,6 +120,18 @@ export interface QueueDefinition<P = unknown> {
    * once per failed job; the handler, if still running, can no longer settle it.
    */
   onTimeout?(job: JobRecord<P>, error: string): Promise<void>
+  /**
+   * The stored form of this queue's payloads, for payloads that must never sit in a row in clear (a rendered mail
+   * with its capability links): `seal` runs on every `enqueue`/`enqueueMany` of the queue, whoever calls it, and
+   * `open` turns the stored value back before the handler (and `onTimeout`) see it. `open` throwing fails the job
+   * for good with its message. Payloads of cron schedules are stored as given. Default: stored as enqueued.
+   */
+  payloadCodec?: PayloadCodec<P>
+}
+
+export interface PayloadCodec<P = unknown> {
+  seal(payload: P): unknown
+  open(stored: unknown): P
 }
 
 export interface EnqueueOptions {
@@ -306,7 +318,7 @@ export class JobQueue {
     const now = iso(this.clock.now())
     const rows = list.map((j) => ({
       queue: j.queue,
-      payload: j.payload ?? {},
+      payload: this.sealPayload(j.queue, j.payload ?? {}),
       run_at: j.runAt ? iso(j.runAt) : now,
       dedupe_key: j.dedupeKey ?? null,
     }))
@@ -594,7 +606,12 @@ export class JobQueue {
     )
     for (const row of rows) {
       this.logger.warn('failed a job whose lease expired', { queue: row.queue, job: Number(row.id) })
-      await this.notifyTimeout(this.queues.get(row.queue)!, this.recordOf(row), String((row as { last_error?: string }).last_error ?? 'timed out'))
+      const q = this.queues.get(row.queue)
+      let job = this.recordOf(row)
+      try {
+        job = this.opened(q?.def, job)
+      } catch {} // onTimeout then sees the payload as stored
+      await this.notifyTimeout(q, job, String((row as { last_error?: string }).last_error ?? 'timed out'))
     }
     return rows.length
   }
@@ -632,6 +649,18 @@ export class JobQueue {
     await q.def.onTimeout(job, error).catch((e) => this.logger.error('onTimeout failed', { queue: q.name, job: job.id, error: String(e) }))
   }
 
+  /** The payload as the queue stores it (its `payloadCodec`'s seal), or as given. */
+  private sealPayload(queue: string, payload: unknown): unknown {
+    const codec = this.queues.get(queue)?.def.payloadCodec
+    return codec ? codec.seal(payload) : payload
+  }
+
+  /** The job with its payload opened by its queue's codec; throws what the codec's `open` throws. */
+  private opened(def: QueueDefinition<any> | undefined, job: JobRecord): JobRecord {
+    return def?.payloadCodec ? { ...job, payload: def.payloadCodec.open(job.payload) } : job
+  }
+
+  /** The job as its row stores it. */
   private recordOf(row: ClaimedRow): JobRecord {
     return {
       id: Number(row.id),
@@ -651,7 +680,21 @@ export class JobQueue {
   }
 
   private async execute(q: QueueState, row: ClaimedRow & { token: string }): Promise<void> {
-    const job = this.recordOf(row)
+    const stored = this.recordOf(row)
+    let job: JobRecord
+    try {
+      job = this.opened(q.def, stored)
+    } catch (err) {
+      // The stored payload does not open (e.g. sealed under another SERVICE_SECRET_KEY): no attempt can succeed.
+      const error = `the stored payload cannot be opened: ${err instanceof Error ? err.message : String(err)}`
+      this.logger.error('job payload cannot be opened', { queue: q.name, job: stored.id, error })
+      const ctx = { job: stored } as JobContext
+      this.claims.set(ctx, { q, job: stored, token: row.token, settled: false })
+      await this.settleMany(this.db.db, [{ ctx, result: { status: 'failed', error } }]).catch((e) =>
+        this.logger.error('could not settle job', { queue: q.name, job: stored.id, error: String(e) }),
+      )
+      return
+    }
     const controller = new AbortController()
     const claim: Claim = { q, job, token: row.token, settled: false }
     const ctx: JobContext = {

@@ -182,7 +182,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     pollIntervalMs: config.jobPollIntervalMs,
   })
   const mail = new Mailer(config, logger, clock, jobs)
-  registerMailQueue(jobs, mail, clock)
+  registerMailQueue(jobs, mail, clock, secrets)
   // Committed events wake the outbox relay (here, or on the worker instances through NOTIFY). Only the committing
   // instance does: the others learn of the outbox row from that NOTIFY or their own polling.
   bus.subscribe('*', (_e, { origin }) => {

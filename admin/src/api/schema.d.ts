@@ -515,11 +515,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The page of a cancel link (changes nothing)
+         * @description The cancel link of the registration mail. It cancels nothing by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address; a cancelled registration gets a page saying so. Unknown token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.
+         */
+        get: operations["getV1CdnBySpaceEventsBySlugCancelByToken"];
         put?: never;
         /**
          * Cancel a registration with the token of its mail
-         * @description Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail.
+         * @description What the cancel page’s button sends; the organiser’s own page may call it too (any body or none). Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail. Sent by the page’s form (`via=page`): the answer is a page instead of JSON. 20/min/IP.
          */
         post: operations["postV1CdnBySpaceEventsBySlugCancelByToken"];
         delete?: never;
@@ -782,7 +786,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe to the newsletter (double opt-in)
-         * @description Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link. `_hp` is a honeypot: non-empty → 202, nothing stored or sent. A malformed e-mail: 422. 20/min/IP.
+         * @description Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link (also in `List-Unsubscribe`, with RFC 8058 `List-Unsubscribe-Post`). The links are built from PUBLIC_URL only, never from the request’s Host: without PUBLIC_URL every well-formed request answers 403 `mail_links_unavailable` and nothing is stored. `_hp` is a honeypot: non-empty → 202, nothing stored or sent. A malformed e-mail: 422. 20/min/IP.
          */
         post: operations["postV1CdnBySpaceSubscribe"];
         delete?: never;
@@ -799,12 +803,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Confirm a subscription (link from the confirmation mail)
-         * @description The token works once, for 7 days; afterwards 404. JSON `{data: {ok, status: "confirmed"}}`, or 303 to the Space’s newsletter_redirect_url when set.
+         * The page of a confirmation link (changes nothing)
+         * @description The link of the confirmation mail. It confirms nothing by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address. An unknown, used or expired token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.
          */
         get: operations["getV1CdnBySpaceSubscribeConfirmByToken"];
         put?: never;
-        post?: never;
+        /**
+         * Confirm a subscription
+         * @description What the confirmation page’s button sends; sites with their own page may call it too. The token works once, for 7 days; afterwards 404. JSON `{data: {ok, status: "confirmed"}}`; sent by the page’s form (`via=page`): 303 to the Space’s newsletter_redirect_url with `?status=confirmed` when set, else a page. Any body or none. 60/min/IP.
+         */
+        post: operations["postV1CdnBySpaceSubscribeConfirmByToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -819,12 +827,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Unsubscribe (link in every newsletter mail)
-         * @description Idempotent: the link keeps answering `unsubscribed`. JSON `{data: {ok, status: "unsubscribed"}}`, or 303 to the Space’s newsletter_redirect_url when set.
+         * The page of an unsubscribe link (changes nothing)
+         * @description The link in every newsletter mail. It unsubscribes no one by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address; an address already unsubscribed gets a page saying so. An unknown token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.
          */
         get: operations["getV1CdnBySpaceUnsubscribeByToken"];
         put?: never;
-        post?: never;
+        /**
+         * Unsubscribe (the page’s button, and RFC 8058 one-click)
+         * @description Idempotent: the token keeps answering `unsubscribed`; an unknown one: 404. Mails carry `List-Unsubscribe-Post: List-Unsubscribe=One-Click`, so mail clients may POST here directly (body `List-Unsubscribe=One-Click`, form-encoded or multipart): JSON `{data: {ok, status: "unsubscribed"}}`, never a redirect. Sent by the unsubscribe page’s form (`via=page`): 303 to the Space’s newsletter_redirect_url with `?status=unsubscribed` when set, else a page. 60/min/IP.
+         */
+        post: operations["postV1CdnBySpaceUnsubscribeByToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2123,7 +2135,10 @@ export interface paths {
         /** The pending invitations of the Space, oldest first */
         get: operations["getV1SpacesBySpaceInvitations"];
         put?: never;
-        /** Invite an e-mail address to the Space with a role; the link is mailed (valid 7 days, once) */
+        /**
+         * Invite an e-mail address to the Space with a role; the link is mailed (valid 7 days, once)
+         * @description The mailed link is `{PUBLIC_URL}/invite/{token}`, built from PUBLIC_URL only (never the request’s Host): without PUBLIC_URL 403 `mail_links_unavailable` and nothing is stored.
+         */
         post: operations["postV1SpacesBySpaceInvitations"];
         delete?: never;
         options?: never;
@@ -2157,7 +2172,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mail a pending invitation again with a fresh link and a fresh 7 days; the old link stops working */
+        /**
+         * Mail a pending invitation again with a fresh link and a fresh 7 days; the old link stops working
+         * @description Without PUBLIC_URL 403 `mail_links_unavailable` and the invitation is left as it was.
+         */
         post: operations["postV1SpacesBySpaceInvitationsByIdResend"];
         delete?: never;
         options?: never;
@@ -5661,7 +5679,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceEventsBySlugCancelByToken: {
+    getV1CdnBySpaceEventsBySlugCancelByToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -5674,7 +5692,89 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description A page (HTML, no script) saying what the link does, with a button that POSTs to the same address */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceEventsBySlugCancelByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                slug: string;
+                space: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description RFC 8058 one-click (unsubscribe): answered with JSON
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                    /**
+                     * @description Sent by the link page’s form: the answer is a page (or a redirect), not JSON
+                     * @enum {string}
+                     */
+                    via?: "page";
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description RFC 8058 one-click (unsubscribe): answered with JSON
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            /** @description Cancelled */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5687,6 +5787,16 @@ export interface operations {
                             status: string;
                         };
                     };
+                    "text/html": string;
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
@@ -5700,6 +5810,33 @@ export interface operations {
             };
             /** @description `slug_taken` (Another event of the Space has this slug); `event_full` (The event has no spots left (and no waitlist)); `already_registered` (This e-mail address is already registered (or waitlisted) for the event) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/x-www-form-urlencoded or multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `registration_closed` (Registration is closed: switched off, past registration_closes_at, or the event has started) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6909,6 +7046,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
                 headers: {
@@ -6995,26 +7141,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Confirmed */
+            /** @description A page (HTML, no script) saying what the link does, with a button that POSTs to the same address */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            ok: boolean;
-                            status: string;
-                        };
-                    };
+                    "text/html": string;
                 };
-            };
-            /** @description Redirect to newsletter_redirect_url?status=confirmed */
-            303: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
@@ -7054,6 +7188,154 @@ export interface operations {
             };
         };
     };
+    postV1CdnBySpaceSubscribeConfirmByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description RFC 8058 one-click (unsubscribe): answered with JSON
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                    /**
+                     * @description Sent by the link page’s form: the answer is a page (or a redirect), not JSON
+                     * @enum {string}
+                     */
+                    via?: "page";
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description RFC 8058 one-click (unsubscribe): answered with JSON
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            /** @description Confirmed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            ok: boolean;
+                            status: string;
+                        };
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description From the page’s form: redirect to newsletter_redirect_url?status=confirmed */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/x-www-form-urlencoded or multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getV1CdnBySpaceUnsubscribeByToken: {
         parameters: {
             query?: never;
@@ -7066,26 +7348,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Unsubscribed */
+            /** @description A page (HTML, no script) saying what the link does, with a button that POSTs to the same address */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: {
-                            ok: boolean;
-                            status: string;
-                        };
-                    };
+                    "text/html": string;
                 };
-            };
-            /** @description Redirect to newsletter_redirect_url?status=unsubscribed */
-            303: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
@@ -7116,6 +7386,154 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    postV1CdnBySpaceUnsubscribeByToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /**
+                     * @description RFC 8058 one-click (unsubscribe): answered with JSON
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                    /**
+                     * @description Sent by the link page’s form: the answer is a page (or a redirect), not JSON
+                     * @enum {string}
+                     */
+                    via?: "page";
+                };
+                "multipart/form-data": {
+                    /**
+                     * @description RFC 8058 one-click (unsubscribe): answered with JSON
+                     * @enum {string}
+                     */
+                    "List-Unsubscribe"?: "One-Click";
+                };
+            };
+        };
+        responses: {
+            /** @description Unsubscribed */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            ok: boolean;
+                            status: string;
+                        };
+                    };
+                    "text/html": string;
+                };
+            };
+            /** @description From the page’s form: redirect to newsletter_redirect_url?status=unsubscribed */
+            303: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/x-www-form-urlencoded or multipart/form-data */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7621,7 +8039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -7704,7 +8122,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18682,7 +19100,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18802,7 +19220,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -18916,7 +19334,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19407,7 +19825,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19530,7 +19948,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has) */
+            /** @description `forbidden`: the role in this Space is too low for this action; `email_mismatch` (The invitation was sent to another e-mail address than the signed-in user has); `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -19744,7 +20162,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action */
+            /** @description `forbidden`: the role in this Space is too low for this action; `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -26149,7 +26567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action */
+            /** @description `forbidden`: the role in this Space is too low for this action; `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -26284,7 +26702,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: the role in this Space is too low for this action */
+            /** @description `forbidden`: the role in this Space is too low for this action; `mail_links_unavailable` (This action mails a link, and the service has no PUBLIC_URL to build it from (never from the request's Host, which a client can forge). Its operator sets PUBLIC_URL) */
             403: {
                 headers: {
                     [name: string]: unknown;

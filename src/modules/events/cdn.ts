@@ -2,11 +2,12 @@ import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
 import { CancelAnswer, HoneypotAnswer, IcsParams, PublicDetailQuery, PublicEventModel, PublicEventParams, PublicEventList, PublicListQuery, RegisterAccepted, RegisterBody, TokenParams } from './model'
-import { cancelByToken, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
+import { cancelByToken, cancelLinkState, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
 import type { FieldValidators } from './schema'
 import type { RegistrationWriter } from './writer'
 import type { PublishedEventCache } from './cache'
-import { notFound } from '../../kernel/errors'
+import { AppError, notFound } from '../../kernel/errors'
+import { LINK_PAGE_RESPONSE, LINK_POST_BODY, linkPageResponse, postedFromPage } from '../../kernel/link-page'
 import { Data, SpaceParams } from '../../kernel/schemas'
 
 /** `If-None-Match` against a strong ETag (weak comparison, as for GET). */
@@ -34,6 +35,15 @@ function cacheable(request: Request, value: unknown, headers: Record<string, str
 
 const CACHING =
   'Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.'
+
+/** Whether the client asked for HTML first of all (a browser navigating): it gets error pages instead of JSON. */
+const wantsHtml = (request: Request) => /^\s*text\/html\b/i.test(request.headers.get('accept') ?? '')
+
+/** An unknown cancel token: 404, as a page for a browser and in the error shape for everyone else. */
+function deadCancelLink(request: Request): Response {
+  if (!wantsHtml(request)) throw notFound('Registration')
+  return linkPageResponse({ status: 404, title: 'This link does not work', paragraphs: ['This cancel link is not known. Ask the organiser to cancel your registration.'] })
+}
 
 /** The public event routes (issue 30; spec 4.2 limits): anonymous, rate limited per IP. */
 export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache }) {
@@ -108,20 +118,54 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
         },
       },
     )
+    .get(
+      '/:slug/cancel/:token',
+      async ({ space, params, request }) => {
+        const state = await cancelLinkState(kernel, space, params.slug, params.token)
+        if (!state) return deadCancelLink(request)
+        if (state.cancelled) return linkPageResponse({ title: 'Registration cancelled', paragraphs: [`Your registration for ${state.title} is cancelled.`] })
+        return linkPageResponse({
+          title: 'Cancel your registration',
+          paragraphs: [`Press the button to cancel your registration for ${state.title}. Your spot goes to the next person in line.`],
+          button: 'Cancel my registration',
+        })
+      },
+      {
+        publicSpace: { notFound: 'Registration', headers: { 'cache-control': 'no-store' } },
+        params: TokenParams,
+        detail: {
+          summary: 'The page of a cancel link (changes nothing)',
+          description:
+            'The cancel link of the registration mail. It cancels nothing by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address; a cancelled registration gets a page saying so. Unknown token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.',
+          responses: { 200: LINK_PAGE_RESPONSE },
+        },
+      },
+    )
     .post(
       '/:slug/cancel/:token',
-      async ({ space, origin, params, set }) => {
+      async ({ space, params, request, set }) => {
         set.headers['cache-control'] = 'no-store'
-        await cancelByToken(kernel, space, params.slug, params.token, origin)
+        const fromPage = await postedFromPage(request)
+        try {
+          await cancelByToken(kernel, space, params.slug, params.token)
+        } catch (err) {
+          if (fromPage && err instanceof AppError && err.status === 404) return deadCancelLink(request)
+          throw err
+        }
+        if (fromPage) return linkPageResponse({ title: 'Registration cancelled', paragraphs: ['Your registration is cancelled.'] })
         return { data: { ok: true, status: 'cancelled' } }
       },
       {
         publicSpace: { notFound: 'Registration' },
         params: TokenParams,
-        response: { 200: CancelAnswer },
         detail: {
           summary: 'Cancel a registration with the token of its mail',
-          description: 'Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail.',
+          description:
+            'What the cancel page’s button sends; the organiser’s own page may call it too (any body or none). Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail. Sent by the page’s form (`via=page`): the answer is a page instead of JSON. 20/min/IP.',
+          requestBody: LINK_POST_BODY,
+          responses: {
+            200: { description: 'Cancelled', content: { 'application/json': { schema: CancelAnswer }, 'text/html': { schema: { type: 'string' } } } },
+          },
         },
       },
     )

@@ -34,6 +34,8 @@ export const eventsModule = defineModule({
     // Spec 4.2.
     { id: 'cdn.events.register', method: 'POST', path: '/v1/cdn/:space/events/:slug/register', limit: 20, windowSeconds: MIN },
     { id: 'cdn.events.cancel', method: 'POST', path: '/v1/cdn/:space/events/:slug/cancel/:token', limit: 20, windowSeconds: MIN },
+    // Not stated by the spec: the page of the mailed cancel link (its button POSTs above), as the ICS link.
+    { id: 'cdn.events.cancel.page', method: 'GET', path: '/v1/cdn/:space/events/:slug/cancel/:token', limit: 60, windowSeconds: MIN },
     { id: 'cdn.events.ics', method: 'GET', path: '/v1/cdn/:space/events/:slug/ics/:icsToken', limit: 60, windowSeconds: MIN },
     { id: 'cdn.events.detail', method: 'GET', path: '/v1/cdn/:space/events/:slug', limit: 600, windowSeconds: MIN },
     { id: 'cdn.events.list', method: 'GET', path: '/v1/cdn/:space/events', limit: 600, windowSeconds: MIN },

@@ -148,10 +148,18 @@ async function registrationByToken(kernel: Kernel, space: PublicSpace, slug: str
 }
 
 /** The cancel link: idempotent; unknown token → 404. */
-export async function cancelByToken(kernel: Kernel, space: PublicSpace, slug: string, token: string, base: string) {
+export async function cancelByToken(kernel: Kernel, space: PublicSpace, slug: string, token: string) {
   const r = await registrationByToken(kernel, space, slug, token, 'cancel')
   if (!r) throw notFound('Registration')
-  await cancelRegistration(kernel, r.registration.id, 'attendee', space, base)
+  await cancelRegistration(kernel, r.registration.id, 'attendee', space)
+}
+
+/** What the cancel link's page shows (read only): the event's title and the registration's status; null: unknown token. */
+export async function cancelLinkState(kernel: Kernel, space: PublicSpace, slug: string, token: string) {
+  const r = await registrationByToken(kernel, space, slug, token, 'cancel')
+  if (!r) return null
+  const title = pick(r.event.title as Record<string, string>, [r.registration.lang ?? '', space.defaultLang].filter(Boolean)).text ?? r.event.slug
+  return { title, cancelled: r.registration.status === 'cancelled' }
 }
 
 /** The registration's calendar file; unknown token → 404. */

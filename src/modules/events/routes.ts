@@ -1,6 +1,5 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import { publicOrigin } from '../../kernel/http'
 import type { Guards } from '../../kernel/plugin'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
 import { EventBody, EventListQuery, EventModel, EventParams, RegistrationListQuery, RegistrationModel, RegistrationParams } from './model'
@@ -22,7 +21,6 @@ const BODY_RULES =
 
 /** Events management (issue 30): viewer+ reads, editor+ writes. */
 export function eventRoutes(kernel: Kernel, guards: Guards) {
-  const base = (request: Request) => publicOrigin(kernel.config, request.url)
   return new Elysia({ prefix: '/spaces/:space/events', tags: ['Events'] })
     .use(guards)
     .get('', ({ access, query }) => listEvents(kernel, access, query), {
@@ -46,7 +44,7 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
       response: Data(EventModel),
       detail: { summary: 'One event' },
     })
-    .put('/:id', async ({ access, params, body, request }) => ({ data: await updateEvent(kernel, access, params.id, body, base(request)) }), {
+    .put('/:id', async ({ access, params, body }) => ({ data: await updateEvent(kernel, access, params.id, body) }), {
       params: EventParams,
       body: EventBody,
       spaceRole: 'editor',
@@ -96,7 +94,7 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
     )
     .post(
       '/:id/registrations/:registrationId/cancel',
-      async ({ access, params, request }) => ({ data: await cancelRegistrationAsEditor(kernel, access, params.id, params.registrationId, base(request)) }),
+      async ({ access, params }) => ({ data: await cancelRegistrationAsEditor(kernel, access, params.id, params.registrationId) }),
       {
         params: RegistrationParams,
         spaceRole: 'editor',

@@ -201,7 +201,7 @@ export async function getEvent(kernel: Kernel, access: SpaceAccess, id: string):
 }
 
 /** Replaces the event (PUT); SEQUENCE goes up. More capacity promotes waitlisted registrations (mails sent). */
-export async function updateEvent(kernel: Kernel, access: SpaceAccess, id: string, input: EventInput, base: string): Promise<EventView> {
+export async function updateEvent(kernel: Kernel, access: SpaceAccess, id: string, input: EventInput): Promise<EventView> {
   const current = await requireEvent(kernel, access, id)
   const values = await checkEvent(kernel, access.space.id, input)
   const row = await save(() =>
@@ -212,7 +212,7 @@ export async function updateEvent(kernel: Kernel, access: SpaceAccess, id: strin
         .where(eq(events.id, current.row.id))
         .returning()
       emit({ type: 'event.updated', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
-      await promoteWaitlisted(kernel, tx, emit, row, access.space, base)
+      await promoteWaitlisted(kernel, tx, emit, row, access.space)
       return row
     }),
   )
@@ -248,7 +248,7 @@ export async function listRegistrations(
 }
 
 /** An editor cancels a registration (idempotent); a confirmed spot goes to the first in line. */
-export async function cancelRegistrationAsEditor(kernel: Kernel, access: SpaceAccess, id: string, registrationId: string, base: string) {
+export async function cancelRegistrationAsEditor(kernel: Kernel, access: SpaceAccess, id: string, registrationId: string) {
   const { row: event } = await requireEvent(kernel, access, id)
   const [reg] = await kernel.db.db
     .select({ id: eventRegistrations.id })
@@ -256,7 +256,7 @@ export async function cancelRegistrationAsEditor(kernel: Kernel, access: SpaceAc
     .where(and(eq(eventRegistrations.uuid, registrationId.toLowerCase()), eq(eventRegistrations.eventId, event.id)))
     .limit(1)
   if (!reg) throw notFound('Registration')
-  const row = await cancelRegistration(kernel, reg.id, 'editor', { id: access.space.id, slug: access.space.slug, name: access.space.name }, base)
+  const row = await cancelRegistration(kernel, reg.id, 'editor', { id: access.space.id, slug: access.space.slug, name: access.space.name })
   return registrationView(row)
 }
 
@@ -345,6 +345,20 @@ export const icsUrl = (base: string, space: SpaceRefLite, event: EventRow, token
 const cancelUrl = (base: string, space: SpaceRefLite, event: EventRow, token: string) =>
   `${base}/v1/cdn/${space.slug}/events/${event.slug}/cancel/${token}`
 
+/**
+ * The links of a registration mail, built from PUBLIC_URL (`kernel.mail.linkBase()`), never from the request's
+ * Host; without PUBLIC_URL null: the mail goes without links (the registration's answer carried its calendar link).
+ */
+function mailLinks(kernel: Kernel, space: SpaceRefLite, event: EventRow, tokens: { ics: string; cancel: string }): MailLinks | null {
+  const base = kernel.mail.linkBase()
+  return base ? { ics: icsUrl(base, space, event, tokens.ics), cancel: cancelUrl(base, space, event, tokens.cancel) } : null
+}
+
+interface MailLinks {
+  ics: string
+  cancel: string
+}
+
 /** whenText's answers by language, time zone, start and end: building an Intl.DateTimeFormat is costly (profiled). */
 const whenTexts = new Map<string, string>()
 
@@ -374,7 +388,7 @@ function registrationMail(
   event: EventRow,
   space: SpaceRefLite,
   reg: RegistrationRow,
-  links: { ics: string; cancel: string },
+  links: MailLinks | null,
   when = whenText(event, reg.lang),
 ): MailMessage {
   const chain = reg.lang ? [reg.lang] : []
@@ -399,8 +413,9 @@ function registrationMail(
       `When: ${when}`,
       `Where: ${[loc.name, loc.address].filter(Boolean).join(', ')}${loc.url ? ` (${loc.url})` : ''}`,
       '',
-      `Add it to your calendar: ${links.ics}`,
-      `Cancel your registration (a POST request to this address, e.g. from the organiser's page): ${links.cancel}`,
+      ...(links
+        ? [`Add it to your calendar: ${links.ics}`, `To cancel your registration, open this link and press the button on its page: ${links.cancel}`]
+        : [`To cancel your registration, write to ${space.name}.`]),
       '',
       `— ${space.name}`,
     ].join('\n'),
@@ -411,7 +426,7 @@ function registrationMail(
  * Promotes waitlisted registrations, first in line first, while spots are free: the same conditional update as a
  * registration takes the spot. Each promoted person gets a mail with fresh links.
  */
-async function promoteWaitlisted(kernel: Kernel, tx: Tx, emit: Emit, event: EventRow, space: SpaceRefLite, base: string) {
+async function promoteWaitlisted(kernel: Kernel, tx: Tx, emit: Emit, event: EventRow, space: SpaceRefLite) {
   if (!event.waitlist) return
   for (;;) {
     const [next] = await tx
@@ -429,10 +444,7 @@ async function promoteWaitlisted(kernel: Kernel, tx: Tx, emit: Emit, event: Even
       .where(eq(eventRegistrations.id, next.id))
       .returning()
     const links = await issueTokens(kernel, tx, row.id)
-    await kernel.mail.enqueue(
-      registrationMail('promoted', event, space, row, { ics: icsUrl(base, space, event, links.ics), cancel: cancelUrl(base, space, event, links.cancel) }),
-      tx,
-    )
+    await kernel.mail.enqueue(registrationMail('promoted', event, space, row, mailLinks(kernel, space, event, links)), tx)
     emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: true } })
   }
 }
@@ -499,8 +511,9 @@ export async function registerInTx(kernel: Kernel, tx: Tx, emit: Emit, space: Sp
       })
       .returning()
     const links = await issueTokens(kernel, tx, row.id)
+    // The answer goes to the registrant, on the origin they called; the mail's links come from PUBLIC_URL only.
     const ics = icsUrl(base, space, event, links.ics)
-    await kernel.mail.enqueue(registrationMail(status, event, space, row, { ics, cancel: cancelUrl(base, space, event, links.cancel) }), tx)
+    await kernel.mail.enqueue(registrationMail(status, event, space, row, mailLinks(kernel, space, event, links)), tx)
     emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
     return { id: row.uuid, status, ics_url: ics }
   } catch (err) {
@@ -513,7 +526,7 @@ export async function registerInTx(kernel: Kernel, tx: Tx, emit: Emit, space: Sp
  * Cancels a registration (idempotent: an already cancelled one is answered as it is). A confirmed spot is given
  * back and goes to the first in line.
  */
-export async function cancelRegistration(kernel: Kernel, registrationId: number, by: 'attendee' | 'editor', space: SpaceRefLite, base: string) {
+export async function cancelRegistration(kernel: Kernel, registrationId: number, by: 'attendee' | 'editor', space: SpaceRefLite) {
   return transact(kernel, async (tx, emit) => {
     const [current] = await tx.select().from(eventRegistrations).where(eq(eventRegistrations.id, registrationId)).limit(1).for('update')
     if (!current) throw notFound('Registration')
@@ -532,7 +545,7 @@ export async function cancelRegistration(kernel: Kernel, registrationId: number,
         .returning()
     }
     emit({ type: 'event.registration_cancelled', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), by } })
-    if (current.status === 'confirmed') await promoteWaitlisted(kernel, tx, emit, event, space, base)
+    if (current.status === 'confirmed') await promoteWaitlisted(kernel, tx, emit, event, space)
     return row
   })
 }
@@ -541,6 +554,7 @@ export interface RegistrationJob {
   space: SpaceRefLite
   event: EventRow
   input: NewRegistration
+  /** The origin the registrant called: the base of the answer's `ics_url` (never of the mail's links). */
   base: string
 }
 
@@ -614,7 +628,8 @@ export async function registerGroupInTx(kernel: Kernel, tx: Tx, emit: Emit, jobs
     let when = whens.get(row.lang)
     if (when === undefined) whens.set(row.lang, (when = whenText(event, row.lang)))
     const status = row.status as 'confirmed' | 'waitlisted'
-    mails.push({ queue: MAIL_QUEUE, payload: { message: registrationMail(status, event, space, row, { ics: icsLink, cancel: cancelUrl(base, space, event, cancel.token) }, when) } })
+    const message = registrationMail(status, event, space, row, mailLinks(kernel, space, event, { ics: ics.token, cancel: cancel.token }), when)
+    mails.push({ queue: MAIL_QUEUE, payload: { message } })
     emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
     out[r.i] = { ok: true, value: { id: row.uuid, status, ics_url: icsLink } }
   }

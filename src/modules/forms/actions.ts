@@ -99,7 +99,13 @@ async function runAction(kernel: Kernel, ctx: JobContext<{ submissionId: number;
           break
         }
         const name = typeof data.name === 'string' ? data.name : null
-        await requestSubscription(kernel, space, { email: data[emailField.key] as string, name, lang: s.lang }, { base: ctx.job.payload.base, source: 'form' })
+        // The confirmation mail's links come from PUBLIC_URL only (never the submitter's Host): without it the
+        // lead is not subscribed, and the submission says why.
+        if (!kernel.mail.linkBase()) {
+          outcome = { kind: 'failed', error: 'the lead was not subscribed: the confirmation mail needs PUBLIC_URL on this service' }
+          break
+        }
+        await requestSubscription(kernel, space, { email: data[emailField.key] as string, name, lang: s.lang }, { source: 'form' })
         outcome = { kind: 'done' }
         break
       }

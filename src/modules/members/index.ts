@@ -1,3 +1,4 @@
+import { MailErrors } from '../../kernel/mail'
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { authModule } from '../auth'
@@ -20,7 +21,7 @@ export const membersModule = defineModule({
     return state
   },
   routes: ({ kernel, guards, routeTable, self }) => memberRoutes(kernel, guards, routeTable, self),
-  errors: [...Object.values(MemberErrors), ...Object.values(InvitationErrors)],
+  errors: [...Object.values(MemberErrors), ...Object.values(InvitationErrors), MailErrors.linksUnavailable],
   events: memberEvents,
   // The invitation token is in these paths: the request log writes the route pattern and no client address.
   privatePaths: ['/v1/invite/:token', '/v1/invite/:token/accept', '/v1/invite/:token/decline'],

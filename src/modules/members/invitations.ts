@@ -7,6 +7,7 @@ import type { Tx } from '../../kernel/db'
 import { isUniqueViolation, notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
+import { MailErrors } from '../../kernel/mail'
 import { userByEmail, usersByIds } from '../auth/service'
 import { lockSpace, spacesByIds } from '../spaces/service'
 import { InvitationErrors, type InvitationPreviewView, type InvitationView } from './model'
@@ -45,7 +46,7 @@ async function expireDue(kernel: Kernel, tx: Tx, spaceId: number) {
 }
 
 interface MailContext {
-  /** Base of the link: PUBLIC_URL, else the origin the request came to. */
+  /** Base of the link: PUBLIC_URL (never the request's origin: a forged Host would get the invitee's token). */
   base: string
   inviter: string
   space: { name: string; slug: string }
@@ -69,6 +70,13 @@ function invitationMail(to: string, token: string, role: Role, expiresAt: Date, 
   }
 }
 
+/** PUBLIC_URL, the base of the mailed link; without it no invitation can be mailed: 403 mail_links_unavailable. */
+function invitationLinkBase(kernel: Kernel): string {
+  const base = kernel.mail.linkBase()
+  if (!base) throw MailErrors.linksUnavailable('Invitations are mailed as a link, and this service has no PUBLIC_URL to build it from. Its operator sets PUBLIC_URL.')
+  return base
+}
+
 async function inviterName(kernel: Kernel, principal: Principal): Promise<{ id: number; name: string } | null> {
   if (principal.userId === null) return null
   const u = (await usersByIds(kernel.db.db, [principal.userId])).get(principal.userId)
@@ -80,8 +88,8 @@ export async function createInvitation(
   kernel: Kernel,
   access: SpaceAccess,
   input: { email: string; role: Role },
-  base: string,
 ): Promise<InvitationView> {
+  const base = invitationLinkBase(kernel)
   // The body schema checked the address already; the kernel's rule gives it the form every module stores.
   const email = normalizeEmail(input.email) ?? input.email.trim().toLowerCase()
   const inviter = await inviterName(kernel, access.principal)
@@ -169,7 +177,8 @@ export async function revokeInvitation(kernel: Kernel, access: SpaceAccess, id: 
 }
 
 /** Sends a pending invitation again with a fresh token and a fresh week; the old link stops working. */
-export async function resendInvitation(kernel: Kernel, access: SpaceAccess, id: number, base: string): Promise<InvitationView> {
+export async function resendInvitation(kernel: Kernel, access: SpaceAccess, id: number): Promise<InvitationView> {
+  const base = invitationLinkBase(kernel)
   const inviter = await inviterName(kernel, access.principal)
   return kernel.db.db.transaction(async (tx) => {
     const now = kernel.clock.now()

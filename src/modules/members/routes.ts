@@ -3,7 +3,6 @@ import type { Kernel } from '../../kernel/kernel'
 import type { RouteSummary } from '../../kernel/module'
 import type { Guards } from '../../kernel/plugin'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
-import { publicOrigin } from '../../kernel/http'
 import {
   AcceptedModel,
   CreateInvitationBody,
@@ -83,16 +82,20 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
     })
     .post(
       '/spaces/:space/invitations',
-      async ({ access, body, request, set }) => {
+      async ({ access, body, set }) => {
         set.status = 201
-        return { data: await createInvitation(kernel, access, body, publicOrigin(kernel.config, request.url)) }
+        return { data: await createInvitation(kernel, access, body) }
       },
       {
         params: SpaceParams,
         body: CreateInvitationBody,
         spaceRole: 'admin',
         response: { 201: Data(InvitationModel) },
-        detail: { summary: 'Invite an e-mail address to the Space with a role; the link is mailed (valid 7 days, once)' },
+        detail: {
+          summary: 'Invite an e-mail address to the Space with a role; the link is mailed (valid 7 days, once)',
+          description:
+            'The mailed link is `{PUBLIC_URL}/invite/{token}`, built from PUBLIC_URL only (never the request’s Host): without PUBLIC_URL 403 `mail_links_unavailable` and nothing is stored.',
+        },
       },
     )
     .get('/spaces/:space/invitations', async ({ access }) => ({ data: await listInvitations(kernel, access) }), {
@@ -116,14 +119,17 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
     )
     .post(
       '/spaces/:space/invitations/:id/resend',
-      async ({ access, params, request }) => ({
-        data: await resendInvitation(kernel, access, Number(params.id), publicOrigin(kernel.config, request.url)),
+      async ({ access, params }) => ({
+        data: await resendInvitation(kernel, access, Number(params.id)),
       }),
       {
         params: InvitationParams,
         spaceRole: 'admin',
         response: Data(InvitationModel),
-        detail: { summary: 'Mail a pending invitation again with a fresh link and a fresh 7 days; the old link stops working' },
+        detail: {
+          summary: 'Mail a pending invitation again with a fresh link and a fresh 7 days; the old link stops working',
+          description: 'Without PUBLIC_URL 403 `mail_links_unavailable` and the invitation is left as it was.',
+        },
       },
     )
     .get('/invite/:token', async ({ params }) => ({ data: await previewInvitation(kernel, params.token) }), {

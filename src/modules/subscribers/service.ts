@@ -10,7 +10,7 @@ import { notFound, validationFailed } from '../../kernel/errors'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
-import type { MailMessage } from '../../kernel/mail'
+import { MailErrors, type MailMessage, ONE_CLICK_UNSUBSCRIBE } from '../../kernel/mail'
 import type { SubscriberStatus, SubscriberView } from './model'
 
 type SubscriberRow = typeof subscribers.$inferSelect
@@ -51,16 +51,20 @@ export async function unsubscribeLink(kernel: Kernel, tx: DbOrTx, space: PublicS
 /**
  * The double opt-in request (public subscribe, and `lead` forms): a new or pending address gets (again) a
  * confirmation mail; a confirmed one is left alone; an unsubscribed one becomes pending and gets a confirmation.
- * The caller's answer never tells which (no enumeration). The mail is queued in the same transaction.
+ * The caller's answer never tells which (no enumeration). The mail is queued in the same transaction. Its links are
+ * built from PUBLIC_URL (`kernel.mail.linkBase()`); without it nothing is stored and the request is refused with
+ * 403 `mail_links_unavailable`, the same answer for every address.
  */
 export async function requestSubscription(
   kernel: Kernel,
   space: PublicSpaceRef,
   input: { email: string; name?: string | null; lang?: string | null },
-  opts: { base: string; source: 'subscribe' | 'form' },
+  opts: { source: 'subscribe' | 'form' },
 ): Promise<void> {
   const email = normalizeEmail(input.email)
   if (!email) throw validationFailed({ email: ['must be an e-mail address'] })
+  const base = kernel.mail.linkBase()
+  if (!base) throw MailErrors.linksUnavailable('Newsletter sign-up mails a confirmation link, and this service has no PUBLIC_URL to build it from. Its operator sets PUBLIC_URL.')
   const name = input.name?.trim().slice(0, 200) || null
   const lang = input.lang ? canonicalLocale(input.lang.trim()) : null
   const now = kernel.clock.now()
@@ -102,8 +106,8 @@ export async function requestSubscription(
       expiresAt: new Date(now.getTime() + CONFIRM_TTL_MS),
       createdAt: now,
     })
-    const confirmUrl = `${opts.base}/v1/cdn/${space.slug}/subscribe/confirm/${c.token}`
-    const unsubscribeUrl = await unsubscribeLink(kernel, tx, space, row.id, opts.base)
+    const confirmUrl = `${base}/v1/cdn/${space.slug}/subscribe/confirm/${c.token}`
+    const unsubscribeUrl = await unsubscribeLink(kernel, tx, space, row.id, base)
     await kernel.mail.enqueue(confirmationMail(space, email, row.name, confirmUrl, unsubscribeUrl), tx)
   })
 }
@@ -116,15 +120,46 @@ function confirmationMail(space: PublicSpaceRef, to: string, name: string | null
       `Hello${name ? ` ${name}` : ''},`,
       '',
       `someone (hopefully you) asked to receive the newsletter of ${space.name} at this address.`,
-      'To confirm, open this link (it works once, for 7 days):',
+      'To confirm, open this link and press the button on its page (it works once, for 7 days):',
       '',
       confirmUrl,
       '',
       'If this was not you, ignore this mail: nothing will be sent without your confirmation.',
       `Unsubscribe at any time: ${unsubscribeUrl}`,
     ].join('\n'),
-    headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>` },
+    // RFC 8058: mail clients may offer one-click unsubscription, a POST to the same URL.
+    headers: { 'List-Unsubscribe': `<${unsubscribeUrl}>`, ...ONE_CLICK_UNSUBSCRIBE },
   }
+}
+
+/** Whether a confirmation token would confirm now (unused, unexpired, of this Space): read only, for its page. */
+export async function confirmTokenLive(kernel: Kernel, spaceId: number, token: string): Promise<boolean> {
+  const [row] = await kernel.db.db
+    .select({ id: subscriberTokens.id })
+    .from(subscriberTokens)
+    .innerJoin(subscribers, eq(subscribers.id, subscriberTokens.subscriberId))
+    .where(
+      and(
+        eq(subscriberTokens.tokenHash, sha256Hex(token)),
+        eq(subscriberTokens.kind, 'confirm'),
+        isNull(subscriberTokens.usedAt),
+        gt(subscriberTokens.expiresAt, kernel.clock.now()),
+        eq(subscribers.spaceId, spaceId),
+      ),
+    )
+    .limit(1)
+  return row !== undefined
+}
+
+/** The subscription an unsubscribe token names (read only, for its page): its status, or null for an unknown token. */
+export async function unsubscribeTokenStatus(kernel: Kernel, spaceId: number, token: string): Promise<SubscriberStatus | null> {
+  const [row] = await kernel.db.db
+    .select({ status: subscribers.status })
+    .from(subscriberTokens)
+    .innerJoin(subscribers, eq(subscribers.id, subscriberTokens.subscriberId))
+    .where(and(eq(subscriberTokens.tokenHash, sha256Hex(token)), eq(subscriberTokens.kind, 'unsubscribe'), eq(subscribers.spaceId, spaceId)))
+    .limit(1)
+  return row?.status ?? null
 }
 
 /** Confirms the subscriber of a confirmation token (single use, 7 days); 404 otherwise. */
