@@ -227,7 +227,7 @@ export class OverlayReader {
       if (segment !== null) h['X-Service-Segment'] = segment
       return h
     }
-    const json = { 'Content-Type': 'application/json; charset=utf-8' }
+    const json = { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }
     return {
       view,
       body: new Blob([bytes]),
