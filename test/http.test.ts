@@ -34,7 +34,7 @@ function expectErrorShape(res: TestResponse, status: number, code: string) {
 
 beforeAll(async () => {
   t = await testApp()
-})
+}, 180_000)
 
 afterAll(async () => {
   await t?.close()
