@@ -24,11 +24,9 @@
   var TOKEN = /^p_[\w-]{12}\.[\w-]{43}$/
   // The Spaces this page shows (data-space): a preview of any other Space is never turned on here, so a link
   // with someone else's token cannot put foreign drafts into the page.
-  var pinned = (script.getAttribute('data-space') || '').split(/[\s,]+/).filter(function (x) {
-    return SLUG.test(x)
-  })
-  var pins = function (slug) {
-    return pinned.indexOf(slug) >= 0
+  var pinned = ' ' + (script.getAttribute('data-space') || '') + ' '
+  function pins(slug) {
+    return SLUG.test(slug || '') && pinned.indexOf(' ' + slug + ' ') >= 0
   }
   var session = null
   var adminUrl = ''
@@ -70,11 +68,8 @@
       try {
         history.replaceState(history.state, '', location.pathname + location.search + (rest ? '#' + rest : ''))
       } catch (e) {}
-      if (!pinned.length) {
-        w.console && console.warn('[content-service] service-admin.js: add data-space="<your Space>" to its script tag to allow preview on this page')
-        return null
-      }
-      if (TOKEN.test(s.token || '') && SLUG.test(s.space || '') && pins(s.space)) {
+      if (!pinned.trim()) console.warn('[content-service] service-admin.js: no data-space on its tag, so no preview')
+      if (TOKEN.test(s.token || '') && pins(s.space)) {
         try {
           sessionStorage.setItem(KEY, JSON.stringify(s))
         } catch (e) {}
@@ -88,7 +83,7 @@
       s = JSON.parse(sessionStorage.getItem(KEY) || 'null')
     } catch (e) {}
     // A preview kept for another page of the site (another Space) is not this page's.
-    return s && TOKEN.test(s.token) && SLUG.test(s.space) && pins(s.space) ? s : null
+    return s && TOKEN.test(s.token) && pins(s.space) ? s : null
   }
 
   function get(path) {
