@@ -125,7 +125,7 @@ beforeAll(async () => {
     body: { name: 'hero', schema: { headline: { type: 'text' } } },
   })
   expect(c.status).toBe(201)
-}, 60_000)
+}, 180_000)
 
 afterAll(async () => {
   source.stop(true)
