@@ -79,9 +79,11 @@ function sign(secret: string, timestamp: number | string, body: string) {
 }
 const now = () => Math.floor(t.clock.now().getTime() / 1000)
 
+/** Pushes get distinct timestamps inside the window (the test clock stands still): each is signed anew, as a sender does. */
+let pushSeq = 0
 async function push(key: string, body: unknown, opts: { secret?: string; timestamp?: number | string | null; signature?: string | null; s?: string; raw?: string } = {}) {
   const text = opts.raw ?? JSON.stringify(body)
-  const ts = opts.timestamp === undefined ? now() : opts.timestamp
+  const ts = opts.timestamp === undefined ? now() - (pushSeq++ % 250) : opts.timestamp
   const headers: Record<string, string> = { 'Content-Type': 'application/json' }
   if (ts !== null) headers['X-Service-Timestamp'] = String(ts)
   const signature = opts.signature !== undefined ? opts.signature : opts.secret ? sign(opts.secret, ts ?? '', text) : null
@@ -501,6 +503,22 @@ describe('signed pushes', () => {
     expect(ds).toMatchObject({ status: 'ok', revision: 2, entry_count: 1 })
   })
 
+  test('bad or missing signatures are 401 invalid_signature', async () => {
+    const body = [{ sku: 'x' }]
+    const missing = await push('prices', body)
+    expect(missing.status).toBe(401)
+    expect(missing.body.error).toBe('invalid_signature')
+    expect((await push('prices', body, { secret: 'another-secret-of-at-least-32-characters!!' })).body.error).toBe('invalid_signature')
+    expect((await push('prices', body, { signature: 'sha256=zz' })).body.error).toBe('invalid_signature')
+    // The signature covers the exact bytes: a signature of other bytes does not pass.
+    const ts = now()
+    const tampered = await push('prices', null, { raw: '[{"sku":"y"}]', timestamp: ts, signature: sign(secret, ts, '[{"sku":"x"}]') })
+    expect(tampered.body.error).toBe('invalid_signature')
+    // No timestamp: nothing was signed with it.
+    expect((await push('prices', body, { timestamp: null, signature: sign(secret, '', JSON.stringify(body)) })).body.error).toBe('invalid_signature')
+    expect((await t.request('GET', `${base()}/prices/entries`, { token: viewer })).body.data[0].sku).toBe('c')
+  })
+
   test('a signed push sent again inside the window is refused (409 push_replayed), on any instance; the data stays', async () => {
     const old = [{ sku: 'old', amount: 1 }]
     const ts = now()
@@ -537,27 +555,10 @@ describe('signed pushes', () => {
     // Past the window the timestamp refuses it by itself, and the remembered signature is forgotten.
     t.clock.advance(301_000)
     expect((await push('prices', old, { timestamp: ts, signature: oldSignature })).body.error).toBe('stale_timestamp')
-    await t.kernel.jobs.runDueJobs()
     const { maintainDatasources } = await import('../src/modules/datasources/service')
     await maintainDatasources(t.kernel)
     const kept = rowsOf<{ n: number }>(await t.kernel.db.db.execute(sql`select count(*)::int as n from datasource_push_signatures where expires_at < ${t.clock.now()}`))
     expect(Number(kept[0]!.n)).toBe(0)
-  })
-
-  test('bad or missing signatures are 401 invalid_signature', async () => {
-    const body = [{ sku: 'x' }]
-    const missing = await push('prices', body)
-    expect(missing.status).toBe(401)
-    expect(missing.body.error).toBe('invalid_signature')
-    expect((await push('prices', body, { secret: 'another-secret-of-at-least-32-characters!!' })).body.error).toBe('invalid_signature')
-    expect((await push('prices', body, { signature: 'sha256=zz' })).body.error).toBe('invalid_signature')
-    // The signature covers the exact bytes: a signature of other bytes does not pass.
-    const ts = now()
-    const tampered = await push('prices', null, { raw: '[{"sku":"y"}]', timestamp: ts, signature: sign(secret, ts, '[{"sku":"x"}]') })
-    expect(tampered.body.error).toBe('invalid_signature')
-    // No timestamp: nothing was signed with it.
-    expect((await push('prices', body, { timestamp: null, signature: sign(secret, '', JSON.stringify(body)) })).body.error).toBe('invalid_signature')
-    expect((await t.request('GET', `${base()}/prices/entries`, { token: viewer })).body.data[0].sku).toBe('c')
   })
 
   test('timestamps more than 300 s away are 401 stale_timestamp, past or future', async () => {
