@@ -462,6 +462,8 @@ describe('every route against hostile input', () => {
       ['nested iprp boxes', new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), ...Array.from({ length: 2000 }, () => box('iprp')))])],
       ['a 64-bit box size past the end', new Uint8Array([...ftyp, 0, 0, 0, 1, ...enc.encode('meta'), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])],
       ['a meta of 4 GB', new Uint8Array([...ftyp, 0xff, 0xff, 0xff, 0xff, ...enc.encode('meta')])],
+      // iloc v2 with zero-byte fields: 4 billion items of 65,535 extents that read no bytes.
+      ['iloc of endless empty extents', new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), box('iloc', new Uint8Array([2, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]), ...Array.from({ length: 2000 }, () => new Uint8Array([0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff]))))])],
       ['ipco of 20,000 ispe', new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), box('iprp', box('ipco', ...Array.from({ length: 20_000 }, () => ispe(1, 1)))))])],
     ]
     // Every cut of a valid file.

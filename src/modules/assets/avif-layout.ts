@@ -10,7 +10,8 @@
  *
  * Hand-written because it is small and must be strict: image-size reads the first `ispe` in `ipco` (the very bug this
  * replaces), and the ISO BMFF demuxers (mp4box) are streaming players of another scale. Every read is bounded: at most
- * MAX_TOP_BOXES top-level boxes are walked, `meta` is at most MAX_META_BYTES, a grid's data at most 64 bytes.
+ * MAX_TOP_BOXES top-level boxes are walked, `meta` is at most MAX_META_BYTES, a level at most MAX_CHILDREN boxes,
+ * `iloc` at most MAX_EXTENTS extents, a grid's data at most 64 bytes.
  */
 
 export type AvifLayout =
@@ -23,6 +24,7 @@ export type ByteReader = (offset: number, length: number) => Promise<Uint8Array>
 const MAX_TOP_BOXES = 64
 const MAX_META_BYTES = 4 * 1024 * 1024
 const MAX_CHILDREN = 100_000
+const MAX_EXTENTS = 10_000
 
 const fail = (reason: string): AvifLayout => ({ ok: false, reason })
 
@@ -164,12 +166,16 @@ function parseMeta(b: Uint8Array, box: Box): Meta {
         const baseSize = more >> 4
         const indexSize = version === 1 || version === 2 ? more & 15 : 0
         const count = version < 2 ? c.u16() : c.u32()
+        // Extents of zero-byte fields read nothing: bound them by count, not by the box's size.
+        let totalExtents = 0
         for (let i = 0; i < count; i++) {
           const id = version < 2 ? c.u16() : c.u32()
           const method = version === 1 || version === 2 ? c.u16() & 15 : 0
           c.u16() // data_reference_index
           const base = c.uint(baseSize)
           const extentCount = c.u16()
+          totalExtents += extentCount
+          if (totalExtents > MAX_EXTENTS) throw new RangeError('too many item extents')
           const extents: { offset: number; length: number }[] = []
           for (let j = 0; j < extentCount; j++) {
             if (indexSize) c.uint(indexSize)
