@@ -556,7 +556,7 @@ describe('signed pushes', () => {
     expect((await push('prices', old, { timestamp: ts, signature: oldSignature })).body.error).toBe('stale_timestamp')
     const { maintainDatasources } = await import('../src/modules/datasources/service')
     await maintainDatasources(t.kernel)
-    const kept = rowsOf<{ n: number }>(await t.kernel.db.db.execute(sql`select count(*)::int as n from datasource_push_signatures where expires_at < ${t.clock.now()}`))
+    const kept = rowsOf<{ n: number }>(await t.kernel.db.db.execute(sql`select count(*)::int as n from datasource_push_signatures where expires_at < ${t.clock.now().toISOString()}::timestamptz`))
     expect(Number(kept[0]!.n)).toBe(0)
   })
 
