@@ -54,7 +54,7 @@ describe.skipIf(!hasChromium)('the /docs page in Chromium', () => {
     const errors: string[] = []
     page.on('console', (m) => messages.push(`${m.type()}: ${m.text()}`))
     page.on('pageerror', (e) => errors.push(String(e)))
-    await page.goto(`http://127.0.0.1:${api.port}/docs`, { waitUntil: 'load' })
+    await page.goto(`http://127.0.0.1:${api.port}/docs`, { waitUntil: 'load', timeout: 120_000 })
     // Redoc fetched the description and drew the operations (the search box and an operation's heading).
     await page.getByRole('heading', { name: /Content Service/ }).first().waitFor({ timeout: 60_000 })
     await page.locator('input[placeholder="Search..."]').waitFor({ timeout: 30_000 })
@@ -63,16 +63,16 @@ describe.skipIf(!hasChromium)('the /docs page in Chromium', () => {
     expect(messages.filter((m) => /Content Security Policy|Refused to/i.test(m))).toEqual([])
     expect(errors).toEqual([])
     await page.close()
-  })
+  }, 180_000)
 
   test('another site cannot frame it', async () => {
     const page = await browser.newPage()
-    await page.goto(`http://127.0.0.1:${site.port}/`, { waitUntil: 'load' })
+    await page.goto(`http://127.0.0.1:${site.port}/`, { waitUntil: 'load', timeout: 60_000 })
     await page.waitForTimeout(1000)
     const frame = page.frames().find((f) => f !== page.mainFrame())
     // A blocked frame stays empty: no Redoc element, no title of the docs page.
     const framed = frame ? await frame.evaluate(() => document.querySelector('redoc') !== null).catch(() => false) : false
     expect(framed).toBe(false)
     await page.close()
-  })
+  }, 120_000)
 })
