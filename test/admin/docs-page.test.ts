@@ -56,14 +56,14 @@ describe.skipIf(!hasChromium)('the /docs page in Chromium', () => {
     page.on('pageerror', (e) => errors.push(String(e)))
     await page.goto(`http://127.0.0.1:${api.port}/docs`, { waitUntil: 'load', timeout: 120_000 })
     // Redoc fetched the description and drew the operations (the search box and an operation's heading).
-    await page.getByRole('heading', { name: /Content Service/ }).first().waitFor({ timeout: 60_000 })
+    await page.getByRole('heading', { name: /Content Service/ }).first().waitFor({ timeout: 150_000 })
     await page.locator('input[placeholder="Search..."]').waitFor({ timeout: 30_000 })
     await page.locator('input[placeholder="Search..."]').fill('openapi')
     await page.waitForTimeout(500)
     expect(messages.filter((m) => /Content Security Policy|Refused to/i.test(m))).toEqual([])
     expect(errors).toEqual([])
     await page.close()
-  }, 180_000)
+  }, 300_000)
 
   test('another site cannot frame it', async () => {
     const page = await browser.newPage()
