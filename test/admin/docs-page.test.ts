@@ -60,7 +60,10 @@ describe.skipIf(!hasChromium)('the /docs page in Chromium', () => {
     await page.locator('input[placeholder="Search..."]').waitFor({ timeout: 30_000 })
     await page.locator('input[placeholder="Search..."]').fill('openapi')
     await page.waitForTimeout(500)
-    expect(messages.filter((m) => /Content Security Policy|Refused to/i.test(m))).toEqual([])
+    // Nothing of the page's own is blocked. (Redoc's footer logo from its CDN is: the policy loads nothing from
+    // elsewhere, as meant.)
+    const violations = messages.filter((m) => /Content Security Policy|Refused to/i.test(m))
+    expect(violations.filter((m) => !/Loading the image 'https:\/\/cdn\.redoc\.ly\/[^']*' violates/.test(m))).toEqual([])
     expect(errors).toEqual([])
     await page.close()
   }, 300_000)
