@@ -1,5 +1,6 @@
 // The only module that reads process.env. Every variable here is in the README's configuration table.
 import { join } from 'node:path'
+import { isIP } from 'node:net'
 import { parseCron } from './kernel/jobs'
 
 export const RELEASE_CHANNELS = ['pre-alpha', 'alpha', 'beta', 'stable'] as const
@@ -213,6 +214,29 @@ function list(env: Env, name: string, fallback: string[]): string[] {
     .filter(Boolean)
 }
 
+/**
+ * TRUSTED_PROXIES: IP addresses or CIDR ranges. A wildcard (`*`, or a /0 range) is refused: every client could then
+ * write its own X-Forwarded-For and pick the address rate limits and logs see.
+ */
+function trustedProxies(env: Env, name: string): string[] {
+  const entries = list(env, name, [])
+  for (const entry of entries) {
+    const [addr, bits, extra] = entry.split('/')
+    const family = isIP(addr ?? '')
+    const max = family === 6 ? 128 : 32
+    if (entry === '*' || (family && bits !== undefined && /^0+$/.test(bits))) {
+      throw new ConfigError(
+        `${name}="${entry}" would believe an X-Forwarded-For header that any client can write (every address could be forged for rate limits and logs). ` +
+          `Set ${name} to the addresses or CIDR ranges of your reverse proxies or load balancers only, e.g. ${name}=127.0.0.1 or ${name}=10.0.0.0/8`,
+      )
+    }
+    if (!family || extra !== undefined || (bits !== undefined && !(/^\d{1,3}$/.test(bits) && Number(bits) <= max))) {
+      throw new ConfigError(`${name}: "${entry}" is not an IP address or CIDR range (e.g. 127.0.0.1, 10.0.0.0/8, fd00::/8)`)
+    }
+  }
+  return entries
+}
+
 function widths(env: Env, name: string, fallback: number[]): number[] {
   const raw = env[name]
   if (raw === undefined || raw.trim() === '') return fallback
@@ -358,7 +382,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: oneOf(env, 'LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const, 'info'),
     logClientIp: oneOf(env, 'LOG_CLIENT_IP', ['full', 'hash', 'off'] as const, 'full'),
     corsOrigins: list(env, 'CORS_ORIGINS', ['*']),
-    trustedProxies: list(env, 'TRUSTED_PROXIES', []),
+    trustedProxies: trustedProxies(env, 'TRUSTED_PROXIES'),
     rateLimitStore: oneOf(env, 'RATE_LIMIT_STORE', ['memory', 'postgres'] as const, 'memory'),
     releaseChannel: oneOf(env, 'SERVICE_RELEASE_CHANNEL', RELEASE_CHANNELS, 'stable'),
     beaconEnabled: bool(env, 'SERVICE_BEACON_ENABLED', true),

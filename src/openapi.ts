@@ -270,6 +270,20 @@ const DOCS_HTML = `<!doctype html>
 <title>Content Service API</title><style>body{margin:0}</style></head>
 <body><redoc spec-url="/v1/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body></html>`
 
+/**
+ * The docs page runs only its own Redoc bundle: no other script, no framing (clickjacking), no form posts, no `<base>`.
+ * Redoc injects its styles as `<style>` elements and runs its search in a Worker from a `blob:` URL.
+ */
+export const DOCS_HEADERS = {
+  'Content-Type': 'text/html; charset=utf-8',
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+    "connect-src 'self'; worker-src blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+}
+
 /** `/v1/openapi.json`, `/v1/openapi.yaml`, the same at the host root, and a docs page at `/docs` (Redoc, served locally). */
 export function openapiRoutes(getApp: () => AnyElysia, kernel: Kernel, modules: readonly Module[], owners: ReadonlyMap<string, Module> = new Map()) {
   let cached: { json: string; yaml: string } | null = null
@@ -290,7 +304,7 @@ export function openapiRoutes(getApp: () => AnyElysia, kernel: Kernel, modules: 
     .get('/v1/openapi.yaml', yaml, doc('This OpenAPI 3.1 description (YAML)', 'application/yaml'))
     .get('/openapi.json', json, doc('The same description at the host root (JSON)', 'application/json'))
     .get('/openapi.yaml', yaml, doc('The same description at the host root (YAML)', 'application/yaml'))
-    .get('/docs', () => new Response(DOCS_HTML, { headers: { 'Content-Type': 'text/html; charset=utf-8' } }), doc('API reference for people (Redoc, served from this binary)', 'text/html'))
+    .get('/docs', () => new Response(DOCS_HTML, { headers: DOCS_HEADERS }), doc('API reference for people (Redoc, served from this binary)', 'text/html'))
     .get(
       '/docs/redoc.standalone.js',
       () => new Response(Bun.file(redocBundle), { headers: { 'Content-Type': 'application/javascript; charset=utf-8', 'Cache-Control': 'public, max-age=86400' } }),

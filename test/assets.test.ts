@@ -5,7 +5,10 @@ import { assetChunks, assets } from '../db/schema'
 import { decodePng, psnr } from '../src/modules/assets/pixels'
 import { assetsModule } from '../src/modules/assets'
 import { deliveryBody } from '../src/modules/webhooks/delivery'
+import { createAvifCodec } from '../src/modules/assets/avif-codec'
+import { transform } from '../src/modules/assets/transform'
 import { type TestApp, testApp } from './helpers/app'
+import { av1Parts, box, craftAvif, ispe } from './helpers/avif'
 import { animatedGif, bombPng, jpegOf, photo, pngOf, webpOf, withExifOrientation } from './helpers/images'
 
 setDefaultTimeout(60_000)
@@ -628,5 +631,73 @@ describe('the variant cache', () => {
     const before = images.transformsRun
     expect((await get(96)).status).toBe(200)
     expect(images.transformsRun).toBe(before + 1)
+  })
+})
+
+describe('AVIF sizes and the decoder', () => {
+  test("the primary item's size counts, not the first ispe of the file: a decoy small ispe before a large primary is refused", async () => {
+    const parts = await av1Parts(64, 64)
+    // The primary item (64×64, its real size) comes after a 32×32 thumbnail's ispe: it is 64×64.
+    const honest = await upload(craftAvif(parts, { w: 64, h: 64 }, { w: 32, h: 32 }), 'thumb-first.avif')
+    expect(honest.status).toBe(201)
+    expect(honest.body.data).toMatchObject({ content_type: 'image/avif', width: 64, height: 64 })
+    const variant = await cdn(`${space}/assets/${honest.body.data.uuid}.png?w=32`)
+    expect(variant.status).toBe(200)
+    // A 9000×9000 primary (81 megapixels) behind a 64×64 decoy: over the cap.
+    const crafted = await upload(craftAvif(parts, { w: 9000, h: 9000 }, { w: 64, h: 64 }), 'decoy.avif')
+    expect(crafted.status).toBe(422)
+    expect(crafted.body.error).toBe('image_too_large')
+    // Any item over the cap (a decoy tile or thumbnail larger than the primary) counts too.
+    const hugeThumb = await upload(craftAvif(parts, { w: 64, h: 64 }, { w: 10_000, h: 10_000 }), 'huge-thumb.avif')
+    expect(hugeThumb.body.error).toBe('image_too_large')
+    // A container that names no primary size, or breaks its boxes, is not an image.
+    const ftyp = box('ftyp', new TextEncoder().encode('avif'), new Uint8Array(4), new TextEncoder().encode('avifmif1miaf'))
+    for (const bad of [
+      new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), box('iprp', box('ipco', ispe(64, 64))))]),
+      new Uint8Array([...ftyp, 0, 0, 0, 9, 0x6d, 0x65, 0x74, 0x61]),
+      new Uint8Array([...ftyp, 0xff, 0xff, 0xff, 0xf0, 0x6d, 0x65, 0x74, 0x61]),
+    ]) {
+      const r = await upload(bad, 'bad.avif')
+      expect([r.status, r.body.error]).toEqual([422, 'invalid_image'])
+    }
+  })
+
+  test('the transform checks the container again before decoding: a large primary is refused without a decode', async () => {
+    const parts = await av1Parts(64, 64)
+    const crafted = craftAvif(parts, { w: 9000, h: 9000 }, { w: 64, h: 64 })
+    const codec = createAvifCodec()
+    let decodes = 0
+    const counting = { encode: codec.encode, decode: (b: Uint8Array, max: number) => (decodes++, codec.decode(b, max)) }
+    const err = await transform(
+      { source: crafted, sourceType: 'image/avif', format: 'png', w: 32, h: null, fit: 'inside', q: 80, maxPixels: 50_000_000 },
+      async () => counting,
+    ).then(
+      () => null,
+      (e) => e,
+    )
+    expect(err?.code).toBe('image_too_large')
+    expect(decodes).toBe(0)
+  })
+
+  test("the decoder has a pixel limit and a memory cap of its own, and recovers after refusing", async () => {
+    const parts = await av1Parts(512, 512)
+    const file = craftAvif(parts, { w: 512, h: 512 })
+    // 512×512 decodes in 24 MiB; under a 100,000-pixel limit it is refused.
+    const codec = createAvifCodec(24 * 1024 * 1024)
+    expect((await codec.decode(file, 1_000_000)).width).toBe(512)
+    const limited = await codec.decode(file, 100_000).then(
+      () => null,
+      (e) => e,
+    )
+    expect(limited?.code).toBe('image_too_large')
+    // A memory cap smaller than the image needs: an error, not the process's memory; the next image decodes.
+    const tiny = createAvifCodec(17 * 1024 * 1024)
+    const big = await av1Parts(1024, 1024)
+    const capped = await tiny.decode(craftAvif(big, { w: 1024, h: 1024 }), 50_000_000).then(
+      () => null,
+      (e) => e,
+    )
+    expect(String(capped)).toContain('AVIF decoding failed')
+    expect((await tiny.decode(craftAvif(await av1Parts(64, 64), { w: 64, h: 64 }), 50_000_000)).width).toBe(64)
   })
 })

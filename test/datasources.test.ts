@@ -28,6 +28,7 @@ let uid = 0
 
 const hits: Record<string, number> = {}
 const seenHeaders: Record<string, Headers> = {}
+const seenQuery: Record<string, string> = {}
 let goodBody: unknown = { data: { items: [{ id: 'a', name: 'Alpha', price: 10 }, { id: 'b', name: 'Beta', price: 20 }] } }
 const HUGE = JSON.stringify(Array.from({ length: 60_000 }, (_, i) => `${i}`.padStart(100, 'x')))
 
@@ -40,6 +41,7 @@ const source: ReturnType<typeof Bun.serve> = Bun.serve({
     const path = new URL(req.url).pathname
     hits[path] = (hits[path] ?? 0) + 1
     seenHeaders[path] = req.headers
+    seenQuery[path] = new URL(req.url).search
     switch (path) {
       case '/good':
         return Response.json(goodBody)
@@ -77,9 +79,11 @@ function sign(secret: string, timestamp: number | string, body: string) {
 }
 const now = () => Math.floor(t.clock.now().getTime() / 1000)
 
+/** Pushes get distinct timestamps inside the window (the test clock stands still): each is signed anew, as a sender does. */
+let pushSeq = 0
 async function push(key: string, body: unknown, opts: { secret?: string; timestamp?: number | string | null; signature?: string | null; s?: string; raw?: string } = {}) {
   const text = opts.raw ?? JSON.stringify(body)
-  const ts = opts.timestamp === undefined ? now() : opts.timestamp
+  const ts = opts.timestamp === undefined ? now() - (pushSeq++ % 250) : opts.timestamp
   const headers: Record<string, string> = { 'Content-Type': 'application/json' }
   if (ts !== null) headers['X-Service-Timestamp'] = String(ts)
   const signature = opts.signature !== undefined ? opts.signature : opts.secret ? sign(opts.secret, ts ?? '', text) : null
@@ -123,7 +127,7 @@ beforeAll(async () => {
     body: { name: 'hero', schema: { headline: { type: 'text' } } },
   })
   expect(c.status).toBe(201)
-}, 60_000)
+}, 180_000)
 
 afterAll(async () => {
   source.stop(true)
@@ -272,10 +276,38 @@ describe('managing datasources', () => {
     expect((await push('pushed', { id: 'x' }, { secret: fresh })).status).toBe(200)
     expect((await t.request('POST', `${base()}/products/rotate-secret`, { token: editor })).status).toBe(422)
 
+    // A URL carrying an API key (user-info or query) is shown masked to every reader, sealed at rest, and sent as is.
+    const keyed = src('/good').replace('http://', 'http://apiuser:s3cret-pass@') + '?api_key=sk_live_in_query&format=json'
+    const withKey = await httpJson('keyed', { url: keyed })
+    expect(withKey.status).toBe(201)
+    const masked = src('/good').replace('http://', 'http://••••:••••@') + '?api_key=••••&format=••••'
+    expect(withKey.body.data.config.url).toBe(masked)
+    for (const token of [viewer, editor]) {
+      const got = await t.request('GET', `${base()}/keyed`, { token })
+      expect(got.body.data.config.url).toBe(masked)
+      expect(got.text).not.toContain('sk_live_in_query')
+      expect(got.text).not.toContain('s3cret-pass')
+      expect((await t.request('GET', base(), { token })).text).not.toContain('sk_live_in_query')
+    }
+    // Sent back masked (an editor saving the form unchanged), the stored values stay; a changed value replaces its own.
+    const same = await t.request('PATCH', `${base()}/keyed`, { token: editor, body: { config: { url: masked, json_path: '$.data.items' } } })
+    expect(same.status).toBe(200)
+    expect((await sync('keyed')).status).toBe(200)
+    expect(seenQuery['/good']).toBe('?api_key=sk_live_in_query&format=json')
+    expect(seenHeaders['/good'].get('authorization')).toBe(`Basic ${btoa('apiuser:s3cret-pass')}`)
+    const changed = await t.request('PATCH', `${base()}/keyed`, { token: editor, body: { config: { url: masked.replace('format=••••', 'format=xml') } } })
+    expect(changed.status).toBe(200)
+    expect(changed.body.data.config.url).toBe(masked)
+    expect((await sync('keyed')).status).toBe(200)
+    expect(seenQuery['/good']).toBe('?api_key=sk_live_in_query&format=xml')
+    const noSuch = await t.request('PATCH', `${base()}/keyed`, { token: editor, body: { config: { url: `${masked}&other=••••` } } })
+    expect(noSuch.status).toBe(422)
+    expect(Object.keys(noSuch.body.errors)).toContain('config.url')
+
     // At rest: sealed, never the plain values.
     const rows = rowsOf<Record<string, unknown>>(await t.kernel.db.db.execute(sql`select * from datasources`))
     const dump = JSON.stringify(rows)
-    for (const plain of [secret, fresh, own, API_KEY, 'acme']) expect(dump).not.toContain(plain)
+    for (const plain of [secret, fresh, own, API_KEY, 'acme', 'sk_live_in_query', 's3cret-pass']) expect(dump).not.toContain(plain)
   })
 })
 
@@ -463,6 +495,7 @@ describe('signed pushes', () => {
     expect(entries.body.data).toEqual([{ sku: 'c', amount: 3, qty: 1, tags: [], info: {}, live: true }])
     // Fields keep the order they were sent in.
     expect(Object.keys(entries.body.data[0])).toEqual(['sku', 'amount', 'qty', 'tags', 'info', 'live'])
+    // The same data again, signed anew (another timestamp): accepted, nothing changes.
     const same = await push('prices', { sku: 'c', amount: 3, qty: 1, tags: [], info: {}, live: true }, { secret })
     expect(same.body.data).toEqual({ entries: 1, revision: 2, changed: false })
     const ds = (await t.request('GET', `${base()}/prices`, { token: viewer })).body.data
@@ -483,6 +516,48 @@ describe('signed pushes', () => {
     // No timestamp: nothing was signed with it.
     expect((await push('prices', body, { timestamp: null, signature: sign(secret, '', JSON.stringify(body)) })).body.error).toBe('invalid_signature')
     expect((await t.request('GET', `${base()}/prices/entries`, { token: viewer })).body.data[0].sku).toBe('c')
+  })
+
+  test('a signed push sent again inside the window is refused (409 push_replayed), on any instance; the data stays', async () => {
+    const old = [{ sku: 'old', amount: 1 }]
+    const ts = now()
+    const oldSignature = sign(secret, ts, JSON.stringify(old))
+    expect((await push('prices', old, { timestamp: ts, signature: oldSignature })).status).toBe(200)
+    t.clock.advance(1000)
+    const current = [{ sku: 'new', amount: 2 }]
+    const fresh = await push('prices', current, { secret })
+    expect(fresh.status).toBe(200)
+    const revision = fresh.body.data.revision
+    // A captured copy of the old push, replayed 100 s later, would roll the data back: refused.
+    t.clock.advance(100_000)
+    const replay = await push('prices', old, { timestamp: ts, signature: oldSignature })
+    expect(replay.status).toBe(409)
+    expect(replay.body.error).toBe('push_replayed')
+    expect(replay.body.message).toContain('X-Service-Timestamp')
+    // Also through another instance on the same database.
+    const other = await t.instance()
+    try {
+      const res = await other.runtime.handle(
+        new Request(`http://localhost/v1/spaces/${space}/datasources/prices/webhook`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', 'X-Service-Timestamp': String(ts), 'X-Service-Signature': oldSignature, 'X-Forwarded-For': '10.1.2.3' },
+          body: JSON.stringify(old),
+        }),
+      )
+      expect(res.status).toBe(409)
+    } finally {
+      await other.runtime.close()
+    }
+    const entries = await t.request('GET', `${base()}/prices/entries`, { token: viewer })
+    expect(entries.body.data).toEqual(current)
+    expect((await t.request('GET', `${base()}/prices`, { token: viewer })).body.data.revision).toBe(revision)
+    // Past the window the timestamp refuses it by itself, and the remembered signature is forgotten.
+    t.clock.advance(301_000)
+    expect((await push('prices', old, { timestamp: ts, signature: oldSignature })).body.error).toBe('stale_timestamp')
+    const { maintainDatasources } = await import('../src/modules/datasources/service')
+    await maintainDatasources(t.kernel)
+    const kept = rowsOf<{ n: number }>(await t.kernel.db.db.execute(sql`select count(*)::int as n from datasource_push_signatures where expires_at < ${t.clock.now().toISOString()}::timestamptz`))
+    expect(Number(kept[0]!.n)).toBe(0)
   })
 
   test('timestamps more than 300 s away are 401 stale_timestamp, past or future', async () => {

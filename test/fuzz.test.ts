@@ -12,6 +12,7 @@ import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
 import { type FakeAi, startFakeAi } from './helpers/fake-ai'
 import { cpuTimer } from './helpers/cpu'
+import { av1Parts, box, craftAvif, ispe } from './helpers/avif'
 
 setDefaultTimeout(60_000)
 
@@ -446,6 +447,51 @@ describe('every route against hostile input', () => {
     const r = await t.request('PUT', at, { token: world.token, raw: deep, headers: { 'Content-Type': 'application/json' } })
     expect(r.status).toBe(400)
     expect(r.body.error).toBe('invalid_json')
+  })
+
+  test('hostile AVIF containers are refused (422/415) at once: decoys, huge sizes, broken, endless and nested boxes', async () => {
+    await ensureWorld()
+    const parts = await av1Parts(64, 64)
+    const enc = new TextEncoder()
+    const ftyp = box('ftyp', enc.encode('avif'), new Uint8Array(4), enc.encode('avifmif1miaf'))
+    const good = craftAvif(parts, { w: 64, h: 64 })
+    const files: [string, Uint8Array][] = [
+      ['decoy first, large primary', craftAvif(parts, { w: 65_535, h: 65_535 }, { w: 64, h: 64 })],
+      ['4 billion wide', craftAvif(parts, { w: 0xffffffff, h: 0xffffffff })],
+      ['zero size', craftAvif(parts, { w: 0, h: 0 })],
+      ['a thousand empty top-level boxes', new Uint8Array([...ftyp, ...Array.from({ length: 1000 }, () => [...box('free')]).flat()])],
+      ['nested iprp boxes', new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), ...Array.from({ length: 2000 }, () => box('iprp')))])],
+      ['a 64-bit box size past the end', new Uint8Array([...ftyp, 0, 0, 0, 1, ...enc.encode('meta'), 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])],
+      ['a meta of 4 GB', new Uint8Array([...ftyp, 0xff, 0xff, 0xff, 0xff, ...enc.encode('meta')])],
+      // iloc v2 with zero-byte fields: 4 billion items of 65,535 extents that read no bytes.
+      ['iloc of endless empty extents', new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), box('iloc', new Uint8Array([2, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]), ...Array.from({ length: 2000 }, () => new Uint8Array([0, 0, 0, 1, 0, 0, 0, 0, 0xff, 0xff]))))])],
+      ['ipco of 20,000 ispe', new Uint8Array([...ftyp, ...box('meta', new Uint8Array(4), box('iprp', box('ipco', ...Array.from({ length: 20_000 }, () => ispe(1, 1)))))])],
+    ]
+    // Every cut of a valid file.
+    for (let cut = 8; cut < good.length; cut += 7) files.push([`cut at ${cut}`, good.subarray(0, cut)])
+    // Every single byte of the container flipped in turn (the AV1 data is the decoder's, tested elsewhere).
+    const container = good.length - parts.data.length
+    for (let i = 0; i < container; i += 3) {
+      const b = good.slice()
+      b[i] ^= 0xff
+      files.push([`byte ${i} flipped`, b])
+    }
+    for (const [what, bytes] of files) {
+      const head = enc.encode('--FUZZAVIF\r\nContent-Disposition: form-data; name="file"; filename="x.avif"\r\nContent-Type: application/octet-stream\r\n\r\n')
+      const tail = enc.encode('\r\n--FUZZAVIF--\r\n')
+      const raw = new Uint8Array([...head, ...bytes, ...tail])
+      const status = await probe({
+        method: 'POST',
+        path: `/v1/spaces/${world.space}/assets`,
+        raw,
+        contentType: 'multipart/form-data; boundary=FUZZAVIF',
+        token: world.token,
+        what: `avif ${what}`,
+      })
+      if (status !== undefined && status !== 201 && status !== 415 && status !== 422) failures.push(`avif ${what}: ${status}`)
+      if (status === 201 && what.startsWith('decoy')) failures.push(`avif ${what}: accepted`)
+    }
+    expect(failures).toEqual([])
   })
 
   test('a deep body does not stall other requests', async () => {

@@ -34,7 +34,7 @@ function expectErrorShape(res: TestResponse, status: number, code: string) {
 
 beforeAll(async () => {
   t = await testApp()
-})
+}, 180_000)
 
 afterAll(async () => {
   await t?.close()
@@ -448,5 +448,52 @@ describe('GC pacer', () => {
   test('the collector it calls (bun:jsc edenGC) exists in this Bun', async () => {
     const { edenGC } = await import('bun:jsc')
     expect(typeof edenGC()).toBe('number')
+  })
+})
+
+describe('X-Content-Type-Options: nosniff', () => {
+  test('on JSON answers of every kind: the Elysia path, errors, the fast path (Story read, search, DOM overlay)', async () => {
+    const u = await t.register()
+    const space = (await t.createSpace(u.token)).slug
+    await t.request('POST', `/v1/spaces/${space}/components`, { token: u.token, body: { name: 'hero', schema: { headline: { type: 'text' } } } })
+    const story = await t.request('POST', `/v1/spaces/${space}/stories`, {
+      token: u.token,
+      body: { name: 'Home', slug: 'home', content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'Hi' }] } },
+    })
+    await t.request('POST', `/v1/spaces/${space}/stories/${story.body.data.uuid}/publish`, { token: u.token })
+    const answers = [
+      await t.request('GET', '/v1/version'),
+      await t.request('GET', `/v1/spaces/${space}`, { token: u.token }),
+      await t.request('GET', '/v1/no-such-route'),
+      await t.request('GET', `/v1/spaces/${space}`),
+      await t.request('POST', '/v1/auth/login', { raw: '{', headers: { 'Content-Type': 'application/json' } }),
+      await t.request('GET', `/v1/cdn/${space}/stories/home`),
+      await t.request('GET', `/v1/cdn/${space}/stories/home`), // from memory, on the fast path
+      await t.request('GET', `/v1/cdn/${space}/stories/home?lang=en`),
+      await t.request('GET', `/v1/cdn/${space}/search?q=home`),
+      await t.request('GET', `/v1/cdn/${space}/dom-overlay?path=/`),
+      await t.request('GET', `/v1/cdn/${space}/dom-overlay?path=/`),
+      await t.request('GET', '/openapi.json'),
+    ]
+    for (const res of answers) expect([res.status, res.headers.get('x-content-type-options')]).toEqual([res.status, 'nosniff'])
+  })
+})
+
+describe('TRUSTED_PROXIES', () => {
+  test('a wildcard is refused at start, naming what to set instead', () => {
+    for (const value of ['*', '127.0.0.1,*', '0.0.0.0/0', '::/0']) {
+      let error: unknown = null
+      try {
+        loadConfig({ TRUSTED_PROXIES: value })
+      } catch (err) {
+        error = err
+      }
+      expect(error).toBeInstanceOf(ConfigError)
+      expect(String((error as Error).message)).toContain('X-Forwarded-For')
+      expect(String((error as Error).message)).toContain('TRUSTED_PROXIES=127.0.0.1')
+    }
+    expect(() => loadConfig({ TRUSTED_PROXIES: 'proxy.example' })).toThrow(ConfigError)
+    expect(() => loadConfig({ TRUSTED_PROXIES: '10.0.0.0/33' })).toThrow(ConfigError)
+    expect(loadConfig({ TRUSTED_PROXIES: '127.0.0.1, 10.0.0.0/8, fd00::/8' }).trustedProxies).toEqual(['127.0.0.1', '10.0.0.0/8', 'fd00::/8'])
   })
 })

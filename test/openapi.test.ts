@@ -124,6 +124,18 @@ describe('the OpenAPI description', () => {
     expect(script.status).toBe(200)
     expect(script.text.length).toBeGreaterThan(100_000)
   })
+
+  test('the /docs page runs only its own script and cannot be framed', async () => {
+    const page = await t.request('GET', '/docs')
+    const csp = page.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain("default-src 'none'")
+    expect(csp).toContain("script-src 'self'")
+    expect(csp).toContain("frame-ancestors 'none'")
+    expect(csp).toContain("base-uri 'none'")
+    expect(csp).not.toContain('unsafe-eval')
+    expect(page.headers.get('x-frame-options')).toBe('DENY')
+    expect(page.headers.get('x-content-type-options')).toBe('nosniff')
+  })
 })
 
 const DOC_ID = 'https://content-service.invalid/openapi.json'

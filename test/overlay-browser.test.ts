@@ -228,7 +228,7 @@ describe.skipIf(!hasChromium)('DOM overlay applied by embed.js in Chromium', () 
     // Behind the sanitizer's back (a database edited by hand, a bug): the raw markup and an on* attribute rule.
     const raw = await rule({ path_pattern: '/evil/**', selector: '.raw', action: 'replace_html', content: { en: 'placeholder' } })
     const attr = await rule({ path_pattern: '/evil/**', selector: '.button', action: 'set_attribute', attribute: 'title', content: { en: 'x' } })
-    const link = await rule({ path_pattern: '/evil/**', selector: '.link', action: 'set_attribute', attribute: 'href', content: { en: 'https://ok.example' } })
+    const link = await rule({ path_pattern: '/evil/**', selector: 'a.link', action: 'set_attribute', attribute: 'href', content: { en: 'https://ok.example' } })
     await t.kernel.db.query(`update dom_overlays set content = $1 where uuid = $2`, [JSON.stringify({ en: hostile }), raw.id])
     await t.kernel.db.query(`update dom_overlays set attribute = 'onclick', content = $1 where uuid = $2`, [JSON.stringify({ en: 'window.__pwned = 7' }), attr.id])
     await t.kernel.db.query(`update dom_overlays set content = $1 where uuid = $2`, [JSON.stringify({ en: ' javascript:window.__pwned = 8' }), link.id])

@@ -7,6 +7,7 @@
  * the rules in Chromium is test/overlay-browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { overlayModule } from '../src/modules/overlay'
 import { type TestApp, testApp } from './helpers/app'
 import { type Receiver, startReceiver } from './helpers/receiver'
 
@@ -125,7 +126,7 @@ describe('dom overlays: management', () => {
       expect(r.body.error).toBe('validation_failed')
       expect(Object.keys(r.body.errors), JSON.stringify(body)).toContain(key)
     }
-    const ok = await create(rule({ action: 'set_attribute', attribute: 'href', content: { en: 'https://example.com/', de: '/de/' }, active: false }))
+    const ok = await create(rule({ action: 'set_attribute', selector: 'a.cta', attribute: 'href', content: { en: 'https://example.com/', de: '/de/' }, active: false }))
     expect(ok.status).toBe(201)
     expect(ok.body.data).toMatchObject({ attribute: 'href', content: { en: 'https://example.com/', de: '/de/' } })
     await t.request('DELETE', `${base()}/${ok.body.data.id}`, { token: owner })
@@ -321,5 +322,92 @@ describe('dom overlays: the public read', () => {
     expect(q.body.data.domOverlay.rules.map((r: any) => r.id)).toEqual([hideAds.id, blog.id, german.id, vip.id])
     const none = await t.request('POST', '/v1/graphql', { body: { query: `{ domOverlay(space: "nope", path: "/") { path } }` } })
     expect(none.body.data.domOverlay).toBeNull()
+  })
+})
+
+describe('dom overlays: what set_attribute and inserted HTML may do to a page', () => {
+  test('set_attribute takes only allow-listed attributes, and linking ones only on their elements', async () => {
+    const refused: [string, string][] = [
+      ['base', 'href'],
+      ['link[rel=stylesheet]', 'href'],
+      ['iframe', 'src'],
+      ['script', 'src'],
+      ['.cta', 'href'], // the selector must end at an <a> or <area>
+      ['a.cta, link', 'href'],
+      ['img', 'href'],
+      ['form', 'action'],
+      ['button', 'formaction'],
+      ['input', 'value'],
+      ['input', 'type'],
+      ['object', 'data'],
+      ['meta', 'content'],
+      ['svg use', 'xlink:href'],
+      ['h1', 'id'],
+      ['a', 'name'],
+      ['div', 'data-foo'],
+    ]
+    for (const [selector, attribute] of refused) {
+      const r = await create(rule({ action: 'set_attribute', selector, attribute, content: { en: 'https://attacker.example/x' } }))
+      expect([selector, attribute, r.status]).toEqual([selector, attribute, 422])
+      expect(Object.keys(r.body.errors)).toContain('attribute')
+    }
+    const taken: [string, string][] = [
+      ['main a.cta', 'href'],
+      ['a.cta, area', 'target'],
+      ['img.hero', 'src'],
+      ['picture > source', 'srcset'],
+      ['h1', 'title'],
+      ['.promo', 'class'],
+      ['nav', 'aria-label'],
+      ['input[type=search]', 'placeholder'],
+    ]
+    for (const [selector, attribute] of taken) {
+      const r = await create(rule({ action: 'set_attribute', selector, attribute, content: { en: 'https://example.com/x' }, active: false }))
+      expect([selector, attribute, r.status]).toEqual([selector, attribute, 201])
+      await t.request('DELETE', `${base()}/${r.body.data.id}`, { token: owner })
+    }
+  })
+
+  test('inserted HTML loses id and name (DOM clobbering), at save and for rules stored before', async () => {
+    const html = '<a id="config" name="config" href="/x">x</a><img id="location" name="cookie" src="/i.png"><p class="kept" id="p1">p</p>'
+    const saved = await createOk({ path_pattern: '/clobber/**', selector: '.box', action: 'replace_html', content: { en: html } })
+    expect(saved.content.en).not.toMatch(/\b(id|name)=/)
+    expect(saved.content.en).toContain('class="kept"')
+    // A rule stored under the older policy (the id and name kept in the row) is cleaned when the rules are loaded.
+    await t.kernel.db.query('update dom_overlays set content = $1 where uuid = $2', [JSON.stringify({ en: html }), saved.id])
+    t.state(overlayModule).reader.cache.clear()
+    t.state(overlayModule).reader.dropMemo()
+    const read1 = await read('path=/clobber/page')
+    expect(read1.status).toBe(200)
+    const served = read1.body.data.rules.find((r: any) => r.id === saved.id)
+    expect(served.content).not.toMatch(/\b(id|name)=/)
+    expect(served.content).toContain('class="kept"')
+    await t.request('DELETE', `${base()}/${saved.id}`, { token: owner })
+  })
+
+  test('a stored set_attribute the allow-list no longer takes is not served, and saving it again names why', async () => {
+    const ok = await createOk({ path_pattern: '/legacy/**', selector: 'a.cta', action: 'set_attribute', attribute: 'href', content: { en: 'https://example.com/' } })
+    const kept = await createOk({ path_pattern: '/legacy/**', selector: 'h1', action: 'set_attribute', attribute: 'title', content: { en: 'Hi' } })
+    // As rules saved before the allow-list: <base href> and <iframe src> pointed at foreign content.
+    await t.kernel.db.query(`update dom_overlays set selector = 'base', attribute = 'href', content = $1 where uuid = $2`, [JSON.stringify({ en: 'https://attacker.example/' }), ok.id])
+    const iframe = await createOk({ path_pattern: '/legacy/**', selector: 'h2', action: 'set_attribute', attribute: 'title', content: { en: 'x' } })
+    await t.kernel.db.query(`update dom_overlays set selector = 'iframe', attribute = 'src' where uuid = $1`, [iframe.id])
+    await t.kernel.db.query(`update dom_overlays set attribute = 'onclick' where uuid = $1`, [kept.id])
+    const fine = await createOk({ path_pattern: '/legacy/**', selector: 'h3', action: 'set_attribute', attribute: 'title', content: { en: 'kept' } })
+    t.state(overlayModule).reader.cache.clear()
+    t.state(overlayModule).reader.dropMemo()
+    const r = await read('path=/legacy/page')
+    expect(ids(r)).toContain(fine.id)
+    for (const skipped of [ok.id, kept.id, iframe.id]) expect(ids(r)).not.toContain(skipped)
+    // The management API still shows them; saving one unchanged answers 422 at `attribute`.
+    const got = await t.request('GET', `${base()}/${ok.id}`, { token: owner })
+    expect(got.body.data).toMatchObject({ selector: 'base', attribute: 'href' })
+    const again = await t.request('PUT', `${base()}/${ok.id}`, {
+      token: owner,
+      body: rule({ path_pattern: '/legacy/**', selector: 'base', action: 'set_attribute', attribute: 'href', content: { en: 'https://attacker.example/' } }),
+    })
+    expect(again.status).toBe(422)
+    expect(Object.keys(again.body.errors)).toEqual(['attribute'])
+    for (const id of [ok.id, kept.id, iframe.id, fine.id]) await t.request('DELETE', `${base()}/${id}`, { token: owner })
   })
 })

@@ -1,12 +1,12 @@
-import { index, integer, json, jsonb, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
+import { index, integer, json, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { spaces } from './tenancy'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 /**
- * A Space's datasource (spec 2, 4.13). `config` holds the non-secret settings (http_json: url, json_path, cron,
- * header names; webhook_push: allow_unsigned, schema); header values and the push secret are stored sealed
- * (AES-256-GCM), never plain. `revision` grows by one with every successful sync or push that changed the data;
+ * A Space's datasource (spec 2, 4.13). `config` holds the non-secret settings (http_json: the URL with its user-info
+ * and query values masked, json_path, cron, header names; webhook_push: allow_unsigned, schema); the whole URL, header
+ * values and the push secret are stored sealed (AES-256-GCM), never plain. `revision` grows by one with every successful sync or push that changed the data;
  * `data_hash` (SHA-256 of the entries' JSON) tells whether it did.
  */
 export const datasources = pgTable(
@@ -20,6 +20,8 @@ export const datasources = pgTable(
     label: text('label').notNull(),
     type: text('type', { enum: ['http_json', 'webhook_push'] }).notNull(),
     config: jsonb('config').notNull(),
+    /** http_json: the whole URL (an API key may be in its user-info or query), sealed. */
+    urlSealed: text('url_sealed'),
     /** http_json: the header map as sealed JSON. */
     headersSealed: text('headers_sealed'),
     /** webhook_push: the signing secret, sealed. */
@@ -48,3 +50,22 @@ export const datasourceEntrySets = pgTable('datasource_entry_sets', {
   /** `json`, not `jsonb`: entries keep their fields in the order they were sent or pulled. */
   entries: json('entries').notNull(),
 })
+
+/**
+ * Signatures of accepted signed pushes, kept for the timestamp window (300 s either way) and pruned after it: the same
+ * signed push sent again inside the window (a replay that would roll the data back) is refused. In the database, so
+ * the refusal holds across instances.
+ */
+export const datasourcePushSignatures = pgTable(
+  'datasource_push_signatures',
+  {
+    datasourceId: integer('datasource_id')
+      .notNull()
+      .references(() => datasources.id, { onDelete: 'cascade' }),
+    /** The signature's hex digest (an HMAC: it says nothing about the secret). */
+    signature: text('signature').notNull(),
+    /** When it may be forgotten: the push's timestamp plus the window. */
+    expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date' }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.datasourceId, t.signature] }), index('datasource_push_signatures_expires_idx').on(t.expiresAt)],
+)

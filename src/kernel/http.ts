@@ -60,28 +60,23 @@ const TRUST_MEMO_LIMIT = 4096
  */
 export class ClientIpResolver {
   private trusted = new BlockList()
-  private any = false
   private none: boolean
   /** Peer → trusted?, remembered: a server sees few distinct peers (its proxies), and the check is not free. */
   private memo = new Map<string, boolean>()
 
   constructor(trustedProxies: string[]) {
+    // Entries are checked by the configuration (src/config.ts): addresses or ranges, never a wildcard.
     for (const entry of trustedProxies) {
-      if (entry === '*') {
-        this.any = true
-        continue
-      }
       const [addr, bits] = entry.split('/')
       const family = isIP(addr) === 6 ? 'ipv6' : 'ipv4'
       if (!isIP(addr)) throw new Error(`TRUSTED_PROXIES: "${entry}" is not an IP address or CIDR range`)
       if (bits === undefined) this.trusted.addAddress(addr, family)
       else this.trusted.addSubnet(addr, Number(bits), family)
     }
-    this.none = !this.any && trustedProxies.length === 0
+    this.none = trustedProxies.length === 0
   }
 
   isTrusted(ip: string): boolean {
-    if (this.any) return true
     if (this.none) return false
     let t = this.memo.get(ip)
     if (t === undefined) {

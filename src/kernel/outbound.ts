@@ -21,13 +21,17 @@ export class OutboundError extends Error {
 }
 
 export interface OutboundPolicy {
-  /** Allow loopback, private, link-local and other internal addresses (SERVICE_OUTBOUND_ALLOW_PRIVATE). */
+  /**
+   * Allow loopback, private and other internal addresses (SERVICE_OUTBOUND_ALLOW_PRIVATE, operator-configured URLs).
+   * Cloud metadata addresses stay refused whatever this says.
+   */
   allowPrivate: boolean
 }
 
 // Every range a request from the service must not reach unless allowed: "this network", private, shared (CGNAT),
-// loopback, link-local, IETF/documentation/benchmark ranges, multicast, reserved and broadcast; IPv6 alike.
-// IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are checked against the IPv4 rules by BlockList itself.
+// loopback, link-local, IETF/documentation/benchmark ranges, multicast, reserved and broadcast; IPv6 alike, with every
+// IPv6 form that carries an IPv4 address a gateway may translate to (mapped, translated, compatible, NAT64, 6to4,
+// Teredo). IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) are checked against the IPv4 rules by BlockList itself.
 const INTERNAL = new BlockList()
 for (const [net, bits] of [
   ['0.0.0.0', 8],
@@ -52,11 +56,14 @@ for (const [net, bits] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
   ['::', 96], // IPv4-compatible (deprecated)
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT): a translator maps it to any IPv4 address, internal ones included
   ['64:ff9b::', 96], // NAT64: may translate to an internal IPv4 address
   ['64:ff9b:1::', 48],
   ['100::', 64], // discard
+  ['2001::', 23], // IETF protocol assignments, Teredo (2001::/32, an IPv4 address inside) included
   ['2001:db8::', 32], // documentation
   ['2002::', 16], // 6to4: embeds an IPv4 address
+  ['3fff::', 20], // documentation
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
@@ -65,11 +72,73 @@ for (const [net, bits] of [
   INTERNAL.addSubnet(net, bits, 'ipv6')
 }
 
+// Cloud metadata services: they hand out the machine's credentials to whoever asks from inside. Never reachable,
+// SERVICE_OUTBOUND_ALLOW_PRIVATE and operator-configured URLs (AI_BASE_URL, the captcha verifiers) included: all of
+// IPv4 link-local (169.254.169.254 of AWS, GCP, Azure, OpenStack and others; 169.254.170.2 of ECS), Alibaba's
+// 100.100.100.200, Azure's host endpoint 168.63.129.16, AWS's fd00:ec2::/32 and GCP's fd20:ce::254.
+const METADATA = new BlockList()
+METADATA.addSubnet('169.254.0.0', 16, 'ipv4')
+METADATA.addAddress('100.100.100.200', 'ipv4')
+METADATA.addAddress('168.63.129.16', 'ipv4')
+METADATA.addSubnet('fd00:ec2::', 32, 'ipv6')
+METADATA.addAddress('fd20:ce::254', 'ipv6')
+
+/** The 8 groups of an IPv6 address (a trailing dotted quad included), or null. */
+function ipv6Groups(address: string): number[] | null {
+  let text = address.toLowerCase()
+  const zone = text.indexOf('%')
+  if (zone !== -1) text = text.slice(0, zone)
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text)
+  if (quad) {
+    const b = quad.slice(1).map(Number)
+    text = `${text.slice(0, quad.index)}${((b[0]! << 8) | b[1]!).toString(16)}:${((b[2]! << 8) | b[3]!).toString(16)}`
+  }
+  const halves = text.split('::')
+  if (halves.length > 2) return null
+  const part = (s: string) => (s ? s.split(':').map((h) => parseInt(h, 16)) : [])
+  const head = part(halves[0]!)
+  const tail = halves.length === 2 ? part(halves[1]!) : []
+  const fill = 8 - head.length - tail.length
+  if (halves.length === 1 ? fill !== 0 : fill < 0) return null
+  const groups = [...head, ...new Array(halves.length === 2 ? fill : 0).fill(0), ...tail]
+  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null
+}
+
+const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
+
+/**
+ * The IPv4 addresses an IPv6 address carries, as a translator or tunnel would reach them: mapped (::ffff:a.b.c.d),
+ * translated (::ffff:0:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::/96, 64:ff9b:1::/48), 6to4 (2002:AABB:CCDD::)
+ * and Teredo (2001:0:…, the client address inverted in the last 32 bits).
+ */
+export function embeddedIPv4(address: string): string[] {
+  const g = ipv6Groups(address)
+  if (!g) return []
+  const out: string[] = []
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0)
+  if (zero(0, 5) && g[5] === 0xffff) out.push(v4(g[6]!, g[7]!))
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) out.push(v4(g[6]!, g[7]!))
+  if (zero(0, 6)) out.push(v4(g[6]!, g[7]!))
+  if (g[0] === 0x64 && g[1] === 0xff9b && (zero(2, 6) || g[2] === 1)) out.push(v4(g[6]!, g[7]!))
+  if (g[0] === 0x2002) out.push(v4(g[1]!, g[2]!))
+  if (g[0] === 0x2001 && g[1] === 0) out.push(v4(g[6]! ^ 0xffff, g[7]! ^ 0xffff))
+  return out
+}
+
+/** True for a cloud metadata address, in any IPv6 form that carries one: never called, whatever the policy. */
+export function isMetadataAddress(address: string): boolean {
+  const family = isIP(address)
+  if (family === 4) return METADATA.check(address, 'ipv4')
+  if (family !== 6) return true
+  if (METADATA.check(address, 'ipv6')) return true
+  return embeddedIPv4(address).some((a) => METADATA.check(a, 'ipv4'))
+}
+
 /** True for an address the service must not call unless private targets are allowed. */
 export function isInternalAddress(address: string): boolean {
   const family = isIP(address)
   if (family === 4) return INTERNAL.check(address, 'ipv4')
-  if (family === 6) return INTERNAL.check(address, 'ipv6')
+  if (family === 6) return INTERNAL.check(address, 'ipv6') || isMetadataAddress(address)
   return true // not an address at all: refuse
 }
 
@@ -119,6 +188,13 @@ export async function resolveTarget(raw: string | URL, policy: OutboundPolicy, s
       throw new OutboundError('dns_failed', `the host ${host} does not resolve (${(err as { code?: string }).code ?? 'error'})`)
     }
     if (!addresses.length) throw new OutboundError('dns_failed', `the host ${host} does not resolve`)
+  }
+  const metadata = addresses.find((a) => isMetadataAddress(a.address))
+  if (metadata) {
+    throw new OutboundError(
+      'blocked_address',
+      `the host ${host} resolves to ${metadata.address}, a cloud metadata address: it is never called (SERVICE_OUTBOUND_ALLOW_PRIVATE does not open it)`,
+    )
   }
   if (!policy.allowPrivate) {
     const internal = addresses.find((a) => isInternalAddress(a.address))

@@ -221,7 +221,7 @@ export class RequestFront {
    */
   refuse(request: Request, server: PeerSource | null | undefined, error: AppError): Response {
     const ri = this.begin(request, server, pathOf(request.url), false)
-    const headers = new Headers({ 'content-type': JSON_TYPE, 'cache-control': 'no-store', 'x-request-id': ri.id, connection: 'close' })
+    const headers = new Headers({ 'content-type': JSON_TYPE, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'x-request-id': ri.id, connection: 'close' })
     const origin = request.headers.get('origin')
     const cors = origin === null ? null : this.cors(ri.pathname, origin)
     if (cors !== null) for (const [k, v] of cors) headers.set(k, v)
@@ -268,6 +268,7 @@ function validationFields(err: ValidationError): Record<string, string[]> {
 
 function errorResponse(status: number, body: ErrorBody, headers: Record<string, string>) {
   headers['Content-Type'] = JSON_TYPE
+  headers['X-Content-Type-Options'] = 'nosniff'
   // An error is about this request: no shared cache may keep it (a cached 404 would outlive the publish that fixes it).
   if (!headers['Cache-Control'] && !headers['cache-control']) headers['Cache-Control'] = 'no-store'
   return new Response(JSON.stringify(body), { status, headers })
@@ -312,6 +313,8 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
   const begin = (request: Request, server: PeerSource | null, set: { headers: Record<string, unknown> }) => {
     const ri = front.begin(request, server)
     set.headers['x-request-id'] = ri.id
+    // Every answer: a browser never sniffs a JSON (or any) body into HTML or script.
+    set.headers['x-content-type-options'] = 'nosniff'
     const origin = request.headers.get('origin')
     const cors = origin === null ? null : front.cors(ri.pathname, origin)
     if (cors) for (const [k, v] of cors) set.headers[k] = v

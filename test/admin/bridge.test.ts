@@ -2,7 +2,8 @@
  * The in-page editing bridge (`/service-admin.js`, docs/in-page-editing.md) in Chromium: a site on another origin (a
  * second Bun.serve on another port) includes it. Without a preview token it does nothing and requests nothing; with
  * a valid one (from the URL fragment, then from the tab's sessionStorage) it outlines the Stories with Edit links to
- * the admin app and fills draft content as text; expired, foreign-Space and malformed tokens do nothing; hostile
+ * the admin app and fills draft content as text; expired, foreign-Space and malformed tokens, and tokens of a Space
+ * the page's script tag does not name (data-space), do nothing; hostile
  * content stays inert; a strict CSP on the site does not stop it.
  *
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
@@ -54,8 +55,8 @@ async function mint(s = space): Promise<string> {
   return (await call('POST', `/v1/spaces/${s}/preview-tokens`, {})).token
 }
 
-/** A page of the site (another origin) that includes the bridge; returns its URL. */
-function sitePage(name: string, headers?: Record<string, string>, scriptAttrs = '') {
+/** A page of the site (another origin) that includes the bridge, pinned to `pin` (data-space); returns its URL. */
+function sitePage(name: string, headers?: Record<string, string>, scriptAttrs = '', pin: string | null = space) {
   const body = `
     <main>
       <article data-story-uuid="${helloUuid}" data-story-path="/hello">
@@ -69,7 +70,7 @@ function sitePage(name: string, headers?: Record<string, string>, scriptAttrs = 
       <section data-story-uuid="${otherUuid}" data-story-path="/hello"><h3 data-story-field="content/blocks/0/headline">Kept</h3></section>
       <div id="bad" data-story-uuid="javascript:alert(1)">not a Story</div>
     </main>
-    <script src="${apiOrigin}/service-admin.js"${scriptAttrs}></script>`
+    <script src="${apiOrigin}/service-admin.js"${pin === null ? '' : ` data-space="${pin}"`}${scriptAttrs}></script>`
   pages.set(`/${name}`, {
     html: `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title></head><body>${body}</body></html>`,
     headers,
@@ -327,6 +328,34 @@ describe.skipIf(!hasChromium)('the in-page editing bridge in Chromium, on anothe
     expect(await editLinks(fake.page)).toEqual([])
     await p.page.close()
     await fake.page.close()
+  })
+
+  test('a valid token of a Space the page does not name in data-space is ignored, without a request', async () => {
+    // A link someone else made with a token of their own Space: the page shows `space`, so `other`'s drafts never
+    // get into it.
+    const foreign = await mint(other)
+    const p = await open(`${sitePage('pinned')}${fragment(foreign, other)}`)
+    await Bun.sleep(300)
+    expect(await bridge(p.page)).toMatchObject({ active: false, space: null })
+    expect(new URL(p.page.url()).hash).toBe('')
+    expect(fromSite().filter((l) => l.path !== '/service-admin.js')).toEqual([])
+    expect(await p.page.evaluate(() => (window as any).ServiceAdmin.draft('/hello'))).toBeNull()
+    expect(await p.page.evaluate(() => sessionStorage.getItem('content-service:preview'))).toBeNull()
+    expect(await editLinks(p.page)).toEqual([])
+    // A page whose tag names both Spaces takes it.
+    const both = await open(`${sitePage('both', undefined, '', `${space} ${other}`)}${fragment(await mint(other), other)}`)
+    await until(async () => (await bridge(both.page)).active === true)
+    expect((await bridge(both.page)).space).toBe(other)
+    // A tag without data-space never turns preview on, and says why in the console.
+    log.length = 0
+    const bare = await open(`${sitePage('unpinned', undefined, '', null)}${fragment(await mint())}`)
+    await Bun.sleep(300)
+    expect(await bridge(bare.page)).toMatchObject({ active: false })
+    expect(fromSite().filter((l) => l.path !== '/service-admin.js')).toEqual([])
+    expect(bare.console.some((m) => m.includes('data-space'))).toBe(true)
+    await p.page.close()
+    await both.page.close()
+    await bare.page.close()
   })
 
   test("the editor's Preview button asks an admin for the site URL once, then opens the Story on the site in preview", async () => {

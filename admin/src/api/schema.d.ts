@@ -1786,7 +1786,7 @@ export interface paths {
         put?: never;
         /**
          * Signed push (anonymous)
-         * @description Headers `X-Service-Signature: sha256=<hex>` (HMAC-SHA256 of `<timestamp>.<raw body>` with the datasource secret) and `X-Service-Timestamp` (Unix seconds). The body replaces the entry set atomically and bumps the revision when the data changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 404 for an unknown Space or datasource or an http_json one, 413 over 1 MB, 422 with errors keyed `<index>.<field>` when a row does not fit the schema (nothing stored), 429 past 120 pushes a minute per datasource. `allow_unsigned` skips the signature check only.
+         * @description Headers `X-Service-Signature: sha256=<hex>` (HMAC-SHA256 of `<timestamp>.<raw body>` with the datasource secret) and `X-Service-Timestamp` (Unix seconds). The body replaces the entry set atomically and bumps the revision when the data changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 409 `push_replayed` (this signed push was accepted before: a signature is remembered while its timestamp is in the window), 404 for an unknown Space or datasource or an http_json one, 413 over 1 MB, 422 with errors keyed `<index>.<field>` when a row does not fit the schema (nothing stored), 429 past 120 pushes a minute per datasource. `allow_unsigned` skips the signature check only.
          */
         post: operations["postV1SpacesBySpaceDatasourcesByKeyWebhook"];
         delete?: never;
@@ -1810,7 +1810,7 @@ export interface paths {
         put?: never;
         /**
          * Create a DOM overlay rule
-         * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers or javascript: URLs) | set_attribute (`attribute` required: never on*, style or srcdoc; the value never a javascript:, vbscript: or non-image data: URL) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.created`.
+         * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers, javascript: URLs, id or name) | set_attribute (`attribute` required, from an allow-list: class, title, lang, dir, hidden, role, translate, aria-* on any element; href/target/rel on a and area, src/srcset/alt/sizes/width/height on img, srcset/sizes/media/type on source, placeholder on input and textarea, datetime on time — the selector must end at such an element; the value never a javascript:, vbscript: or non-image data: URL; stored rules the list no longer takes are not served) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.created`.
          */
         post: operations["postV1SpacesBySpaceDom-overlays"];
         delete?: never;
@@ -1830,7 +1830,7 @@ export interface paths {
         get: operations["getV1SpacesBySpaceDom-overlaysById"];
         /**
          * Replace a DOM overlay rule
-         * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers or javascript: URLs) | set_attribute (`attribute` required: never on*, style or srcdoc; the value never a javascript:, vbscript: or non-image data: URL) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.updated`.
+         * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers, javascript: URLs, id or name) | set_attribute (`attribute` required, from an allow-list: class, title, lang, dir, hidden, role, translate, aria-* on any element; href/target/rel on a and area, src/srcset/alt/sizes/width/height on img, srcset/sizes/media/type on source, placeholder on input and textarea, datetime on time — the selector must end at such an element; the value never a javascript:, vbscript: or non-image data: URL; stored rules the list no longer takes are not served) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.updated`.
          */
         put: operations["putV1SpacesBySpaceDom-overlaysById"];
         post?: never;
@@ -14281,6 +14281,7 @@ export interface operations {
                                 };
                                 /** @description First 16 hex characters of SHA-256 of the secret; the secret itself is never shown again */
                                 secret_fingerprint?: string;
+                                /** @description The URL with its user name, password and query values masked ("••••") */
                                 url?: string;
                             };
                             /** Format: date-time */
@@ -14378,6 +14379,7 @@ export interface operations {
                         };
                         /** @description "auto" generates a 32-byte secret (returned once as `webhook_secret`); any other value (≥ 32 characters) is the secret */
                         secret_hash?: string;
+                        /** @description Stored encrypted; answered with the user name, password and every query value masked ("••••"). A masked part sent back keeps the stored one. */
                         url?: string;
                     };
                     key: string;
@@ -14409,6 +14411,7 @@ export interface operations {
                                 };
                                 /** @description First 16 hex characters of SHA-256 of the secret; the secret itself is never shown again */
                                 secret_fingerprint?: string;
+                                /** @description The URL with its user name, password and query values masked ("••••") */
                                 url?: string;
                             };
                             /** Format: date-time */
@@ -14478,7 +14481,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state */
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14576,6 +14579,7 @@ export interface operations {
                                 };
                                 /** @description First 16 hex characters of SHA-256 of the secret; the secret itself is never shown again */
                                 secret_fingerprint?: string;
+                                /** @description The URL with its user name, password and query values masked ("••••") */
                                 url?: string;
                             };
                             /** Format: date-time */
@@ -14691,7 +14695,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state */
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -14758,6 +14762,7 @@ export interface operations {
                         };
                         /** @description "auto" generates a 32-byte secret (returned once as `webhook_secret`); any other value (≥ 32 characters) is the secret */
                         secret_hash?: string;
+                        /** @description Stored encrypted; answered with the user name, password and every query value masked ("••••"). A masked part sent back keeps the stored one. */
                         url?: string;
                     };
                     label?: string;
@@ -14788,6 +14793,7 @@ export interface operations {
                                 };
                                 /** @description First 16 hex characters of SHA-256 of the secret; the secret itself is never shown again */
                                 secret_fingerprint?: string;
+                                /** @description The URL with its user name, password and query values masked ("••••") */
                                 url?: string;
                             };
                             /** Format: date-time */
@@ -14857,7 +14863,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state */
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15046,6 +15052,7 @@ export interface operations {
                                 };
                                 /** @description First 16 hex characters of SHA-256 of the secret; the secret itself is never shown again */
                                 secret_fingerprint?: string;
+                                /** @description The URL with its user name, password and query values masked ("••••") */
                                 url?: string;
                             };
                             /** Format: date-time */
@@ -15106,7 +15113,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state */
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15217,7 +15224,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state */
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -15318,6 +15325,15 @@ export interface operations {
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -15512,7 +15528,7 @@ export interface operations {
                     action: "replace_text" | "replace_html" | "set_attribute" | "hide" | "insert_before" | "insert_after";
                     /** @description Default true */
                     active?: boolean;
-                    /** @description set_attribute only: the attribute name (never on*, style, srcdoc) */
+                    /** @description set_attribute only: an allow-listed attribute name (docs/overlay.md); linking ones (href, src, …) only with a selector ending at their elements */
                     attribute?: string | null;
                     /** @description Locale of the Space → text. replace_text: plain text; replace_html, insert_before, insert_after: HTML, sanitized at save; set_attribute: the attribute value; hide: none (ignored) */
                     content?: {
@@ -15785,7 +15801,7 @@ export interface operations {
                     action: "replace_text" | "replace_html" | "set_attribute" | "hide" | "insert_before" | "insert_after";
                     /** @description Default true */
                     active?: boolean;
-                    /** @description set_attribute only: the attribute name (never on*, style, srcdoc) */
+                    /** @description set_attribute only: an allow-listed attribute name (docs/overlay.md); linking ones (href, src, …) only with a selector ending at their elements */
                     attribute?: string | null;
                     /** @description Locale of the Space → text. replace_text: plain text; replace_html, insert_before, insert_after: HTML, sanitized at save; set_attribute: the attribute value; hide: none (ignored) */
                     content?: {

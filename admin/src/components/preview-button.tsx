@@ -66,7 +66,7 @@ export function PreviewButton({ space, path, dirty }: { space: string; path: str
           <form onSubmit={saveUrl} className="flex flex-col gap-3">
             <p className="text-sm text-slate-700">
               Preview opens your site with the drafts of this Space. Enter the site's address; the Story's path is added to
-              it. The site must include <code>/service-admin.js</code>.
+              it. The site must include <code>/service-admin.js</code> with <code>data-space="{space}"</code> on its script tag.
             </p>
             <TextField
               label="Site preview URL"

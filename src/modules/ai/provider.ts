@@ -123,7 +123,7 @@ export class AiProvider {
         if (deadline.signal.aborted) throw err
         const kind = (err as OutboundError).kind
         throw AiErrors.providerError(
-          kind === 'dns_failed' || kind === 'invalid_url' ? `AI_BASE_URL cannot be reached: ${(err as Error).message}` : 'The AI provider cannot be reached.',
+          kind === 'dns_failed' || kind === 'invalid_url' || kind === 'blocked_address' ? `AI_BASE_URL cannot be reached: ${(err as Error).message}` : 'The AI provider cannot be reached.',
         )
       }
       if (res.ok) return res

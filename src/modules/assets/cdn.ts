@@ -4,9 +4,9 @@ import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/plugin'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
-import { type ImageService, TransformError } from './images'
+import type { ImageService } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
-import { publicAsset, readAllBytes, streamBytes, verifySignature } from './service'
+import { publicAsset, readAllBytes, streamBytes, transformRefusal, verifySignature } from './service'
 import type { Fit, OutputFormat } from './transform'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -121,8 +121,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
       for (let attempt = 0; ; attempt++) {
         const path = await images.variant(name, load).catch((err) => {
           // The bytes passed the upload checks but the codec refuses them (a damaged file): no variant to give.
-          if (err instanceof TransformError) throw AssetErrors.invalidImage('The image cannot be decoded.')
-          throw err
+          throw transformRefusal(err)
         })
         // Evicted between the lookup and the read (a full cache under load): transform again, once.
         const size = await stat(path).then((s) => s.size, () => -1)

@@ -21,10 +21,16 @@ export class TransformError extends Error {
   constructor(
     message: string,
     readonly code: string | null,
+    /** The transform itself refused the source (it will again): not a Worker that died or a shutdown. */
+    readonly refused = false,
   ) {
     super(message)
   }
 }
+
+/** How long a source the transform refused is answered from memory, without running it again. */
+const REFUSED_TTL_MS = 10 * 60_000
+const MAX_REFUSED = 10_000
 
 /**
  * Inside the compiled executable the Worker is an entrypoint of its own (scripts/build.ts), found by its path from
@@ -87,7 +93,7 @@ class WorkerPool {
       const job = this.pending.get(msg.id)
       this.pending.delete(msg.id)
       this.busy.delete(w)
-      if (job) msg.ok ? job.resolve(msg.bytes) : job.reject(new TransformError(msg.message, msg.code))
+      if (job) msg.ok ? job.resolve(msg.bytes) : job.reject(new TransformError(msg.message, msg.code, true))
       this.release(w)
     }
     w.onerror = (e) => {
@@ -238,6 +244,12 @@ export class ImageService {
   readonly cache: DiskCache
   private pool: WorkerPool
   private inflight = new Map<string, Promise<void>>()
+  /**
+   * Assets whose transform was refused (a file the decoder cannot or may not decode), by uuid: asked again for any
+   * variant within REFUSED_TTL_MS, they answer the same refusal at once instead of taking a Worker again.
+   */
+  private refused = new Map<string, { error: TransformError; until: number }>()
+  private clock: Kernel['clock']
   /** Transforms actually run (tests check single-flight with it). */
   transformsRun = 0
   private ephemeral: boolean
@@ -245,6 +257,7 @@ export class ImageService {
 
   constructor(kernel: Kernel) {
     // In-memory databases (tests) get a throw-away cache folder of their own.
+    this.clock = kernel.clock
     this.ephemeral = kernel.config.memoryDb
     const dir = this.ephemeral ? join(tmpdir(), `content-service-images-${kernel.instanceId}`) : join(kernel.config.dataDir, 'cache', 'images')
     this.cache = new DiskCache(dir, kernel.config.imageCacheBytes)
@@ -262,13 +275,22 @@ export class ImageService {
    */
   async variant(name: string, load: () => Promise<TransformRequest>): Promise<string> {
     if (this.cache.has(name)) return this.cache.path(name)
+    const asset = name.slice(0, name.indexOf('.'))
+    const refused = this.refused.get(asset)
+    if (refused && refused.until > this.clock.ms()) throw refused.error
     let p = this.inflight.get(name)
     if (!p) {
       p = (async () => {
         const req = await load()
         this.transformsRun++
         lowerPoolThreads(this.nice)
-        const bytes = await this.pool.run(req)
+        const bytes = await this.pool.run(req).catch((err) => {
+          if (err instanceof TransformError && err.refused) {
+            if (this.refused.size >= MAX_REFUSED) this.refused.clear()
+            this.refused.set(asset, { error: err, until: this.clock.ms() + REFUSED_TTL_MS })
+          }
+          throw err
+        })
         lowerPoolThreads(this.nice)
         await this.cache.put(name, bytes)
       })().finally(() => this.inflight.delete(name))
@@ -284,6 +306,7 @@ export class ImageService {
   }
 
   dropAsset(uuid: string) {
+    this.refused.delete(uuid)
     return this.cache.dropPrefix(`${uuid}.`)
   }
 

@@ -18,7 +18,8 @@ import './events'
 import type { ImageService } from './images'
 import { TransformError } from './images'
 import { AssetErrors, type AssetView, RASTER_TYPES } from './model'
-import { avifSize, detectType, svgSize } from './sniff'
+import { avifLayout, fileReader } from './avif-layout'
+import { detectType, svgSize } from './sniff'
 import type { ReceivedUpload } from './upload'
 
 export const CHUNK_BYTES = 1024 * 1024
@@ -129,8 +130,13 @@ async function imageSize(kernel: Kernel, upload: ReceivedUpload, type: string): 
   const max = kernel.config.imageMaxPixels
   let size: { width: number; height: number } | null
   if (type === 'image/svg+xml') return svgSize(await Bun.file(upload.path).bytes())
-  if (type === 'image/avif') size = avifSize(upload.head)
-  else if (RASTER_TYPES.has(type)) {
+  if (type === 'image/avif') {
+    // The primary item's own size, and the largest any item of the file declares (the decoder allocates for each).
+    const layout = await avifLayout(fileReader(upload.path), upload.size)
+    if (!layout.ok) throw AssetErrors.invalidImage()
+    if (layout.largestPixels > max) throw AssetErrors.imageTooLarge()
+    size = { width: layout.width, height: layout.height }
+  } else if (RASTER_TYPES.has(type)) {
     try {
       const meta = await new Bun.Image(Bun.file(upload.path), { maxPixels: max }).metadata()
       size = { width: meta.width, height: meta.height }
@@ -298,6 +304,13 @@ export async function setAssetAltIn(kernel: Kernel, tx: Tx, emit: Emit, spaceId:
   emit({ type: 'asset.updated', spaceId, payload: { asset: { uuid: current.uuid } } })
 }
 
+/** A failed transform as the answer it gets: the source's own problem (422), else the error as it is. */
+export function transformRefusal(err: unknown): unknown {
+  if (!(err instanceof TransformError)) return err
+  if (err.code === 'image_too_large') return AssetErrors.imageTooLarge()
+  return AssetErrors.invalidImage('The image cannot be decoded.')
+}
+
 /**
  * A raster image asset reduced to fit `max`×`max` pixels (never enlarged) as JPEG, through the same transform Workers
  * and variant cache as the public image URLs: what may be shown to a vision model instead of the original bytes.
@@ -325,7 +338,7 @@ export async function imagePreview(kernel: Kernel, images: ImageService, spaceId
   })
   for (let attempt = 0; ; attempt++) {
     const path = await images.variant(name, load).catch((err) => {
-      if (err instanceof TransformError) throw AssetErrors.invalidImage('The image cannot be decoded.')
+      throw transformRefusal(err)
       throw err
     })
     const file = Bun.file(path)

@@ -98,14 +98,3 @@ export function svgSize(bytes: Uint8Array): { width: number; height: number } | 
   if (vb && vb.length === 4 && vb.every(Number.isFinite) && vb[2]! > 0 && vb[3]! > 0) return { width: Math.round(vb[2]!), height: Math.round(vb[3]!) }
   return null
 }
-
-/** AVIF dimensions from its `ispe` box (Bun.Image does not decode AVIF on Linux). */
-export function avifSize(head: Uint8Array): { width: number; height: number } | null {
-  for (let i = 4; i + 16 <= head.length; i++) {
-    if (head[i] === 0x69 && head[i + 1] === 0x73 && head[i + 2] === 0x70 && head[i + 3] === 0x65) {
-      const dv = new DataView(head.buffer, head.byteOffset + i + 8, 8)
-      return { width: dv.getUint32(0), height: dv.getUint32(4) }
-    }
-  }
-  return null
-}

@@ -1,3 +1,4 @@
+import { avifLayout, bytesReader } from './avif-layout'
 import { crop, decodePng, encodePng, pad, type Rgba } from './pixels'
 
 /**
@@ -21,7 +22,18 @@ export interface TransformRequest {
 
 export interface AvifCodec {
   encode(img: Rgba, quality: number): Promise<Uint8Array>
-  decode(bytes: Uint8Array): Promise<Rgba>
+  /** Refuses (throws) an image of more than `maxPixels`, and runs in a bounded memory of its own. */
+  decode(bytes: Uint8Array, maxPixels: number): Promise<Rgba>
+}
+
+/** A transform refused for what the source is; `code` says why (the route answers it). */
+export class SourceError extends Error {
+  constructor(
+    readonly code: 'image_too_large' | 'invalid_image',
+    message: string,
+  ) {
+    super(message)
+  }
 }
 
 /** The output size and the steps to get there, from the source size and the request; never larger than the source. */
@@ -72,8 +84,13 @@ export async function transform(req: TransformRequest, avif: () => Promise<AvifC
   let input: Uint8Array
   let meta: { width: number; height: number }
   if (req.sourceType === 'image/avif') {
-    input = encodePng(await (await avif()).decode(req.source))
-    meta = await new Bun.Image(input).metadata()
+    // Checked again here (the upload checked it): an asset stored before the check, or bytes changed since, must not
+    // reach the decoder with a size the cap never saw.
+    const layout = await avifLayout(bytesReader(req.source), req.source.length)
+    if (!layout.ok) throw new SourceError('invalid_image', `not a readable AVIF image: ${layout.reason}`)
+    if (layout.largestPixels > req.maxPixels) throw new SourceError('image_too_large', `the AVIF image has more than ${req.maxPixels} pixels`)
+    input = encodePng(await (await avif()).decode(req.source, req.maxPixels))
+    meta = await new Bun.Image(input, { maxPixels: req.maxPixels }).metadata()
   } else {
     meta = await new Bun.Image(req.source, { maxPixels: req.maxPixels }).metadata()
     input = req.source

@@ -5,7 +5,7 @@ import { datasourceGraphql } from './graphql'
 import { DatasourceErrors } from './model'
 import { markerStep } from './read-step'
 import { datasourceRoutes } from './routes'
-import { dueDatasources, entriesPage, syncDatasource } from './service'
+import { dueDatasources, entriesPage, maintainDatasources, syncDatasource } from './service'
 import { DatasourceStore } from './store'
 import './jobs'
 
@@ -34,10 +34,12 @@ export const datasourcesModule = defineModule({
   caches: (self) => self.store.caches,
   jobs: (jobs, self, kernel) => {
     // One tick a minute across all instances (the queue's cron: one instance wins it); it enqueues a pull for every
-    // http_json datasource whose own cron fires in that minute, deduplicated per datasource and minute.
+    // http_json datasource whose own cron fires in that minute, deduplicated per datasource and minute. It also forgets
+    // push signatures past their window and seals URLs stored before URLs were sealed.
     jobs.define('datasources.tick', {
       handler: async ({ job }) => {
         const tick = new Date(Math.floor(job.runAt.getTime() / 60_000) * 60_000)
+        await maintainDatasources(kernel)
         const due = await dueDatasources(kernel, tick)
         if (!due.length) return
         await jobs.enqueueMany(

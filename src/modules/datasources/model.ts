@@ -5,6 +5,7 @@ import { Int, NullableTimestamp, oneOf, PageNo, perPage, SpaceSlug, Timestamp } 
 export const DatasourceErrors = {
   invalidSignature: defineError('invalid_signature', 401, 'Datasource push: the X-Service-Signature is missing or does not match.'),
   staleTimestamp: defineError('stale_timestamp', 401, 'Datasource push: X-Service-Timestamp is missing or more than 300 s from now.'),
+  pushReplayed: defineError('push_replayed', 409, 'Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp.'),
   syncFailed: defineError('sync_failed', 502, 'POST …/sync: the pull from the source failed (the message says why); the last good entries stay.'),
 }
 
@@ -23,7 +24,14 @@ const Label = t.String({ minLength: 1, maxLength: 200, error: 'is required (1 to
 
 const Config = t.Object(
   {
-    url: t.Optional(t.String({ minLength: 1, maxLength: 2048, error: 'must be an http or https URL (at most 2048 characters)' })),
+    url: t.Optional(
+      t.String({
+        minLength: 1,
+        maxLength: 2048,
+        error: 'must be an http or https URL (at most 2048 characters)',
+        description: 'Stored encrypted; answered with the user name, password and every query value masked ("••••"). A masked part sent back keeps the stored one.',
+      }),
+    ),
     json_path: t.Optional(t.String({ minLength: 1, maxLength: 1000, error: 'must be a JSONPath expression (RFC 9535), at most 1000 characters' })),
     cron: t.Optional(t.String({ minLength: 1, maxLength: 200, error: 'must be a five-field cron expression' })),
     headers: t.Optional(
@@ -73,7 +81,7 @@ export const DatasourceModel = t.Object({
   label: t.String(),
   type: oneOf(['http_json', 'webhook_push']),
   config: t.Object({
-    url: t.Optional(t.String()),
+    url: t.Optional(t.String({ description: `The URL with its user name, password and query values masked ("${MASK}")` })),
     json_path: t.Optional(t.String()),
     cron: t.Optional(t.String()),
     headers: t.Optional(t.Record(t.String(), t.String(), { description: `Header names with masked values ("${MASK}")` })),

@@ -147,24 +147,25 @@ export function datasourceRoutes(
         if (!decision.allowed) throw KernelErrors.rateLimited('Too many pushes to this datasource. Retry after the time given in Retry-After.', undefined, decision.headers)
         const raw = requestInfo(request).rawBody ?? new Uint8Array(0)
         if (raw.byteLength > PUSH_MAX_BYTES) throw KernelErrors.payloadTooLarge('A push body is at most 1 MB.')
-        verifyPush(kernel, row, raw, request.headers.get('x-service-signature'), request.headers.get('x-service-timestamp'))
+        const signed = verifyPush(kernel, row, raw, request.headers.get('x-service-signature'), request.headers.get('x-service-timestamp'))
         if (body === undefined || body === null || typeof body !== 'object') {
           throw KernelErrors.validationFailed('The request is not valid.', { body: ['must be an entry object or an array of entry objects'] })
         }
-        return { data: await storePush(kernel, row, body) }
+        return { data: await storePush(kernel, row, body, signed) }
       },
       {
         // Anonymous (the signature authenticates): an unknown Space reads like an unknown datasource.
         publicSpace: { notFound: 'Datasource' },
         params: DatasourceParams,
         body: t.Unknown({ description: 'One entry object, or an array of them: replaces the whole entry set' }),
-        response: { 200: Data(PushResultModel), 401: ErrorBody, 413: ErrorBody, 429: ErrorBody },
+        response: { 200: Data(PushResultModel), 401: ErrorBody, 409: ErrorBody, 413: ErrorBody, 429: ErrorBody },
         detail: {
           summary: 'Signed push (anonymous)',
           description:
             'Headers `X-Service-Signature: sha256=<hex>` (HMAC-SHA256 of `<timestamp>.<raw body>` with the datasource secret) and ' +
             '`X-Service-Timestamp` (Unix seconds). The body replaces the entry set atomically and bumps the revision when the data ' +
-            'changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 404 for an ' +
+            'changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 409 `push_replayed` ' +
+            '(this signed push was accepted before: a signature is remembered while its timestamp is in the window), 404 for an ' +
             'unknown Space or datasource or an http_json one, 413 over 1 MB, 422 with errors keyed `<index>.<field>` when a row does ' +
             'not fit the schema (nothing stored), 429 past 120 pushes a minute per datasource. `allow_unsigned` skips the signature check only.',
         },

@@ -1,6 +1,6 @@
-import { and, asc, eq } from 'drizzle-orm'
+import { and, asc, eq, isNull, lt } from 'drizzle-orm'
 import { JSONPathEnvironment } from 'json-p3'
-import { datasourceEntrySets, datasources } from '../../../db/schema'
+import { datasourceEntrySets, datasourcePushSignatures, datasources } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { hmacSha256Hex, randomSecret, safeEqual, sha256Hex } from '../../kernel/crypto'
 import { isUniqueViolation, KernelErrors, notFound, validationFailed } from '../../kernel/errors'
@@ -27,6 +27,7 @@ import {
 import type { DatasourceStore, Entry } from './store'
 
 export const HEADERS_CONTEXT = 'datasource.headers'
+export const URL_CONTEXT = 'datasource.url'
 export const SECRET_CONTEXT = 'datasource.secret'
 /** Pull limits (spec 4.13 and the issue): the whole call within 10 s, at most 5 MB of body, no redirects. */
 export const PULL_TIMEOUT_MS = 10_000
@@ -51,11 +52,77 @@ const jsonPathEnv = new JSONPathEnvironment({ strict: true })
 
 export const compileJsonPath = (path: string) => jsonPathEnv.compile(path)
 
+/**
+ * A URL as viewers see it: the user name, the password and every query value masked, like header values (an API key
+ * travels in any of them). The scheme, host, path and query names stay readable.
+ */
+export function maskUrl(raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return MASK
+  }
+  const auth = url.username || url.password ? `${url.username ? MASK : ''}${url.password ? `:${MASK}` : ''}@` : ''
+  let query = ''
+  for (const [name, value] of url.searchParams) query += `${query ? '&' : '?'}${encodeURIComponent(name)}${value === '' ? '' : `=${MASK}`}`
+  return `${url.protocol}//${auth}${url.host}${url.pathname}${query}`
+}
+
+/** The real URL of an http_json datasource: sealed, or (rows stored before URLs were sealed) in `config`. */
+function realUrl(kernel: Kernel, row: Row): string | undefined {
+  return row.urlSealed ? kernel.secrets.open(row.urlSealed, URL_CONTEXT) : (row.config as StoredConfig).url
+}
+
+/**
+ * A URL sent in a PATCH with masked parts (as a GET answered it) keeps the stored values of those parts: the user
+ * name, the password, and each masked query value by name and position. Returns the merged URL text, or why not.
+ */
+function unmaskUrl(input: string, stored: string | undefined): { url: string } | { error: string } {
+  if (!input.includes(MASK)) return { url: input }
+  let url: URL
+  let old: URL | null = null
+  try {
+    url = new URL(input.trim())
+  } catch {
+    return { error: 'must be an absolute URL' }
+  }
+  try {
+    old = stored ? new URL(stored) : null
+  } catch {}
+  const none = { error: `"${MASK}" keeps a stored value, but the stored URL has none there` }
+  const masked = (v: string) => v === MASK || v === encodeURIComponent(MASK)
+  if (masked(url.username)) {
+    if (!old?.username) return none
+    url.username = old.username
+  }
+  if (masked(url.password)) {
+    if (!old?.password) return none
+    url.password = old.password
+  }
+  const seen = new Map<string, number>()
+  const params: [string, string][] = []
+  for (const [name, value] of url.searchParams) {
+    const n = seen.get(name) ?? 0
+    seen.set(name, n + 1)
+    if (value !== MASK) params.push([name, value])
+    else {
+      const kept = old?.searchParams.getAll(name)[n]
+      if (kept === undefined) return none
+      params.push([name, kept])
+    }
+  }
+  if (params.length) url.search = new URLSearchParams(params).toString()
+  if (url.href.includes(encodeURIComponent(MASK)) || url.href.includes(MASK)) return { error: `"${MASK}" may stand only for a whole user name, password or query value` }
+  return { url: url.href }
+}
+
 function view(row: Row): DatasourceView {
   const c = row.config as StoredConfig
   const config: DatasourceView['config'] = {}
   if (row.type === 'http_json') {
-    config.url = c.url
+    // Masked also for rows stored before URLs were sealed (their `config.url` is the real one).
+    config.url = c.url === undefined ? undefined : maskUrl(c.url)
     config.json_path = c.json_path
     config.cron = c.cron
     config.headers = Object.fromEntries((c.header_names ?? []).map((n) => [n, MASK]))
@@ -86,6 +153,7 @@ const PUSH_FIELDS = ['secret_hash', 'allow_unsigned', 'schema'] as const
 
 interface CheckedConfig {
   config: StoredConfig
+  urlSealed?: string
   headersSealed?: string | null
   secret?: { plain: string; generated: boolean }
 }
@@ -120,9 +188,13 @@ async function checkConfig(kernel: Kernel, type: DsType, input: ConfigInput, cur
     const cron = input.cron ?? prev.cron
     if (url === undefined) fail('url', 'is required')
     else if (input.url !== undefined) {
-      const checked = await checkUrl(kernel, input.url)
+      const merged = unmaskUrl(input.url, current ? realUrl(kernel, current) : undefined)
+      const checked = 'error' in merged ? [merged.error] : await checkUrl(kernel, merged.url)
       if (Array.isArray(checked)) for (const m of checked) fail('url', m)
-      else out.config.url = checked
+      else {
+        out.config.url = maskUrl(checked)
+        out.urlSealed = kernel.secrets.seal(checked, URL_CONTEXT)
+      }
     } else out.config.url = url
     if (jsonPath === undefined) fail('json_path', 'is required')
     else {
@@ -225,6 +297,7 @@ export async function createDatasource(kernel: Kernel, access: SpaceAccess, inpu
           label: input.label,
           type: input.type,
           config: checked.config,
+          urlSealed: checked.urlSealed ?? null,
           headersSealed: checked.headersSealed ?? null,
           secretSealed: checked.secret ? kernel.secrets.seal(checked.secret.plain, SECRET_CONTEXT) : null,
           secretFingerprint: checked.secret ? fingerprint(checked.secret.plain) : null,
@@ -263,6 +336,7 @@ export async function updateDatasource(
   if (input.config !== undefined) {
     const checked = await checkConfig(kernel, current.type, input.config, current)
     patch.config = checked.config
+    if (checked.urlSealed !== undefined) patch.urlSealed = checked.urlSealed
     if (checked.headersSealed !== undefined) patch.headersSealed = checked.headersSealed
     if (checked.secret) {
       secret = checked.secret
@@ -338,15 +412,16 @@ async function pull(kernel: Kernel, row: Row): Promise<Entry[]> {
   const c = row.config as StoredConfig
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'content-service-datasources' }
   if (row.headersSealed) Object.assign(headers, JSON.parse(kernel.secrets.open(row.headersSealed, HEADERS_CONTEXT)))
+  const url = realUrl(kernel, row)!
   let res: Awaited<ReturnType<typeof outboundFetch>>
   try {
     res = await outboundFetch(
-      c.url!,
+      url,
       { method: 'GET', headers, timeoutMs: PULL_TIMEOUT_MS, maxResponseBytes: PULL_MAX_BYTES + 1 },
       { allowPrivate: kernel.config.outboundAllowPrivate },
     )
   } catch (err) {
-    if (err instanceof OutboundError) throw new Error(`${err.kind}: ${outboundReason(err, c.url!)}`)
+    if (err instanceof OutboundError) throw new Error(`${err.kind}: ${outboundReason(err, url)}`)
     throw err
   }
   if (res.status >= 300 && res.status < 400) throw new Error(`the source answered ${res.status} (redirects are not followed)`)
@@ -367,13 +442,28 @@ async function pull(kernel: Kernel, row: Row): Promise<Entry[]> {
  * Replaces the entry set atomically with the datasource's new state; the revision moves only when the data differs.
  * Emits `datasource.synced` (and `datasource.changed` for the caches). Null when the datasource is gone.
  */
-async function storeEntries(kernel: Kernel, id: number, entries: Entry[]): Promise<{ row: Row; changed: boolean } | null> {
+async function storeEntries(kernel: Kernel, id: number, entries: Entry[], signed?: SignedPush): Promise<{ row: Row; changed: boolean } | null> {
   const json = JSON.stringify(entries)
   const hash = sha256Hex(json)
   const now = kernel.clock.now()
   return transact(kernel, async (tx, emit) => {
     const [current] = await tx.select().from(datasources).where(eq(datasources.id, id)).for('update').limit(1)
     if (!current) return null
+    if (signed) {
+      // Under the datasource's row lock, so two copies of one push racing on two instances meet here: the second
+      // finds the first's signature and is refused. Expired signatures of this datasource go first.
+      await tx.delete(datasourcePushSignatures).where(and(eq(datasourcePushSignatures.datasourceId, id), lt(datasourcePushSignatures.expiresAt, now)))
+      const fresh = await tx
+        .insert(datasourcePushSignatures)
+        .values({ datasourceId: id, signature: signed.signature, expiresAt: signed.expiresAt })
+        .onConflictDoNothing()
+        .returning({ signature: datasourcePushSignatures.signature })
+      if (!fresh.length) {
+        throw DatasourceErrors.pushReplayed(
+          'This signed push was accepted before (a replay). Nothing was stored; sign every push with a fresh X-Service-Timestamp.',
+        )
+      }
+    }
     const changed = current.dataHash !== hash
     const [row] = await tx
       .update(datasources)
@@ -526,13 +616,21 @@ function fits(v: unknown, type: FieldType): boolean {
   }
 }
 
-/** Stores a verified push: the body (one object or an array) replaces the entry set. */
-export async function storePush(kernel: Kernel, row: Row, body: unknown): Promise<{ entries: number; revision: number; changed: boolean }> {
+/**
+ * Stores a verified push: the body (one object or an array) replaces the entry set. A signed push is remembered by its
+ * signature until its timestamp leaves the window, in the same transaction: the same push again is refused (409).
+ */
+export async function storePush(
+  kernel: Kernel,
+  row: Row,
+  body: unknown,
+  signed: SignedPush | null = null,
+): Promise<{ entries: number; revision: number; changed: boolean }> {
   const rows = Array.isArray(body) ? body : [body]
   const schema = (row.config as StoredConfig).schema ?? {}
   const errors = checkRows(rows, schema)
   if (Object.keys(errors).length) throw validationFailed(errors, 'Some rows do not fit the datasource schema; nothing was stored.')
-  const stored = await storeEntries(kernel, row.id, rows as Entry[])
+  const stored = await storeEntries(kernel, row.id, rows as Entry[], signed ?? undefined)
   if (!stored) throw notFound('Datasource')
   return { entries: rows.length, revision: stored.row.revision, changed: stored.changed }
 }
@@ -594,20 +692,50 @@ export const PUSH_MAX_BYTES = 1024 * 1024
  * the timestamp window. The signature is checked first, so an unsigned caller learns nothing about the clock. With
  * `allow_unsigned` the signature is not checked; a timestamp, when sent, still has to be within the window.
  */
-export function verifyPush(kernel: Kernel, row: Row, raw: Uint8Array, signature: string | null, timestamp: string | null) {
+export function verifyPush(kernel: Kernel, row: Row, raw: Uint8Array, signature: string | null, timestamp: string | null): SignedPush | null {
   const unsigned = (row.config as StoredConfig).allow_unsigned === true
+  let given = ''
   if (!unsigned) {
     const secret = openSecret(kernel, row)
-    const given = signature?.trim().toLowerCase() ?? ''
+    given = signature?.trim().toLowerCase() ?? ''
     const expected = secret && timestamp !== null ? `sha256=${hmacSha256Hex(secret, `${timestamp}.`, raw)}` : ''
     if (!expected || !/^sha256=[0-9a-f]{64}$/.test(given) || !safeEqual(given, expected)) {
       throw DatasourceErrors.invalidSignature('The X-Service-Signature header is missing or does not match the body.')
     }
   }
-  if (timestamp === null && unsigned) return
+  if (timestamp === null && unsigned) return null
   const ts = timestamp !== null && /^[0-9]{1,12}$/.test(timestamp.trim()) ? Number(timestamp.trim()) : Number.NaN
   const now = kernel.clock.ms() / 1000
   if (!Number.isFinite(ts) || Math.abs(now - ts) > PUSH_WINDOW_SECONDS) {
     throw DatasourceErrors.staleTimestamp(`X-Service-Timestamp must be Unix seconds within ${PUSH_WINDOW_SECONDS} s of now.`)
+  }
+  // Past the window the timestamp check refuses the push by itself: its signature need not be kept longer.
+  return unsigned ? null : { signature: given.slice(7), expiresAt: new Date((ts + PUSH_WINDOW_SECONDS) * 1000 + 1000) }
+}
+
+/** A signed push's signature (hex) and when it may be forgotten. */
+export interface SignedPush {
+  signature: string
+  expiresAt: Date
+}
+
+/**
+ * Housekeeping of the minute tick: forgets push signatures past their window (every instance's), and seals the URLs
+ * of datasources stored before URLs were sealed (their `config.url` then keeps only the masked form).
+ */
+export async function maintainDatasources(kernel: Kernel): Promise<void> {
+  await kernel.db.db.delete(datasourcePushSignatures).where(lt(datasourcePushSignatures.expiresAt, kernel.clock.now()))
+  const legacy = await kernel.db.db
+    .select({ id: datasources.id, config: datasources.config })
+    .from(datasources)
+    .where(and(eq(datasources.type, 'http_json'), isNull(datasources.urlSealed)))
+    .limit(100)
+  for (const r of legacy) {
+    const c = r.config as StoredConfig
+    if (!c.url) continue
+    await kernel.db.db
+      .update(datasources)
+      .set({ urlSealed: kernel.secrets.seal(c.url, URL_CONTEXT), config: { ...c, url: maskUrl(c.url) } })
+      .where(and(eq(datasources.id, r.id), isNull(datasources.urlSealed)))
   }
 }

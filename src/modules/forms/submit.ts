@@ -4,6 +4,7 @@ import { randomBytes, sha256Hex } from '../../kernel/crypto'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import { publicActor } from '../../kernel/filters'
 import type { Kernel } from '../../kernel/kernel'
+import { outboundFetch } from '../../kernel/outbound'
 import { bestAcceptLanguage, canonicalLocale, localeChain } from '../../kernel/locale'
 import type { PublicSpace } from '../spaces/public'
 import { type FormFieldDef, FormErrors } from './model'
@@ -106,21 +107,34 @@ async function verifyCaptcha(kernel: Kernel, form: FormRow, token: string | unde
   }
   const url = form.spamProvider === 'hcaptcha' ? kernel.config.hcaptchaVerifyUrl : kernel.config.turnstileVerifyUrl
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ secret, response: token }).toString(),
-      signal: AbortSignal.timeout(5_000),
-      redirect: 'error',
-    })
-    if (!res.ok) return false
-    const body = (await res.json()) as { success?: unknown }
+    // The verifier is the operator's (trusted like AI_BASE_URL, so a private address is allowed), but its answer is
+    // still read to a cap: a verifier that streams without end must not fill the process's memory.
+    const res = await outboundFetch(
+      url,
+      {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': 'content-service-forms' },
+        body: new URLSearchParams({ secret, response: token }).toString(),
+        timeoutMs: 5_000,
+        maxResponseBytes: CAPTCHA_ANSWER_MAX_BYTES,
+      },
+      { allowPrivate: true },
+    )
+    if (res.status < 200 || res.status >= 300) return false
+    if (res.truncated) {
+      kernel.logger.warn('captcha verification failed', { provider: form.spamProvider, error: `the verifier's answer is over ${CAPTCHA_ANSWER_MAX_BYTES} bytes` })
+      return false
+    }
+    const body = JSON.parse(res.body) as { success?: unknown }
     return body?.success === true
   } catch (err) {
     kernel.logger.warn('captcha verification failed', { provider: form.spamProvider, error: String(err) })
     return false
   }
 }
+
+/** What a captcha verifier may answer: its JSON is a few hundred bytes. */
+export const CAPTCHA_ANSWER_MAX_BYTES = 64 * 1024
 
 function successMessage(space: PublicSpace, form: FormRow, req: SubmitRequest): { lang: string; text: string | null } {
   const messages = form.successMessage as Record<string, string>

@@ -18,7 +18,7 @@ export const OverlayBody = t.Object({
   path_pattern: t.String({ minLength: 1, maxLength: MAX_PATTERN, description: 'Glob on the page path, e.g. /blog/** or /products/*: picomatch segments (* once per segment, ?, [...]) and whole-segment **' }),
   selector: t.String({ minLength: 1, maxLength: MAX_SELECTOR, description: 'CSS selector of the elements the action applies to' }),
   action: oneOf(ACTIONS, { error: `must be one of ${ACTIONS.join(', ')}` }),
-  attribute: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'set_attribute only: the attribute name (never on*, style, srcdoc)' })),
+  attribute: t.Optional(t.Union([t.String({ maxLength: 100 }), t.Null()], { description: 'set_attribute only: an allow-listed attribute name (docs/overlay.md); linking ones (href, src, …) only with a selector ending at their elements' })),
   content: t.Optional(Content),
   segment_key: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], { description: 'Only visitors of this audience segment get the rule (a segment key of the Space)' })),
   active: t.Optional(t.Boolean({ description: 'Default true' })),

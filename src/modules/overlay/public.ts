@@ -2,8 +2,8 @@ import { ScopedCache } from '../../kernel/cache'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
-import type { PublicOverlay } from './model'
-import { compilePattern, MAX_PATH } from './rules'
+import { HTML_ACTIONS, type OverlayAction, type PublicOverlay } from './model'
+import { attributeError, attributeTargetError, compilePattern, MAX_PATH, sanitize } from './rules'
 import { activeOverlays } from './service'
 
 /**
@@ -128,7 +128,15 @@ export class OverlayReader {
     for (const r of rows) {
       const p = compilePattern(r.pathPattern)
       if ('error' in p) continue // checked at save; a rule that no longer compiles matches nothing
-      rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content: r.content, segmentKey: r.segmentKey, priority: r.priority })
+      // Rules saved under an older policy follow the current one: a set_attribute the allow-list no longer takes is
+      // not served (saving it again answers 422 naming why), and HTML is cleaned again (no `id`/`name`).
+      if (r.action === 'set_attribute' && (!r.attribute || attributeError(r.attribute) || attributeTargetError(r.selector, r.attribute))) continue
+      let content = r.content
+      if (HTML_ACTIONS.includes(r.action as OverlayAction)) {
+        content = {}
+        for (const [lang, html] of Object.entries(r.content)) content[lang] = sanitize(html)
+      }
+      rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content, segmentKey: r.segmentKey, priority: r.priority })
     }
     return { rules, matches: new Map(), answers: new Map() }
   }
@@ -227,7 +235,7 @@ export class OverlayReader {
       if (segment !== null) h['X-Service-Segment'] = segment
       return h
     }
-    const json = { 'Content-Type': 'application/json; charset=utf-8' }
+    const json = { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }
     return {
       view,
       body: new Blob([bytes]),

@@ -145,12 +145,64 @@ function matchSegments(pattern: (RegExp | string | null)[], path: string[]): boo
   return next[0] === 1
 }
 
-/** Attribute names set_attribute may never set: event handlers, and markup injected as a document. */
+/**
+ * The attributes set_attribute may set (an allow-list, lower case). The ones in ANY_ELEMENT load, link and run
+ * nothing, so they go on any element; `aria-*` too. The others point somewhere or change what a control does, so
+ * each goes only on the elements named: a link's target, an image's source — never `<base href>`, `<link href>`,
+ * `<script src>`, `<iframe src>`, a form's `action` or an input's `value`.
+ */
+export const ANY_ELEMENT_ATTRIBUTES: readonly string[] = ['class', 'title', 'lang', 'dir', 'hidden', 'role', 'translate']
+export const ELEMENT_ATTRIBUTES: Readonly<Record<string, readonly string[]>> = {
+  href: ['a', 'area'],
+  target: ['a', 'area'],
+  rel: ['a', 'area'],
+  hreflang: ['a'],
+  alt: ['img', 'area'],
+  src: ['img'],
+  srcset: ['img', 'source'],
+  sizes: ['img', 'source'],
+  width: ['img'],
+  height: ['img'],
+  loading: ['img'],
+  decoding: ['img'],
+  media: ['source'],
+  type: ['source'],
+  placeholder: ['input', 'textarea'],
+  datetime: ['time'],
+}
+const ARIA = /^aria-[a-z]+$/
+
+/** Why set_attribute may not set `name` (on any element), or null. */
 export function attributeError(name: string): string | null {
   if (!ATTR_NAME.test(name) || name.length > 100) return 'must be an attribute name (letters, digits, - _ . :)'
   const lower = name.toLowerCase()
-  if (lower.startsWith('on')) return 'must not be an event handler attribute (on*)'
-  if (lower === 'srcdoc' || lower === 'style' || lower === 'is') return `must not be ${lower}`
+  if (ANY_ELEMENT_ATTRIBUTES.includes(lower) || ARIA.test(lower) || Object.hasOwn(ELEMENT_ATTRIBUTES, lower)) return null
+  return `is not an attribute set_attribute may set (${[...ANY_ELEMENT_ATTRIBUTES, 'aria-*', ...Object.keys(ELEMENT_ATTRIBUTES)].join(', ')})`
+}
+
+/**
+ * Why `selector` may not carry set_attribute of `attribute`, or null. An attribute of ELEMENT_ATTRIBUTES needs every
+ * part of the selector to end at one of its elements (`a.cta`, `main img`): querySelectorAll then finds no other
+ * element, so the pair holds in the browser without the browser checking it.
+ */
+export function attributeTargetError(selector: string, attribute: string): string | null {
+  const lower = attribute.toLowerCase()
+  const elements = Object.hasOwn(ELEMENT_ATTRIBUTES, lower) ? ELEMENT_ATTRIBUTES[lower]! : null
+  if (!elements) return null
+  let parsed: Selector[][]
+  try {
+    parsed = parse(selector)
+  } catch {
+    return null // the selector's own check reports it
+  }
+  for (const seq of parsed) {
+    let start = seq.length
+    while (start > 0 && !TRAVERSALS.has(seq[start - 1]!.type)) start--
+    const tag = seq.slice(start).find((s) => s.type === 'tag') as { name: string } | undefined
+    if (!tag || !elements.includes(tag.name.toLowerCase())) {
+      return `${lower} may be set only on ${elements.map((e) => `<${e}>`).join(' or ')}: each part of the selector must end at such an element (e.g. ${elements[0]}.cta)`
+    }
+  }
   return null
 }
 
@@ -162,16 +214,18 @@ export function dangerousValue(value: string): boolean {
 }
 
 /**
- * HTML content cleaned on save: sanitize-html's default tag list (text, lists, tables, links) plus images and
- * `<picture>`, `class`/`id`/`title`/`lang`/`dir` everywhere; links and images only http(s), mailto, tel or relative.
- * Script, style, event handlers and javascript: URLs never survive.
+ * HTML content cleaned on save (and again when a Space's rules are loaded, so rules stored under an older policy
+ * follow this one): sanitize-html's default tag list (text, lists, tables, links) plus images and `<picture>`,
+ * `class`/`title`/`lang`/`dir` everywhere; links and images only http(s), mailto, tel or relative. Script, style,
+ * event handlers and javascript: URLs never survive, nor `id` or `name`: an inserted element with one would shadow
+ * the page's globals (`window.x`, `document.x`, form fields: DOM clobbering).
  */
 export function sanitize(html: string): string {
   return sanitizeHtml(html, {
     allowedTags: [...sanitizeHtml.defaults.allowedTags, 'img', 'picture', 'source'],
     allowedAttributes: {
-      '*': ['class', 'id', 'title', 'lang', 'dir'],
-      a: ['href', 'name', 'target', 'rel'],
+      '*': ['class', 'title', 'lang', 'dir'],
+      a: ['href', 'target', 'rel'],
       img: ['src', 'srcset', 'sizes', 'alt', 'width', 'height', 'loading'],
       source: ['srcset', 'sizes', 'type', 'media'],
     },

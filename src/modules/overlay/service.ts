@@ -9,7 +9,7 @@ import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
 import type { OverlayEventPayload } from './events'
 import { HTML_ACTIONS, type OverlayAction, type OverlayInput, type OverlayView } from './model'
-import { attributeError, compilePattern, dangerousValue, sanitize, selectorError } from './rules'
+import { attributeError, attributeTargetError, compilePattern, dangerousValue, sanitize, selectorError } from './rules'
 
 export type OverlayRow = typeof domOverlays.$inferSelect
 
@@ -39,7 +39,8 @@ export type SegmentKeys = (spaceId: number, key: string) => boolean | Promise<bo
 
 /**
  * Every rule of an overlay rule beyond the body schema; 422 with all problems at once: the selector through a CSS
- * parser, the pattern through the glob compiler, the attribute (set_attribute only; never on*), content keyed by the
+ * parser, the pattern through the glob compiler, the attribute (set_attribute only: an allow-listed attribute, on the
+ * elements it belongs to), content keyed by the
  * Space's locales — HTML sanitized, attribute values never a javascript: URL — and the segment key.
  */
 async function checkOverlay(kernel: Kernel, access: SpaceAccess, input: OverlayInput, isSegmentKey: SegmentKeys) {
@@ -54,7 +55,7 @@ async function checkOverlay(kernel: Kernel, access: SpaceAccess, input: OverlayI
   if (action === 'set_attribute') {
     if (!input.attribute) add('attribute', 'is required for set_attribute')
     else {
-      const e = attributeError(input.attribute)
+      const e = attributeError(input.attribute) ?? (sel ? null : attributeTargetError(input.selector, input.attribute))
       if (e) add('attribute', e)
       else attribute = input.attribute.toLowerCase()
     }

@@ -27,7 +27,7 @@ const PER_PAGE = /^(?:[1-9]|[1-4][0-9]|50)$/
 const PAGE = /^(?:[1-9][0-9]{0,5}|1000000)$/
 
 /** The 200 answers' own headers (Elysia's for a JSON object, and the route's Cache-Control); cloned per answer. */
-const OK_HEADERS = new Headers({ 'content-type': 'application/json;charset=utf-8', 'cache-control': 'no-store' })
+const OK_HEADERS = new Headers({ 'content-type': 'application/json;charset=utf-8', 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' })
 
 /**
  * The query string as the route would see it (Elysia's parser: `+` is a space, then percent-decoding), or null when

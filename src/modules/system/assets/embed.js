@@ -11,8 +11,8 @@
      dom-overlay?path=&lang=; data-lang or <html lang>; data-segment-key is sent as X-Service-Segment) after
      DOMContentLoaded and after each client-side navigation (history pushState/replaceState, popstate). A rule applies
      once per element (marked in a WeakMap shared by every copy of the script). Markup is parsed in an inert <template>
-     and script, frames, style and on* or javascript: attributes are dropped before it is inserted (the server
-     sanitized it already). data-overlay="off" turns it off; ContentService.embed.overlay() fetches and applies
+     and script, frames, style and on*, id, name or javascript: attributes are dropped before it is inserted (the
+     server sanitized it already). data-overlay="off" turns it off; ContentService.embed.overlay() fetches and applies
      again (a Promise).
    No dependencies; served minified (under 4 KB). */
 (function (w, d) {
@@ -102,9 +102,9 @@
   // DOM overlay (see the header). Short names: this part is a third of the script's 4 KB budget.
   var done = (CS.done = CS.done || new WeakMap()), last, enc = encodeURIComponent
 
-  // An event handler attribute, or a URL that would run script.
+  // An event handler attribute, an id or name (DOM clobbering), or a URL that would run script.
   function bad(n, v) {
-    return /^on/i.test(n) || /^[\s\0-\x1f]*(javascript|vbscript|data:text)/i.test(v)
+    return /^(on|id$|name$)/i.test(n) || /^[\s\0-\x1f]*(javascript|vbscript|data:text)/i.test(v)
   }
 
   // Markup parsed inert (a <template> runs nothing, loads nothing), then stripped of what could run.

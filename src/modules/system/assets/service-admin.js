@@ -1,9 +1,10 @@
 /* Content Service service-admin.js: the in-page editing bridge (docs/in-page-editing.md). A site includes
-     <script src="{base}/service-admin.js" async></script>
+     <script src="{base}/service-admin.js" data-space="{space slug}" async></script>
    For a visitor it does nothing: no request, no DOM change; window.ServiceAdmin.active is false.
    When the page was opened from the editor's Preview button (#service-preview=<token>&space=<slug> in the URL) it
-   takes the token out of the URL, keeps it in this tab's sessionStorage, and asks the API whether it is a valid
-   preview token of that Space (GET {base}/v1/cdn/{space}/preview). Only then does it:
+   takes the token out of the URL and, when <slug> is the Space the tag names in data-space (one or more slugs,
+   separated by spaces), keeps it in this tab's sessionStorage and asks the API whether it is a valid preview token
+   of that Space (GET {base}/v1/cdn/{space}/preview); a token of any other Space is ignored. Only then does it:
    - outline every [data-story-uuid] element and add an "Edit" link to that Story in the admin app;
    - fill every [data-story-field="<path>"] inside an element with data-story-path="<full path>" with the draft's
      value at that path (`name`, `content/blocks/0/headline`), as text only;
@@ -21,6 +22,12 @@
   var UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
   var SLUG = /^[a-z][a-z0-9-]{0,63}$/
   var TOKEN = /^p_[\w-]{12}\.[\w-]{43}$/
+  // The Spaces this page shows (data-space): a preview of any other Space is never turned on here, so a link
+  // with someone else's token cannot put foreign drafts into the page.
+  var pinned = ' ' + (script.getAttribute('data-space') || '') + ' '
+  function pins(slug) {
+    return SLUG.test(slug || '') && pinned.indexOf(' ' + slug + ' ') >= 0
+  }
   var session = null
   var adminUrl = ''
   var drafts = {}
@@ -61,20 +68,22 @@
       try {
         history.replaceState(history.state, '', location.pathname + location.search + (rest ? '#' + rest : ''))
       } catch (e) {}
-      if (TOKEN.test(s.token || '') && SLUG.test(s.space || '')) {
+      if (!pinned.trim()) console.warn('[content-service] service-admin.js: no data-space on its tag, so no preview')
+      if (TOKEN.test(s.token || '') && pins(s.space)) {
         try {
           sessionStorage.setItem(KEY, JSON.stringify(s))
         } catch (e) {}
         return s
       }
-      // A malformed preview link ends any earlier preview of this tab too.
+      // A malformed preview link, or one of a Space this page does not show, ends any earlier preview of this tab.
       forget()
       return null
     }
     try {
       s = JSON.parse(sessionStorage.getItem(KEY) || 'null')
     } catch (e) {}
-    return s && TOKEN.test(s.token) && SLUG.test(s.space) ? s : null
+    // A preview kept for another page of the site (another Space) is not this page's.
+    return s && TOKEN.test(s.token) && pins(s.space) ? s : null
   }
 
   function get(path) {
