@@ -460,7 +460,7 @@ describe('live streams end with the access they were opened with, and are bounde
     expectEnded(await sessionEnd, 'access_ended')
   })
 
-  test('one principal holds at most LIVE_STREAMS_PER_PRINCIPAL streams: one more is 429 too_many_streams; a closed one frees its place', async () => {
+  test('one principal holds at most LIVE_STREAMS_PER_PRINCIPAL streams: one more is 429 rate_limited; a closed one frees its place', async () => {
     const person = await member(tenantId, 'viewer')
     // Another session of the same person counts against the same cap.
     const email = (await t.request('GET', '/v1/whoami', { token: person })).body.data.user.email
@@ -470,7 +470,7 @@ describe('live streams end with the access they were opened with, and are bounde
     const refused = await live(second)
     expect(refused.status).toBe(429)
     const body = await refused.json()
-    expect(body.error).toBe('too_many_streams')
+    expect(body.error).toBe('rate_limited')
     expect(typeof body.message).toBe('string')
     expect(refused.headers.get('retry-after')).toBe('3')
     expect(refused.headers.get('ratelimit-limit')).toBe(String(STREAM_CAP))

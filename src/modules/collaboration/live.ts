@@ -1,7 +1,7 @@
 import type { Principal } from '../../kernel/auth'
 import type { Clock } from '../../kernel/clock'
 import type { Kernel } from '../../kernel/kernel'
-import { CollaborationErrors } from './model'
+import { KernelErrors } from '../../kernel/errors'
 
 /** The sweep of stream deadlines, and the unit keep-alives are counted in. */
 const TICK_MS = 1000
@@ -48,7 +48,7 @@ export interface LiveLimits {
  * A stream lives no longer than the access it was opened with: it ends when its holder is removed from the Space or
  * its token is revoked or signed out (events, on every instance), when its token expires, and after `maxSeconds` in
  * any case (the client reconnects through the guards, which check access anew). One principal holds at most
- * `perPrincipal` streams on an instance: one more answers 429.
+ * `perPrincipal` streams on an instance: one more answers 429 `rate_limited` (the kernel's code: a limit reached).
  */
 export class LiveHub {
   private byStory = new Map<string, Set<Listener>>()
@@ -69,13 +69,13 @@ export class LiveHub {
 
   /**
    * A `text/event-stream` Response that stays open until the client leaves, its access or lifetime ends, or the
-   * process shuts down. Throws 429 `too_many_streams` when the principal holds the most streams it may already.
+   * process shuts down. Throws 429 `rate_limited` when the principal holds the most streams it may already.
    */
   open(storyUuid: string, spaceId: number, principal: Principal, headers: Record<string, string>): Response {
     const principalKey = principal.kind === 'user' ? `u:${principal.userId}` : `t:${principal.tokenId}`
     const held = this.byPrincipal.get(principalKey)?.size ?? 0
     if (held >= this.limits.perPrincipal) {
-      throw CollaborationErrors.tooManyStreams(
+      throw KernelErrors.rateLimited(
         `At most ${this.limits.perPrincipal} live streams may be open at once with this ${principal.kind === 'user' ? 'account' : 'token'}; close one (or wait for one to end) and retry.`,
         undefined,
         { 'Retry-After': String(RETRY_MS / 1000), 'RateLimit-Limit': String(this.limits.perPrincipal), 'RateLimit-Remaining': '0' },

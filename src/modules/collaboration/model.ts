@@ -5,11 +5,6 @@ import { BLOCK_PATH_PATTERN } from './anchor'
 
 export const CollaborationErrors = {
   sessionTaken: defineError('session_taken', 409, 'The presence session id belongs to another user.'),
-  tooManyStreams: defineError(
-    'too_many_streams',
-    429,
-    'This account (all its sessions) or Space token holds the most live streams it may open on this instance (LIVE_STREAMS_PER_PRINCIPAL); retry after one ends.',
-  ),
 }
 
 const UUID_V4_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$'
