@@ -137,6 +137,10 @@ export interface Config {
   billingSelfServe: boolean
   /** How often each instance writes its counted API requests to the database (BILLING_FLUSH_SECONDS). */
   billingFlushSeconds: number
+  /** Live streams (`GET …/live`) one person (all their sessions) or one Space token may hold open on one instance (LIVE_STREAMS_PER_PRINCIPAL). */
+  liveStreamsPerPrincipal: number
+  /** Seconds a live stream stays open before the server ends it and the client reconnects (LIVE_STREAM_MAX_SECONDS). */
+  liveStreamMaxSeconds: number
   /** Base URL of an OpenAI-compatible chat-completions API (`…/v1`: `/chat/completions` is appended); null: AI is off. */
   aiBaseUrl: string | null
   /** Bearer key of the AI provider (AI_API_KEY); null: none sent (a local Ollama or llama.cpp server needs none). */
@@ -431,6 +435,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     defaultPlan: 'unlimited',
     billingSelfServe: bool(env, 'BILLING_SELF_SERVE', false),
     billingFlushSeconds: int(env, 'BILLING_FLUSH_SECONDS', 10, 1, 3600),
+    liveStreamsPerPrincipal: int(env, 'LIVE_STREAMS_PER_PRINCIPAL', 16, 1, 1000),
+    liveStreamMaxSeconds: int(env, 'LIVE_STREAM_MAX_SECONDS', 900, 10, 86_400),
     aiBaseUrl: url(env, 'AI_BASE_URL'),
     aiApiKey: env.AI_API_KEY?.trim() || null,
     aiModel: env.AI_MODEL?.trim() || null,

@@ -20,6 +20,11 @@ let viewer: string
 let spaceToken: string
 let story: { uuid: string; id: number }
 let otherStory: string
+let tenantId: number
+
+/** Live streams one principal may hold at once here (LIVE_STREAMS_PER_PRINCIPAL), and their lifetime. */
+const STREAM_CAP = 3
+const STREAM_SECONDS = 600
 
 const hero = (uid: string, headline: string) => ({ component: 'hero', _uid: uid, headline })
 const doc = (...blocks: unknown[]) => ({ type: 'doc', blocks })
@@ -29,8 +34,9 @@ const sid = () => crypto.randomUUID()
 const member = (ownerTenant: number, role: 'viewer' | 'editor' | 'admin') => t.member(ownerTenant, space, role)
 
 beforeAll(async () => {
-  t = await testApp()
+  t = await testApp({ liveStreamsPerPrincipal: STREAM_CAP, liveStreamMaxSeconds: STREAM_SECONDS })
   const owner = await t.register({ name: 'Ada Admin' })
+  tenantId = owner.tenant.id
   admin = owner.token
   space = (await t.createSpace(admin)).slug
   other = (await t.createSpace(admin)).slug
@@ -373,5 +379,129 @@ describe('live stream', () => {
       server.stop(true)
       await peer.close()
     }
+  })
+})
+
+describe('live streams end with the access they were opened with, and are bounded', () => {
+  type Sse = { event: string; data: any }
+  /**
+   * Reads a stream until it ends (or the generous bound runs out): its events and whether the server ended it.
+   * Delivery is checked, not its speed.
+   */
+  async function untilEnd(res: Response, ms = 30_000): Promise<{ events: Sse[]; ended: boolean }> {
+    const reader = res.body!.getReader()
+    const decoder = new TextDecoder()
+    const events: Sse[] = []
+    let buf = ''
+    const deadline = Date.now() + ms
+    let ended = false
+    while (Date.now() < deadline) {
+      const chunk = await Promise.race([reader.read(), Bun.sleep(deadline - Date.now()).then(() => null)])
+      if (!chunk) break
+      if (chunk.done) {
+        ended = true
+        break
+      }
+      buf += decoder.decode(chunk.value, { stream: true })
+      let i: number
+      while ((i = buf.indexOf('\n\n')) !== -1) {
+        const block = buf.slice(0, i)
+        buf = buf.slice(i + 2)
+        const ev = /^event: (.*)$/m.exec(block)?.[1]
+        const data = /^data: (.*)$/m.exec(block)?.[1]
+        if (ev && data) events.push({ event: ev, data: JSON.parse(data) })
+      }
+    }
+    if (!ended) await reader.cancel().catch(() => {})
+    return { events, ended }
+  }
+  const live = (token: string, handle: (r: Request) => Response | Promise<Response> = (r) => t.app.handle(r)) =>
+    handle(new Request(`http://localhost${base()}/live`, { headers: { Authorization: `Bearer ${token}`, 'X-Forwarded-For': '10.9.9.9' } }))
+  const expectEnded = (r: { events: Sse[]; ended: boolean }, reason: string) => {
+    expect(r.ended).toBe(true)
+    expect(r.events.at(-1)).toEqual({ event: 'closing', data: { reason, retry_ms: 3000 } })
+  }
+  const userIdOf = async (token: string) => (await t.request('GET', '/v1/whoami', { token })).body.data.user.id as number
+
+  test('a removed member’s open streams end, on this instance and on another', async () => {
+    const gone = await member(tenantId, 'viewer')
+    const goneId = await userIdOf(gone)
+    const other = await t.instance()
+    try {
+      const here = await live(gone)
+      const there = await live(gone, (r) => other.runtime.handle(r))
+      expect([here.status, there.status]).toEqual([200, 200])
+      const ends = [untilEnd(here), untilEnd(there)]
+      expect((await t.request('DELETE', `/v1/spaces/${space}/members/${goneId}`, { token: admin })).status).toBe(204)
+      for (const r of await Promise.all(ends)) expectEnded(r, 'access_ended')
+      expect((await live(gone)).status).toBe(404)
+    } finally {
+      await other.close()
+    }
+  })
+
+  test('a revoked Space token’s stream ends, also one revoked with its creator’s removal; a signed-out session’s stream ends', async () => {
+    const revoked = await t.spaceToken(admin, space, 'viewer')
+    const res = await live(revoked.token)
+    expect(res.status).toBe(200)
+    const end = untilEnd(res)
+    expect((await t.request('DELETE', `/v1/spaces/${space}/tokens/${revoked.id}`, { token: admin })).status).toBe(204)
+    expectEnded(await end, 'access_ended')
+
+    const minter = await member(tenantId, 'admin')
+    const minted = await t.spaceToken(minter, space, 'viewer')
+    const mintedEnd = untilEnd(await live(minted.token))
+    expect((await t.request('DELETE', `/v1/spaces/${space}/members/${await userIdOf(minter)}`, { token: admin })).status).toBe(204)
+    expectEnded(await mintedEnd, 'access_ended')
+
+    const leaving = await member(tenantId, 'viewer')
+    const sessionEnd = untilEnd(await live(leaving))
+    expect((await t.request('POST', '/v1/auth/logout', { token: leaving })).status).toBe(204)
+    expectEnded(await sessionEnd, 'access_ended')
+  })
+
+  test('one principal holds at most LIVE_STREAMS_PER_PRINCIPAL streams: one more is 429 rate_limited; a closed one frees its place', async () => {
+    const person = await member(tenantId, 'viewer')
+    // Another session of the same person counts against the same cap.
+    const email = (await t.request('GET', '/v1/whoami', { token: person })).body.data.user.email
+    const second = (await t.request('POST', '/v1/auth/login', { body: { email, password: 'correct horse battery staple' } })).body.data.token
+    const open = [await live(person), await live(second), await live(person)]
+    expect(open.map((r) => r.status)).toEqual([200, 200, 200])
+    const refused = await live(second)
+    expect(refused.status).toBe(429)
+    const body = await refused.json()
+    expect(body.error).toBe('rate_limited')
+    expect(typeof body.message).toBe('string')
+    expect(refused.headers.get('retry-after')).toBe('3')
+    expect(refused.headers.get('ratelimit-limit')).toBe(String(STREAM_CAP))
+    expect(refused.headers.get('ratelimit-remaining')).toBe('0')
+    // Another principal is not affected.
+    const token = await t.spaceToken(admin, space, 'viewer')
+    const others = await live(token.token)
+    expect(others.status).toBe(200)
+    await others.body!.cancel()
+    // The client leaves one: its place is free.
+    await open[0].body!.cancel()
+    const again = await live(second)
+    expect(again.status).toBe(200)
+    for (const r of [again, open[1], open[2]]) await r.body!.cancel()
+  })
+
+  test('a stream ends after LIVE_STREAM_MAX_SECONDS on the kernel clock, or when its token expires; the client reconnects', async () => {
+    const res = await live(viewer)
+    expect(res.status).toBe(200)
+    const end = untilEnd(res)
+    t.clock.advance(STREAM_SECONDS * 1000)
+    expectEnded(await end, 'lifetime')
+    const reconnected = await live(viewer)
+    expect(reconnected.status).toBe(200)
+    await reconnected.body!.cancel()
+
+    const expiresAt = new Date(t.clock.ms() + 120_000).toISOString()
+    const short = (await t.request('POST', `/v1/spaces/${space}/tokens`, { token: admin, body: { name: 'short', role: 'viewer', expires_at: expiresAt } })).body.data
+    const shortEnd = untilEnd(await live(short.token))
+    t.clock.advance(120_000)
+    expectEnded(await shortEnd, 'lifetime')
+    expect((await live(short.token)).status).toBe(401)
   })
 })

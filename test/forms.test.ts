@@ -162,7 +162,7 @@ describe('form management', () => {
     expect(list.body.data.some((x: any) => x.uuid === f.uuid)).toBe(false)
     const all = await t.request('GET', `/v1/spaces/${space}/forms?include_archived=1`, { token: viewer })
     expect(all.body.data.find((x: any) => x.uuid === f.uuid).archived_at).toBeTruthy()
-    const subs = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: viewer })
+    const subs = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: admin })
     expect(subs.body.meta.total).toBe(1)
     expect((await t.request('PUT', `/v1/spaces/${space}/forms/${f.uuid}`, { token: editor, body: { slug: 'unique-one', label: 'L', fields: FIELDS } })).status).toBe(404)
     await makeForm({ slug: 'unique-one' })
@@ -261,7 +261,7 @@ describe('public submit', () => {
       },
     })
     expect(r.status).toBe(201)
-    const s = (await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?include_spam=1`, { token: viewer })).body.data[0]
+    const s = (await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?include_spam=1`, { token: admin })).body.data[0]
     expect(s.data).toEqual({
       text: 'Bold move',
       area: 'x'.repeat(5000),
@@ -394,7 +394,7 @@ describe('captcha and spam', () => {
     expect(captchaCalls).toEqual([{ path: '/turnstile', secret: 'captcha-secret', response: 'bad-token' }])
     const ok = await submit(f.slug, { data: valid, captcha_token: 'good-token' })
     expect(ok.status).toBe(201)
-    const subs = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?include_spam=1`, { token: viewer })
+    const subs = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?include_spam=1`, { token: admin })
     expect(subs.body.meta.total).toBe(1)
     // hcaptcha goes to its own verify URL; PUT without the secret keeps it for the same provider.
     const put = await t.request('PUT', `/v1/spaces/${space}/forms/${f.uuid}`, { token: editor, body: { ...f, spam_provider: 'hcaptcha', spam_config: { secret: 'captcha-secret' } } })
@@ -422,15 +422,18 @@ describe('captcha and spam', () => {
     sink.clear()
     await drain()
     expect(sink.mails).toHaveLength(2) // the two clean ones only
-    const list = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: viewer })
+    const list = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: admin })
     expect(list.body.meta.total).toBe(2)
-    const all = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?include_spam=1&per_page=1`, { token: viewer })
+    const all = await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?include_spam=1&per_page=1`, { token: admin })
     expect(all.body.meta).toEqual({ total: 4, page: 1, per_page: 1 })
     // toggle
-    const tog = await t.request('POST', `/v1/spaces/${space}/forms/${f.uuid}/submissions/${spammy.body.data.submission_uuid}/spam`, { token: editor })
+    // The toggle answers the submission (what a person wrote): admin only.
+    expect((await t.request('POST', `/v1/spaces/${space}/forms/${f.uuid}/submissions/${spammy.body.data.submission_uuid}/spam`, { token: editor })).status).toBe(403)
+    for (const token of [viewer, editor]) expect((await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token })).status).toBe(403)
+    const tog = await t.request('POST', `/v1/spaces/${space}/forms/${f.uuid}/submissions/${spammy.body.data.submission_uuid}/spam`, { token: admin })
     expect(tog.status).toBe(200)
     expect(tog.body.data.spam).toBe(false)
-    expect((await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: viewer })).body.meta.total).toBe(3)
+    expect((await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: admin })).body.meta.total).toBe(3)
     expect((await t.request('POST', `/v1/spaces/${space}/forms/${f.uuid}/submissions/${spammy.body.data.submission_uuid}/spam`, { token: viewer })).status).toBe(403)
   })
 })
@@ -550,7 +553,7 @@ describe('actions', () => {
     const [mail] = await sink.waitFor(1)
     expect(mail.to).toEqual(['lea@example.com'])
     expect(mail.parsed.text).toContain(`https://cms.example.com/v1/cdn/${space}/subscribe/confirm/`)
-    const subs = await t.request('GET', `/v1/spaces/${space}/subscribers?q=lea@`, { token: viewer })
+    const subs = await t.request('GET', `/v1/spaces/${space}/subscribers?q=lea@`, { token: admin })
     expect(subs.body.data[0]).toMatchObject({ email: 'lea@example.com', name: 'Lea Lead', status: 'pending', source: 'form', lang: 'de' })
     const confirm = /\/v1\/cdn\/[^\s]+\/subscribe\/confirm\/[A-Za-z0-9_-]{43}/.exec(mail.parsed.text!)![0]
     expect((await t.request('POST', confirm)).body.data.status).toBe('confirmed')
@@ -578,7 +581,9 @@ describe('CSV export', () => {
        from generate_series(1, 10500) g`,
       [formId, spaceId, ...tricky],
     )
-    const res = await t.app.handle(new Request(`http://localhost/v1/spaces/${space}/forms/${f.uuid}/submissions.csv`, { headers: { Authorization: `Bearer ${viewer}` } }))
+    const csv = (token: string) => t.app.handle(new Request(`http://localhost/v1/spaces/${space}/forms/${f.uuid}/submissions.csv`, { headers: { Authorization: `Bearer ${token}` } }))
+    for (const token of [viewer, editor]) expect((await csv(token)).status).toBe(403)
+    const res = await csv(admin)
     expect(res.status).toBe(200)
     expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8')
     const bytes = new Uint8Array(await res.arrayBuffer())

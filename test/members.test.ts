@@ -30,9 +30,14 @@ async function team() {
 }
 
 describe('members', () => {
-  test('any member lists the members with their roles, oldest first, paged', async () => {
+  test('an admin lists the members with their roles, oldest first, paged; editors and viewers may not (e-mail addresses)', async () => {
     const s = await team()
-    const res = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens.viewer })
+    for (const role of ['viewer', 'editor'] as const) {
+      const refused = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens[role] })
+      expect(refused.status).toBe(403)
+      expect(refused.text).not.toContain('@example.com')
+    }
+    const res = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens.admin })
     expect(res.status).toBe(200)
     expect(res.body.meta).toEqual({ total: 3, page: 1, per_page: 50 })
     expect(res.body.data.map((m: any) => [m.user.id, m.role])).toEqual([
@@ -41,9 +46,9 @@ describe('members', () => {
       [s.ids.viewer, 'viewer'],
     ])
     expect(Object.keys(res.body.data[0]).sort()).toEqual(['joined_at', 'role', 'user'])
-    const page2 = await t.request('GET', `/v1/spaces/${s.space}/members?per_page=2&page=2`, { token: s.tokens.viewer })
+    const page2 = await t.request('GET', `/v1/spaces/${s.space}/members?per_page=2&page=2`, { token: s.tokens.admin })
     expect(page2.body.data.map((m: any) => m.user.id)).toEqual([s.ids.viewer])
-    expect((await t.request('GET', `/v1/spaces/${s.space}/members?per_page=101`, { token: s.tokens.viewer })).status).toBe(422)
+    expect((await t.request('GET', `/v1/spaces/${s.space}/members?per_page=101`, { token: s.tokens.admin })).status).toBe(422)
   })
 
   test('a stranger, even of the same Tenant, gets 404 for the Space', async () => {
@@ -60,8 +65,9 @@ describe('members', () => {
     expect(ok.status).toBe(200)
     expect(ok.body.data.role).toBe('editor')
     // The guard reads the new role at once: the former viewer may now write as an editor would.
-    const roles = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens.viewer })
+    const roles = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens.admin })
     expect(roles.body.data.find((m: any) => m.user.id === s.ids.viewer).role).toBe('editor')
+    expect((await t.request('GET', `/v1/spaces/${s.space}`, { token: s.tokens.viewer })).body.data.role).toBe('editor')
     expect((await t.request('PATCH', url, { token: s.tokens.admin, body: { role: 'owner' } })).status).toBe(422)
     expect((await t.request('PATCH', url, { token: s.tokens.admin, body: { role: 'admin', extra: 1 } })).status).toBe(422)
     expect((await t.request('PATCH', `/v1/spaces/${s.space}/members/999999`, { token: s.tokens.admin, body: { role: 'viewer' } })).status).toBe(404)
@@ -93,7 +99,9 @@ describe('members', () => {
       // One wins; the loser is refused, either as the last admin or because it is no longer admin at all (403).
       expect(statuses[0]).toBe(200)
       expect([403, 409]).toContain(statuses[1])
-      const list = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens.viewer })
+      // The members list needs admin: ask the one who stayed admin (whose own demotion of the other went through).
+      const survivor = a.status === 200 ? s.tokens.admin : second
+      const list = await t.request('GET', `/v1/spaces/${s.space}/members`, { token: survivor })
       expect(list.body.data.filter((m: any) => m.role === 'admin')).toHaveLength(1)
     }
   })
@@ -102,11 +110,11 @@ describe('members', () => {
     const s = await team()
     const other = await t.instance()
     try {
-      expect((await other.get(`/v1/spaces/${s.space}/members`, { authorization: `Bearer ${s.tokens.editor}` })).status).toBe(200)
+      expect((await other.get(`/v1/spaces/${s.space}`, { authorization: `Bearer ${s.tokens.editor}` })).status).toBe(200)
       const del = await t.request('DELETE', `/v1/spaces/${s.space}/members/${s.ids.editor}`, { token: s.tokens.admin })
       expect(del.status).toBe(204)
-      expect((await t.request('GET', `/v1/spaces/${s.space}/members`, { token: s.tokens.editor })).status).toBe(404)
-      expect((await other.get(`/v1/spaces/${s.space}/members`, { authorization: `Bearer ${s.tokens.editor}` })).status).toBe(404)
+      expect((await t.request('GET', `/v1/spaces/${s.space}`, { token: s.tokens.editor })).status).toBe(404)
+      expect((await other.get(`/v1/spaces/${s.space}`, { authorization: `Bearer ${s.tokens.editor}` })).status).toBe(404)
       expect((await t.request('DELETE', `/v1/spaces/${s.space}/members/${s.ids.editor}`, { token: s.tokens.admin })).status).toBe(404)
     } finally {
       await other.close()
@@ -164,7 +172,7 @@ describe('roles', () => {
       ['admin', 'editor'],
     ])
     const ops = (role: string) => res.body.data.find((r: any) => r.role === role).operations.map((o: any) => `${o.method} ${o.path}`)
-    expect(ops('viewer')).toContain('GET /v1/spaces/{space}/members')
+    expect(ops('admin')).toContain('GET /v1/spaces/{space}/members')
     expect(ops('admin')).toContain('PATCH /v1/spaces/{space}/members/{userId}')
     expect(ops('admin')).toContain('POST /v1/spaces/{space}/webhooks')
     expect(ops('editor')).toContain('POST /v1/spaces/{space}/stories')
@@ -172,6 +180,63 @@ describe('roles', () => {
     // Every Space route appears under exactly one role.
     const all = res.body.data.flatMap((r: any) => r.operations.map((o: any) => `${o.method} ${o.path}`))
     expect(new Set(all).size).toBe(all.length)
+  })
+
+  /** Every route that reads or answers a person's data: people's e-mail addresses, what they wrote, what they bought. */
+  const PERSONAL = [
+    'GET /v1/spaces/{space}/members',
+    'GET /v1/spaces/{space}/subscribers',
+    'GET /v1/spaces/{space}/subscribers.csv',
+    'GET /v1/spaces/{space}/subscribers/{id}',
+    'GET /v1/spaces/{space}/forms/{uuid}/submissions',
+    'GET /v1/spaces/{space}/forms/{uuid}/submissions.csv',
+    'POST /v1/spaces/{space}/forms/{uuid}/submissions/{submissionUuid}/spam',
+    'GET /v1/spaces/{space}/events/{id}/registrations',
+    'GET /v1/spaces/{space}/events/{id}/registrations.csv',
+    'POST /v1/spaces/{space}/events/{id}/registrations/{registrationId}/cancel',
+    'GET /v1/spaces/{space}/orders',
+    'GET /v1/spaces/{space}/orders/{id}',
+    'PATCH /v1/spaces/{space}/orders/{id}',
+  ]
+
+  test('personal data needs admin: viewers and editors (people and Space tokens) get 403; the roles table says so', async () => {
+    const s = await team()
+    const res = await t.request('GET', `/v1/spaces/${s.space}/roles`, { token: s.tokens.viewer })
+    const ops = (role: string) => res.body.data.find((r: any) => r.role === role).operations.map((o: any) => `${o.method} ${o.path}`)
+    for (const op of PERSONAL) {
+      expect(ops('admin')).toContain(op)
+      expect([...ops('viewer'), ...ops('editor')]).not.toContain(op)
+    }
+    // Content reads stay viewer: what a site build's viewer token needs.
+    for (const op of ['GET /v1/spaces/{space}/stories', 'GET /v1/spaces/{space}/forms', 'GET /v1/spaces/{space}/events', 'GET /v1/spaces/{space}/products', 'GET /v1/spaces/{space}/assets']) {
+      expect(ops('viewer')).toContain(op)
+    }
+
+    const id = crypto.randomUUID()
+    const url = (op: string) =>
+      op
+        .split(' ')[1]
+        .replace('{space}', s.space)
+        .replace('subscribers/{id}', 'subscribers/1')
+        .replace(/\{(uuid|id|submissionUuid|registrationId)\}/g, id)
+    const bodyOf = (op: string) => (op.startsWith('PATCH') ? { status: 'paid' } : undefined)
+    const callers = {
+      'viewer user': s.tokens.viewer,
+      'editor user': s.tokens.editor,
+      'viewer token': (await t.spaceToken(s.tokens.admin, s.space, 'viewer')).token,
+      'editor token': (await t.spaceToken(s.tokens.admin, s.space, 'editor')).token,
+    }
+    for (const op of PERSONAL) {
+      const method = op.split(' ')[0]
+      for (const [who, token] of Object.entries(callers)) {
+        const r = await t.request(method, url(op), { token, body: bodyOf(op) })
+        if (r.status !== 403) throw new Error(`${who} on ${op}: ${r.status}`)
+        expect(r.body.error).toBe('forbidden')
+      }
+      // An admin passes the guard (the made-up ids are then unknown: 404, or an empty list).
+      const admin = await t.request(method, url(op), { token: s.tokens.admin, body: bodyOf(op) })
+      expect([200, 404]).toContain(admin.status)
+    }
   })
 })
 

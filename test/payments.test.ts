@@ -335,12 +335,49 @@ describe('signed webhook receivers', () => {
     // The first event again changes nothing.
     expect((await deliver('', body, sign(INSTANCE_WHSEC, body))).body.duplicate).toBe(true)
     expect(await planOf()).toBe('unlimited')
-    // A Space's own Stripe account moves only its own Tenant, whatever the metadata says.
-    const stranger = await t.register()
-    const forged = JSON.stringify({ id: 'evt_sub_3', type: 'customer.subscription.updated', data: { object: { status: 'active', metadata: { tenant_id: String(stranger.tenant.id), plan: 'free' } } } })
-    expect((await deliver(`/${shop}`, forged, sign(SPACE_WHSEC, forged))).status).toBe(200)
+  })
+
+  test('a Space’s own receiver never moves the Tenant’s plan: an admin’s self-signed subscription events are ignored (also an admin from another Tenant); the instance receiver still moves it', async () => {
+    // Plans are the operator's here: self-serve is off, so no Space admin may change the plan at all.
+    expect(t.config.billingSelfServe).toBe(false)
+    const space = (await t.createSpace(owner.token)).slug
+    const planOf = async () => (await t.request('GET', `/v1/spaces/${space}/billing`, { token: owner.token })).body.data.plan
+    const sub = (id: string, type: string, plan: string, tenantId = owner.tenant.id) =>
+      JSON.stringify({ id, type, data: { object: { id: 'sub_x', status: 'active', metadata: { tenant_id: String(tenantId), plan } } } })
+    const viaInstance = sub('evt_plan_free', 'customer.subscription.updated', 'free')
+    expect((await deliver('', viaInstance, sign(INSTANCE_WHSEC, viaInstance))).body).toEqual({ received: true })
     expect(await planOf()).toBe('free')
-    const strangerSpace = (await t.createSpace(stranger.token)).slug
-    expect((await t.request('GET', `/v1/spaces/${strangerSpace}/billing`, { token: stranger.token })).body.data.plan).not.toBe('free')
+
+    // The Tenant's own admin points the Space's receiver at a secret of their choosing and signs an upgrade.
+    const ADMIN_WHSEC = 'whsec_chosenByTheSpaceAdmin12345'
+    expect((await t.request('PUT', `/v1/spaces/${space}/payments/stripe`, { token: owner.token, body: { secret_key: SPACE_KEY, webhook_secret: ADMIN_WHSEC } })).status).toBe(200)
+    for (const [i, type] of ['customer.subscription.created', 'customer.subscription.updated'].entries()) {
+      const forged = sub(`evt_forged_up_${i}`, type, 'unlimited')
+      const r = await deliver(`/${space}`, forged, sign(ADMIN_WHSEC, forged))
+      expect(r.status).toBe(200)
+      expect(r.body).toEqual({ received: true, ignored: true })
+    }
+    expect(await planOf()).toBe('free')
+
+    // The instance's receiver still moves the plan.
+    const pro = sub('evt_plan_pro', 'customer.subscription.updated', 'pro')
+    expect((await deliver('', pro, sign(INSTANCE_WHSEC, pro))).status).toBe(200)
+    expect(await planOf()).toBe('pro')
+
+    // An admin invited from another Tenant sets the Space's keys too and signs a cancellation of the owner's plan.
+    const stranger = await t.register()
+    const [s] = await t.kernel.db.query<{ id: number }>('select id from spaces where slug = $1', [space])
+    await t.kernel.db.query("insert into memberships (user_id, space_id, role, created_at) values ($1, $2, 'admin', now())", [stranger.user.id, s!.id])
+    const STRANGER_WHSEC = 'whsec_chosenByTheInvitedAdmin9876'
+    expect((await t.request('PUT', `/v1/spaces/${space}/payments/stripe`, { token: stranger.token, body: { secret_key: SPACE_KEY, webhook_secret: STRANGER_WHSEC } })).status).toBe(200)
+    for (const [i, type] of ['customer.subscription.deleted', 'customer.subscription.updated'].entries()) {
+      const forged = sub(`evt_forged_down_${i}`, type, 'free')
+      const r = await deliver(`/${space}`, forged, sign(STRANGER_WHSEC, forged))
+      expect(r.status).toBe(200)
+      expect(r.body).toEqual({ received: true, ignored: true })
+    }
+    expect(await planOf()).toBe('pro')
+    const [moved] = await t.kernel.db.query<{ n: number }>("select count(*)::int as n from events where type = 'payment.subscription_changed' and payload->>'provider_event_id' like 'evt_forged_%'")
+    expect(moved!.n).toBe(0)
   })
 })

@@ -242,7 +242,7 @@ describe('calls', () => {
     })
     expect(new TextDecoder().decode(call.raw)).not.toContain('203.0.113.9')
     // Nothing sold: no order, the stock unchanged, the cart still open.
-    expect((await t.request('GET', `/v1/spaces/${o.slug}/orders`, { token: o.editor })).body.meta.total).toBe(0)
+    expect((await t.request('GET', `/v1/spaces/${o.slug}/orders`, { token: o.token })).body.meta.total).toBe(0)
     expect((await t.request('GET', `/v1/cdn/${o.slug}/carts/${cart.uuid}`)).body.data.status).toBe('open')
     allowIt = true
     const sold = await t.request('POST', `/v1/cdn/${o.slug}/carts/${cart.uuid}/checkout`, { body: buyer })
@@ -531,7 +531,7 @@ describe('the hooks of stories, assets and forms', () => {
     expect(sent.json).toMatchObject({ hook: 'form.before_submit', actor: { type: 'public' }, data: { form: { slug: 'contact' }, data: { email: 'ada@example.com' } } })
     expect(sent.text).not.toContain('203.0.113.9')
     expect(sent.text).not.toContain('probe-agent')
-    const subs = await t.request('GET', `/v1/spaces/${o.slug}/forms/${form.body.data.uuid}/submissions`, { token: o.editor })
+    const subs = await t.request('GET', `/v1/spaces/${o.slug}/forms/${form.body.data.uuid}/submissions`, { token: o.token })
     expect(subs.body.data[0].data).toEqual({ email: 'ada@example.com', topic: 'sales' })
 
     amend = (data) => ({ ...data, data: { email: 'not an address' } })

@@ -430,6 +430,138 @@ describe('Space-scoped tokens', () => {
   })
 })
 
+describe('Space tokens outlive neither their creator’s access nor their expiry', () => {
+  /** The owner's Space with a second admin (of the same Tenant) who mints tokens. */
+  async function twoAdmins() {
+    const o = await owner()
+    const second = await t.member(o.user.tenant.id, o.space.slug, 'admin')
+    const secondId = (await t.request('GET', '/v1/whoami', { token: second })).body.data.user.id as number
+    return { ...o, second, secondId }
+  }
+  const listIds = async (token: string, slug: string) =>
+    ((await t.request('GET', `/v1/spaces/${slug}/tokens`, { token })).body.data as { id: string }[]).map((x) => x.id)
+
+  test('a removed admin’s tokens answer 401 at once, here and on another instance, and leave the list', async () => {
+    const { token, space, second, secondId } = await twoAdmins()
+    const minted = await t.spaceToken(second, space.slug, 'admin')
+    const viewerToken = await t.spaceToken(second, space.slug, 'viewer')
+    // A token minted by a token carries the same creator.
+    const grandchild = (await t.request('POST', `/v1/spaces/${space.slug}/tokens`, { token: minted.token, body: { name: 'child', role: 'editor' } })).body.data
+    const ownersToken = await t.spaceToken(token, space.slug, 'viewer')
+    expect((await t.request('GET', `/v1/spaces/${space.slug}/tokens`, { token: minted.token })).status).toBe(200)
+
+    expect((await t.request('DELETE', `/v1/spaces/${space.slug}/members/${secondId}`, { token })).status).toBe(204)
+    const other = await t.instance()
+    try {
+      for (const st of [minted.token, viewerToken.token, grandchild.token]) {
+        const r = await t.request('GET', `/v1/spaces/${space.slug}/tokens`, { token: st })
+        expect(r.status).toBe(401)
+        expect(r.body.error).toBe('unauthorized')
+        expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: st })).status).toBe(401)
+        expect((await other.get(`/v1/spaces/${space.slug}`, { authorization: `Bearer ${st}` })).status).toBe(401)
+      }
+    } finally {
+      await other.close()
+    }
+    // The owner's own token is untouched; the list holds what still works.
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: ownersToken.token })).status).toBe(200)
+    const ids = await listIds(token, space.slug)
+    expect(ids).toContain(ownersToken.id)
+    for (const id of [minted.id, viewerToken.id, grandchild.id]) expect(ids).not.toContain(id)
+    const [event] = await t.kernel.db.query<{ payload: { token_ids: string[]; reason: string } }>(
+      "select payload from events where type = 'space_token.revoked' and payload->>'reason' = 'member_removed' and payload->'token_ids' ? $1",
+      [minted.id],
+    )
+    expect(event!.payload.token_ids.sort()).toEqual([minted.id, viewerToken.id, grandchild.id].sort())
+  })
+
+  test('leaving with `me` revokes one’s tokens too; a demotion revokes those above the new role and keeps the rest', async () => {
+    const { token, space, second, secondId } = await twoAdmins()
+    const admin = await t.spaceToken(second, space.slug, 'admin')
+    const editor = await t.spaceToken(second, space.slug, 'editor')
+    const viewer = await t.spaceToken(second, space.slug, 'viewer')
+    const demote = await t.request('PATCH', `/v1/spaces/${space.slug}/members/${secondId}`, { token, body: { role: 'editor' } })
+    expect(demote.status).toBe(200)
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: admin.token })).status).toBe(401)
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: editor.token })).status).toBe(200)
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: viewer.token })).status).toBe(200)
+    // Promoted again: a revoked token stays revoked.
+    await t.request('PATCH', `/v1/spaces/${space.slug}/members/${secondId}`, { token, body: { role: 'admin' } })
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: admin.token })).status).toBe(401)
+    expect((await t.request('DELETE', `/v1/spaces/${space.slug}/members/me`, { token: second })).status).toBe(204)
+    for (const st of [editor, viewer]) expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: st.token })).status).toBe(401)
+  })
+
+  test('expires_at is set at creation, answered in the list, and honoured on the kernel clock', async () => {
+    const { token, space } = await owner()
+    const at = new Date(t.clock.ms() + 3_600_000)
+    at.setUTCMilliseconds(0)
+    const res = await t.request('POST', `/v1/spaces/${space.slug}/tokens`, { token, body: { name: 'build', role: 'viewer', expires_at: at.toISOString() } })
+    expect(res.status).toBe(201)
+    expect(res.body.data.expires_at).toBe(at.toISOString())
+    const forever = await t.request('POST', `/v1/spaces/${space.slug}/tokens`, { token, body: { name: 'forever', role: 'viewer', expires_at: null } })
+    expect(forever.body.data.expires_at).toBeNull()
+    const list = (await t.request('GET', `/v1/spaces/${space.slug}/tokens`, { token })).body.data as any[]
+    expect(list.find((x) => x.id === res.body.data.id).expires_at).toBe(at.toISOString())
+    expect(list.find((x) => x.id === forever.body.data.id).expires_at).toBeNull()
+
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: res.body.data.token })).status).toBe(200)
+    t.clock.advance(3_600_000)
+    try {
+      const expired = await t.request('GET', `/v1/spaces/${space.slug}`, { token: res.body.data.token })
+      expect(expired.status).toBe(401)
+      expect(expired.body.error).toBe('unauthorized')
+      expect((await t.request('GET', `/v1/cdn/${space.slug}/stories/x?version=draft`, { token: res.body.data.token })).status).toBe(401)
+      expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: forever.body.data.token })).status).toBe(200)
+      // Still listed, with the date that explains the 401.
+      expect(await listIds(token, space.slug)).toContain(res.body.data.id)
+    } finally {
+      t.clock.advance(-3_600_000)
+    }
+  })
+
+  test('expires_at must be a real date-time in the future', async () => {
+    const { token, space } = await owner()
+    const bad = [
+      new Date(t.clock.ms() - 1000).toISOString(),
+      '2099-02-30T10:00:00Z',
+      '2099-01-01T24:00:00Z',
+      '2099-01-01T10:00:00',
+      '2099-01-01',
+      'tomorrow',
+      '',
+      42,
+    ]
+    for (const expires_at of bad) {
+      const r = await t.request('POST', `/v1/spaces/${space.slug}/tokens`, { token, body: { name: 'x', role: 'viewer', expires_at } })
+      if (r.status !== 422) throw new Error(`${JSON.stringify(expires_at)}: ${r.status}`)
+      expect(Object.keys(r.body.errors)).toEqual(['expires_at'])
+    }
+    const offset = await t.request('POST', `/v1/spaces/${space.slug}/tokens`, { token, body: { name: 'x', role: 'viewer', expires_at: '2099-06-01T18:00:00+02:00' } })
+    expect(offset.status).toBe(201)
+    expect(offset.body.data.expires_at).toBe('2099-06-01T16:00:00.000Z')
+  })
+
+  test('last_used_at is answered in the list and written at most once a minute per token', async () => {
+    const { token, space } = await owner()
+    const st = await t.spaceToken(token, space.slug, 'viewer')
+    const lastUsed = async () => ((await t.request('GET', `/v1/spaces/${space.slug}/tokens`, { token })).body.data as any[]).find((x) => x.id === st.id).last_used_at
+    expect(await lastUsed()).toBeNull()
+    const first = t.clock.now().toISOString()
+    expect((await t.request('GET', `/v1/spaces/${space.slug}`, { token: st.token })).status).toBe(200)
+    expect(await lastUsed()).toBe(first)
+    // Within the minute: no write, whatever the traffic.
+    t.clock.advance(30_000)
+    for (let i = 0; i < 5; i++) await t.request('GET', `/v1/spaces/${space.slug}`, { token: st.token })
+    expect(await lastUsed()).toBe(first)
+    // A minute after the last write: the next use is recorded (also a draft read, which is not a management route).
+    t.clock.advance(30_000)
+    const second = t.clock.now().toISOString()
+    await t.request('GET', `/v1/cdn/${space.slug}/stories/nothing?version=draft`, { token: st.token })
+    expect(await lastUsed()).toBe(second)
+  })
+})
+
 describe('archiving and events', () => {
   test('creating a Space emits space.created and writes it to the events outbox', async () => {
     const { token } = await t.register()

@@ -66,7 +66,7 @@ describe('double opt-in', () => {
     expect(u1.body).toEqual({ data: { ok: true, status: 'unsubscribed' } })
     const u2 = await t.request('POST', unsubscribe)
     expect(u2.status).toBe(200)
-    const one = await t.request('GET', `/v1/spaces/${space}/subscribers/${list.body.data[0].id}`, { token: viewer })
+    const one = await t.request('GET', `/v1/spaces/${space}/subscribers/${list.body.data[0].id}`, { token: admin })
     expect(one.body.data.status).toBe('unsubscribed')
     expect(one.body.data.confirmed_at).toBeTruthy()
   })
@@ -155,14 +155,19 @@ describe('double opt-in', () => {
 })
 
 describe('management', () => {
-  test('list filters by status and q, pages, and checks roles', async () => {
-    const all = await t.request('GET', `/v1/spaces/${space}/subscribers?per_page=2`, { token: viewer })
+  test('list filters by status and q, pages, and checks roles (subscribers are personal data: admin only)', async () => {
+    const refused = await t.request('GET', `/v1/spaces/${space}/subscribers?per_page=2`, { token: viewer })
+    expect(refused.status).toBe(403)
+    expect(refused.body.error).toBe('forbidden')
+    const [first] = (await t.request('GET', `/v1/spaces/${space}/subscribers?per_page=1`, { token: admin })).body.data
+    expect((await t.request('GET', `/v1/spaces/${space}/subscribers/${first.id}`, { token: viewer })).status).toBe(403)
+    const all = await t.request('GET', `/v1/spaces/${space}/subscribers?per_page=2`, { token: admin })
     expect(all.status).toBe(200)
     expect(all.body.data).toHaveLength(2)
     expect(all.body.meta.total).toBeGreaterThanOrEqual(5)
-    const confirmed = await t.request('GET', `/v1/spaces/${space}/subscribers?status=confirmed`, { token: viewer })
+    const confirmed = await t.request('GET', `/v1/spaces/${space}/subscribers?status=confirmed`, { token: admin })
     expect(confirmed.body.data.every((s: any) => s.status === 'confirmed')).toBe(true)
-    expect((await t.request('GET', `/v1/spaces/${space}/subscribers?status=bogus`, { token: viewer })).status).toBe(422)
+    expect((await t.request('GET', `/v1/spaces/${space}/subscribers?status=bogus`, { token: admin })).status).toBe(422)
     expect((await t.request('GET', `/v1/spaces/${space}/subscribers`)).status).toBe(401)
   })
 
@@ -178,11 +183,12 @@ describe('management', () => {
 
   test('CSV export: BOM, header, quoted cells, formula injection neutralised', async () => {
     await subscribe({ email: 'csv@example.com', name: '=HYPERLINK("x","y"), "quoted"' })
-    const r = await t.request('GET', `/v1/spaces/${space}/subscribers.csv`, { token: viewer })
+    expect((await t.request('GET', `/v1/spaces/${space}/subscribers.csv`, { token: viewer })).status).toBe(403)
+    const r = await t.request('GET', `/v1/spaces/${space}/subscribers.csv`, { token: admin })
     expect(r.status).toBe(200)
     expect(r.headers.get('content-type')).toContain('text/csv')
     const bytes = new Uint8Array(
-      await (await t.app.handle(new Request(`http://localhost/v1/spaces/${space}/subscribers.csv`, { headers: { Authorization: `Bearer ${viewer}` } }))).arrayBuffer(),
+      await (await t.app.handle(new Request(`http://localhost/v1/spaces/${space}/subscribers.csv`, { headers: { Authorization: `Bearer ${admin}` } }))).arrayBuffer(),
     )
     expect([...bytes.slice(0, 3)]).toEqual([0xef, 0xbb, 0xbf])
     const lines = r.text.split('\r\n')

@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm'
+import { and, eq, isNull, lt, or } from 'drizzle-orm'
 import { apiTokens, memberships, spaces } from '../../db/schema'
 import { parseToken, safeEqual, sha256Hex } from './crypto'
 import { forbidden, KernelErrors, notFound, unauthorized } from './errors'
@@ -60,12 +60,36 @@ function principalOfRow(kernel: Pick<Kernel, 'clock'>, secret: string, row: type
   }
 }
 
+/** How stale a Space token's `last_used_at` may get: it is written at most once per this interval per token. */
+export const TOKEN_USE_RESOLUTION_MS = 60_000
+
+/**
+ * Records that a Space token was used (`last_used_at`, answered in the token list), cheaply: the token's row is read
+ * by every authentication anyway, so the write happens only when the stored time is a minute old or more — at most
+ * one write per token per minute, whatever the traffic, on any number of instances (the update's own condition
+ * makes a concurrent second write a no-op). Best effort: a failed write never fails the request.
+ */
+async function noteTokenUse(kernel: Pick<Kernel, 'db' | 'clock'>, row: typeof apiTokens.$inferSelect): Promise<void> {
+  if (row.kind !== 'space') return
+  const nowMs = kernel.clock.ms()
+  if (row.lastUsedAt && nowMs - row.lastUsedAt.getTime() < TOKEN_USE_RESOLUTION_MS) return
+  const staleBefore = new Date(nowMs - TOKEN_USE_RESOLUTION_MS + 1)
+  try {
+    await kernel.db.db
+      .update(apiTokens)
+      .set({ lastUsedAt: new Date(nowMs) })
+      .where(and(eq(apiTokens.id, row.id), or(isNull(apiTokens.lastUsedAt), lt(apiTokens.lastUsedAt, staleBefore))))
+  } catch {}
+}
+
 /** Resolves `Authorization: Bearer <id>.<secret>`; null for a missing, malformed, unknown, revoked or expired token. */
 export async function authenticate(kernel: Pick<Kernel, 'db' | 'clock'>, authorization: string | null): Promise<Principal | null> {
   const parsed = bearerOf(authorization)
   if (!parsed) return null
   const [row] = await kernel.db.db.select().from(apiTokens).where(eq(apiTokens.id, parsed.id)).limit(1)
-  return principalOfRow(kernel, parsed.secret, row)
+  const principal = principalOfRow(kernel, parsed.secret, row)
+  if (principal) await noteTokenUse(kernel, row)
+  return principal
 }
 
 const INVALID_BEARER = 'The bearer token is invalid, expired or revoked.'
@@ -173,6 +197,7 @@ export async function requireBearerSpaceAccess(
     .limit(1)
   const principal = principalOfRow(kernel, parsed.secret, row?.token)
   if (!principal) throw unauthorized(INVALID_BEARER)
+  await noteTokenUse(kernel, row.token)
   return decideAccess(principal, row.space, (row.memberRole as Role | null) ?? null, min, opts)
 }
 

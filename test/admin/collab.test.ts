@@ -234,6 +234,28 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
     await leave(b, bob.id)
   })
 
+  test('the server ends the live stream after its lifetime: the editor reconnects and comments arrive live again', async () => {
+    const b = await h.signedIn(bob.token)
+    let opened = 0
+    b.page.on('request', (r) => {
+      if (new URL(r.url()).pathname.endsWith('/live')) opened++
+    })
+    await openEditor(b.page)
+    const panel = b.page.getByTestId('comments-panel')
+    await panel.getByText('● live').waitFor()
+    await until(async () => opened, 1)
+    // LIVE_STREAM_MAX_SECONDS pass on the server's clock: it sends `closing` (lifetime) and ends the stream.
+    h.t.clock.advance(h.t.config.liveStreamMaxSeconds * 1000)
+    await until(async () => opened, 2, 30_000)
+    await panel.getByText('● live').waitFor()
+    const posted = await h.call('POST', `/v1/spaces/${space}/stories/${uuid}/comments`, ada.token, { block_path: 'blocks/0/body/1', body: 'After the reconnect' })
+    expect(posted.status).toBe(201)
+    await panel.getByText('After the reconnect', { exact: true }).waitFor({ timeout: 25_000 })
+    expect((await h.call('POST', `/v1/spaces/${space}/stories/${uuid}/comments/${posted.body.data.id}/resolve`, ada.token)).status).toBe(200)
+    expect(b.errors).toEqual([])
+    await leave(b, bob.id)
+  })
+
   test('keyboard-only reordering is announced and keeps focus; drag and drop with the pointer; duplicate makes new _uids deep', async () => {
     const a = await h.signedIn(ada.token)
     const p = a.page

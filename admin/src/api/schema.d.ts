@@ -1067,7 +1067,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe webhook receiver (instance keys: STRIPE_WEBHOOK_SECRET)
-         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
+         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing) on the instance’s receiver only: a Space’s own receiver takes shop payments only and answers subscription events `ignored: true`. Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
          */
         post: operations["postV1PaymentsStripeWebhook"];
         delete?: never;
@@ -1087,7 +1087,7 @@ export interface paths {
         put?: never;
         /**
          * Stripe webhook receiver of a Space with its own keys
-         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
+         * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing) on the instance’s receiver only: a Space’s own receiver takes shop payments only and answers subscription events `ignored: true`. Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
          */
         post: operations["postV1PaymentsStripeWebhookBySpace"];
         delete?: never;
@@ -2677,7 +2677,7 @@ export interface paths {
         };
         /**
          * Live stream of the Story (Server-Sent Events)
-         * @description Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved), `shutdown` (`{reason: "server_shutdown", retry_ms}`: this instance is stopping; the stream ends next and EventSource reconnects after `retry_ms`, through the load balancer, to a running instance). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream.
+         * @description Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved), `shutdown` (`{reason: "server_shutdown", retry_ms}`: this instance is stopping; the stream ends next and EventSource reconnects after `retry_ms`, through the load balancer, to a running instance), `closing` (`{reason, retry_ms}`, then the stream ends: `lifetime` — it was open LIVE_STREAM_MAX_SECONDS, or its token expired; reconnect after `retry_ms`, access is checked anew — or `access_ended` — the caller was removed from the Space, or its token was revoked or signed out; a reconnect would be refused). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream. One account (all its sessions) or Space token holds at most LIVE_STREAMS_PER_PRINCIPAL streams on an instance: one more is 429 `rate_limited`.
          */
         get: operations["getV1SpacesBySpaceStoriesByUuidLive"];
         put?: never;
@@ -2953,10 +2953,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The Space-scoped tokens (never their secrets) */
+        /**
+         * The Space-scoped tokens not revoked (never their secrets), newest first
+         * @description `expires_at`: when it stops working (null: until revoked; an expired token stays listed). `last_used_at`: when it last authenticated a request, to the minute (null: never).
+         */
         get: operations["getV1SpacesBySpaceTokens"];
         put?: never;
-        /** Issue a Space-scoped token (the secret is shown once; tokens do not expire) */
+        /**
+         * Issue a Space-scoped token (the secret is shown once)
+         * @description Optional `expires_at` (a date-time in the future): the token answers 401 from then on; without it the token works until revoked. A token is also revoked when its creator leaves or is removed from the Space, and when its creator is demoted below its role (docs/members.md).
+         */
         post: operations["postV1SpacesBySpaceTokens"];
         delete?: never;
         options?: never;
@@ -24622,6 +24628,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `rate_limited`: this account (all its sessions) or Space token holds LIVE_STREAMS_PER_PRINCIPAL streams on this instance already; `Retry-After`, `RateLimit-Limit` and `RateLimit-Remaining: 0` are set */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `internal_error`: with request_id */
             500: {
                 headers: {
@@ -26822,9 +26837,18 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             created_at: string;
+                            /** @description The user who created it; the token is revoked when they leave the Space, and on a demotion below its role */
                             created_by: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the token stops working; null: until revoked
+                             */
+                            expires_at: string | null;
                             id: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description When the token last authenticated a request, to the minute (written at most once a minute); null: never used
+                             */
                             last_used_at: string | null;
                             name: string;
                             /** @enum {string} */
@@ -26892,6 +26916,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When the token stops working (ISO 8601 date-time with Z or an offset, in the future); null or absent: it works until revoked
+                     */
+                    expires_at?: string | null;
                     name: string;
                     /** @enum {string} */
                     role: "viewer" | "editor" | "admin";
@@ -26909,9 +26938,18 @@ export interface operations {
                         data: {
                             /** Format: date-time */
                             created_at: string;
+                            /** @description The user who created it; the token is revoked when they leave the Space, and on a demotion below its role */
                             created_by: number | null;
+                            /**
+                             * Format: date-time
+                             * @description When the token stops working; null: until revoked
+                             */
+                            expires_at: string | null;
                             id: string;
-                            /** Format: date-time */
+                            /**
+                             * Format: date-time
+                             * @description When the token last authenticated a request, to the minute (written at most once a minute); null: never used
+                             */
                             last_used_at: string | null;
                             name: string;
                             /** @enum {string} */

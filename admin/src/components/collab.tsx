@@ -26,9 +26,11 @@ const RETRY_MAX_MS = 30_000
 
 /**
  * The Story's live stream (`GET .../live`, Server-Sent Events) read with fetch, so the bearer token goes in the
- * Authorization header as on every other call (EventSource cannot send one). Reconnects after the server's `retry`
- * (growing to 30 s while it keeps failing); `onEvent('open')` after every (re)connect, so callers refresh what they
- * may have missed. `connected` is false while the stream is down: callers poll then.
+ * Authorization header as on every other call (EventSource cannot send one). The server ends every stream after a
+ * while (`closing` with reason `lifetime`) and at shutdown: it reconnects after the server's `retry` (growing to 30 s
+ * while it keeps failing, or as a 429's Retry-After says); `onEvent('open')` after every (re)connect, so callers
+ * refresh what they may have missed. It stops for good when access ended (`closing` with reason `access_ended`, or a
+ * 401, 403 or 404 answer). `connected` is false while the stream is down: callers poll then.
  */
 export function useLiveStream(space: string, uuid: string, onEvent: (event: string, data: unknown) => void) {
   const [connected, setConnected] = useState(false)
@@ -40,7 +42,9 @@ export function useLiveStream(space: string, uuid: string, onEvent: (event: stri
     let timer: ReturnType<typeof setTimeout> | undefined
     let retry = RETRY_MIN_MS
     let failures = 0
+    let accessEnded = false
     const connect = async () => {
+      let wait = 0
       ctrl = new AbortController()
       try {
         const token = getToken()
@@ -49,6 +53,9 @@ export function useLiveStream(space: string, uuid: string, onEvent: (event: stri
           signal: ctrl.signal,
           cache: 'no-store',
         })
+        if (res.status === 401 || res.status === 403 || res.status === 404) accessEnded = true
+        const after = Number(res.headers.get('retry-after'))
+        if (res.status === 429 && after > 0) wait = after * 1000
         if (!res.ok || !res.body) throw new Error(`live stream: ${res.status}`)
         failures = 0
         setConnected(true)
@@ -80,6 +87,7 @@ export function useLiveStream(space: string, uuid: string, onEvent: (event: stri
             } catch {
               parsed = data.join('\n')
             }
+            if (event === 'closing' && (parsed as { reason?: unknown } | null)?.reason === 'access_ended') accessEnded = true
             handler.current(event, parsed)
           }
         }
@@ -87,7 +95,7 @@ export function useLiveStream(space: string, uuid: string, onEvent: (event: stri
         failures++
       }
       setConnected(false)
-      if (!stopped) timer = setTimeout(connect, Math.min(RETRY_MAX_MS, retry * 2 ** Math.max(0, failures - 1)))
+      if (!stopped && !accessEnded) timer = setTimeout(connect, Math.max(wait, Math.min(RETRY_MAX_MS, retry * 2 ** Math.max(0, failures - 1))))
     }
     void connect()
     return () => {

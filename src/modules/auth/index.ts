@@ -1,5 +1,6 @@
 import { defineModule } from '../../kernel/module'
 import { HOUR, MIN } from '../../kernel/rate-limit'
+import { authEvents } from './events'
 import { AuthErrors } from './model'
 import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
@@ -20,6 +21,7 @@ export const authModule = defineModule({
     jobs.define(PASSWORD_RESET_QUEUE, { handler: ({ job }) => mailPasswordReset(kernel, job.payload), retryDelaysMs: [30_000, 5 * 60_000] })
   },
   errors: Object.values(AuthErrors),
+  events: authEvents,
   rateLimits: [
     { id: 'auth.login', method: 'POST', path: '/v1/auth/login', limit: 10, windowSeconds: HOUR },
     { id: 'auth.register', method: 'POST', path: '/v1/auth/register', limit: 5, windowSeconds: HOUR },

@@ -4,11 +4,12 @@ import { apiTokens, passwordResetTokens, tenants, users } from '../../../db/sche
 import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, newCapabilityToken, sha256Hex, verifyPassword } from '../../kernel/crypto'
 import { isUniqueViolation, notFound, unauthorized, validationFailed } from '../../kernel/errors'
-import { transact } from '../../kernel/events'
+import { type Emit, transact } from '../../kernel/events'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
 import { compileRule, HOUR } from '../../kernel/rate-limit'
 import { spaceSlugById } from '../spaces/service'
+import './events'
 import { AuthErrors, type MeView, RegisterBody, type PasswordChangedView, type SessionView, type TenantView, type UserView } from './model'
 
 const DAY_MS = 86_400_000
@@ -222,10 +223,14 @@ export async function loginUser(kernel: Kernel, input: { email: string; password
 }
 
 export async function logout(kernel: Kernel, principal: Principal) {
-  await kernel.db.db
-    .update(apiTokens)
-    .set({ revokedAt: kernel.clock.now() })
-    .where(and(eq(apiTokens.id, principal.tokenId), isNull(apiTokens.revokedAt)))
+  await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .update(apiTokens)
+      .set({ revokedAt: kernel.clock.now() })
+      .where(and(eq(apiTokens.id, principal.tokenId), isNull(apiTokens.revokedAt)))
+      .returning({ id: apiTokens.id })
+    if (row) emit({ type: 'session.revoked', spaceId: null, payload: { user_id: principal.userId, token_ids: [row.id] } })
+  })
 }
 
 export async function describePrincipal(kernel: Kernel, principal: Principal): Promise<MeView> {
@@ -300,7 +305,7 @@ export const RESET_MAILS_PER_ADDRESS = compileRule({
 })
 
 /** Signs out every login session of the user (user tokens) but `keep`; answers how many were still live. */
-async function revokeSessions(kernel: Kernel, tx: Tx, userId: number, keep: string | null): Promise<number> {
+async function revokeSessions(kernel: Kernel, tx: Tx, emit: Emit, userId: number, keep: string | null): Promise<number> {
   const now = kernel.clock.now()
   const rows = await tx
     .update(apiTokens)
@@ -315,6 +320,7 @@ async function revokeSessions(kernel: Kernel, tx: Tx, userId: number, keep: stri
       ),
     )
     .returning({ id: apiTokens.id })
+  if (rows.length) emit({ type: 'session.revoked', spaceId: null, payload: { user_id: userId, token_ids: rows.map((r) => r.id) } })
   // Reset links mailed before the change must not undo it.
   await tx
     .update(passwordResetTokens)
@@ -338,9 +344,9 @@ export async function changePassword(
     throw AuthErrors.wrongPassword('The current password is wrong.', { current_password: ['is not your current password'] })
   }
   const passwordHash = await hashPassword(input.new_password)
-  return kernel.db.db.transaction(async (tx) => {
+  return transact(kernel, async (tx, emit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id))
-    return { revoked_sessions: await revokeSessions(kernel, tx, user.id, principal.tokenId) }
+    return { revoked_sessions: await revokeSessions(kernel, tx, emit, user.id, principal.tokenId) }
   })
 }
 
@@ -356,9 +362,9 @@ export async function setPasswordAsOperator(kernel: Kernel, input: { email: stri
   const [user] = await kernel.db.db.select().from(users).where(eq(users.email, normaliseEmail(input.email))).limit(1)
   if (!user) throw notFound('User')
   const passwordHash = await hashPassword(input.password)
-  return kernel.db.db.transaction(async (tx) => {
+  return transact(kernel, async (tx, emit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id))
-    const revoked = await revokeSessions(kernel, tx, user.id, null)
+    const revoked = await revokeSessions(kernel, tx, emit, user.id, null)
     return { revoked_sessions: revoked, user: { id: user.id, email: user.email, name: user.name } }
   })
 }
@@ -442,7 +448,7 @@ export async function resetPassword(kernel: Kernel, input: { token: string; new_
   const [found] = await kernel.db.db.select({ id: passwordResetTokens.id }).from(passwordResetTokens).where(live).limit(1)
   if (!found) throw invalid()
   const passwordHash = await hashPassword(input.new_password)
-  return kernel.db.db.transaction(async (tx) => {
+  return transact(kernel, async (tx, emit) => {
     const now = kernel.clock.now()
     const [claimed] = await tx
       .update(passwordResetTokens)
@@ -451,6 +457,6 @@ export async function resetPassword(kernel: Kernel, input: { token: string; new_
       .returning({ userId: passwordResetTokens.userId })
     if (!claimed) throw invalid()
     await tx.update(users).set({ passwordHash }).where(eq(users.id, claimed.userId))
-    return { revoked_sessions: await revokeSessions(kernel, tx, claimed.userId, null) }
+    return { revoked_sessions: await revokeSessions(kernel, tx, emit, claimed.userId, null) }
   })
 }

@@ -28,6 +28,13 @@ export const collaborationModule = defineModule({
     'comment.changed': (e, self) => self.hub.publish(e.payload.story_uuid, 'comment', e.payload),
     'version.created': (e, self) =>
       self.hub.publish(e.payload.story.uuid, 'story', { story_uuid: e.payload.story.uuid, version_no: e.payload.story.version_no }),
+    // Streams end with the access they were opened with, on every instance. Every role reads the stream, so a role
+    // change never ends a person's own; a demotion revokes their Space tokens above the new role (space_token.revoked).
+    'member.removed': (e, self) => {
+      if (e.spaceId !== null) self.hub.endMember(e.spaceId, e.payload.member.user_id)
+    },
+    'space_token.revoked': (e, self) => self.hub.endTokens(e.payload.token_ids),
+    'session.revoked': (e, self) => self.hub.endTokens(e.payload.token_ids),
   },
   jobs: (jobs, _self, kernel) => {
     jobs.define('collaboration.prune-presence', {

@@ -109,7 +109,7 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
         const story = await getStory(kernel, access, params.uuid) // 404 before the stream opens
         // The stream is quiet between events: exempt it from the idle timeout (keep-alive comments still flow).
         server?.timeout(request, 0)
-        return hub.open(story.uuid, set.headers as Record<string, string>)
+        return hub.open(story.uuid, access.space.id, access.principal, set.headers as Record<string, string>)
       },
       {
         params: StoryParams,
@@ -117,8 +117,15 @@ export function collaborationRoutes(kernel: Kernel, guards: Guards, hub: LiveHub
         detail: {
           summary: 'Live stream of the Story (Server-Sent Events)',
           description:
-            'Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved), `shutdown` (`{reason: "server_shutdown", retry_ms}`: this instance is stopping; the stream ends next and EventSource reconnects after `retry_ms`, through the load balancer, to a running instance). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream.',
-          responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+            'Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved), `shutdown` (`{reason: "server_shutdown", retry_ms}`: this instance is stopping; the stream ends next and EventSource reconnects after `retry_ms`, through the load balancer, to a running instance), `closing` (`{reason, retry_ms}`, then the stream ends: `lifetime` — it was open LIVE_STREAM_MAX_SECONDS, or its token expired; reconnect after `retry_ms`, access is checked anew — or `access_ended` — the caller was removed from the Space, or its token was revoked or signed out; a reconnect would be refused). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream. One account (all its sessions) or Space token holds at most LIVE_STREAMS_PER_PRINCIPAL streams on an instance: one more is 429 `rate_limited`.',
+          responses: {
+            200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            429: {
+              description:
+                '`rate_limited`: this account (all its sessions) or Space token holds LIVE_STREAMS_PER_PRINCIPAL streams on this instance already; `Retry-After`, `RateLimit-Limit` and `RateLimit-Remaining: 0` are set',
+              content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } },
+            },
+          },
         },
       },
     )

@@ -12,7 +12,7 @@ const NoContent = t.Void({ description: 'No content' })
 const PRODUCT_RULES =
   '`slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.'
 
-/** Products, orders and the shop's settings (viewer+ reads, editor+ writes). */
+/** Products and the shop's settings (viewer+ reads, editor+ writes); orders are personal data (admin). */
 export function commerceRoutes(kernel: Kernel, guards: Guards) {
   return new Elysia({ prefix: '/spaces/:space', tags: ['Commerce'] })
     .use(guards)
@@ -66,20 +66,20 @@ export function commerceRoutes(kernel: Kernel, guards: Guards) {
     .get('/orders', ({ access, query }) => listOrders(kernel, access, query), {
       params: SpaceParams,
       query: OrderListQuery,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: Paged(OrderModel),
       detail: { summary: 'List orders, newest first', description: '`status`; `q` matches the e-mail or the number (#1001 or 1001); `page`, `per_page` (1–100, default 25).' },
     })
     .get('/orders/:id', async ({ access, params }) => ({ data: await getOrder(kernel, access, params.id) }), {
       params: OrderParams,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: Data(OrderModel),
       detail: { summary: 'One order' },
     })
     .patch('/orders/:id', async ({ access, params, body }) => ({ data: await setOrderStatus(kernel, access, params.id, body.status) }), {
       params: OrderParams,
       body: OrderPatch,
-      spaceRole: 'editor',
+      spaceRole: 'admin',
       response: Data(OrderModel),
       detail: {
         summary: 'Move an order: pending → paid → fulfilled, pending|paid → cancelled',

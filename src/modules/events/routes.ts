@@ -19,7 +19,7 @@ const NoContent = t.Void({ description: 'No content' })
 const BODY_RULES =
   '`slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv).'
 
-/** Events management (issue 30): viewer+ reads, editor+ writes. */
+/** Events management: viewer+ reads, editor+ writes; registrations are personal data (admin). */
 export function eventRoutes(kernel: Kernel, guards: Guards) {
   return new Elysia({ prefix: '/spaces/:space/events', tags: ['Events'] })
     .use(guards)
@@ -65,7 +65,7 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
     .get('/:id/registrations', ({ access, params, query }) => listRegistrations(kernel, access, params.id, query), {
       params: EventParams,
       query: RegistrationListQuery,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: Paged(RegistrationModel),
       detail: { summary: 'Registrations of an event, in order of arrival', description: '`per_page` 1–100 (default 25), `page` from 1; `status` filters.' },
     })
@@ -83,7 +83,7 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
       },
       {
         params: EventParams,
-        spaceRole: 'viewer',
+        spaceRole: 'admin',
         detail: {
           summary: 'Export registrations as CSV (streamed)',
           description:
@@ -97,7 +97,7 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
       async ({ access, params }) => ({ data: await cancelRegistrationAsEditor(kernel, access, params.id, params.registrationId) }),
       {
         params: RegistrationParams,
-        spaceRole: 'editor',
+        spaceRole: 'admin',
         response: Data(RegistrationModel),
         detail: {
           summary: 'Cancel a registration',

@@ -25,7 +25,7 @@ import type { SubmissionWriter } from './writer'
 
 const NoContent = t.Void({ description: 'No content' })
 
-/** Spec 4.12: forms and their submissions (viewer+ reads, editor+ writes). */
+/** Spec 4.12: forms (viewer+ reads, editor+ writes) and their submissions (personal data: admin). */
 export function formRoutes(kernel: Kernel, guards: Guards) {
   return new Elysia({ prefix: '/spaces/:space/forms', tags: ['Forms'] })
     .use(guards)
@@ -92,7 +92,7 @@ export function formRoutes(kernel: Kernel, guards: Guards) {
     .get('/:uuid/submissions', ({ access, params, query }) => listSubmissions(kernel, access, params.uuid, query), {
       params: FormParams,
       query: SubmissionListQuery,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: Paged(SubmissionModel),
       detail: { summary: 'Submissions, newest first', description: '`per_page` 1–100 (default 25), `page` from 1; spam rows only with include_spam=1.' },
     })
@@ -110,7 +110,7 @@ export function formRoutes(kernel: Kernel, guards: Guards) {
       },
       {
         params: FormParams,
-        spaceRole: 'viewer',
+        spaceRole: 'admin',
         detail: {
           summary: 'Export submissions as CSV (streamed)',
           description:
@@ -121,7 +121,7 @@ export function formRoutes(kernel: Kernel, guards: Guards) {
     )
     .post('/:uuid/submissions/:submissionUuid/spam', async ({ access, params }) => ({ data: await toggleSpam(kernel, access, params.uuid, params.submissionUuid) }), {
       params: SubmissionParams,
-      spaceRole: 'editor',
+      spaceRole: 'admin',
       response: Data(SubmissionModel),
       detail: { summary: 'Toggle the spam flag of a submission', description: 'Spam rows are hidden from the listing (unless include_spam=1) and left out of the CSV. An action already run is not undone.' },
     })

@@ -40,7 +40,7 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
     .get('/spaces/:space/members', ({ access, query }) => listMembers(kernel, access, query), {
       params: SpaceParams,
       query: MembersQuery,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: MembersPage,
       detail: { summary: 'The members of the Space with their roles, oldest first (per_page default 50, max 100)' },
     })

@@ -31,7 +31,7 @@ async function withUsers(db: DbOrTx, rows: { userId: number; role: string; creat
   })
 }
 
-/** The members of a Space, oldest first (viewer+). */
+/** The members of a Space with their e-mail addresses, oldest first (admin: personal data). */
 export async function listMembers(kernel: Kernel, access: SpaceAccess, query: { page?: number; per_page?: number }) {
   const { page, perPage, offset } = pageOf(query.page, query.per_page, { perPage: 50, max: 100 })
   const db = kernel.db.db
@@ -126,9 +126,9 @@ export async function removeMember(kernel: Kernel, access: SpaceAccess, userIdPa
 }
 
 const ROLE_DESCRIPTIONS: Record<Role, string> = {
-  viewer: 'Reads the Space: Stories, blueprints, locales, assets, datasources, forms, members; reads presence and comments; reads aggregated analytics.',
-  editor: 'Viewer rights, plus writes content: Stories, assets, segments and variants, datasource entries; posts comments and edits or deletes its own.',
-  admin: 'Editor rights, plus runs the Space: settings, locales, tokens, members and invitations, webhooks, forms; edits or deletes any comment and resolves any thread.',
+  viewer: 'Reads the Space\'s content: Stories, blueprints, locales, assets, datasources, forms, events, products; reads presence and comments; reads aggregated analytics. No personal data.',
+  editor: 'Viewer rights, plus writes content: Stories, assets, segments and variants, datasource entries, forms, events, products; posts comments and edits or deletes its own.',
+  admin: 'Editor rights, plus runs the Space: settings, locales, tokens, members and invitations, webhooks; reads and acts on personal data (members\' e-mail addresses, subscribers, form submissions, event registrations, orders, and their CSV exports); edits or deletes any comment and resolves any thread.',
 }
 
 /** The three roles with the operations each adds, read from the routes' own guards (so it cannot drift from them). */

@@ -32,9 +32,10 @@ export interface PaymentExpiredPayload {
 }
 
 /**
- * The provider says the Tenant's subscription is now on `plan` (Stripe: `customer.subscription.*`). Emitted in the
- * transaction that records the provider's webhook (`spaceId: null`); billing applies it in that same transaction (an
- * `inTx` hook), once per `provider_event_id` (docs/billing.md).
+ * The provider says the Tenant's subscription is now on `plan` (Stripe: `customer.subscription.*`). Emitted only for
+ * events verified with the instance's signing secret (STRIPE_WEBHOOK_SECRET): a Space's own keys never move a
+ * Tenant. Emitted in the transaction that records the provider's webhook (`spaceId: null`); billing applies it in
+ * that same transaction (an `inTx` hook), once per `provider_event_id` (docs/billing.md).
  */
 export interface SubscriptionChangedPayload {
   tenant_id: number

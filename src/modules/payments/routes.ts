@@ -47,7 +47,7 @@ export function paymentRoutes(kernel: Kernel, guards: Guards) {
 }
 
 const WEBHOOK_DESCRIPTION =
-  'Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing). Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.'
+  'Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing) on the instance’s receiver only: a Space’s own receiver takes shop payments only and answers subscription events `ignored: true`. Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.'
 
 /** The signed Stripe receivers: the instance's endpoint and one per Space with its own keys. */
 export function paymentWebhookRoutes(kernel: Kernel, guards: Guards, requestInfo: (request: Request) => RequestInfo) {
@@ -68,7 +68,7 @@ export function paymentWebhookRoutes(kernel: Kernel, guards: Guards, requestInfo
       async ({ params, body, request }) => {
         const space = await findLiveSpace(kernel, params.space)
         if (!space) throw notFound('Space')
-        return receiveStripeEvent(kernel, { account: 'space', spaceId: space.id, tenantId: space.tenantId }, rawOf(request), body, request.headers.get('stripe-signature'))
+        return receiveStripeEvent(kernel, { account: 'space', spaceId: space.id }, rawOf(request), body, request.headers.get('stripe-signature'))
       },
       {
         params: t.Object({ space: SpaceSlug }),

@@ -141,7 +141,7 @@ function planOf(sub: Record<string, unknown>): string | null {
   return str(items?.[0]?.price?.lookup_key)
 }
 
-export type WebhookTarget = { account: 'instance' } | { account: 'space'; spaceId: number; tenantId: number }
+export type WebhookTarget = { account: 'instance' } | { account: 'space'; spaceId: number }
 
 /**
  * A signed Stripe event (`POST /v1/payments/stripe/webhook[/{space}]`): verified against the endpoint's signing
@@ -205,9 +205,12 @@ export async function receiveStripeEvent(
     })
   }
   if (event.type.startsWith('customer.subscription.')) {
+    // Tenant-level state moves only on the instance's receiver (STRIPE_WEBHOOK_SECRET, the operator's account). A
+    // Space's own receiver is verified with a secret any admin of that Space sets, so what it receives speaks for the
+    // shop's payments only: a subscription event there is acknowledged and changes nothing.
+    if (target.account === 'space') return { received: true, ignored: true }
     const meta = (obj.metadata ?? {}) as Record<string, unknown>
-    // A Space's own Stripe account can only move its own Tenant's plan; the instance's names the Tenant in metadata.
-    const tenantId = target.account === 'space' ? target.tenantId : Number(str(meta.tenant_id) ?? Number.NaN)
+    const tenantId = Number(str(meta.tenant_id) ?? Number.NaN)
     const plan = event.type === 'customer.subscription.deleted' || obj.status === 'canceled' ? 'free' : planOf(obj)
     if (!Number.isSafeInteger(tenantId) || !plan) return { received: true, ignored: true }
     return transact(kernel, async (tx, emit) => {

@@ -11,8 +11,19 @@ export interface SpaceChangedPayload {
   space: { slug: string }
 }
 
+/**
+ * Internal: Space-scoped tokens stopped working — revoked by an admin, or gone with their creator's access (the
+ * creator left or was removed: all of them; was demoted: those above the new role). Open live streams of these
+ * tokens end on every instance.
+ */
+export interface SpaceTokensRevokedPayload {
+  token_ids: string[]
+  reason: 'revoked' | 'member_removed' | 'member_demoted'
+}
+
 declare module '../../kernel/events' {
   interface EventMap {
+    'space_token.revoked': SpaceTokensRevokedPayload
     'space.created': SpaceCreatedPayload
     'space.archived': SpaceArchivedPayload
     'space.updated': SpaceChangedPayload
@@ -33,4 +44,7 @@ export const spaceEvents: EventDeclarations = {
   },
   'space.updated': { description: 'Internal: the name, default locale or preview URL of a Space changed (public caches refresh).' },
   'space.locales_changed': { description: 'Internal: a locale or fallback of a Space was added or removed (public caches refresh).' },
+  'space_token.revoked': {
+    description: "Internal: Space-scoped tokens stopped working (revoked, or gone with their creator's access); their open live streams end.",
+  },
 }

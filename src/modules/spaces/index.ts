@@ -5,6 +5,7 @@ import { spaceGraphql } from './graphql'
 import { SpaceErrors } from './model'
 import { PublicSpaces } from './public'
 import { spaceRoutes } from './routes'
+import { revokeTokensOfMemberIn } from './service'
 
 /**
  * Spaces, their members' roles, Space-scoped tokens and locales. Its state is the public surface's cache of live
@@ -19,6 +20,16 @@ export const spacesModule = defineModule({
   errors: Object.values(SpaceErrors),
   events: spaceEvents,
   caches: (self) => [self.publicSpaces.cache],
+  // A Space token lives no longer than its creator's access: it is revoked in the transaction that ends (or lowers)
+  // the creator's membership, whoever emits the event (docs/members.md).
+  inTx: {
+    'member.removed': async (tx, e, emit, _self, kernel) => {
+      if (e.spaceId !== null) await revokeTokensOfMemberIn(kernel, tx, emit, e.spaceId, e.payload.member.user_id, null)
+    },
+    'member.role_changed': async (tx, e, emit, _self, kernel) => {
+      if (e.spaceId !== null) await revokeTokensOfMemberIn(kernel, tx, emit, e.spaceId, e.payload.member.user_id, e.payload.member.role)
+    },
+  },
   // The `publicSpace` macro of every module's anonymous routes resolves `{space}` through this cache.
   publicSpaceResolver: (self) => self.publicSpaces,
   rateLimits: [

@@ -34,6 +34,12 @@ export const UpdateSpaceBody = t.Object({
 export const CreateTokenBody = t.Object({
   name: t.String({ minLength: 1, maxLength: 200, pattern: '\\S', error: 'is required (1 to 200 characters, not only blanks)' }),
   role: Role,
+  expires_at: t.Optional(
+    t.Union([t.String({ format: 'date-time', maxLength: 64 }), t.Null()], {
+      error: 'must be an ISO 8601 date-time with Z or an offset, in the future, or null',
+      description: 'When the token stops working (ISO 8601 date-time with Z or an offset, in the future); null or absent: it works until revoked',
+    }),
+  ),
 })
 
 export const TokenParams = t.Object({ space: SpaceSlug, id: t.String({ maxLength: 64 }) })
@@ -63,8 +69,13 @@ export const SpaceTokenModel = t.Object({
   name: t.String(),
   role: Role,
   created_at: Timestamp,
-  last_used_at: NullableTimestamp,
-  created_by: t.Union([Int(), t.Null()]),
+  expires_at: t.Union([Timestamp, t.Null()], { description: 'When the token stops working; null: until revoked' }),
+  last_used_at: t.Union([Timestamp, t.Null()], {
+    description: 'When the token last authenticated a request, to the minute (written at most once a minute); null: never used',
+  }),
+  created_by: t.Union([Int(), t.Null()], {
+    description: 'The user who created it; the token is revoked when they leave the Space, and on a demotion below its role',
+  }),
 })
 export type SpaceTokenView = typeof SpaceTokenModel.static
 

@@ -80,14 +80,21 @@ export function spaceRoutes(kernel: Kernel, guards: Guards) {
         body: CreateTokenBody,
         spaceRole: 'admin',
         response: { 201: Data(SpaceTokenCreatedModel) },
-        detail: { summary: 'Issue a Space-scoped token (the secret is shown once; tokens do not expire)' },
+        detail: {
+          summary: 'Issue a Space-scoped token (the secret is shown once)',
+          description:
+            'Optional `expires_at` (a date-time in the future): the token answers 401 from then on; without it the token works until revoked. A token is also revoked when its creator leaves or is removed from the Space, and when its creator is demoted below its role (docs/members.md).',
+        },
       },
     )
     .get('/:space/tokens', async ({ access }) => ({ data: await listSpaceTokens(kernel, access) }), {
       params: SpaceParams,
       spaceRole: 'admin',
       response: DataList(SpaceTokenModel),
-      detail: { summary: 'The Space-scoped tokens (never their secrets)' },
+      detail: {
+        summary: 'The Space-scoped tokens not revoked (never their secrets), newest first',
+        description: '`expires_at`: when it stops working (null: until revoked; an expired token stays listed). `last_used_at`: when it last authenticated a request, to the minute (null: never).',
+      },
     })
     .delete(
       '/:space/tokens/:id',

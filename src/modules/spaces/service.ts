@@ -266,11 +266,39 @@ export async function findLiveSpace(kernel: Pick<Kernel, 'db'>, slug: string): P
 
 // ---- Space-scoped API tokens ----
 
+const INSTANT_RE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:Z|([+-])(\d{2}):(\d{2}))$/i
+
+/**
+ * An ISO 8601 date-time with Z or an offset, every part in range (no 30 February, no 24:00, no rolling over), as a
+ * Date; null otherwise. A time without an offset is refused: it would mean another instant on every server.
+ */
+export function parseDateTime(text: string): Date | null {
+  const m = INSTANT_RE.exec(text)
+  if (!m) return null
+  const [year, month, day, hour, minute] = m.slice(1, 6).map(Number)
+  const second = m[6] ? Number(m[6]) : 0
+  const [offH, offM] = m[7] ? [Number(m[8]), Number(m[9])] : [0, 0]
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate()
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 59 || offH > 23 || offM > 59) return null
+  const d = new Date(text)
+  return Number.isNaN(d.getTime()) || year < 1970 ? null : d
+}
+
+/** The one place a Space token's `expires_at` is read: a date-time in the future, or null (no expiry). */
+function tokenExpiry(kernel: Kernel, value: string | null | undefined): Date | null {
+  if (value === undefined || value === null) return null
+  const at = parseDateTime(value)
+  if (!at) throw validationFailed({ expires_at: ['must be an ISO 8601 date-time with Z or an offset (e.g. 2027-01-31T18:00:00Z), every part in range'] })
+  if (at.getTime() <= kernel.clock.ms()) throw validationFailed({ expires_at: ['must be in the future'] })
+  return at
+}
+
 export async function createSpaceToken(
   kernel: Kernel,
   access: SpaceAccess,
-  input: { name: string; role: Role },
+  input: { name: string; role: Role; expires_at?: string | null },
 ): Promise<SpaceTokenView & { token: string }> {
+  const expiresAt = tokenExpiry(kernel, input.expires_at)
   const t = issueToken('s')
   const now = kernel.clock.now()
   const [row] = await kernel.db.db
@@ -284,6 +312,7 @@ export async function createSpaceToken(
       role: input.role,
       name: input.name,
       createdBy: access.principal.userId,
+      expiresAt,
       createdAt: now,
     })
     .returning()
@@ -296,11 +325,13 @@ function tokenView(row: typeof apiTokens.$inferSelect): SpaceTokenView {
     name: row.name ?? '',
     role: row.role as Role,
     created_at: row.createdAt.toISOString(),
+    expires_at: row.expiresAt?.toISOString() ?? null,
     last_used_at: row.lastUsedAt?.toISOString() ?? null,
     created_by: row.createdBy,
   }
 }
 
+/** The Space's tokens not revoked, newest first; an expired one stays listed (its `expires_at` says why it fails). */
 export async function listSpaceTokens(kernel: Kernel, access: SpaceAccess): Promise<SpaceTokenView[]> {
   const rows = await kernel.db.db
     .select()
@@ -311,13 +342,56 @@ export async function listSpaceTokens(kernel: Kernel, access: SpaceAccess): Prom
 }
 
 export async function revokeSpaceToken(kernel: Kernel, access: SpaceAccess, id: string): Promise<void> {
-  const [row] = await kernel.db.db
+  await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .update(apiTokens)
+      .set({ revokedAt: kernel.clock.now() })
+      .where(
+        and(eq(apiTokens.id, id), eq(apiTokens.spaceId, access.space.id), eq(apiTokens.kind, 'space'), isNull(apiTokens.revokedAt)),
+      )
+      .returning({ id: apiTokens.id })
+    if (!row) throw notFound('Token')
+    emit({ type: 'space_token.revoked', spaceId: access.space.id, payload: { token_ids: [row.id], reason: 'revoked' } })
+  })
+}
+
+const RANKS: readonly Role[] = ['viewer', 'editor', 'admin']
+
+/**
+ * A member left the Space, was removed, or was demoted: the Space tokens they created go with the access they had
+ * (`member.removed`, `member.role_changed`, in the membership change's transaction). Removed: every token they
+ * created in the Space; demoted to `role`: those whose role is above it (a token never gives its creator more than
+ * their own membership does). Emits `space_token.revoked` so open streams of these tokens end on every instance.
+ */
+export async function revokeTokensOfMemberIn(
+  kernel: Kernel,
+  tx: Tx,
+  emit: Emit,
+  spaceId: number,
+  userId: number,
+  keepUpTo: Role | null,
+): Promise<string[]> {
+  const above = keepUpTo === null ? RANKS : RANKS.slice(RANKS.indexOf(keepUpTo) + 1)
+  if (!above.length) return []
+  const rows = await tx
     .update(apiTokens)
     .set({ revokedAt: kernel.clock.now() })
     .where(
-      and(eq(apiTokens.id, id), eq(apiTokens.spaceId, access.space.id), eq(apiTokens.kind, 'space'), isNull(apiTokens.revokedAt)),
+      and(
+        eq(apiTokens.spaceId, spaceId),
+        eq(apiTokens.kind, 'space'),
+        eq(apiTokens.createdBy, userId),
+        isNull(apiTokens.revokedAt),
+        inArray(apiTokens.role, [...above]),
+      ),
     )
     .returning({ id: apiTokens.id })
-  if (!row) throw notFound('Token')
+  if (rows.length) {
+    emit({
+      type: 'space_token.revoked',
+      spaceId,
+      payload: { token_ids: rows.map((r) => r.id), reason: keepUpTo === null ? 'member_removed' : 'member_demoted' },
+    })
+  }
+  return rows.map((r) => r.id)
 }
-

@@ -36,14 +36,14 @@ import {
 const NoContent = t.Void({ description: 'No content' })
 const NO_STORE = { 'cache-control': 'no-store' }
 
-/** Management of a Space's newsletter subscribers (spec 4.2 records; viewer+ reads, admin+ writes: personal data). */
+/** Management of a Space's newsletter subscribers (spec 4.2 records): personal data, so reads and writes need admin. */
 export function subscriberRoutes(kernel: Kernel, guards: Guards) {
   return new Elysia({ prefix: '/spaces/:space', tags: ['Subscribers'] })
     .use(guards)
     .get('/subscribers', ({ access, query }) => listSubscribers(kernel, access, query), {
       params: SpaceParams,
       query: SubscriberListQuery,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: Paged(SubscriberModel),
       detail: {
         summary: 'List subscribers, newest first',
@@ -59,7 +59,7 @@ export function subscriberRoutes(kernel: Kernel, guards: Guards) {
       {
         params: SpaceParams,
         query: t.Object({ status: SubscriberListQuery.properties.status, q: SubscriberListQuery.properties.q }),
-        spaceRole: 'viewer',
+        spaceRole: 'admin',
         detail: {
           summary: 'Export subscribers as CSV (streamed)',
           description:
@@ -70,7 +70,7 @@ export function subscriberRoutes(kernel: Kernel, guards: Guards) {
     )
     .get('/subscribers/:id', async ({ access, params }) => ({ data: await getSubscriber(kernel, access, params.id) }), {
       params: SubscriberParams,
-      spaceRole: 'viewer',
+      spaceRole: 'admin',
       response: Data(SubscriberModel),
       detail: { summary: 'One subscriber' },
     })
