@@ -246,7 +246,64 @@ export function declaredMeta(steps: readonly ReadStep[]): ReadStepMeta[] {
  * once, when the routes are).
  */
 export function publicStoryModel(steps: readonly ReadStep[]) {
-  const meta: TProperties = {}
-  for (const m of declaredMeta(steps)) Object.assign(meta, m.schema)
-  return t.Object({ data: PublicStoryData, meta: t.Object(meta, { additionalProperties: true }) })
+  const meta = storyMetaModel(steps)
+  return t.Object({
+    data: PublicStoryData,
+    rels: t.Optional(t.Array(t.Composite([PublicStoryData, t.Object({ meta })]), { description: 'With resolve_relations: the Stories the named fields hold' })),
+    meta: t.Composite([meta, t.Object({ rel_uuids: t.Optional(t.Array(t.String(), { description: 'Relation uuids past the 50 resolved' })) })], {
+      additionalProperties: true,
+    }),
+  })
 }
+
+/** A served Story's `meta`: the content version, then the entries the read steps declare. */
+function storyMetaModel(steps: readonly ReadStep[]) {
+  const meta: TProperties = {
+    cv: Int({ description: 'The Space content version: moves with every publish, unpublish, move or delete in the Space' }),
+  }
+  for (const m of declaredMeta(steps)) Object.assign(meta, m.schema)
+  return t.Object(meta, { additionalProperties: true, $id: 'StoryMeta' })
+}
+
+/** `GET /cdn/{space}/stories`: items are the single read's `data` with its `meta` inside. */
+export function publicStoryListModel(steps: readonly ReadStep[]) {
+  const item = t.Composite([PublicStoryData, t.Object({ meta: storyMetaModel(steps) })], { $id: 'PublicStoryListItem' })
+  return t.Object(
+    {
+      data: t.Array(item),
+      rels: t.Optional(t.Array(item, { description: 'With resolve_relations: the Stories the named fields hold (at most 50)' })),
+      meta: t.Object({
+        cv: Int({ description: 'The Space content version' }),
+        per_page: Int(),
+        next_cursor: t.Union([t.String(), t.Null()], { description: 'The cursor of the next page; null on the last' }),
+        rel_uuids: t.Optional(t.Array(t.String(), { description: 'Relation uuids past the 50 resolved' })),
+      }),
+    },
+    { $id: 'PublicStoryList' },
+  )
+}
+
+/** `GET /cdn/{space}/changes`. */
+export const changesModel = t.Object(
+  {
+    data: t.Array(
+      t.Object(
+        {
+          kind: oneOf(['published', 'unpublished', 'moved', 'deleted']),
+          uuid: t.String({ format: 'uuid' }),
+          full_path: t.String({ description: 'Where the Story is now (unpublished, deleted: where it was)' }),
+          from_path: t.Optional(t.String({ description: 'moved: the path it left' })),
+          cv: Int({ description: 'The content version of this change' }),
+          at: Timestamp,
+        },
+        { $id: 'StoryChange' },
+      ),
+    ),
+    meta: t.Object({
+      cv: Int({ description: 'The Space content version now' }),
+      next_cursor: t.String({ description: 'Pass as `since` next time' }),
+      has_more: t.Boolean({ description: 'More changes wait: call again at once' }),
+    }),
+  },
+  { $id: 'StoryChanges' },
+)
