@@ -19,9 +19,28 @@ const Name = t.String({ minLength: 1, maxLength: 200, error: 'must be 1 to 200 c
 // Slugs are checked by the service (paths.ts) so the rule and its message live in one place.
 const Slug = t.String({ minLength: 1, maxLength: 100, error: 'must be 1 to 100 characters of a-z 0-9 _ -' })
 const Lang = t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })
-// The document shape and its blocks are validated against the blueprints by the service (block_path errors).
+/** A block of a Story document (the named `Block` schema of the OpenAPI description). */
+const BlockSchema = {
+  $id: 'Block',
+  type: 'object',
+  description: 'A block: its component blueprint, a document-unique `_uid`, and the blueprint’s fields (blocks fields hold nested blocks)',
+  required: ['component', '_uid'],
+  properties: {
+    component: { type: 'string', description: 'The component blueprint' },
+    _uid: { type: 'string', description: '1 to 64 characters of A-Z a-z 0-9 _ -, unique in the document' },
+  },
+  additionalProperties: true,
+}
+
+// The document shape and its blocks are validated against the blueprints by the service (block_path errors), so the
+// schema validates nothing here (Unknown) and only describes: the named `StoryContent` of the OpenAPI description.
 const Content = t.Unknown({
+  $id: 'StoryContent',
   description: "The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints",
+  type: 'object',
+  required: ['type', 'blocks'],
+  properties: { type: { type: 'string', const: 'doc' }, blocks: { type: 'array', items: BlockSchema } },
+  additionalProperties: false,
 })
 const Depth = intString(1, 10, { description: 'Levels, 1 to 10' })
 const StoryPerPage = perPage(100, 25)
@@ -115,7 +134,7 @@ export const StoryModel = t.Object({
   archived_at: NullableTimestamp,
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { $id: 'Story' })
 export type StoryView = typeof StoryModel.static
 
 export const StoryListModel = t.Object({ data: t.Array(StoryModel), meta: PageMeta })
@@ -193,7 +212,7 @@ const FieldDefModel = t.Object(
     options: t.Optional(t.Array(t.String())),
     component_whitelist: t.Optional(t.Array(t.String())),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, $id: 'FieldDef' },
 )
 export const ComponentModel = t.Object({
   name: t.String(),
@@ -203,7 +222,7 @@ export const ComponentModel = t.Object({
   schema: t.Record(t.String(), FieldDefModel),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { $id: 'Component' })
 export type ComponentView = typeof ComponentModel.static
 
 /** The public read's Story (spec 4.5): the body's `data`. */
@@ -217,7 +236,7 @@ export const PublicStoryData = t.Object({
   version_no: Int(),
   published_at: NullableTimestamp,
   content: Content,
-})
+}, { $id: 'PublicStory' })
 
 /** A served Story as one value: the body's `data` with its `meta` (the GraphQL Story type resolves it). */
 export type PublicStoryView = typeof PublicStoryData.static & { meta: StoryMeta }
