@@ -147,7 +147,7 @@ const normalized = (c: Component) => ({ name: c.name, display_name: c.display_na
 
 async function componentsOf(t: Target, space: string): Promise<Component[]> {
   const r = await api<{ data: Component[] }>(t, 'GET', `/spaces/${encodeURIComponent(space)}/components`)
-  return r.data.map(normalized).sort((a, b) => a.name.localeCompare(b.name))
+  return r.data.map(normalized).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
 }
 
 function readComponentsFile(file: string): Component[] {
