@@ -173,6 +173,39 @@ describe('content-service-cli against a real server', () => {
     }
   })
 
+  test('npm pack → install into an empty project → the README example runs against the server', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-pack-'))
+    try {
+      const sh = async (cmd: string[], cwd: string, env: Record<string, string> = {}) => {
+        const p = Bun.spawn(cmd, { cwd, stdout: 'pipe', stderr: 'pipe', env: { ...process.env, ...env } })
+        const [o, e, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+        if (code !== 0) throw new Error(`${cmd.join(' ')}: ${code}\n${o}\n${e}`)
+        return o
+      }
+      await sh(['npm', 'pack', '--silent', '--pack-destination', dir], PKG)
+      const project = join(dir, 'project')
+      await sh(['mkdir', '-p', project], dir)
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'site', private: true, type: 'module' }))
+      await sh(['npm', 'install', '--no-audit', '--no-fund', '--offline', '--loglevel=error', join(dir, 'content-service-cli-0.1.0.tgz')], project)
+      const readme = await Bun.file(join(PKG, 'README.md')).text()
+      writeFileSync(join(project, 'example.sh'), `set -e\n${/```sh\n# A token[\s\S]*?```/.exec(readme)![0].replace(/```sh\n|```/g, '')}`)
+      const out = await sh(['sh', 'example.sh'], project, {
+        HOME: project,
+        XDG_CONFIG_HOME: join(project, 'config'),
+        CI: '1',
+        CONTENT_SERVICE_URL: base,
+        CONTENT_SERVICE_TOKEN: owner,
+        SPACE: a,
+        OTHER_SPACE: (await t.createSpace(owner)).slug,
+      })
+      expect(out).toContain('Would push to')
+      expect(out).toContain('No differences.')
+      expect(readFileSync(join(project, 'src', 'content.d.ts'), 'utf8')).toContain('export interface Page')
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   test('logout forgets the token', async () => {
     expect((await cli(['logout', '--json'])).json()).toEqual({ server: base, removed: true })
     expect((await cli(['whoami', '--server', base])).code).toBe(3)
