@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { buildSdk } from '../../sdk/test/fixture'
 import { type Blueprint, generateTypes, generateValidator, typeNames } from '../src/typegen'
 
 setDefaultTimeout(180_000)
 
 const ROOT = join(import.meta.dir, '..', '..', '..')
-const SDK = join(ROOT, 'packages', 'sdk')
 
 const level = (n: number): Blueprint => ({
   name: `l${n}`,
@@ -116,9 +116,8 @@ export const all = [name, unknown, map, mixed, clash, renamed, incomplete, conte
 `
 
 let dir: string
-beforeAll(() => {
-  const b = Bun.spawnSync(['bun', join(SDK, 'scripts', 'build.ts')], { stdout: 'pipe', stderr: 'pipe' })
-  if (b.exitCode !== 0) throw new Error(b.stderr.toString())
+beforeAll(async () => {
+  await buildSdk()
   // Inside the repository (so `@content-service/sdk` resolves through the workspace), in a folder of its own.
   dir = mkdtempSync(join(ROOT, 'packages', 'cli', 'test', '.types-'))
   writeFileSync(join(dir, 'content.d.ts'), generateTypes(FIXTURE, 'the fixture'))

@@ -32,9 +32,34 @@ export async function sdkFixture(t: TestApp, baseUrl: string) {
   return { baseUrl, space, previewToken, formSlug: 'contact', editorToken: ed, ownerToken: owner }
 }
 
-/** Builds dist/ (the package as it is packed). */
+/**
+ * Builds dist/ (the package as it is packed), once per content of src/: test files running side by side
+ * (`bun test --parallel`) share one build — a lock folder serialises them, a stamp of the sources skips a rebuild.
+ */
 export async function buildSdk() {
-  const b = Bun.spawnSync(['bun', join(PKG, 'scripts', 'build.ts')], { stdout: 'pipe', stderr: 'pipe' })
-  if (b.exitCode !== 0) throw new Error(`build failed: ${b.stderr.toString()}`)
+  const { mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync, existsSync } = await import('node:fs')
+  const hasher = new Bun.CryptoHasher('sha256')
+  const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]))
+  for (const f of [...walk(join(PKG, 'src')), join(PKG, 'scripts', 'build.ts'), join(PKG, 'package.json')].sort()) hasher.update(f).update(readFileSync(f))
+  const stamp = hasher.digest('hex')
+  const stampFile = join(PKG, 'dist', '.stamp')
+  const lock = join(PKG, '.build-lock')
+  for (let i = 0; ; i++) {
+    try {
+      mkdirSync(lock)
+      break
+    } catch {
+      if (i > 1200) throw new Error(`${lock} held for 10 minutes: remove it`)
+      await Bun.sleep(500)
+    }
+  }
+  try {
+    if (existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) return
+    const b = Bun.spawn(['bun', join(PKG, 'scripts', 'build.ts')], { stdout: 'pipe', stderr: 'pipe' })
+    const [err, code] = await Promise.all([new Response(b.stderr).text(), b.exited])
+    if (code !== 0) throw new Error(`build failed: ${err}`)
+    writeFileSync(stampFile, stamp)
+  } finally {
+    rmdirSync(lock)
+  }
 }
-
