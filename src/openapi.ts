@@ -8,6 +8,7 @@ import type { Kernel } from './kernel/kernel'
 import type { Module } from './kernel/module'
 import { MIN, type RateLimitRule } from './kernel/rate-limit'
 import { ErrorBody, INT_PARAM } from './kernel/schemas'
+import { assignOperationIds } from './openapi-names'
 
 /**
  * The OpenAPI 3.1 description, generated from the routes' own schemas (the same TypeBox schemas that validate
@@ -101,12 +102,13 @@ function sanitize(node: unknown, components: Record<string, unknown>, isNameMap 
       continue
     }
     if (k === '$id' && typeof v === 'string' && !v.startsWith('#')) {
+      // A named schema (`$id`: Story, Block, Asset, ...; recursive ones too) is one component, referred to by name.
       if (!(v in components)) {
         components[v] = {}
         const { $id: _drop, ...rest } = node as Record<string, unknown>
         components[v] = sanitize(rest, components)
       }
-      continue
+      return { $ref: `#/components/schemas/${v}` }
     }
     out[k] = sanitize(v, components, NAME_MAPS.has(k))
   }
@@ -235,6 +237,14 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
       ;(out[path] ??= {})[method] = op
     }
   }
+
+  // Every operation a stable, readable operationId (openapi-names.ts); routes that name theirs keep them.
+  const explicit = new Set<string>()
+  for (const r of (app as unknown as Routed).getGlobalRoutes()) {
+    const id = (r.hooks?.detail as { operationId?: unknown } | undefined)?.operationId
+    if (typeof id === 'string') for (const [path, item] of Object.entries(out)) for (const [m, op] of Object.entries(item)) if (op.operationId === id) explicit.add(`${m} ${path}`)
+  }
+  assignOperationIds(out as Record<string, Record<string, { operationId?: string }>>, explicit)
 
   return {
     openapi: '3.1.1',

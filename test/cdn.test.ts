@@ -73,7 +73,7 @@ describe('serving published Stories', () => {
     })
     expect(Date.parse(r.body.data.published_at)).not.toBeNaN()
     expect(r.body.data.content).toEqual(doc({ component: 'hero', _uid: expect.any(String), headline: 'Intro' }))
-    expect(r.body.meta).toEqual({ beacon_url: `http://localhost/v1/cdn/${space}/_beacon`, served_segment: null, datasource_refs: {} })
+    expect(r.body.meta).toEqual({ cv: expect.any(Number), beacon_url: `http://localhost/v1/cdn/${space}/_beacon`, served_segment: null, datasource_refs: {} })
     expect(Object.keys(r.body.data).sort()).toEqual(
       ['content', 'full_path', 'id', 'lang', 'name', 'published_at', 'slug', 'uuid', 'version_no'].sort(),
     )
@@ -344,7 +344,7 @@ describe('configuration', () => {
     const b = await off.get(`${space}/stories/beacon`)
     expect(b.status).toBe(200)
     expect('beacon_url' in b.body.meta).toBe(false)
-    expect(b.body.meta).toEqual({ served_segment: null, datasource_refs: {} })
+    expect(b.body.meta).toEqual({ cv: expect.any(Number), served_segment: null, datasource_refs: {} })
     await off.close()
   })
 

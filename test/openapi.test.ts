@@ -170,6 +170,45 @@ function schemasOf(document: any): { at: string; schema: unknown }[] {
 }
 
 describe('the OpenAPI description serves generated clients', () => {
+  test('every operation has a unique, readable operationId derived from its method and path', async () => {
+    const ids: string[] = []
+    for (const item of Object.values<any>(doc.paths)) for (const op of Object.values<any>(item)) ids.push(op.operationId)
+    expect(ids.every((id) => typeof id === 'string' && /^[a-z][A-Za-z0-9]*$/.test(id))).toBe(true)
+    expect(new Set(ids).size).toBe(ids.length)
+    const id = (path: string, method: string) => doc.paths[path][method].operationId
+    expect(id('/v1/spaces/{space}/stories', 'get')).toBe('listStories')
+    expect(id('/v1/spaces/{space}/stories', 'post')).toBe('createStory')
+    expect(id('/v1/spaces/{space}/stories/{uuid}', 'get')).toBe('getStory')
+    expect(id('/v1/spaces/{space}/stories/{uuid}', 'put')).toBe('updateStory')
+    expect(id('/v1/spaces/{space}/stories/{uuid}/publish', 'post')).toBe('publishStory')
+    expect(id('/v1/spaces/{space}/components/{name}', 'delete')).toBe('deleteComponent')
+    expect(id('/v1/cdn/{space}/stories/{path}', 'get')).toBe('getPublishedStory')
+    expect(id('/v1/cdn/{space}/stories', 'get')).toBe('listPublishedStories')
+    expect(id('/v1/cdn/{space}/changes', 'get')).toBe('listStoryChanges')
+    // Stable: the same document built again names every operation alike.
+    const again = (await t.request('GET', '/openapi.json')).body
+    for (const [path, item] of Object.entries<any>(doc.paths)) for (const [m, op] of Object.entries<any>(item)) expect(again.paths[path][m].operationId).toBe(op.operationId)
+  })
+
+  test('the shapes clients name are named schemas: Story, StoryContent, Block, Asset, Component, ErrorBody, ...', () => {
+    const schemas = doc.components.schemas
+    for (const name of ['Story', 'PublicStory', 'StoryContent', 'Block', 'Asset', 'Component', 'Space', 'ErrorBody', 'PublicStoryList', 'StoryChanges']) {
+      expect(schemas[name]).toBeDefined()
+    }
+    const ok = (path: string, method: string) => doc.paths[path][method].responses['200'].content['application/json'].schema
+    expect(ok('/v1/spaces/{space}/stories/{uuid}', 'get').properties.data).toEqual({ $ref: '#/components/schemas/Story' })
+    expect(schemas.Story.properties.content).toEqual({ $ref: '#/components/schemas/StoryContent' })
+    expect(schemas.StoryContent.properties.blocks.items).toEqual({ $ref: '#/components/schemas/Block' })
+    expect(ok('/v1/cdn/{space}/stories/{path}', 'get').properties.data).toEqual({ $ref: '#/components/schemas/PublicStory' })
+    expect(ok('/v1/cdn/{space}/stories', 'get')).toEqual({ $ref: '#/components/schemas/PublicStoryList' })
+  })
+
+  test('GET /v1/version names the image widths transform URLs resolve', async () => {
+    const v = await t.request('GET', '/v1/version')
+    expect(v.body.images).toEqual({ widths: t.config.imageWidths, formats: ['webp', 'avif', 'jpg', 'png'] })
+    expect(v.body.components.sdk_js.npm).toBe('@content-service/sdk')
+  })
+
   test('every operation that takes a body publishes its schema (JSON; multipart for the upload)', () => {
     const ops = Object.entries<any>(doc.paths).flatMap(([path, item]) => Object.entries<any>(item).map(([method, op]) => ({ at: `${method.toUpperCase()} ${path}`, op })))
     const withBody = ops.filter((o) => o.op.requestBody)

@@ -47,7 +47,7 @@ describe('a read step declares its meta entries, and every surface of the read s
   test('the REST body carries the entry after those of the modules listed above', async () => {
     const r = await t.request('GET', `/v1/cdn/${space}/stories/hello`)
     expect(r.status).toBe(200)
-    expect(Object.keys(r.body.meta)).toEqual(['served_segment', 'datasource_refs', 'beacon_url', 'probe_note'])
+    expect(Object.keys(r.body.meta)).toEqual(['cv', 'served_segment', 'datasource_refs', 'beacon_url', 'probe_note'])
     expect(r.body.meta.probe_note).toBe('read in en')
   })
 
@@ -55,9 +55,9 @@ describe('a read step declares its meta entries, and every surface of the read s
     const doc = (await t.request('GET', '/v1/openapi.json')).body
     const op = doc.paths['/v1/cdn/{space}/stories/{path}'].get
     const meta = op.responses['200'].content['application/json'].schema.properties.meta
-    expect(Object.keys(meta.properties)).toEqual(['served_segment', 'datasource_refs', 'beacon_url', 'probe_note'])
+    expect(Object.keys(meta.properties)).toEqual(['cv', 'served_segment', 'datasource_refs', 'beacon_url', 'probe_note', 'rel_uuids'])
     expect(meta.properties.probe_note).toMatchObject({ type: 'string', description: 'A note from the probe module' })
-    expect(meta.required).toEqual(['served_segment', 'datasource_refs', 'probe_note'])
+    expect(meta.required).toEqual(['cv', 'served_segment', 'datasource_refs', 'probe_note'])
     expect(op.description.endsWith(' Probe: every Story carries `meta.probe_note`.')).toBe(true)
   })
 

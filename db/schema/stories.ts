@@ -1,5 +1,6 @@
 import {
   type AnyPgColumn,
+  bigint,
   boolean,
   index,
   integer,
@@ -45,6 +46,8 @@ export const stories = pgTable(
     /** Set by a content or name save, cleared by publish: "the drafts differ from the public snapshot". */
     hasUnpublishedChanges: boolean('has_unpublished_changes').notNull(),
     publishedAt: ts('published_at'),
+    /** The first publish ever (kept through unpublish and re-publish): the public list's `first_published_at` sort. */
+    firstPublishedAt: ts('first_published_at'),
     archivedAt: ts('archived_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
@@ -149,3 +152,39 @@ export const components = pgTable(
   },
   (t) => [uniqueIndex('components_space_name_key').on(t.spaceId, t.name)],
 )
+
+/**
+ * The public change feed of a Space (`GET /cdn/{space}/changes`): what happened to published Stories — published,
+ * unpublished, moved, deleted — numbered by the Space's content version (`seq`). Only the latest change of a Story is
+ * kept (a sync from any cursor needs the final state of each Story changed since, not the history), so the table holds
+ * one row per Story that was ever public. Written in the transaction of the change.
+ */
+export const storyChanges = pgTable(
+  'story_changes',
+  {
+    spaceId: integer('space_id')
+      .notNull()
+      .references(() => spaces.id, { onDelete: 'cascade' }),
+    seq: bigint('seq', { mode: 'number' }).notNull(),
+    storyUuid: uuid('story_uuid').notNull(),
+    kind: text('kind', { enum: ['published', 'unpublished', 'moved', 'deleted'] }).notNull(),
+    /** The Story's full path after the change (for `deleted` and `unpublished`: where it was). */
+    fullPath: text('full_path').notNull(),
+    /** `moved`: the path it left. */
+    fromPath: text('from_path'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.spaceId, t.seq] }), uniqueIndex('story_changes_story_key').on(t.spaceId, t.storyUuid)],
+)
+
+/**
+ * The content version of each Space (`meta.cv`): the `seq` of its latest change. Taken with a row lock in the
+ * transaction of each change, so changes of a Space commit in `seq` order and a reader never sees a later number before
+ * an earlier one (the change feed's cursor can never skip a row committed late).
+ */
+export const storyContentVersions = pgTable('story_content_versions', {
+  spaceId: integer('space_id')
+    .primaryKey()
+    .references(() => spaces.id, { onDelete: 'cascade' }),
+  seq: bigint('seq', { mode: 'number' }).notNull(),
+})

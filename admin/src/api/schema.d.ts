@@ -29,7 +29,7 @@ export interface paths {
             cookie?: never;
         };
         /** The admin web app (client-side routes), and its hashed files under /admin/assets/ (immutable) */
-        get: operations["getAdmin*"];
+        get: operations["getAdminAtRoot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -46,7 +46,7 @@ export interface paths {
             cookie?: never;
         };
         /** API reference for people (Redoc, served from this binary) */
-        get: operations["getDocs"];
+        get: operations["listDocs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -63,7 +63,7 @@ export interface paths {
             cookie?: never;
         };
         /** The Redoc script of the docs page */
-        get: operations["getDocsRedoc.standalone.js"];
+        get: operations["getDocsRedocStandaloneJs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -80,7 +80,7 @@ export interface paths {
             cookie?: never;
         };
         /** The embed script of this version (immutable) */
-        get: operations["getEmbed-v0.1.0.js"];
+        get: operations["getEmbedV010Js"];
         put?: never;
         post?: never;
         delete?: never;
@@ -97,7 +97,7 @@ export interface paths {
             cookie?: never;
         };
         /** The embed script (latest) */
-        get: operations["getEmbed.js"];
+        get: operations["getEmbedJs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -114,7 +114,7 @@ export interface paths {
             cookie?: never;
         };
         /** The same description at the host root (JSON) */
-        get: operations["getOpenapi.json"];
+        get: operations["getOpenapiJsonAtRoot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -131,7 +131,7 @@ export interface paths {
             cookie?: never;
         };
         /** The same description at the host root (YAML) */
-        get: operations["getOpenapi.yaml"];
+        get: operations["getOpenapiYamlAtRoot"];
         put?: never;
         post?: never;
         delete?: never;
@@ -151,7 +151,7 @@ export interface paths {
          * The page a password-reset mail links to
          * @description A form that posts the token of its URL and the new password to `POST /v1/auth/password-reset/confirm`.
          */
-        get: operations["getReset-passwordByToken"];
+        get: operations["getResetPassword"];
         put?: never;
         post?: never;
         delete?: never;
@@ -168,7 +168,7 @@ export interface paths {
             cookie?: never;
         };
         /** The in-page editing bridge (docs/in-page-editing.md) */
-        get: operations["getService-admin.js"];
+        get: operations["getServiceAdminJs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -187,7 +187,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30) */
-        post: operations["postV1AuthLogin"];
+        post: operations["authLogin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -204,7 +204,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Revoke the token of this request */
-        post: operations["postV1AuthLogout"];
+        post: operations["authLogout"];
         delete?: never;
         options?: never;
         head?: never;
@@ -219,7 +219,7 @@ export interface paths {
             cookie?: never;
         };
         /** The authenticated user and token (a Space-scoped token acts for its Space: user fields are null) */
-        get: operations["getV1AuthMe"];
+        get: operations["getAuthMe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -241,7 +241,7 @@ export interface paths {
          * Change the password of the signed-in user
          * @description Needs a user token and the current password (wrong: 422 `wrong_password`, naming `current_password`). Every other login session of the user is signed out; the token of this request stays valid. Space-scoped API tokens are not touched. Open password-reset links stop working.
          */
-        post: operations["postV1AuthPassword"];
+        post: operations["authPassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -261,7 +261,7 @@ export interface paths {
          * Mail a password-reset link
          * @description Always 202 with the same body, whether or not the address has an account. When it has, a mail carries the link `{PUBLIC_URL}/reset-password/{token}` (one hour, single use). Needs PUBLIC_URL (never the request's Host, which a client can forge): without it 403 `password_reset_unavailable` for every address. Limited to 5 requests per hour per IP (429) and 3 mails per hour per address (over it: still 202, no mail).
          */
-        post: operations["postV1AuthPassword-reset"];
+        post: operations["authPasswordReset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -281,7 +281,7 @@ export interface paths {
          * Set a new password with a reset token
          * @description The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for one hour: otherwise 422 `reset_token_invalid`. Every login session of the user is signed out; the user then logs in with the new password.
          */
-        post: operations["postV1AuthPassword-resetConfirm"];
+        post: operations["authPasswordResetConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -301,7 +301,7 @@ export interface paths {
          * Sign up a User and its Tenant
          * @description Passwords need 8+ characters; e-mail addresses are unique, compared case-insensitively. REGISTRATION decides who may sign up: `open` (default) anyone; `first-user` only the first account of the service; `closed` nobody (accounts come from `content-service user create`); in both restricted modes an address a module admits (e.g. one with a pending invitation) may still sign up. A refused sign-up answers 403 `registration_closed`.
          */
-        post: operations["postV1AuthRegister"];
+        post: operations["authRegister"];
         delete?: never;
         options?: never;
         head?: never;
@@ -321,7 +321,7 @@ export interface paths {
          * Count a Story mount (privacy-first beacon; always 204)
          * @description Body (`application/json`, or `text/plain` as `navigator.sendBeacon` sends a string), all fields optional: `story_uuid`, `segment_key`, `lang` (BCP-47), `referrer` (kept as scheme and host only), `device` (`desktop`, `mobile` or `tablet`; else derived from the User-Agent). Always answers 204 with an empty body — bad JSON, an unknown Space or Story, a body over 4 KB, a bot, or more than 600 beacons per minute from one IP are dropped silently, so the answer never tells whether a Story exists. Answers carry `Cross-Origin-Resource-Policy: cross-origin`, so pages with `COEP: require-corp` may send it. No cookie is set; the IP is only a key of the in-memory rate limiter (forgotten within about two minutes) and is not stored or logged. CORS: any origin; OPTIONS answers 204. Writes are batched (every second or 1,000 beacons): a crash may lose about the last second of beacons.
          */
-        post: operations["postV1CdnBySpace_beacon"];
+        post: operations["beaconPublic"];
         delete?: never;
         options?: never;
         head?: never;
@@ -339,7 +339,7 @@ export interface paths {
          * An asset: the original, or an image variant (`{uuid}.{webp|jpg|png|avif}`)
          * @description Original (`{uuid}`): Range requests (206/416), strong ETag (If-None-Match → 304), `Content-Disposition` with the filename, `Cache-Control: public, max-age=31536000, immutable`; SVG carries `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'` and `X-Content-Type-Options: nosniff`. Variant (`{uuid}.{format}`, images only, else 404): `w`/`h` from IMAGE_WIDTHS or any size with a valid `s` (422 `size_not_allowed`), `fit` cover | contain | inside (default), `q` 1–100 (default 80). Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first). Originals and variants carry `Cross-Origin-Resource-Policy: cross-origin`: pages with `Cross-Origin-Embedder-Policy: require-corp` may embed them.
          */
-        get: operations["getV1CdnBySpaceAssetsByFile"];
+        get: operations["getPublicAsset"];
         put?: never;
         post?: never;
         delete?: never;
@@ -361,7 +361,7 @@ export interface paths {
          * A new, empty cart
          * @description Anonymous. Its `uuid` is the capability: whoever knows it may read, change and check out the cart. A cart idle for 30 days expires (`expires_at`).
          */
-        post: operations["postV1CdnBySpaceCarts"];
+        post: operations["createPublicCart"];
         delete?: never;
         options?: never;
         head?: never;
@@ -379,7 +379,7 @@ export interface paths {
          * A cart with totals from current prices
          * @description Unknown, another shop’s or expired: 404, one answer for all. `price_changed` (per item and for the cart) tells when a price changed since the item was added; `available` when an item can no longer be bought in that quantity.
          */
-        get: operations["getV1CdnBySpaceCartsByUuid"];
+        get: operations["getPublicCart"];
         put?: never;
         post?: never;
         delete?: never;
@@ -401,7 +401,7 @@ export interface paths {
          * Check out a cart: the order
          * @description Stock is taken and the order written in one transaction; the cart closes (later changes → 409 `cart_closed`). Not enough stock → 409 `insufficient_stock`, nothing taken; an empty cart → 422. `Idempotency-Key` header: a repeat with the same key answers the same order. With Stripe set up, the order carries `payment_url` (Stripe Checkout); `success_url`/`cancel_url` come from the body or the shop settings (`{ORDER_ID}`, `{ORDER_NUMBER}` are filled in). If Stripe fails: 502 `payment_provider_error`, the order stays pending with `payment_error` and its stock reserved (released after 30 minutes unpaid). Without Stripe the order waits for manual payment. A confirmation mail goes to `email`.
          */
-        post: operations["postV1CdnBySpaceCartsByUuidCheckout"];
+        post: operations["checkoutPublicCart"];
         delete?: never;
         options?: never;
         head?: never;
@@ -421,7 +421,7 @@ export interface paths {
          * Add a product to a cart
          * @description `product`: slug or id; `quantity` 1–99. The same product again raises its quantity (at most 99). An unknown or inactive product → 422; more than the stock → 409 `insufficient_stock` (`details`: product, available); a 101st line → 422 `cart_full`; a checked-out cart → 409 `cart_closed`. Answers the cart.
          */
-        post: operations["postV1CdnBySpaceCartsByUuidItems"];
+        post: operations["createPublicCartItem"];
         delete?: never;
         options?: never;
         head?: never;
@@ -442,7 +442,27 @@ export interface paths {
          * Remove a line from a cart
          * @description A checked-out cart → 409 `cart_closed`; an unknown line → 404.
          */
-        delete: operations["deleteV1CdnBySpaceCartsByUuidItemsByItemId"];
+        delete: operations["deletePublicCartItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Changes of public Stories since a cursor (incremental sync)
+         * @description What happened to public Stories after a cursor, oldest first: `published`, `unpublished`, `moved` (`from_path` → `full_path`, each published Story of a moved subtree), `deleted` (archived or deleted). Only the latest change of each Story is kept: a sync applies them by `uuid` and ends with the current state. `since`: `meta.next_cursor` of the previous call (or `meta.cv` of a read made before a full sync); without it, from the start. `per_page` 1 to 1000 (default 100); `meta.has_more`: call again at once. Cursors are numbers of the Space kept in the database: they survive restarts and hold across instances.
+         */
+        get: operations["listStoryChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -459,7 +479,7 @@ export interface paths {
          * DOM overlay rules for a page (applied by embed.js)
          * @description The active rules for the page at `path`, in priority order (lower first; embed.js applies them in that order), for embed.js to apply. Anonymous, 600/min/IP. A rule is served when its `path_pattern` glob matches `path` (percent-escapes decoded), its `segment_key` is empty or names the segment this request resolves to, and it has content in the locale chain of `lang` (else the best Accept-Language match; then the explicit fallback, the language, the Space default) — `hide` needs none. `content` is the text of the first locale of the chain that has one. Audience segments resolve as on Story reads: an `X-Service-Segment` header naming an active segment is taken as is (publicly cacheable), else the request’s own signals decide and, in a Space with active segments, the answer is `Cache-Control: private, max-age=CDN_MAX_AGE`; the resolved key is `data.segment` and the `X-Service-Segment` response header. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.
          */
-        get: operations["getV1CdnBySpaceDom-overlay"];
+        get: operations["getPublicDomOverlay"];
         put?: never;
         post?: never;
         delete?: never;
@@ -479,7 +499,7 @@ export interface paths {
          * Published events, upcoming by default
          * @description Events ending at or after `from` (default: now) and starting before `to`, soonest first; `per_page` 1–100 (default 20). `spots_left` is null when unlimited; `registration_open` says whether a registration is taken now (switch, closing time, start). Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.
          */
-        get: operations["getV1CdnBySpaceEvents"];
+        get: operations["listPublicEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -499,7 +519,7 @@ export interface paths {
          * One published event
          * @description `spots_left` (null when unlimited) and `registration_open` as they are now. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.
          */
-        get: operations["getV1CdnBySpaceEventsBySlug"];
+        get: operations["getPublicEvent"];
         put?: never;
         post?: never;
         delete?: never;
@@ -519,13 +539,13 @@ export interface paths {
          * The page of a cancel link (changes nothing)
          * @description The cancel link of the registration mail. It cancels nothing by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address; a cancelled registration gets a page saying so. Unknown token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.
          */
-        get: operations["getV1CdnBySpaceEventsBySlugCancelByToken"];
+        get: operations["getPublicEventCancel"];
         put?: never;
         /**
          * Cancel a registration with the token of its mail
          * @description What the cancel page’s button sends; the organiser’s own page may call it too (any body or none). Idempotent. Unknown token → 404. A confirmed spot goes to the first in line of the waitlist, who gets a mail. Sent by the page’s form (`via=page`): the answer is a page instead of JSON. 20/min/IP.
          */
-        post: operations["postV1CdnBySpaceEventsBySlugCancelByToken"];
+        post: operations["createPublicEventCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -543,7 +563,7 @@ export interface paths {
          * The calendar file (ICS) of a registration
          * @description 60/min/IP. RFC 5545: one VEVENT with a stable UID (per event), DTSTART/DTEND in the event’s TZID with its VTIMEZONE, SUMMARY and DESCRIPTION in the registration’s language, LOCATION, URL (the public event), SEQUENCE (bumped on each change of the event) and STATUS (CONFIRMED; TENTATIVE when waitlisted; CANCELLED). The token may end in `.ics`. Unknown token → 404. `ETag` (If-None-Match → 304), `Cache-Control: private, no-cache`.
          */
-        get: operations["getV1CdnBySpaceEventsBySlugIcsByIcsToken"];
+        get: operations["getPublicEventIcs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -565,7 +585,7 @@ export interface paths {
          * Register for a published event
          * @description 20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.
          */
-        post: operations["postV1CdnBySpaceEventsBySlugRegister"];
+        post: operations["registerPublicEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -601,7 +621,7 @@ export interface paths {
          *        Accept-Language, falling back to the Space default locale. The action (email, webhook, lead) runs afterwards as a
          *        durable job.
          */
-        post: operations["postV1CdnBySpaceFormsBySlug"];
+        post: operations["createPublicForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -619,7 +639,7 @@ export interface paths {
          * A gallery by slug, with image sizes and transform URLs
          * @description Anonymous, 600/min/IP. The title, captions and alt texts in the locale fallback chain of `lang` (else the best Accept-Language match; then the tag’s explicit fallback, its language, the Space default); an item without alt text in the chain takes the asset’s own. Each item answers the original’s `url`, `mime`, `width` and `height`, and `transforms`: ready-made transform URLs (`{url}.webp?w=` and `{url}.avif?w=`) for the widths of IMAGE_WIDTHS up to the original’s width, as `srcset` strings too. Items whose asset was deleted are left out. Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`.
          */
-        get: operations["getV1CdnBySpaceGalleriesBySlug"];
+        get: operations["getPublicGallery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -639,7 +659,7 @@ export interface paths {
          * Check a preview token (Authorization: Bearer p_…): its Space, expiry and the admin app’s URL
          * @description What `/service-admin.js` asks before it shows anything: 401 for a missing, invalid or expired preview token, 404 for a token of another Space.
          */
-        get: operations["getV1CdnBySpacePreview"];
+        get: operations["getPublicPreview"];
         put?: never;
         post?: never;
         delete?: never;
@@ -659,7 +679,7 @@ export interface paths {
          * Active products of a shop, by slug
          * @description `q` matches slug or name; `page`, `per_page` (1–100, default 25). Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.
          */
-        get: operations["getV1CdnBySpaceProducts"];
+        get: operations["listPublicProducts"];
         put?: never;
         post?: never;
         delete?: never;
@@ -679,7 +699,7 @@ export interface paths {
          * One active product by slug
          * @description Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.
          */
-        get: operations["getV1CdnBySpaceProductsBySlug"];
+        get: operations["getPublicProduct"];
         put?: never;
         post?: never;
         delete?: never;
@@ -709,7 +729,7 @@ export interface paths {
          *     sends more than 60 in a minute, and many visitors share an IP behind NAT, while a query costs well under a
          *     millisecond in memory — so the search description's 600/min, the public read surface's default, is the one applied.
          */
-        get: operations["getV1CdnBySpaceSearch"];
+        get: operations["getPublicSearch"];
         put?: never;
         post?: never;
         delete?: never;
@@ -729,7 +749,27 @@ export interface paths {
          * Resolve the audience segment of this request (spec 4.9)
          * @description Evaluates the Space’s active segments against this request’s signals (Accept-Language and `?lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters) exactly as a Story read does: the first in priority order whose rules all match. An `X-Service-Segment` header naming an active segment is answered as is. Anonymous, 600/min/IP, `Cache-Control: private, no-store`. Caching pattern: resolve once per visitor with `GET /cdn/{space}/segment` (answered `private, no-store`), keep the key (a cookie, an edge KV), then send it as `X-Service-Segment` on Story reads. A read carrying `X-Service-Segment` that names an active segment skips rule evaluation and stays publicly cacheable (`Vary: Accept-Language, X-Service-Segment`); a read without it, in a Space with active segments, is resolved from its own signals and answered `Cache-Control: private, max-age=CDN_MAX_AGE`. A Space without active segments keeps public caching.
          */
-        get: operations["getV1CdnBySpaceSegment"];
+        get: operations["getPublicSegment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/cdn/{space}/stories": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Published Stories: filtered, sorted, paged by cursor
+         * @description Published Stories, each read exactly as `GET /cdn/{space}/stories/{path}` serves it (locale chain per Story, segment, datasource markers, assets; its `meta` inside each item), from the same in-memory cache. Filters: `starts_with` (a plain prefix of `full_path`: `blog/` for the folder), `by_uuids`, `by_paths` (comma-separated, at most 100), `content_type` (the component of the first top-level block), `is_folder`. `sort_by` (`full_path:asc` by default; `name`, `published_at`, `first_published_at`, asc or desc; ties by full path). Paging by cursor (keyset, no offset): `per_page` 1 to 100 (default 25), then `cursor=<meta.next_cursor>` until it is null; a Story that stays published and keeps its sort key is on exactly one page whatever else changes meanwhile. `resolve_links`, `resolve_relations`, `excluding_fields` as on the single read (relations collected over the page, `rels` at the top). `version=draft` with a preview token or a bearer with viewer access: every Story not archived, drafts, `Cache-Control: private, no-store`. Headers as the single read: strong ETag (304), Cache-Control, `Vary: Accept-Language, X-Service-Segment`.
+         */
+        get: operations["listPublishedStories"];
         put?: never;
         post?: never;
         delete?: never;
@@ -747,9 +787,9 @@ export interface paths {
         };
         /**
          * A published Story by full path, with locale fallback (spec 4.5)
-         * @description Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`. Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).
+         * @description Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. `meta.cv`: the Space content version (moves with every publish, unpublish, move or delete in the Space; a cache key, and a cursor of `GET /cdn/{space}/changes`). `resolve_links=story`: link fields `{story_uuid}` get the target's current `full_path` and `name` (null when it is not published). `resolve_relations=component.field,...`: the published Stories those fields hold (a uuid, a list of uuids, or links) are read like this one into `rels` (at most 50; the others' uuids in `meta.rel_uuids`), never inline. `excluding_fields=a,b`: those fields are left out of the top-level blocks. Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`. Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).
          */
-        get: operations["getV1CdnBySpaceStories*"];
+        get: operations["getPublishedStory"];
         put?: never;
         post?: never;
         delete?: never;
@@ -766,7 +806,7 @@ export interface paths {
             cookie?: never;
         };
         /** Open Graph card of a published Story (1200×630 SVG) */
-        get: operations["getV1CdnBySpaceStoriesByUuidOg.svg"];
+        get: operations["getPublicStoryOgSvg"];
         put?: never;
         post?: never;
         delete?: never;
@@ -788,7 +828,7 @@ export interface paths {
          * Subscribe to the newsletter (double opt-in)
          * @description Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link (also in `List-Unsubscribe`, with RFC 8058 `List-Unsubscribe-Post`). The links are built from PUBLIC_URL only, never from the request’s Host: without PUBLIC_URL every well-formed request answers 403 `mail_links_unavailable` and nothing is stored. `_hp` is a honeypot: non-empty → 202, nothing stored or sent. A malformed e-mail: 422. 20/min/IP.
          */
-        post: operations["postV1CdnBySpaceSubscribe"];
+        post: operations["subscribePublic"];
         delete?: never;
         options?: never;
         head?: never;
@@ -806,13 +846,13 @@ export interface paths {
          * The page of a confirmation link (changes nothing)
          * @description The link of the confirmation mail. It confirms nothing by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address. An unknown, used or expired token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.
          */
-        get: operations["getV1CdnBySpaceSubscribeConfirmByToken"];
+        get: operations["getPublicSubscribeConfirm"];
         put?: never;
         /**
          * Confirm a subscription
          * @description What the confirmation page’s button sends; sites with their own page may call it too. The token works once, for 7 days; afterwards 404. JSON `{data: {ok, status: "confirmed"}}`; sent by the page’s form (`via=page`): 303 to the Space’s newsletter_redirect_url with `?status=confirmed` when set, else a page. Any body or none. 60/min/IP.
          */
-        post: operations["postV1CdnBySpaceSubscribeConfirmByToken"];
+        post: operations["createPublicSubscribeConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -830,13 +870,13 @@ export interface paths {
          * The page of an unsubscribe link (changes nothing)
          * @description The link in every newsletter mail. It unsubscribes no one by itself (mail scanners fetch links): it answers a small page (HTML, no script) whose button POSTs to the same address; an address already unsubscribed gets a page saying so. An unknown token: 404 (a page when the client asks for `text/html` first, else the error body). 60/min/IP.
          */
-        get: operations["getV1CdnBySpaceUnsubscribeByToken"];
+        get: operations["getPublicUnsubscribe"];
         put?: never;
         /**
          * Unsubscribe (the page’s button, and RFC 8058 one-click)
          * @description Idempotent: the token keeps answering `unsubscribed`; an unknown one: 404. Mails carry `List-Unsubscribe-Post: List-Unsubscribe=One-Click`, so mail clients may POST here directly (body `List-Unsubscribe=One-Click`, form-encoded or multipart): JSON `{data: {ok, status: "unsubscribed"}}`, never a redirect. Sent by the unsubscribe page’s form (`via=page`): 303 to the Space’s newsletter_redirect_url with `?status=unsubscribed` when set, else a page. 60/min/IP.
          */
-        post: operations["postV1CdnBySpaceUnsubscribeByToken"];
+        post: operations["createPublicUnsubscribe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -869,7 +909,7 @@ export interface paths {
          *
          *     A GET answer without errors carries `ETag` (If-None-Match → 304), `Cache-Control` like the public Story read (`no-store` when it includes search results, `private` when a personalised variant was served) and `Vary: Accept-Language, X-Service-Segment`.
          */
-        get: operations["getV1Graphql"];
+        get: operations["getGraphql"];
         put?: never;
         /**
          * GraphQL query (read-only)
@@ -890,7 +930,7 @@ export interface paths {
          *
          *     POST answers are `Cache-Control: no-store`.
          */
-        post: operations["postV1Graphql"];
+        post: operations["graphql"];
         delete?: never;
         options?: never;
         head?: never;
@@ -908,7 +948,7 @@ export interface paths {
          * The GraphQL schema (SDL)
          * @description The printed schema of GET/POST /v1/graphql, sorted by name. 600 requests per minute per IP.
          */
-        get: operations["getV1GraphqlSchema.gql"];
+        get: operations["getGraphqlSchemaGql"];
         put?: never;
         post?: never;
         delete?: never;
@@ -925,7 +965,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers HTTP (no database call; never rate limited) */
-        get: operations["getV1HealthLive"];
+        get: operations["getHealthLive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -942,7 +982,7 @@ export interface paths {
             cookie?: never;
         };
         /** Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited) */
-        get: operations["getV1HealthReady"];
+        get: operations["getHealthReady"];
         put?: never;
         post?: never;
         delete?: never;
@@ -959,7 +999,7 @@ export interface paths {
             cookie?: never;
         };
         /** Preview an invitation (anonymous): Space, role, inviter, masked address; unknown, used or expired: 404 */
-        get: operations["getV1InviteByToken"];
+        get: operations["getInvite"];
         put?: never;
         post?: never;
         delete?: never;
@@ -978,7 +1018,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Accept an invitation as the signed-in user (its e-mail must be the invited one: else 403 email_mismatch) */
-        post: operations["postV1InviteByTokenAccept"];
+        post: operations["acceptInvite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -995,7 +1035,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Decline an invitation (anonymous: the link is the capability); the link is spent */
-        post: operations["postV1InviteByTokenDecline"];
+        post: operations["declineInvite"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1015,7 +1055,7 @@ export interface paths {
          * Sign up a User, its Tenant and a first Space (admin) in one step, optionally with sample content
          * @description Anonymous, 5 per 60 min per IP. User, Tenant, Space, the admin membership and the returned token are created in one transaction: a taken e-mail (409 `email_taken`) or Space slug (409 `slug_taken`) leaves nothing behind. Emits `space.created`. Obeys REGISTRATION exactly as `POST /auth/register` (refused: 403 `registration_closed`). With `sample_content: true` the Space also gets starter content — blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale and published (CDN, search and GraphQL answer at once), a `contact` form and a `site_facts` datasource. That step runs after the account committed, through the stories, forms and datasources services: if it fails, the answer is still 201, with `sample_content: null` and a `warnings` entry. The request log keeps no client address for this route.
          */
-        post: operations["postV1Onboard"];
+        post: operations["onboard"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1030,7 +1070,7 @@ export interface paths {
             cookie?: never;
         };
         /** This OpenAPI 3.1 description (JSON) */
-        get: operations["getV1Openapi.json"];
+        get: operations["getOpenapiJson"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1047,7 +1087,7 @@ export interface paths {
             cookie?: never;
         };
         /** This OpenAPI 3.1 description (YAML) */
-        get: operations["getV1Openapi.yaml"];
+        get: operations["getOpenapiYaml"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1069,7 +1109,7 @@ export interface paths {
          * Stripe webhook receiver (instance keys: STRIPE_WEBHOOK_SECRET)
          * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing) on the instance’s receiver only: a Space’s own receiver takes shop payments only and answers subscription events `ignored: true`. Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
          */
-        post: operations["postV1PaymentsStripeWebhook"];
+        post: operations["paymentsStripeWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1089,7 +1129,7 @@ export interface paths {
          * Stripe webhook receiver of a Space with its own keys
          * @description Anonymous: the `Stripe-Signature` header authenticates (`t=<unix seconds>,v1=<hex>`, HMAC-SHA256 with the endpoint’s signing secret over `"<t>.<raw body>"`; any of several `v1` values may match; 300 s tolerance). A bad or missing signature → 400 `invalid_signature`, an old timestamp → 400 `stale_signature`; nothing changes. `checkout.session.completed` (payment_status paid) marks the order (`client_reference_id`) paid; `customer.subscription.*` moves the Tenant’s plan (billing) on the instance’s receiver only: a Space’s own receiver takes shop payments only and answers subscription events `ignored: true`. Each event id is applied once (a repeat answers `duplicate: true`); other event types answer 200 `ignored: true`.
          */
-        post: operations["postV1PaymentsStripeWebhookBySpace"];
+        post: operations["createPaymentsStripeWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1107,13 +1147,13 @@ export interface paths {
          * The pitch invitees (demo prospects) of the caller's Tenant, oldest first
          * @description The caller's Tenant is the one of its user token (the Tenant the user signed up with, which the user owns: its admin). Space-scoped tokens get 403 `user_required`. At most 1,000 invitees per Tenant.
          */
-        get: operations["getV1Pitch-invitees"];
+        get: operations["listPitchInvitees"];
         put?: never;
         /**
          * Add a pitch invitee to the caller's Tenant (its admin: a user token)
          * @description The slug is unique across the service (the anonymous `POST /pitch/{slug}/test-account` names no Tenant): taken → 409 `pitch_invitee_exists`. Whoever knows the slug can provision the demo once, and the mail goes to the invitee's address only: choose slugs that are not easy to guess.
          */
-        post: operations["postV1Pitch-invitees"];
+        post: operations["createPitchInvitee"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1131,7 +1171,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Delete a pitch invitee of the caller's Tenant; a live demo of it is closed at once (Spaces archived, tokens revoked) */
-        delete: operations["deleteV1Pitch-inviteesBySlug"];
+        delete: operations["deletePitchInvitee"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1150,7 +1190,7 @@ export interface paths {
          * Provision the demo account of a pitch invitee (anonymous; once per invitee)
          * @description Anonymous, 10 per 60 min per IP. Creates a demo Tenant with one Space of sample content and a user for the invitee's e-mail, whatever REGISTRATION says (the Tenant admin's invitation admits it), and answers 201 with the user's token and the Space slug. The invitee gets a mail with the sign-in address (`{PUBLIC_URL}/admin/`) and a one-hour password link (no password travels by mail). Unknown slug: 404; provisioned already (also the loser of two calls at once): 409 `already_provisioned`; the address has an account: 409 `email_taken`; no PUBLIC_URL: 403 `pitch_unavailable`. The demo expires after PITCH_TTL_DAYS (default 14): a daily job archives its Spaces and revokes its tokens.
          */
-        post: operations["postV1PitchBySlugTest-account"];
+        post: operations["testAccountPitch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1165,13 +1205,13 @@ export interface paths {
             cookie?: never;
         };
         /** Every Space of the caller's Tenant the caller is a member of, with the caller's role */
-        get: operations["getV1Spaces"];
+        get: operations["listSpaces"];
         put?: never;
         /**
          * Create a Space; the creator becomes admin
          * @description Emits space.created. User tokens only.
          */
-        post: operations["postV1Spaces"];
+        post: operations["createSpace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1186,14 +1226,14 @@ export interface paths {
             cookie?: never;
         };
         /** A Space with its locales and the caller’s role */
-        get: operations["getV1SpacesBySpace"];
+        get: operations["getSpace"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Rename a Space, change its default locale (one of its locales) or set its preview URL */
-        patch: operations["patchV1SpacesBySpace"];
+        patch: operations["updateSpace"];
         trace?: never;
     };
     "/v1/spaces/{space}/ai-jobs": {
@@ -1204,7 +1244,7 @@ export interface paths {
             cookie?: never;
         };
         /** List AI jobs, newest first (filter by status and kind) */
-        get: operations["getV1SpacesBySpaceAi-jobs"];
+        get: operations["listAiJobs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1221,7 +1261,7 @@ export interface paths {
             cookie?: never;
         };
         /** One AI job */
-        get: operations["getV1SpacesBySpaceAi-jobsByAiJob"];
+        get: operations["getAiJob"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1243,7 +1283,7 @@ export interface paths {
          * Approve an AI job: apply its result
          * @description In one transaction: a translation becomes a new Story version of the target locale (validated against the blueprints like any save; 409 version_conflict when the Story changed since the job started), an alt text is written to the asset’s locale. Only a job awaiting review: otherwise 409 ai_job_not_reviewable (of two decisions racing, exactly one wins).
          */
-        post: operations["postV1SpacesBySpaceAi-jobsByAiJobApprove"];
+        post: operations["approveAiJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1260,7 +1300,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Reject an AI job: discard its result (409 ai_job_not_reviewable unless awaiting review) */
-        post: operations["postV1SpacesBySpaceAi-jobsByAiJobReject"];
+        post: operations["rejectAiJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1280,7 +1320,7 @@ export interface paths {
          * Suggest an image’s alt text for a locale (an AI job awaiting review)
          * @description Uses AI_VISION_MODEL (503 without it). The image is sent as a JPEG reduced to fit 1024×1024 px (a data URL), never the original. The answer is an AI job (kind alt_text, status awaiting_review, `result.alt`); approving it writes the alt text for `lang`. Not a raster image: 422 invalid_image; `lang` not a Space locale: 422. What is sent to the model: docs/ai.md (privacy).
          */
-        post: operations["postV1SpacesBySpaceAiAlt-text"];
+        post: operations["spaceAiAltText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1300,7 +1340,7 @@ export interface paths {
          * Suggest internal links: published Stories of this Space, ranked by the model
          * @description Candidates come from this Space's own search index (published Stories in `lang`, never the Story itself), found by the Story's keywords; the model ranks them and picks the phrase to link. At most 10, best first. Nothing is saved. What is sent to the model: docs/ai.md (privacy).
          */
-        post: operations["postV1SpacesBySpaceAiInternal-links"];
+        post: operations["createSpaceAiInternalLink"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1320,7 +1360,7 @@ export interface paths {
          * Suggest an SEO title (≤ 60 characters) and description (≤ 160) for a Story
          * @description Reads the Story in `lang` (default: its own). Longer suggestions are cut at a word boundary. Nothing is saved. What is sent to the model: docs/ai.md (privacy).
          */
-        post: operations["postV1SpacesBySpaceAiSeo-meta"];
+        post: operations["spaceAiSeoMeta"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1335,7 +1375,7 @@ export interface paths {
             cookie?: never;
         };
         /** Whether AI is configured, the models, and this Space’s use this month against its token budget */
-        get: operations["getV1SpacesBySpaceAiStatus"];
+        get: operations["getSpaceAiStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1357,7 +1397,7 @@ export interface paths {
          * Observations on a Story from its content and its analytics
          * @description Statistical observations (views over the last 30 days against the 30 before, top language, device and referrer, missing translations, length, publish state) always, without a model; with AI configured (and budget left) the model adds up to 5 of its own (`kind: model`).
          */
-        post: operations["postV1SpacesBySpaceAiStory-insights"];
+        post: operations["createSpaceAiStoryInsight"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1377,7 +1417,7 @@ export interface paths {
          * Generate text as it is written (Server-Sent Events)
          * @description Same body as `ai/text`. `data: {"text": "…"}` per chunk, then `event: done` with `data: {"usage": {prompt_tokens, completion_tokens}}`, or `event: error` with `data: {error, message}` when the provider fails mid-stream. Errors before the stream opens are JSON (503, 429, 404, 422, 502, 504). Closing the connection cancels the request to the provider.
          */
-        post: operations["postV1SpacesBySpaceAiStream-text"];
+        post: operations["spaceAiStreamText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1397,7 +1437,7 @@ export interface paths {
          * Generate text from an instruction (optionally about a Story)
          * @description `prompt` is the instruction (≤ 8,000 characters); with `context.story_uuid` the Story's text (in `context.lang`) is passed to the model as data. 503 ai_unavailable without AI_BASE_URL/AI_MODEL; 429 ai_budget_exhausted; 502/504 from the provider. What is sent to the model: docs/ai.md (privacy).
          */
-        post: operations["postV1SpacesBySpaceAiText"];
+        post: operations["spaceAiText"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1417,7 +1457,7 @@ export interface paths {
          * Translate a Story into another locale (an AI job, run in the background)
          * @description Answers 202 with the AI job (kind translate, status queued). A worker translates the Story's name and each block's text, textarea, richtext and markdown fields (not those marked `translatable: false`), keeping `_uid`s, structure, numbers, asset and link fields and `$ds:` markers untouched; the job then awaits review (`result: {name, content, kept}`). Approving saves it as a new version of `target_lang`. What is sent to the model: docs/ai.md (privacy).
          */
-        post: operations["postV1SpacesBySpaceAiTranslate"];
+        post: operations["spaceAiTranslate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1437,7 +1477,7 @@ export interface paths {
          * Plain-text observations on the last 30 days (10 per hour per Space)
          * @description Computed from the numbers (the last 15 days against the 15 before): totals, fastest-growing and fading Stories, language and segment shares, device shifts, referrers — each sentence carries its numbers. `generated_by: rules` (no AI provider is configured; one may later rephrase the same observations: `ai`). The 11th call within an hour in one Space answers 429 with Retry-After.
          */
-        post: operations["postV1SpacesBySpaceAnalyticsAi-insights"];
+        post: operations["createAnalyticsAiInsight"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1452,7 +1492,7 @@ export interface paths {
             cookie?: never;
         };
         /** The Space at a glance: last 7 and 30 days against the periods before, top Stories and referrers, shares (spec 4.8) */
-        get: operations["getV1SpacesBySpaceAnalyticsOverview"];
+        get: operations["getAnalyticsOverview"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1472,7 +1512,7 @@ export interface paths {
          * Mounts per Story between two days, most mounted first (spec 4.14)
          * @description `from`/`to`: UTC days `YYYY-MM-DD`, both included (default: the last 30 days up to today); `from` ≤ `to`, at most 366 days (else 422). `by_day` is dense (every bucket, zeros included); `granularity=week` buckets start on Monday (ISO weeks), `month` on the 1st — a first bucket may start before `from` and counts only days from `from`. Counts up to a few minutes ago come from the rollups (every five minutes), the last minutes from the raw beacons. `page`/`per_page` (default 50, at most 200).
          */
-        get: operations["getV1SpacesBySpaceAnalyticsStories"];
+        get: operations["listAnalyticsStories"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1491,7 +1531,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Archive a Space: its public surface answers 404 from then on (emits space.archived once) */
-        post: operations["postV1SpacesBySpaceArchive"];
+        post: operations["archiveSpace"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1506,13 +1546,13 @@ export interface paths {
             cookie?: never;
         };
         /** Assets of the Space, newest first (`q`: filename substring, `content_type`: exact or `image/*`) */
-        get: operations["getV1SpacesBySpaceAssets"];
+        get: operations["listAssets"];
         put?: never;
         /**
          * Upload a file (multipart/form-data, at most 100 MB)
          * @description Parts: `file` (required), `filename` (else the part’s file name), `alt` (a JSON map locale → text) or `alt[<locale>]` parts; locales must be Space locales. The body streams to disk while SHA-256 runs over it, then into Postgres in 1 MiB rows. The type comes from the leading bytes, never from the client: JPEG, PNG, WebP, GIF, AVIF, PDF, MP4, WebM, MP3, and SVG when it parses as SVG; anything else is 415 `unsupported_media_type`. A Content-Length over the cap is 413 at once, a chunked body is cut at the cap with 413; an image over 50 megapixels is 422 `image_too_large`. Emits `asset.uploaded`.
          */
-        post: operations["postV1SpacesBySpaceAssets"];
+        post: operations["createAsset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1527,15 +1567,15 @@ export interface paths {
             cookie?: never;
         };
         /** One asset (an asset of another Space: 404) */
-        get: operations["getV1SpacesBySpaceAssetsByAsset"];
+        get: operations["getAsset"];
         put?: never;
         post?: never;
         /** Delete the asset: its bytes, and its cached variants on every instance */
-        delete: operations["deleteV1SpacesBySpaceAssetsByAsset"];
+        delete: operations["deleteAsset"];
         options?: never;
         head?: never;
         /** Rename, or change alt texts (merged per locale; a null removes that locale) */
-        patch: operations["patchV1SpacesBySpaceAssetsByAsset"];
+        patch: operations["updateAsset"];
         trace?: never;
     };
     "/v1/spaces/{space}/assets/{asset}/signed-url": {
@@ -1551,7 +1591,7 @@ export interface paths {
          * A signed transform URL for a size outside IMAGE_WIDTHS
          * @description The `s=` parameter is an HMAC of the asset, format, w, h, fit and q; the URL works for any size 1–8192. Not an image: 404.
          */
-        post: operations["postV1SpacesBySpaceAssetsByAssetSigned-url"];
+        post: operations["signedUrlAsset"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1569,13 +1609,13 @@ export interface paths {
          * Audience segments of the Space, by priority then id
          * @description Resolution on public reads takes the active segments in this order; the first whose rules all match wins.
          */
-        get: operations["getV1SpacesBySpaceAudience-segments"];
+        get: operations["listAudienceSegments"];
         put?: never;
         /**
          * Create an audience segment
          * @description `key` is unique per Space (409 conflict); `active` defaults to true. Rules (all must match): `type` ∈ country, language, referrer, cookie, query, utm_source, utm_campaign; `operator` ∈ eq, neq, in, not_in, contains, starts_with, regex. `value`: an array of 1–50 strings for in / not_in, a string otherwise; `regex` is RE2 syntax (linear time), at most 200 characters, compiled at save (422 with the reason). `cookie` and `query` rules name their cookie or parameter in `key`. Comparisons are case-insensitive; an absent signal fails every operator but neq and not_in; country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space. `rules: []` matches every visitor and is refused (422 keyed `rules`) unless the segment says `match_all: true` (which takes no rules: 422 keyed `match_all`). The answer is `{data, warnings}`: `warnings` lists, as `{code, field, message}`, what is saved but will not work as it reads — `country_rule_inactive` for each country rule while TRUSTED_PROXIES is empty.
          */
-        post: operations["postV1SpacesBySpaceAudience-segments"];
+        post: operations["createAudienceSegment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1590,22 +1630,22 @@ export interface paths {
             cookie?: never;
         };
         /** One audience segment, by id (digits only) or key */
-        get: operations["getV1SpacesBySpaceAudience-segmentsByIdOrKey"];
+        get: operations["getAudienceSegment"];
         /**
          * Replace an audience segment (by id or key)
          * @description Every field but `active` (default true) and `match_all` (default false) is required. Rules (all must match): `type` ∈ country, language, referrer, cookie, query, utm_source, utm_campaign; `operator` ∈ eq, neq, in, not_in, contains, starts_with, regex. `value`: an array of 1–50 strings for in / not_in, a string otherwise; `regex` is RE2 syntax (linear time), at most 200 characters, compiled at save (422 with the reason). `cookie` and `query` rules name their cookie or parameter in `key`. Comparisons are case-insensitive; an absent signal fails every operator but neq and not_in; country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space. `rules: []` matches every visitor and is refused (422 keyed `rules`) unless the segment says `match_all: true` (which takes no rules: 422 keyed `match_all`). The answer is `{data, warnings}`: `warnings` lists, as `{code, field, message}`, what is saved but will not work as it reads — `country_rule_inactive` for each country rule while TRUSTED_PROXIES is empty.
          */
-        put: operations["putV1SpacesBySpaceAudience-segmentsByIdOrKey"];
+        put: operations["updateAudienceSegment"];
         post?: never;
         /** Delete an audience segment (by id or key) and its variants */
-        delete: operations["deleteV1SpacesBySpaceAudience-segmentsByIdOrKey"];
+        delete: operations["deleteAudienceSegment"];
         options?: never;
         head?: never;
         /**
          * Change fields of an audience segment (by id or key)
          * @description Given fields replace the stored ones (`rules` as a whole). Rules (all must match): `type` ∈ country, language, referrer, cookie, query, utm_source, utm_campaign; `operator` ∈ eq, neq, in, not_in, contains, starts_with, regex. `value`: an array of 1–50 strings for in / not_in, a string otherwise; `regex` is RE2 syntax (linear time), at most 200 characters, compiled at save (422 with the reason). `cookie` and `query` rules name their cookie or parameter in `key`. Comparisons are case-insensitive; an absent signal fails every operator but neq and not_in; country comes from SEGMENT_COUNTRY_HEADER and only through TRUSTED_PROXIES (otherwise country rules never match). At most 20 rules per segment, 100 segments per Space. `rules: []` matches every visitor and is refused (422 keyed `rules`) unless the segment says `match_all: true` (which takes no rules: 422 keyed `match_all`). The answer is `{data, warnings}`: `warnings` lists, as `{code, field, message}`, what is saved but will not work as it reads — `country_rule_inactive` for each country rule while TRUSTED_PROXIES is empty.
          */
-        patch: operations["patchV1SpacesBySpaceAudience-segmentsByIdOrKey"];
+        patch: operations["patchAudienceSegment"];
         trace?: never;
     };
     "/v1/spaces/{space}/billing": {
@@ -1616,14 +1656,14 @@ export interface paths {
             cookie?: never;
         };
         /** The plan of the Space's Tenant, its limits, the usage counted against them and the request period */
-        get: operations["getV1SpacesBySpaceBilling"];
+        get: operations["getSpaceBilling"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
         /** Moves the Space's Tenant to another configured plan (BILLING_SELF_SERVE=true; a user token of the Tenant's own admin). Usage above the new limits stays; new growth is refused */
-        patch: operations["patchV1SpacesBySpaceBilling"];
+        patch: operations["updateSpaceBilling"];
         trace?: never;
     };
     "/v1/spaces/{space}/components": {
@@ -1634,10 +1674,10 @@ export interface paths {
             cookie?: never;
         };
         /** The component blueprints of a Space */
-        get: operations["getV1SpacesBySpaceComponents"];
+        get: operations["listComponents"];
         put?: never;
         /** Create a component blueprint */
-        post: operations["postV1SpacesBySpaceComponents"];
+        post: operations["createComponent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1652,12 +1692,12 @@ export interface paths {
             cookie?: never;
         };
         /** One component blueprint */
-        get: operations["getV1SpacesBySpaceComponentsByName"];
+        get: operations["getComponent"];
         /** Change a blueprint; `schema`, when given, replaces the whole schema */
-        put: operations["putV1SpacesBySpaceComponentsByName"];
+        put: operations["updateComponent"];
         post?: never;
         /** Delete a blueprint (409 while Stories use it) */
-        delete: operations["deleteV1SpacesBySpaceComponentsByName"];
+        delete: operations["deleteComponent"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1674,13 +1714,13 @@ export interface paths {
          * List datasources
          * @description Every datasource of the Space by key; header values masked, secrets never shown.
          */
-        get: operations["getV1SpacesBySpaceDatasources"];
+        get: operations["listDatasources"];
         put?: never;
         /**
          * Create a datasource
          * @description `http_json` {url, json_path, cron, headers}: the URL must pass the outbound policy, the JSONPath (RFC 9535) and the five-field cron are checked at save. `webhook_push` {secret_hash, allow_unsigned, schema}: `secret_hash: "auto"` (the default) generates a secret returned once as `webhook_secret`. 409 when the key exists.
          */
-        post: operations["postV1SpacesBySpaceDatasources"];
+        post: operations["createDatasource"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1698,21 +1738,21 @@ export interface paths {
          * One datasource
          * @description Settings (header values masked, secret as a fingerprint), status, revision, entry count.
          */
-        get: operations["getV1SpacesBySpaceDatasourcesByKey"];
+        get: operations["getDatasource"];
         put?: never;
         post?: never;
         /**
          * Delete a datasource
          * @description Its entries go with it; markers of its key render empty from now on.
          */
-        delete: operations["deleteV1SpacesBySpaceDatasourcesByKey"];
+        delete: operations["deleteDatasource"];
         options?: never;
         head?: never;
         /**
          * Update a datasource
          * @description Label and settings; `type` cannot change (422). `headers` replaces the map; a value of "••••" keeps the stored one. A new `secret_hash` ("auto" or a secret) replaces the push secret ("auto" returns it once as `webhook_secret`).
          */
-        patch: operations["patchV1SpacesBySpaceDatasourcesByKey"];
+        patch: operations["updateDatasource"];
         trace?: never;
     };
     "/v1/spaces/{space}/datasources/{key}/entries": {
@@ -1726,7 +1766,7 @@ export interface paths {
          * Entries
          * @description Entries as markers see them, paginated (page 1, per_page 25, at most 100); `q` matches any string value, case-insensitively.
          */
-        get: operations["getV1SpacesBySpaceDatasourcesByKeyEntries"];
+        get: operations["listDatasourceEntries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1748,7 +1788,7 @@ export interface paths {
          * Rotate the push secret
          * @description webhook_push only (422 otherwise): a new secret, returned once as `webhook_secret`.
          */
-        post: operations["postV1SpacesBySpaceDatasourcesByKeyRotate-secret"];
+        post: operations["rotateSecretDatasource"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1768,7 +1808,7 @@ export interface paths {
          * Pull now
          * @description http_json: runs the pull now (10 s, 5 MB, no redirects) and answers the entry count, the first entry and the revision. A failed pull (unreachable source, non-2xx answer, redirect, body over 5 MB, not JSON, JSONPath matching nothing) answers 502 `sync_failed` with the reason in `message`; it is recorded as `status: "error"` and `last_error` on the datasource and the last good entries stay. webhook_push: `ignored: true`.
          */
-        post: operations["postV1SpacesBySpaceDatasourcesByKeySync"];
+        post: operations["syncDatasource"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1788,7 +1828,7 @@ export interface paths {
          * Signed push (anonymous)
          * @description Headers `X-Service-Signature: sha256=<hex>` (HMAC-SHA256 of `<timestamp>.<raw body>` with the datasource secret) and `X-Service-Timestamp` (Unix seconds). The body replaces the entry set atomically and bumps the revision when the data changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 409 `push_replayed` (this signed push was accepted before: a signature is remembered while its timestamp is in the window), 404 for an unknown Space or datasource or an http_json one, 413 over 1 MB, 422 with errors keyed `<index>.<field>` when a row does not fit the schema (nothing stored), 429 past 120 pushes a minute per datasource. `allow_unsigned` skips the signature check only.
          */
-        post: operations["postV1SpacesBySpaceDatasourcesByKeyWebhook"];
+        post: operations["webhookDatasource"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1806,13 +1846,13 @@ export interface paths {
          * List DOM overlay rules in priority order
          * @description `per_page` 1–100 (default 25), `page` from 1; `meta.total` counts them all.
          */
-        get: operations["getV1SpacesBySpaceDom-overlays"];
+        get: operations["listDomOverlays"];
         put?: never;
         /**
          * Create a DOM overlay rule
          * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers, javascript: URLs, id or name) | set_attribute (`attribute` required, from an allow-list: class, title, lang, dir, hidden, role, translate, aria-* on any element; href/target/rel on a and area, src/srcset/alt/sizes/width/height on img, srcset/sizes/media/type on source, placeholder on input and textarea, datetime on time — the selector must end at such an element; the value never a javascript:, vbscript: or non-image data: URL; stored rules the list no longer takes are not served) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.created`.
          */
-        post: operations["postV1SpacesBySpaceDom-overlays"];
+        post: operations["createDomOverlay"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1827,18 +1867,18 @@ export interface paths {
             cookie?: never;
         };
         /** One DOM overlay rule */
-        get: operations["getV1SpacesBySpaceDom-overlaysById"];
+        get: operations["getDomOverlay"];
         /**
          * Replace a DOM overlay rule
          * @description `path_pattern`: a glob on the page path, starting with `/`, matched segment by segment: each segment a picomatch glob (`*` at most once per segment, `?`, `[...]`), a whole segment `**` any number of segments (`/blog/**` matches `/blog` and everything below); braces, extglobs, parentheses, `|` are refused (they make matching cost explode). `selector`: a CSS selector, parsed (css-what) and checked as a browser would run it — no pseudo-elements, namespaces or unknown pseudo-classes; class and id names without escapes (422 naming `selector`). `action`: replace_text (content as text) | replace_html | insert_before | insert_after (content as HTML, sanitized at save with sanitize-html: no script, style, event handlers, javascript: URLs, id or name) | set_attribute (`attribute` required, from an allow-list: class, title, lang, dir, hidden, role, translate, aria-* on any element; href/target/rel on a and area, src/srcset/alt/sizes/width/height on img, srcset/sizes/media/type on source, placeholder on input and textarea, datetime on time — the selector must end at such an element; the value never a javascript:, vbscript: or non-image data: URL; stored rules the list no longer takes are not served) | hide (no content). `content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first). Emits `dom_overlay.updated`.
          */
-        put: operations["putV1SpacesBySpaceDom-overlaysById"];
+        put: operations["updateDomOverlay"];
         post?: never;
         /**
          * Delete a DOM overlay rule
          * @description Emits `dom_overlay.deleted`.
          */
-        delete: operations["deleteV1SpacesBySpaceDom-overlaysById"];
+        delete: operations["deleteDomOverlay"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1855,13 +1895,13 @@ export interface paths {
          * List events, soonest start first
          * @description `per_page` 1–100 (default 25), `page` from 1.
          */
-        get: operations["getV1SpacesBySpaceEvents"];
+        get: operations["listEvents"];
         put?: never;
         /**
          * Create an event
          * @description `slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv).
          */
-        post: operations["postV1SpacesBySpaceEvents"];
+        post: operations["createEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1876,15 +1916,15 @@ export interface paths {
             cookie?: never;
         };
         /** One event */
-        get: operations["getV1SpacesBySpaceEventsById"];
+        get: operations["getEvent"];
         /**
          * Replace an event
          * @description `slug` unique in the Space (409 slug_taken). `title` and `description`: locale maps whose keys are locales of the Space; `title` needs one non-empty text. `starts_at`, `ends_at`: ISO 8601 instants with Z or an offset, `ends_at` after `starts_at`. `timezone`: an IANA name (e.g. Europe/Berlin). `location.url`: http(s). `capacity`: null = unlimited. `fields`: a JSON Schema (2020-12) with `type: object` for extra registration values; it must compile (Ajv). Every change bumps `sequence` (the ICS SEQUENCE, so calendars update). With a waitlist, more capacity promotes the first in line (each gets a mail).
          */
-        put: operations["putV1SpacesBySpaceEventsById"];
+        put: operations["updateEvent"];
         post?: never;
         /** Delete an event and its registrations */
-        delete: operations["deleteV1SpacesBySpaceEventsById"];
+        delete: operations["deleteEvent"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1901,7 +1941,7 @@ export interface paths {
          * Registrations of an event, in order of arrival
          * @description `per_page` 1–100 (default 25), `page` from 1; `status` filters.
          */
-        get: operations["getV1SpacesBySpaceEventsByIdRegistrations"];
+        get: operations["listEventRegistrations"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1921,7 +1961,7 @@ export interface paths {
          * Export registrations as CSV (streamed)
          * @description Columns: id, status, name, email, lang, registered_at, promoted_at, cancelled_at, then one per property of the event’s `fields` schema. Every registration (cancelled ones too), in order of arrival. UTF-8 with BOM, RFC 4180 quoting, CRLF; read and sent in batches of 1000. Text cells beginning with = + - @, tab or CR get a leading apostrophe (spreadsheet formula injection).
          */
-        get: operations["getV1SpacesBySpaceEventsByIdRegistrations.csv"];
+        get: operations["getEventRegistrationsCsv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1943,7 +1983,7 @@ export interface paths {
          * Cancel a registration
          * @description Idempotent (a cancelled registration is answered as it is). A confirmed spot goes to the first waitlisted registration, who gets a mail. Fires `event.registration_cancelled` with `by: editor`.
          */
-        post: operations["postV1SpacesBySpaceEventsByIdRegistrationsByRegistrationIdCancel"];
+        post: operations["cancelEventRegistration"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1958,13 +1998,13 @@ export interface paths {
             cookie?: never;
         };
         /** List forms, newest first (archived ones only with include_archived=1) */
-        get: operations["getV1SpacesBySpaceForms"];
+        get: operations["listForms"];
         put?: never;
         /**
          * Create a form
          * @description `slug` is unique among the Space’s live forms (409 slug_taken). `fields`: 1–100, unique `key`s; select and radio need `options`. `compiled_schema` is compiled from `fields` (JSON Schema 2020-12) and read-only. `email` needs `notification_email`, `webhook` needs `webhook_url` (http(s), outbound policy), `lead` needs a field of type email. `success_message` keys must be locales of the Space. A `webhook` form gets a signing secret, in `secret` of this answer only.
          */
-        post: operations["postV1SpacesBySpaceForms"];
+        post: operations["createForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1979,18 +2019,18 @@ export interface paths {
             cookie?: never;
         };
         /** One form (archived ones too) */
-        get: operations["getV1SpacesBySpaceFormsByUuid"];
+        get: operations["getForm"];
         /**
          * Replace a form’s definition
          * @description Same rules as create. `spam_config.secret` may be left out to keep the stored one (same provider). A switch to `webhook` creates a signing secret, shown in `secret` of this answer. Archived forms: 404.
          */
-        put: operations["putV1SpacesBySpaceFormsByUuid"];
+        put: operations["updateForm"];
         post?: never;
         /**
          * Archive a form (soft delete)
          * @description The public submit answers 404 from now on; listings hide it unless include_archived=1; submissions are kept.
          */
-        delete: operations["deleteV1SpacesBySpaceFormsByUuid"];
+        delete: operations["deleteForm"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2009,7 +2049,7 @@ export interface paths {
          * New webhook signing secret (shown once, in `secret`)
          * @description Webhook forms only (otherwise 422). Deliveries from now on are signed with it.
          */
-        post: operations["postV1SpacesBySpaceFormsByUuidRotate-secret"];
+        post: operations["rotateSecretForm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2027,7 +2067,7 @@ export interface paths {
          * Submissions, newest first
          * @description `per_page` 1–100 (default 25), `page` from 1; spam rows only with include_spam=1.
          */
-        get: operations["getV1SpacesBySpaceFormsByUuidSubmissions"];
+        get: operations["listFormSubmissions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2047,7 +2087,7 @@ export interface paths {
          * Export submissions as CSV (streamed)
          * @description Columns: each field key in definition order (file fields left out), then submitted_at, uuid, spam_score. Spam rows are left out. UTF-8 with BOM, RFC 4180 quoting, CRLF; read and sent in batches of 1000. Field cells beginning with = + - @, tab or CR get a leading apostrophe (spreadsheet formula injection). A consent cell is true or false.
          */
-        get: operations["getV1SpacesBySpaceFormsByUuidSubmissions.csv"];
+        get: operations["getFormSubmissionsCsv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2069,7 +2109,7 @@ export interface paths {
          * Toggle the spam flag of a submission
          * @description Spam rows are hidden from the listing (unless include_spam=1) and left out of the CSV. An action already run is not undone.
          */
-        post: operations["postV1SpacesBySpaceFormsByUuidSubmissionsBySubmissionUuidSpam"];
+        post: operations["spamFormSubmission"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2087,13 +2127,13 @@ export interface paths {
          * List galleries, newest first
          * @description `per_page` 1–100 (default 25), `page` from 1; `meta.total` counts them all.
          */
-        get: operations["getV1SpacesBySpaceGalleries"];
+        get: operations["listGalleries"];
         put?: never;
         /**
          * Create a gallery
          * @description `slug` unique in the Space (409 slug_taken). `title`, `items[].caption` and `items[].alt` are locale maps whose keys must be locales of the Space. `items`: at most 500, each an image asset of this Space (422 naming `items/<index>/asset_uuid` otherwise); `alt` left out for a locale falls back to the asset's own alt text. Emits `gallery.created`.
          */
-        post: operations["postV1SpacesBySpaceGalleries"];
+        post: operations["createGallery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2108,18 +2148,18 @@ export interface paths {
             cookie?: never;
         };
         /** One gallery */
-        get: operations["getV1SpacesBySpaceGalleriesById"];
+        get: operations["getGallery"];
         /**
          * Replace a gallery
          * @description `slug` unique in the Space (409 slug_taken). `title`, `items[].caption` and `items[].alt` are locale maps whose keys must be locales of the Space. `items`: at most 500, each an image asset of this Space (422 naming `items/<index>/asset_uuid` otherwise); `alt` left out for a locale falls back to the asset's own alt text. Emits `gallery.updated`.
          */
-        put: operations["putV1SpacesBySpaceGalleriesById"];
+        put: operations["updateGallery"];
         post?: never;
         /**
          * Delete a gallery
          * @description The public read answers 404 from now on. Emits `gallery.deleted`.
          */
-        delete: operations["deleteV1SpacesBySpaceGalleriesById"];
+        delete: operations["deleteGallery"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2133,13 +2173,13 @@ export interface paths {
             cookie?: never;
         };
         /** The pending invitations of the Space, oldest first */
-        get: operations["getV1SpacesBySpaceInvitations"];
+        get: operations["listInvitations"];
         put?: never;
         /**
          * Invite an e-mail address to the Space with a role; the link is mailed (valid 7 days, once)
          * @description The mailed link is `{PUBLIC_URL}/invite/{token}`, built from PUBLIC_URL only (never the request’s Host): without PUBLIC_URL 403 `mail_links_unavailable` and nothing is stored.
          */
-        post: operations["postV1SpacesBySpaceInvitations"];
+        post: operations["createInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2157,7 +2197,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke a pending invitation; its link answers 404 from then on */
-        delete: operations["deleteV1SpacesBySpaceInvitationsById"];
+        delete: operations["deleteInvitation"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2176,7 +2216,7 @@ export interface paths {
          * Mail a pending invitation again with a fresh link and a fresh 7 days; the old link stops working
          * @description Without PUBLIC_URL 403 `mail_links_unavailable` and the invitation is left as it was.
          */
-        post: operations["postV1SpacesBySpaceInvitationsByIdResend"];
+        post: operations["resendInvitation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2191,10 +2231,10 @@ export interface paths {
             cookie?: never;
         };
         /** The locales of a Space in display order, with their fallbacks */
-        get: operations["getV1SpacesBySpaceLocales"];
+        get: operations["listLocales"];
         put?: never;
         /** Add a locale, optionally with an explicit fallback */
-        post: operations["postV1SpacesBySpaceLocales"];
+        post: operations["createLocale"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2212,7 +2252,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove a locale (not the default); its content is kept but no longer served */
-        delete: operations["deleteV1SpacesBySpaceLocalesByCode"];
+        delete: operations["deleteLocale"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2226,7 +2266,7 @@ export interface paths {
             cookie?: never;
         };
         /** The members of the Space with their roles, oldest first (per_page default 50, max 100) */
-        get: operations["getV1SpacesBySpaceMembers"];
+        get: operations["listMembers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2246,11 +2286,11 @@ export interface paths {
         put?: never;
         post?: never;
         /** Remove a member (admin), or leave the Space yourself with `me`; the last admin cannot go (409 last_admin) */
-        delete: operations["deleteV1SpacesBySpaceMembersByUserId"];
+        delete: operations["deleteMember"];
         options?: never;
         head?: never;
         /** Change a member's role; the last admin cannot be demoted (409 last_admin) */
-        patch: operations["patchV1SpacesBySpaceMembersByUserId"];
+        patch: operations["updateMember"];
         trace?: never;
     };
     "/v1/spaces/{space}/newsletter": {
@@ -2261,12 +2301,12 @@ export interface paths {
             cookie?: never;
         };
         /** Newsletter settings of the Space (newsletter_redirect_url) */
-        get: operations["getV1SpacesBySpaceNewsletter"];
+        get: operations["getSpaceNewsletter"];
         /**
          * Set where confirm and unsubscribe links redirect
          * @description With a `newsletter_redirect_url`, the public confirm and unsubscribe links answer 303 to it with `?status=confirmed` or `?status=unsubscribed`; null: they answer JSON.
          */
-        put: operations["putV1SpacesBySpaceNewsletter"];
+        put: operations["updateSpaceNewsletter"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2285,7 +2325,7 @@ export interface paths {
          * List orders, newest first
          * @description `status`; `q` matches the e-mail or the number (#1001 or 1001); `page`, `per_page` (1–100, default 25).
          */
-        get: operations["getV1SpacesBySpaceOrders"];
+        get: operations["listOrders"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2302,7 +2342,7 @@ export interface paths {
             cookie?: never;
         };
         /** One order */
-        get: operations["getV1SpacesBySpaceOrdersById"];
+        get: operations["getOrder"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2312,7 +2352,7 @@ export interface paths {
          * Move an order: pending → paid → fulfilled, pending|paid → cancelled
          * @description Cancelling returns the stock. Any other move → 409 invalid_transition (`details`: from, to). Marking a pending order paid is how manual payment is recorded.
          */
-        patch: operations["patchV1SpacesBySpaceOrdersById"];
+        patch: operations["updateOrder"];
         trace?: never;
     };
     "/v1/spaces/{space}/payments/stripe": {
@@ -2326,18 +2366,18 @@ export interface paths {
          * The Space’s Stripe set-up (keys masked)
          * @description `source`: whose keys take payments — the Space’s own, the instance’s (STRIPE_SECRET_KEY) or none (orders wait for manual payment).
          */
-        get: operations["getV1SpacesBySpacePaymentsStripe"];
+        get: operations["getPaymentsStripe"];
         /**
          * Set the Space’s own Stripe keys
          * @description Stored encrypted (AES-256-GCM under SERVICE_SECRET_KEY) and never shown again: answers show them masked. Register `webhook_url` in Stripe (event `checkout.session.completed`) and send its signing secret as `webhook_secret`. The Space’s keys take precedence over the instance’s.
          */
-        put: operations["putV1SpacesBySpacePaymentsStripe"];
+        put: operations["updatePaymentsStripe"];
         post?: never;
         /**
          * Remove the Space’s own Stripe keys
          * @description Payments fall back to the instance’s keys, or to manual payment.
          */
-        delete: operations["deleteV1SpacesBySpacePaymentsStripe"];
+        delete: operations["deletePaymentsStripe"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2351,10 +2391,10 @@ export interface paths {
             cookie?: never;
         };
         /** List plugins in the order they run (never with secrets) */
-        get: operations["getV1SpacesBySpacePlugins"];
+        get: operations["listPlugins"];
         put?: never;
         /** Add a plugin called before the changes its hooks name; the response shows the signing secret this once */
-        post: operations["postV1SpacesBySpacePlugins"];
+        post: operations["createPlugin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2369,15 +2409,15 @@ export interface paths {
             cookie?: never;
         };
         /** One plugin (never its secret) */
-        get: operations["getV1SpacesBySpacePluginsById"];
+        get: operations["getPlugin"];
         put?: never;
         post?: never;
         /** Remove a plugin and its call log */
-        delete: operations["deleteV1SpacesBySpacePluginsById"];
+        delete: operations["deletePlugin"];
         options?: never;
         head?: never;
         /** Change a plugin; `active: true` switches a deactivated plugin on again */
-        patch: operations["patchV1SpacesBySpacePluginsById"];
+        patch: operations["updatePlugin"];
         trace?: never;
     };
     "/v1/spaces/{space}/plugins/{id}/log": {
@@ -2388,7 +2428,7 @@ export interface paths {
             cookie?: never;
         };
         /** Call log, newest first (kept 14 days; limit default 50, at most 200; filter by outcome) */
-        get: operations["getV1SpacesBySpacePluginsByIdLog"];
+        get: operations["getPluginLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2407,7 +2447,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Replace the signing secret (the next call is signed with it); the new one is shown this once */
-        post: operations["postV1SpacesBySpacePluginsByIdRotate-secret"];
+        post: operations["rotateSecretPlugin"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2427,7 +2467,7 @@ export interface paths {
          * Mint a preview token: read-only drafts of this Space for one hour (the site preview and its bridge)
          * @description The token reads drafts (`GET /cdn/{space}/stories/{path}?version=draft`) and answers `GET /cdn/{space}/preview`; every other route answers it 401, and other Spaces 404. Shown once, stored hashed. See docs/in-page-editing.md.
          */
-        post: operations["postV1SpacesBySpacePreview-tokens"];
+        post: operations["createPreviewToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2445,13 +2485,13 @@ export interface paths {
          * List products by slug
          * @description `q` matches slug or name; `active=true|false`; `page`, `per_page` (1–100, default 25).
          */
-        get: operations["getV1SpacesBySpaceProducts"];
+        get: operations["listProducts"];
         put?: never;
         /**
          * Create a product
          * @description `slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.
          */
-        post: operations["postV1SpacesBySpaceProducts"];
+        post: operations["createProduct"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2466,21 +2506,21 @@ export interface paths {
             cookie?: never;
         };
         /** One product */
-        get: operations["getV1SpacesBySpaceProductsById"];
+        get: operations["getProduct"];
         put?: never;
         post?: never;
         /**
          * Delete a product
          * @description Its lines leave open carts; orders keep their copy of the line.
          */
-        delete: operations["deleteV1SpacesBySpaceProductsById"];
+        delete: operations["deleteProduct"];
         options?: never;
         head?: never;
         /**
          * Change a product (only the fields sent)
          * @description `slug` ^[a-z0-9][a-z0-9-]*$, unique per Space (409 product_slug_taken). `name`/`description`: text per locale of the Space. `price`: a JSON integer of minor units, 0–100,000,000 (a string, a fraction, a negative or 1e20 → 422 naming `price`). `currency`: ISO 4217, one per Space: required on the first product unless the shop settings name it, then it must match. `stock`: integer ≥ 0 or null (unlimited). `images`: asset uuids of this Space (422 `images/<i>` otherwise). `attributes`: any JSON object up to 10,000 bytes.
          */
-        patch: operations["patchV1SpacesBySpaceProductsById"];
+        patch: operations["updateProduct"];
         trace?: never;
     };
     "/v1/spaces/{space}/roles": {
@@ -2491,7 +2531,7 @@ export interface paths {
             cookie?: never;
         };
         /** The three roles and the operations each adds, read from the route guards themselves */
-        get: operations["getV1SpacesBySpaceRoles"];
+        get: operations["listRoles"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2508,7 +2548,7 @@ export interface paths {
             cookie?: never;
         };
         /** The shop’s settings (currency, Stripe return URLs, next order number) */
-        get: operations["getV1SpacesBySpaceShop"];
+        get: operations["getSpaceShop"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2518,7 +2558,7 @@ export interface paths {
          * Change the shop’s settings
          * @description `currency` (ISO 4217; 409 currency_in_use while products have another); `success_url`, `cancel_url` (http(s); `{ORDER_ID}` and `{ORDER_NUMBER}` are filled in) for Stripe Checkout when the checkout request names none.
          */
-        patch: operations["patchV1SpacesBySpaceShop"];
+        patch: operations["updateSpaceShop"];
         trace?: never;
     };
     "/v1/spaces/{space}/stories": {
@@ -2529,10 +2569,10 @@ export interface paths {
             cookie?: never;
         };
         /** List Stories in full_path order (paginated, without content) */
-        get: operations["getV1SpacesBySpaceStories"];
+        get: operations["listStories"];
         put?: never;
         /** Create a Story (a draft; version 1); content is validated against the blueprints */
-        post: operations["postV1SpacesBySpaceStories"];
+        post: operations["createStory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2547,12 +2587,12 @@ export interface paths {
             cookie?: never;
         };
         /** A Story with its draft content in `lang` (default: its own locale) */
-        get: operations["getV1SpacesBySpaceStoriesByUuid"];
+        get: operations["getStory"];
         /** Save a Story (a new version); slug or parent changes move its subtree at once */
-        put: operations["putV1SpacesBySpaceStoriesByUuid"];
+        put: operations["updateStory"];
         post?: never;
         /** Delete a Story and its versions (409 while it has children) */
-        delete: operations["deleteV1SpacesBySpaceStoriesByUuid"];
+        delete: operations["deleteStory"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2569,7 +2609,7 @@ export interface paths {
          * One Story's mounts over the last `days` days, with breakdowns and a sparkline
          * @description `days` 1–365 (default 30), up to and including today (UTC). `by_day` is dense; `sparkline.points` are the same numbers and `sparkline.svg` a 120×24 SVG polyline (stroke `currentColor`). A Story of another Space: 404.
          */
-        get: operations["getV1SpacesBySpaceStoriesByUuidAnalytics"];
+        get: operations["listStoryAnalytics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2588,7 +2628,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Archive a Story: it leaves the public surface; afterwards it can only be deleted */
-        post: operations["postV1SpacesBySpaceStoriesByUuidArchive"];
+        post: operations["archiveStory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2603,7 +2643,7 @@ export interface paths {
             cookie?: never;
         };
         /** The children of a Story, `depth` levels deep (default 1, at most 10; at most 5,000 nodes) */
-        get: operations["getV1SpacesBySpaceStoriesByUuidChildren"];
+        get: operations["getStoryChildren"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2620,13 +2660,13 @@ export interface paths {
             cookie?: never;
         };
         /** Comments of the Story, oldest first (resolved threads only with include_resolved=1) */
-        get: operations["getV1SpacesBySpaceStoriesByUuidComments"];
+        get: operations["listStoryComments"];
         put?: never;
         /**
          * Post a comment anchored to a block, or a reply (parent_id: a root comment)
          * @description `block_path` is resolved against the current draft to the block `_uid` (a path to no block: 422); it is required for a root comment (missing: 422 keyed `block_path`). A reply (`parent_id`) takes the root’s anchor: it may leave `block_path` out, and one it sends is ignored. Space-scoped tokens (any role): 403 user_required.
          */
-        post: operations["postV1SpacesBySpaceStoriesByUuidComments"];
+        post: operations["createStoryComment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2644,11 +2684,11 @@ export interface paths {
         put?: never;
         post?: never;
         /** Delete (a root with replies keeps the thread: body null, deleted true) */
-        delete: operations["deleteV1SpacesBySpaceStoriesByUuidCommentsById"];
+        delete: operations["deleteStoryComment"];
         options?: never;
         head?: never;
         /** Edit the body (editors: own comments; admins: any) */
-        patch: operations["patchV1SpacesBySpaceStoriesByUuidCommentsById"];
+        patch: operations["updateStoryComment"];
         trace?: never;
     };
     "/v1/spaces/{space}/stories/{uuid}/comments/{id}/resolve": {
@@ -2661,7 +2701,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Toggle a thread resolved (editors: threads they started; admins: any; a reply: 422) */
-        post: operations["postV1SpacesBySpaceStoriesByUuidCommentsByIdResolve"];
+        post: operations["resolveStoryComment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2679,7 +2719,7 @@ export interface paths {
          * Live stream of the Story (Server-Sent Events)
          * @description Events: `presence` (a session joined, moved or left), `comment` (created, edited, deleted, resolved, reopened), `story` (a new version was saved), `shutdown` (`{reason: "server_shutdown", retry_ms}`: this instance is stopping; the stream ends next and EventSource reconnects after `retry_ms`, through the load balancer, to a running instance), `closing` (`{reason, retry_ms}`, then the stream ends: `lifetime` — it was open LIVE_STREAM_MAX_SECONDS, or its token expired; reconnect after `retry_ms`, access is checked anew — or `access_ended` — the caller was removed from the Space, or its token was revoked or signed out; a reconnect would be refused). Changes made on any instance arrive. A comment line every 25 s keeps proxies from closing the stream. One account (all its sessions) or Space token holds at most LIVE_STREAMS_PER_PRINCIPAL streams on an instance: one more is 429 `rate_limited`.
          */
-        get: operations["getV1SpacesBySpaceStoriesByUuidLive"];
+        get: operations["getStoryLive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2696,13 +2736,13 @@ export interface paths {
             cookie?: never;
         };
         /** Sessions whose last heartbeat is at most 30 s old */
-        get: operations["getV1SpacesBySpaceStoriesByUuidPresence"];
+        get: operations["getStoryPresence"];
         put?: never;
         /**
          * Presence heartbeat (every 15 s); answers the other active sessions
          * @description Upserts the session by (Story, session_id). A session belongs to the user who created it (another user: 409 session_taken). Space-scoped tokens (any role): 403 user_required.
          */
-        post: operations["postV1SpacesBySpaceStoriesByUuidPresence"];
+        post: operations["presenceStory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2720,7 +2760,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** End the caller's own session (someone else's: 404) */
-        delete: operations["deleteV1SpacesBySpaceStoriesByUuidPresenceBySession_id"];
+        delete: operations["deleteStoryPresence"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2736,7 +2776,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Publish every locale of the current drafts (a no-op without changes) */
-        post: operations["postV1SpacesBySpaceStoriesByUuidPublish"];
+        post: operations["publishStory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2753,7 +2793,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Withdraw the public snapshot */
-        post: operations["postV1SpacesBySpaceStoriesByUuidUnpublish"];
+        post: operations["unpublishStory"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2768,13 +2808,13 @@ export interface paths {
             cookie?: never;
         };
         /** Draft variants of the Story, by segment priority then locale */
-        get: operations["getV1SpacesBySpaceStoriesByUuidVariants"];
+        get: operations["listStoryVariants"];
         put?: never;
         /**
          * Add a variant: content served instead of the Story’s to one segment in one locale
          * @description `lang` defaults to the Space default locale and must be one of its locales; one variant per (Story, segment, lang) (409 conflict). `content` is validated against the component blueprints like a Story save (422 keyed `content/blocks/<i>/<field>`). Variants are content: they reach the public read when the Story is next published (the Story shows `has_unpublished_changes`); `?version=draft` previews them.
          */
-        post: operations["postV1SpacesBySpaceStoriesByUuidVariants"];
+        post: operations["createStoryVariant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2792,11 +2832,11 @@ export interface paths {
         put?: never;
         post?: never;
         /** Delete a variant (the published one is served until the next publish) */
-        delete: operations["deleteV1SpacesBySpaceStoriesByUuidVariantsById"];
+        delete: operations["deleteStoryVariant"];
         options?: never;
         head?: never;
         /** Change a variant (content, segment or locale); public at the next publish */
-        patch: operations["patchV1SpacesBySpaceStoriesByUuidVariantsById"];
+        patch: operations["updateStoryVariant"];
         trace?: never;
     };
     "/v1/spaces/{space}/stories/{uuid}/versions": {
@@ -2807,7 +2847,7 @@ export interface paths {
             cookie?: never;
         };
         /** The versions of a Story, newest first */
-        get: operations["getV1SpacesBySpaceStoriesByUuidVersions"];
+        get: operations["listStoryVersions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2824,7 +2864,7 @@ export interface paths {
             cookie?: never;
         };
         /** One version with its content */
-        get: operations["getV1SpacesBySpaceStoriesByUuidVersionsByVersion_no"];
+        get: operations["getStoryVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2843,7 +2883,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Save the content and name of an old version as a new version */
-        post: operations["postV1SpacesBySpaceStoriesByUuidVersionsByVersion_noRestore"];
+        post: operations["restoreStoryVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2860,7 +2900,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Publish, unpublish, archive, delete or move many Stories; per-item results */
-        post: operations["postV1SpacesBySpaceStoriesBulk"];
+        post: operations["storiesBulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2875,7 +2915,7 @@ export interface paths {
             cookie?: never;
         };
         /** The whole Story tree, paginated by root Story */
-        get: operations["getV1SpacesBySpaceStoriesTree"];
+        get: operations["getStoriesTree"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2895,7 +2935,7 @@ export interface paths {
          * List subscribers, newest first
          * @description `status` filters (pending, confirmed, unsubscribed); `q` matches part of the e-mail address or name. `per_page` 1–100, default 25.
          */
-        get: operations["getV1SpacesBySpaceSubscribers"];
+        get: operations["listSubscribers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2915,7 +2955,7 @@ export interface paths {
          * Export subscribers as CSV (streamed)
          * @description UTF-8 with a BOM, RFC 4180 quoting, CRLF. Columns: email, name, lang, status, source, created_at, confirmed_at, unsubscribed_at. Cells beginning with = + - @, tab or CR get a leading apostrophe (spreadsheet formula injection). Same `status`/`q` filters as the listing.
          */
-        get: operations["getV1SpacesBySpaceSubscribers.csv"];
+        get: operations["getSpaceSubscribersCsv"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2932,18 +2972,18 @@ export interface paths {
             cookie?: never;
         };
         /** One subscriber */
-        get: operations["getV1SpacesBySpaceSubscribersById"];
+        get: operations["getSubscriber"];
         put?: never;
         post?: never;
         /** Erase a subscriber and their tokens for good */
-        delete: operations["deleteV1SpacesBySpaceSubscribersById"];
+        delete: operations["deleteSubscriber"];
         options?: never;
         head?: never;
         /**
          * Change name or lang, or unsubscribe
          * @description `status` accepts only `unsubscribed`: a subscriber is confirmed by their own click on the mailed link (double opt-in), never by an admin.
          */
-        patch: operations["patchV1SpacesBySpaceSubscribersById"];
+        patch: operations["updateSubscriber"];
         trace?: never;
     };
     "/v1/spaces/{space}/tokens": {
@@ -2957,13 +2997,13 @@ export interface paths {
          * The Space-scoped tokens not revoked (never their secrets), newest first
          * @description `expires_at`: when it stops working (null: until revoked; an expired token stays listed). `last_used_at`: when it last authenticated a request, to the minute (null: never).
          */
-        get: operations["getV1SpacesBySpaceTokens"];
+        get: operations["listTokens"];
         put?: never;
         /**
          * Issue a Space-scoped token (the secret is shown once)
          * @description Optional `expires_at` (a date-time in the future): the token answers 401 from then on; without it the token works until revoked. A token is also revoked when its creator leaves or is removed from the Space, and when its creator is demoted below its role (docs/members.md).
          */
-        post: operations["postV1SpacesBySpaceTokens"];
+        post: operations["createToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2981,7 +3021,7 @@ export interface paths {
         put?: never;
         post?: never;
         /** Revoke a Space-scoped token at once */
-        delete: operations["deleteV1SpacesBySpaceTokensById"];
+        delete: operations["deleteToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2995,10 +3035,10 @@ export interface paths {
             cookie?: never;
         };
         /** List webhook subscriptions (never with secrets) */
-        get: operations["getV1SpacesBySpaceWebhooks"];
+        get: operations["listWebhooks"];
         put?: never;
         /** Subscribe a URL to events; the response shows the signing secret this once */
-        post: operations["postV1SpacesBySpaceWebhooks"];
+        post: operations["createWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3013,15 +3053,15 @@ export interface paths {
             cookie?: never;
         };
         /** One subscription (never its secret) */
-        get: operations["getV1SpacesBySpaceWebhooksById"];
+        get: operations["getWebhook"];
         put?: never;
         post?: never;
         /** Remove; pending deliveries are cancelled */
-        delete: operations["deleteV1SpacesBySpaceWebhooksById"];
+        delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /** Change the label, URL, events or active flag */
-        patch: operations["patchV1SpacesBySpaceWebhooksById"];
+        patch: operations["updateWebhook"];
         trace?: never;
     };
     "/v1/spaces/{space}/webhooks/{id}/deliveries": {
@@ -3032,7 +3072,7 @@ export interface paths {
             cookie?: never;
         };
         /** Delivery log, one entry per attempt, newest first (limit default 50, at most 200) */
-        get: operations["getV1SpacesBySpaceWebhooksByIdDeliveries"];
+        get: operations["listWebhookDeliveries"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3051,7 +3091,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a delivery again (as a new delivery) */
-        post: operations["postV1SpacesBySpaceWebhooksByIdDeliveriesByDeliveryIdRedeliver"];
+        post: operations["redeliverWebhookDelivery"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3068,7 +3108,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Send a test event (ping) */
-        post: operations["postV1SpacesBySpaceWebhooksByIdPing"];
+        post: operations["pingWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3085,7 +3125,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Replace the signing secret; the new one is shown this once */
-        post: operations["postV1SpacesBySpaceWebhooksByIdRotate-secret"];
+        post: operations["rotateSecretWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3100,7 +3140,7 @@ export interface paths {
             cookie?: never;
         };
         /** Service and component versions (never rate limited) */
-        get: operations["getV1Version"];
+        get: operations["getVersion"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3117,7 +3157,7 @@ export interface paths {
             cookie?: never;
         };
         /** The caller in one call: user, Tenant, token, and the Spaces it can open with its role in each */
-        get: operations["getV1Whoami"];
+        get: operations["getWhoami"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3130,6 +3170,52 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Asset: {
+            /** @description Alt text per Space locale (locale → text) */
+            alt: {
+                [key: string]: string;
+            };
+            /** @description From the leading bytes, never from the client */
+            content_type: string;
+            /** Format: date-time */
+            created_at: string;
+            filename: string;
+            height: number | null;
+            /** @description Hex SHA-256 of the bytes */
+            sha256: string;
+            /** @description Bytes */
+            size: number;
+            /** Format: date-time */
+            updated_at: string;
+            /** @description Public URL of the original */
+            url: string;
+            /** Format: uuid */
+            uuid: string;
+            /** @description Pixels (images; SVG when it states a size) */
+            width: number | null;
+        };
+        /** @description A block: its component blueprint, a document-unique `_uid`, and the blueprint’s fields (blocks fields hold nested blocks) */
+        Block: {
+            /** @description 1 to 64 characters of A-Z a-z 0-9 _ -, unique in the document */
+            _uid: string;
+            /** @description The component blueprint */
+            component: string;
+        } & {
+            [key: string]: unknown;
+        };
+        Component: {
+            /** Format: date-time */
+            created_at: string;
+            display_name: string;
+            is_nestable: boolean;
+            is_root: boolean;
+            name: string;
+            schema: {
+                [key: string]: components["schemas"]["FieldDef"];
+            };
+            /** Format: date-time */
+            updated_at: string;
+        };
         ErrorBody: {
             /** @description Facts of the error beyond its code, e.g. with 402 plan_limit: {limit, value, usage} */
             details?: {
@@ -3145,6 +3231,154 @@ export interface components {
             message: string;
             /** @description With 500: the id to quote; the server log has the details */
             request_id?: string;
+        };
+        FieldDef: {
+            component_whitelist?: string[];
+            max_length?: number;
+            options?: string[];
+            required?: boolean;
+            translatable?: boolean;
+            /** @enum {string} */
+            type: "text" | "textarea" | "richtext" | "markdown" | "number" | "boolean" | "datetime" | "select" | "multiselect" | "tags" | "asset" | "link" | "blocks";
+        } & {
+            [key: string]: unknown;
+        };
+        PublicStory: {
+            content: components["schemas"]["StoryContent"];
+            full_path: string;
+            id: number;
+            /** @description The locale served (after the fallback chain) */
+            lang: string;
+            name: string;
+            published_at: string | null;
+            slug: string;
+            /** Format: uuid */
+            uuid: string;
+            version_no: number;
+        };
+        PublicStoryList: {
+            data: components["schemas"]["PublicStoryListItem"][];
+            meta: {
+                /** @description The Space content version */
+                cv: number;
+                /** @description The cursor of the next page; null on the last */
+                next_cursor: string | null;
+                per_page: number;
+                /** @description Relation uuids past the 50 resolved */
+                rel_uuids?: string[];
+            };
+            /** @description With resolve_relations: the Stories the named fields hold (at most 50) */
+            rels?: components["schemas"]["PublicStoryListItem"][];
+        };
+        PublicStoryListItem: {
+            content: components["schemas"]["StoryContent"];
+            full_path: string;
+            id: number;
+            /** @description The locale served (after the fallback chain) */
+            lang: string;
+            meta: components["schemas"]["StoryMeta"];
+            name: string;
+            published_at: string | null;
+            slug: string;
+            /** Format: uuid */
+            uuid: string;
+            version_no: number;
+        };
+        Space: {
+            archived: boolean;
+            /** Format: date-time */
+            archived_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            default_lang: string;
+            /** @description The Space locales in display order; the default is one of them */
+            locales: string[];
+            name: string;
+            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
+            preview_url: string | null;
+            /** @enum {string} */
+            role: "viewer" | "editor" | "admin";
+            slug: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        Story: {
+            /** Format: date-time */
+            archived_at: string | null;
+            content?: components["schemas"]["StoryContent"];
+            /** Format: date-time */
+            created_at: string;
+            /** @description Begins with / */
+            full_path: string;
+            has_unpublished_changes: boolean;
+            id: number;
+            is_folder: boolean;
+            /** @description The locale of name and content in this response */
+            lang: string;
+            name: string;
+            /** Format: uuid */
+            parent_uuid: string | null;
+            /** @description The Story's own locale (translations are the others) */
+            primary_lang: string;
+            /** Format: date-time */
+            published_at: string | null;
+            slug: string;
+            /** @enum {string} */
+            status: "draft" | "published" | "archived";
+            translations: string[];
+            /** Format: date-time */
+            updated_at: string;
+            /** Format: uuid */
+            uuid: string;
+            version_no: number;
+        };
+        StoryChange: {
+            /** Format: date-time */
+            at: string;
+            /** @description The content version of this change */
+            cv: number;
+            /** @description moved: the path it left */
+            from_path?: string;
+            /** @description Where the Story is now (unpublished, deleted: where it was) */
+            full_path: string;
+            /** @enum {string} */
+            kind: "published" | "unpublished" | "moved" | "deleted";
+            /** Format: uuid */
+            uuid: string;
+        };
+        StoryChanges: {
+            data: components["schemas"]["StoryChange"][];
+            meta: {
+                /** @description The Space content version now */
+                cv: number;
+                /** @description More changes wait: call again at once */
+                has_more: boolean;
+                /** @description Pass as `since` next time */
+                next_cursor: string;
+            };
+        };
+        /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
+        StoryContent: {
+            blocks: components["schemas"]["Block"][];
+            /** @constant */
+            type: "doc";
+        };
+        StoryMeta: {
+            /**
+             * Format: uri
+             * @description Absent when SERVICE_BEACON_ENABLED=false
+             */
+            beacon_url?: string;
+            /** @description The Space content version: moves with every publish, unpublish, move or delete in the Space */
+            cv: number;
+            /** @description Datasource key → markers resolved */
+            datasource_refs: {
+                [key: string]: number;
+            };
+            /** @description Key of the audience segment whose variant was served */
+            served_segment: string | null;
+        } & {
+            [key: string]: unknown;
         };
         TreeNode: {
             /** @description Present when the children were loaded (within depth) */
@@ -3217,7 +3451,7 @@ export interface operations {
             };
         };
     };
-    "getAdmin*": {
+    getAdminAtRoot: {
         parameters: {
             query?: never;
             header?: never;
@@ -3267,7 +3501,7 @@ export interface operations {
             };
         };
     };
-    getDocs: {
+    listDocs: {
         parameters: {
             query?: never;
             header?: never;
@@ -3314,7 +3548,7 @@ export interface operations {
             };
         };
     };
-    "getDocsRedoc.standalone.js": {
+    getDocsRedocStandaloneJs: {
         parameters: {
             query?: never;
             header?: never;
@@ -3361,7 +3595,7 @@ export interface operations {
             };
         };
     };
-    "getEmbed-v0.1.0.js": {
+    getEmbedV010Js: {
         parameters: {
             query?: never;
             header?: never;
@@ -3408,7 +3642,7 @@ export interface operations {
             };
         };
     };
-    "getEmbed.js": {
+    getEmbedJs: {
         parameters: {
             query?: never;
             header?: never;
@@ -3455,7 +3689,7 @@ export interface operations {
             };
         };
     };
-    "getOpenapi.json": {
+    getOpenapiJsonAtRoot: {
         parameters: {
             query?: never;
             header?: never;
@@ -3511,7 +3745,7 @@ export interface operations {
             };
         };
     };
-    "getOpenapi.yaml": {
+    getOpenapiYamlAtRoot: {
         parameters: {
             query?: never;
             header?: never;
@@ -3567,7 +3801,7 @@ export interface operations {
             };
         };
     };
-    "getReset-passwordByToken": {
+    getResetPassword: {
         parameters: {
             query?: never;
             header?: never;
@@ -3616,7 +3850,7 @@ export interface operations {
             };
         };
     };
-    "getService-admin.js": {
+    getServiceAdminJs: {
         parameters: {
             query?: never;
             header?: never;
@@ -3663,7 +3897,7 @@ export interface operations {
             };
         };
     };
-    postV1AuthLogin: {
+    authLogin: {
         parameters: {
             query?: never;
             header?: never;
@@ -3808,7 +4042,7 @@ export interface operations {
             };
         };
     };
-    postV1AuthLogout: {
+    authLogout: {
         parameters: {
             query?: never;
             header?: never;
@@ -3898,7 +4132,7 @@ export interface operations {
             };
         };
     };
-    getV1AuthMe: {
+    getAuthMe: {
         parameters: {
             query?: never;
             header?: never;
@@ -3996,7 +4230,7 @@ export interface operations {
             };
         };
     };
-    postV1AuthPassword: {
+    authPassword: {
         parameters: {
             query?: never;
             header?: never;
@@ -4136,7 +4370,7 @@ export interface operations {
             };
         };
     };
-    "postV1AuthPassword-reset": {
+    authPasswordReset: {
         parameters: {
             query?: never;
             header?: never;
@@ -4275,7 +4509,7 @@ export interface operations {
             };
         };
     };
-    "postV1AuthPassword-resetConfirm": {
+    authPasswordResetConfirm: {
         parameters: {
             query?: never;
             header?: never;
@@ -4416,7 +4650,7 @@ export interface operations {
             };
         };
     };
-    postV1AuthRegister: {
+    authRegister: {
         parameters: {
             query?: never;
             header?: never;
@@ -4567,7 +4801,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpace_beacon: {
+    beaconPublic: {
         parameters: {
             query?: never;
             header?: never;
@@ -4683,7 +4917,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceAssetsByFile: {
+    getPublicAsset: {
         parameters: {
             query?: {
                 fit?: "cover" | "contain" | "inside";
@@ -4780,7 +5014,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceCarts: {
+    createPublicCart: {
         parameters: {
             query?: never;
             header?: never;
@@ -4887,7 +5121,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceCartsByUuid: {
+    getPublicCart: {
         parameters: {
             query?: never;
             header?: never;
@@ -4977,7 +5211,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceCartsByUuidCheckout: {
+    checkoutPublicCart: {
         parameters: {
             query?: never;
             header?: never;
@@ -5160,7 +5394,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceCartsByUuidItems: {
+    createPublicCartItem: {
         parameters: {
             query?: never;
             header?: never;
@@ -5312,7 +5546,7 @@ export interface operations {
             };
         };
     };
-    deleteV1CdnBySpaceCartsByUuidItemsByItemId: {
+    deletePublicCartItem: {
         parameters: {
             query?: never;
             header?: never;
@@ -5388,7 +5622,84 @@ export interface operations {
             };
         };
     };
-    "getV1CdnBySpaceDom-overlay": {
+    listStoryChanges: {
+        parameters: {
+            query?: {
+                per_page?: number;
+                since?: string;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes after the cursor */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoryChanges"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getPublicDomOverlay: {
         parameters: {
             query: {
                 lang?: string;
@@ -5477,7 +5788,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceEvents: {
+    listPublicEvents: {
         parameters: {
             query?: {
                 from?: string;
@@ -5585,7 +5896,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceEventsBySlug: {
+    getPublicEvent: {
         parameters: {
             query?: {
                 lang?: string;
@@ -5685,7 +5996,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceEventsBySlugCancelByToken: {
+    getPublicEventCancel: {
         parameters: {
             query?: never;
             header?: never;
@@ -5745,7 +6056,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceEventsBySlugCancelByToken: {
+    createPublicEventCancel: {
         parameters: {
             query?: never;
             header?: never;
@@ -5888,7 +6199,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceEventsBySlugIcsByIcsToken: {
+    getPublicEventIcs: {
         parameters: {
             query?: never;
             header?: never;
@@ -5955,7 +6266,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceEventsBySlugRegister: {
+    registerPublicEvent: {
         parameters: {
             query?: {
                 lang?: string;
@@ -6107,7 +6418,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceFormsBySlug: {
+    createPublicForm: {
         parameters: {
             query?: {
                 lang?: string;
@@ -6255,7 +6566,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceGalleriesBySlug: {
+    getPublicGallery: {
         parameters: {
             query?: {
                 lang?: string;
@@ -6364,7 +6675,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpacePreview: {
+    getPublicPreview: {
         parameters: {
             query?: never;
             header?: never;
@@ -6439,7 +6750,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceProducts: {
+    listPublicProducts: {
         parameters: {
             query?: {
                 lang?: string;
@@ -6548,7 +6859,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceProductsBySlug: {
+    getPublicProduct: {
         parameters: {
             query?: {
                 lang?: string;
@@ -6650,7 +6961,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceSearch: {
+    getPublicSearch: {
         parameters: {
             query: {
                 attributes?: string;
@@ -6748,7 +7059,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceSegment: {
+    getPublicSegment: {
         parameters: {
             query?: {
                 lang?: string;
@@ -6822,10 +7133,101 @@ export interface operations {
             };
         };
     };
-    "getV1CdnBySpaceStories*": {
+    listPublishedStories: {
         parameters: {
             query?: {
+                by_paths?: string;
+                by_uuids?: string;
+                content_type?: string;
+                cursor?: string;
+                excluding_fields?: string;
+                is_folder?: "true" | "false";
                 lang?: string;
+                per_page?: number;
+                resolve_links?: "story";
+                resolve_relations?: string;
+                sort_by?: "full_path:asc" | "full_path:desc" | "name:asc" | "name:desc" | "published_at:asc" | "published_at:desc" | "first_published_at:asc" | "first_published_at:desc";
+                starts_with?: string;
+                version?: "published" | "draft";
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of Stories */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicStoryList"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getPublishedStory: {
+        parameters: {
+            query?: {
+                excluding_fields?: string;
+                lang?: string;
+                resolve_links?: "story";
+                resolve_relations?: string;
                 version?: "published" | "draft";
             };
             header?: never;
@@ -6845,35 +7247,41 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content: unknown;
-                            full_path: string;
-                            id: number;
-                            /** @description The locale served (after the fallback chain) */
-                            lang: string;
-                            name: string;
-                            published_at: string | null;
-                            slug: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["PublicStory"];
                         meta: {
                             /**
                              * Format: uri
                              * @description Absent when SERVICE_BEACON_ENABLED=false
                              */
                             beacon_url?: string;
+                            /** @description The Space content version: moves with every publish, unpublish, move or delete in the Space */
+                            cv: number;
                             /** @description Datasource key → markers resolved */
                             datasource_refs: {
                                 [key: string]: number;
                             };
+                            /** @description Relation uuids past the 50 resolved */
+                            rel_uuids?: string[];
                             /** @description Key of the audience segment whose variant was served */
                             served_segment: string | null;
                         } & {
                             [key: string]: unknown;
                         };
+                        /** @description With resolve_relations: the Stories the named fields hold */
+                        rels?: {
+                            content: components["schemas"]["StoryContent"];
+                            full_path: string;
+                            id: number;
+                            /** @description The locale served (after the fallback chain) */
+                            lang: string;
+                            meta: components["schemas"]["StoryMeta"];
+                            name: string;
+                            published_at: string | null;
+                            slug: string;
+                            /** Format: uuid */
+                            uuid: string;
+                            version_no: number;
+                        }[];
                     };
                 };
             };
@@ -6931,7 +7339,7 @@ export interface operations {
             };
         };
     };
-    "getV1CdnBySpaceStoriesByUuidOg.svg": {
+    getPublicStoryOgSvg: {
         parameters: {
             query?: {
                 lang?: string;
@@ -7008,7 +7416,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceSubscribe: {
+    subscribePublic: {
         parameters: {
             query?: never;
             header?: never;
@@ -7135,7 +7543,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceSubscribeConfirmByToken: {
+    getPublicSubscribeConfirm: {
         parameters: {
             query?: never;
             header?: never;
@@ -7194,7 +7602,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceSubscribeConfirmByToken: {
+    createPublicSubscribeConfirm: {
         parameters: {
             query?: never;
             header?: never;
@@ -7342,7 +7750,7 @@ export interface operations {
             };
         };
     };
-    getV1CdnBySpaceUnsubscribeByToken: {
+    getPublicUnsubscribe: {
         parameters: {
             query?: never;
             header?: never;
@@ -7401,7 +7809,7 @@ export interface operations {
             };
         };
     };
-    postV1CdnBySpaceUnsubscribeByToken: {
+    createPublicUnsubscribe: {
         parameters: {
             query?: never;
             header?: never;
@@ -7549,7 +7957,7 @@ export interface operations {
             };
         };
     };
-    getV1Graphql: {
+    getGraphql: {
         parameters: {
             query: {
                 extensions?: string;
@@ -7635,7 +8043,7 @@ export interface operations {
             };
         };
     };
-    postV1Graphql: {
+    graphql: {
         parameters: {
             query?: never;
             header?: never;
@@ -7759,7 +8167,7 @@ export interface operations {
             };
         };
     };
-    "getV1GraphqlSchema.gql": {
+    getGraphqlSchemaGql: {
         parameters: {
             query?: never;
             header?: never;
@@ -7822,7 +8230,7 @@ export interface operations {
             };
         };
     };
-    getV1HealthLive: {
+    getHealthLive: {
         parameters: {
             query?: never;
             header?: never;
@@ -7872,7 +8280,7 @@ export interface operations {
             };
         };
     };
-    getV1HealthReady: {
+    getHealthReady: {
         parameters: {
             query?: never;
             header?: never;
@@ -7922,7 +8330,7 @@ export interface operations {
             };
         };
     };
-    getV1InviteByToken: {
+    getInvite: {
         parameters: {
             query?: never;
             header?: never;
@@ -7998,7 +8406,7 @@ export interface operations {
             };
         };
     };
-    postV1InviteByTokenAccept: {
+    acceptInvite: {
         parameters: {
             query?: never;
             header?: never;
@@ -8110,7 +8518,7 @@ export interface operations {
             };
         };
     };
-    postV1InviteByTokenDecline: {
+    declineInvite: {
         parameters: {
             query?: never;
             header?: never;
@@ -8193,7 +8601,7 @@ export interface operations {
             };
         };
     };
-    postV1Onboard: {
+    onboard: {
         parameters: {
             query?: never;
             header?: never;
@@ -8236,24 +8644,7 @@ export interface operations {
                                 /** @description Full paths of the sample Stories (folders included); every other one is published in every locale */
                                 stories: string[];
                             } | null;
-                            space: {
-                                archived: boolean;
-                                /** Format: date-time */
-                                archived_at: string | null;
-                                /** Format: date-time */
-                                created_at: string;
-                                default_lang: string;
-                                /** @description The Space locales in display order; the default is one of them */
-                                locales: string[];
-                                name: string;
-                                /** @description The site's URL for previews (docs/in-page-editing.md), or null */
-                                preview_url: string | null;
-                                /** @enum {string} */
-                                role: "viewer" | "editor" | "admin";
-                                slug: string;
-                                /** Format: date-time */
-                                updated_at: string;
-                            };
+                            space: components["schemas"]["Space"];
                             tenant: {
                                 id: number;
                                 name: string;
@@ -8372,7 +8763,7 @@ export interface operations {
             };
         };
     };
-    "getV1Openapi.json": {
+    getOpenapiJson: {
         parameters: {
             query?: never;
             header?: never;
@@ -8428,7 +8819,7 @@ export interface operations {
             };
         };
     };
-    "getV1Openapi.yaml": {
+    getOpenapiYaml: {
         parameters: {
             query?: never;
             header?: never;
@@ -8484,7 +8875,7 @@ export interface operations {
             };
         };
     };
-    postV1PaymentsStripeWebhook: {
+    paymentsStripeWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -8596,7 +8987,7 @@ export interface operations {
             };
         };
     };
-    postV1PaymentsStripeWebhookBySpace: {
+    createPaymentsStripeWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -8710,7 +9101,7 @@ export interface operations {
             };
         };
     };
-    "getV1Pitch-invitees": {
+    listPitchInvitees: {
         parameters: {
             query?: never;
             header?: never;
@@ -8795,7 +9186,7 @@ export interface operations {
             };
         };
     };
-    "postV1Pitch-invitees": {
+    createPitchInvitee: {
         parameters: {
             query?: never;
             header?: never;
@@ -8951,7 +9342,7 @@ export interface operations {
             };
         };
     };
-    "deleteV1Pitch-inviteesBySlug": {
+    deletePitchInvitee: {
         parameters: {
             query?: never;
             header?: never;
@@ -9034,7 +9425,7 @@ export interface operations {
             };
         };
     };
-    "postV1PitchBySlugTest-account": {
+    testAccountPitch: {
         parameters: {
             query?: never;
             header?: never;
@@ -9142,7 +9533,7 @@ export interface operations {
             };
         };
     };
-    getV1Spaces: {
+    listSpaces: {
         parameters: {
             query?: never;
             header?: never;
@@ -9158,24 +9549,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            archived: boolean;
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            default_lang: string;
-                            /** @description The Space locales in display order; the default is one of them */
-                            locales: string[];
-                            name: string;
-                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
-                            preview_url: string | null;
-                            /** @enum {string} */
-                            role: "viewer" | "editor" | "admin";
-                            slug: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        data: components["schemas"]["Space"][];
                     };
                 };
             };
@@ -9235,7 +9609,7 @@ export interface operations {
             };
         };
     };
-    postV1Spaces: {
+    createSpace: {
         parameters: {
             query?: never;
             header?: never;
@@ -9260,24 +9634,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            archived: boolean;
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            default_lang: string;
-                            /** @description The Space locales in display order; the default is one of them */
-                            locales: string[];
-                            name: string;
-                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
-                            preview_url: string | null;
-                            /** @enum {string} */
-                            role: "viewer" | "editor" | "admin";
-                            slug: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Space"];
                     };
                 };
             };
@@ -9400,7 +9757,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpace: {
+    getSpace: {
         parameters: {
             query?: never;
             header?: never;
@@ -9418,24 +9775,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            archived: boolean;
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            default_lang: string;
-                            /** @description The Space locales in display order; the default is one of them */
-                            locales: string[];
-                            name: string;
-                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
-                            preview_url: string | null;
-                            /** @enum {string} */
-                            role: "viewer" | "editor" | "admin";
-                            slug: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Space"];
                     };
                 };
             };
@@ -9486,7 +9826,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpace: {
+    updateSpace: {
         parameters: {
             query?: never;
             header?: never;
@@ -9513,24 +9853,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            archived: boolean;
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            default_lang: string;
-                            /** @description The Space locales in display order; the default is one of them */
-                            locales: string[];
-                            name: string;
-                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
-                            preview_url: string | null;
-                            /** @enum {string} */
-                            role: "viewer" | "editor" | "admin";
-                            slug: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Space"];
                     };
                 };
             };
@@ -9644,7 +9967,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceAi-jobs": {
+    listAiJobs: {
         parameters: {
             query?: {
                 kind?: "translate" | "alt_text";
@@ -9756,7 +10079,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceAi-jobsByAiJob": {
+    getAiJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -9850,7 +10173,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAi-jobsByAiJobApprove": {
+    approveAiJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -9980,7 +10303,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAi-jobsByAiJobReject": {
+    rejectAiJob: {
         parameters: {
             query?: never;
             header?: never;
@@ -10110,7 +10433,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAiAlt-text": {
+    spaceAiAltText: {
         parameters: {
             query?: never;
             header?: never;
@@ -10284,7 +10607,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAiInternal-links": {
+    createSpaceAiInternalLink: {
         parameters: {
             query?: never;
             header?: never;
@@ -10445,7 +10768,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAiSeo-meta": {
+    spaceAiSeoMeta: {
         parameters: {
             query?: never;
             header?: never;
@@ -10602,7 +10925,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceAiStatus: {
+    getSpaceAiStatus: {
         parameters: {
             query?: never;
             header?: never;
@@ -10696,7 +11019,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAiStory-insights": {
+    createSpaceAiStoryInsight: {
         parameters: {
             query?: never;
             header?: never;
@@ -10859,7 +11182,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAiStream-text": {
+    spaceAiStreamText: {
         parameters: {
             query?: never;
             header?: never;
@@ -11012,7 +11335,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceAiText: {
+    spaceAiText: {
         parameters: {
             query?: never;
             header?: never;
@@ -11173,7 +11496,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceAiTranslate: {
+    spaceAiTranslate: {
         parameters: {
             query?: never;
             header?: never;
@@ -11349,7 +11672,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAnalyticsAi-insights": {
+    createAnalyticsAiInsight: {
         parameters: {
             query?: never;
             header?: never;
@@ -11456,7 +11779,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceAnalyticsOverview: {
+    getAnalyticsOverview: {
         parameters: {
             query?: never;
             header?: never;
@@ -11570,7 +11893,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceAnalyticsStories: {
+    listAnalyticsStories: {
         parameters: {
             query?: {
                 from?: string;
@@ -11680,7 +12003,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceArchive: {
+    archiveSpace: {
         parameters: {
             query?: never;
             header?: never;
@@ -11698,24 +12021,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            archived: boolean;
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** Format: date-time */
-                            created_at: string;
-                            default_lang: string;
-                            /** @description The Space locales in display order; the default is one of them */
-                            locales: string[];
-                            name: string;
-                            /** @description The site's URL for previews (docs/in-page-editing.md), or null */
-                            preview_url: string | null;
-                            /** @enum {string} */
-                            role: "viewer" | "editor" | "admin";
-                            slug: string;
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Space"];
                     };
                 };
             };
@@ -11784,7 +12090,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceAssets: {
+    listAssets: {
         parameters: {
             query?: {
                 content_type?: string;
@@ -11807,30 +12113,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Alt text per Space locale (locale → text) */
-                            alt: {
-                                [key: string]: string;
-                            };
-                            /** @description From the leading bytes, never from the client */
-                            content_type: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            filename: string;
-                            height: number | null;
-                            /** @description Hex SHA-256 of the bytes */
-                            sha256: string;
-                            /** @description Bytes */
-                            size: number;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** @description Public URL of the original */
-                            url: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            /** @description Pixels (images; SVG when it states a size) */
-                            width: number | null;
-                        }[];
+                        data: components["schemas"]["Asset"][];
                         meta: {
                             page: number;
                             per_page: number;
@@ -11895,7 +12178,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceAssets: {
+    createAsset: {
         parameters: {
             query?: never;
             header?: never;
@@ -11923,30 +12206,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Alt text per Space locale (locale → text) */
-                            alt: {
-                                [key: string]: string;
-                            };
-                            /** @description From the leading bytes, never from the client */
-                            content_type: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            filename: string;
-                            height: number | null;
-                            /** @description Hex SHA-256 of the bytes */
-                            sha256: string;
-                            /** @description Bytes */
-                            size: number;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** @description Public URL of the original */
-                            url: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            /** @description Pixels (images; SVG when it states a size) */
-                            width: number | null;
-                        };
+                        data: components["schemas"]["Asset"];
                     };
                 };
             };
@@ -12069,7 +12329,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceAssetsByAsset: {
+    getAsset: {
         parameters: {
             query?: never;
             header?: never;
@@ -12088,30 +12348,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Alt text per Space locale (locale → text) */
-                            alt: {
-                                [key: string]: string;
-                            };
-                            /** @description From the leading bytes, never from the client */
-                            content_type: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            filename: string;
-                            height: number | null;
-                            /** @description Hex SHA-256 of the bytes */
-                            sha256: string;
-                            /** @description Bytes */
-                            size: number;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** @description Public URL of the original */
-                            url: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            /** @description Pixels (images; SVG when it states a size) */
-                            width: number | null;
-                        };
+                        data: components["schemas"]["Asset"];
                     };
                 };
             };
@@ -12162,7 +12399,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceAssetsByAsset: {
+    deleteAsset: {
         parameters: {
             query?: never;
             header?: never;
@@ -12246,7 +12483,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceAssetsByAsset: {
+    updateAsset: {
         parameters: {
             query?: never;
             header?: never;
@@ -12275,30 +12512,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Alt text per Space locale (locale → text) */
-                            alt: {
-                                [key: string]: string;
-                            };
-                            /** @description From the leading bytes, never from the client */
-                            content_type: string;
-                            /** Format: date-time */
-                            created_at: string;
-                            filename: string;
-                            height: number | null;
-                            /** @description Hex SHA-256 of the bytes */
-                            sha256: string;
-                            /** @description Bytes */
-                            size: number;
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** @description Public URL of the original */
-                            url: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            /** @description Pixels (images; SVG when it states a size) */
-                            width: number | null;
-                        };
+                        data: components["schemas"]["Asset"];
                     };
                 };
             };
@@ -12412,7 +12626,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAssetsByAssetSigned-url": {
+    signedUrlAsset: {
         parameters: {
             query?: never;
             header?: never;
@@ -12560,7 +12774,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceAudience-segments": {
+    listAudienceSegments: {
         parameters: {
             query?: never;
             header?: never;
@@ -12647,7 +12861,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceAudience-segments": {
+    createAudienceSegment: {
         parameters: {
             query?: never;
             header?: never;
@@ -12839,7 +13053,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceAudience-segmentsByIdOrKey": {
+    getAudienceSegment: {
         parameters: {
             query?: never;
             header?: never;
@@ -12927,7 +13141,7 @@ export interface operations {
             };
         };
     };
-    "putV1SpacesBySpaceAudience-segmentsByIdOrKey": {
+    updateAudienceSegment: {
         parameters: {
             query?: never;
             header?: never;
@@ -13111,7 +13325,7 @@ export interface operations {
             };
         };
     };
-    "deleteV1SpacesBySpaceAudience-segmentsByIdOrKey": {
+    deleteAudienceSegment: {
         parameters: {
             query?: never;
             header?: never;
@@ -13195,7 +13409,7 @@ export interface operations {
             };
         };
     };
-    "patchV1SpacesBySpaceAudience-segmentsByIdOrKey": {
+    patchAudienceSegment: {
         parameters: {
             query?: never;
             header?: never;
@@ -13379,7 +13593,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceBilling: {
+    getSpaceBilling: {
         parameters: {
             query?: never;
             header?: never;
@@ -13481,7 +13695,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceBilling: {
+    updateSpaceBilling: {
         parameters: {
             query?: never;
             header?: never;
@@ -13653,7 +13867,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceComponents: {
+    listComponents: {
         parameters: {
             query?: never;
             header?: never;
@@ -13671,29 +13885,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            created_at: string;
-                            display_name: string;
-                            is_nestable: boolean;
-                            is_root: boolean;
-                            name: string;
-                            schema: {
-                                [key: string]: {
-                                    component_whitelist?: string[];
-                                    max_length?: number;
-                                    options?: string[];
-                                    required?: boolean;
-                                    translatable?: boolean;
-                                    /** @enum {string} */
-                                    type: "text" | "textarea" | "richtext" | "markdown" | "number" | "boolean" | "datetime" | "select" | "multiselect" | "tags" | "asset" | "link" | "blocks";
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** Format: date-time */
-                            updated_at: string;
-                        }[];
+                        data: components["schemas"]["Component"][];
                     };
                 };
             };
@@ -13744,7 +13936,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceComponents: {
+    createComponent: {
         parameters: {
             query?: never;
             header?: never;
@@ -13775,29 +13967,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            created_at: string;
-                            display_name: string;
-                            is_nestable: boolean;
-                            is_root: boolean;
-                            name: string;
-                            schema: {
-                                [key: string]: {
-                                    component_whitelist?: string[];
-                                    max_length?: number;
-                                    options?: string[];
-                                    required?: boolean;
-                                    translatable?: boolean;
-                                    /** @enum {string} */
-                                    type: "text" | "textarea" | "richtext" | "markdown" | "number" | "boolean" | "datetime" | "select" | "multiselect" | "tags" | "asset" | "link" | "blocks";
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Component"];
                     };
                 };
             };
@@ -13911,7 +14081,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceComponentsByName: {
+    getComponent: {
         parameters: {
             query?: never;
             header?: never;
@@ -13930,29 +14100,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            created_at: string;
-                            display_name: string;
-                            is_nestable: boolean;
-                            is_root: boolean;
-                            name: string;
-                            schema: {
-                                [key: string]: {
-                                    component_whitelist?: string[];
-                                    max_length?: number;
-                                    options?: string[];
-                                    required?: boolean;
-                                    translatable?: boolean;
-                                    /** @enum {string} */
-                                    type: "text" | "textarea" | "richtext" | "markdown" | "number" | "boolean" | "datetime" | "select" | "multiselect" | "tags" | "asset" | "link" | "blocks";
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Component"];
                     };
                 };
             };
@@ -14003,7 +14151,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpaceComponentsByName: {
+    updateComponent: {
         parameters: {
             query?: never;
             header?: never;
@@ -14035,29 +14183,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            created_at: string;
-                            display_name: string;
-                            is_nestable: boolean;
-                            is_root: boolean;
-                            name: string;
-                            schema: {
-                                [key: string]: {
-                                    component_whitelist?: string[];
-                                    max_length?: number;
-                                    options?: string[];
-                                    required?: boolean;
-                                    translatable?: boolean;
-                                    /** @enum {string} */
-                                    type: "text" | "textarea" | "richtext" | "markdown" | "number" | "boolean" | "datetime" | "select" | "multiselect" | "tags" | "asset" | "link" | "blocks";
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            };
-                            /** Format: date-time */
-                            updated_at: string;
-                        };
+                        data: components["schemas"]["Component"];
                     };
                 };
             };
@@ -14171,7 +14297,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceComponentsByName: {
+    deleteComponent: {
         parameters: {
             query?: never;
             header?: never;
@@ -14255,7 +14381,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceDatasources: {
+    listDatasources: {
         parameters: {
             query?: never;
             header?: never;
@@ -14357,7 +14483,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceDatasources: {
+    createDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -14552,7 +14678,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceDatasourcesByKey: {
+    getDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -14655,7 +14781,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceDatasourcesByKey: {
+    deleteDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -14739,7 +14865,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceDatasourcesByKey: {
+    updateDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -14934,7 +15060,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceDatasourcesByKeyEntries: {
+    listDatasourceEntries: {
         parameters: {
             query?: {
                 page?: number;
@@ -15025,7 +15151,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceDatasourcesByKeyRotate-secret": {
+    rotateSecretDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -15157,7 +15283,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceDatasourcesByKeySync: {
+    syncDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -15277,7 +15403,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceDatasourcesByKeyWebhook: {
+    webhookDatasource: {
         parameters: {
             query?: never;
             header?: never;
@@ -15412,7 +15538,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceDom-overlays": {
+    listDomOverlays: {
         parameters: {
             query?: {
                 page?: number;
@@ -15518,7 +15644,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceDom-overlays": {
+    createDomOverlay: {
         parameters: {
             query?: never;
             header?: never;
@@ -15700,7 +15826,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceDom-overlaysById": {
+    getDomOverlay: {
         parameters: {
             query?: never;
             header?: never;
@@ -15790,7 +15916,7 @@ export interface operations {
             };
         };
     };
-    "putV1SpacesBySpaceDom-overlaysById": {
+    updateDomOverlay: {
         parameters: {
             query?: never;
             header?: never;
@@ -15973,7 +16099,7 @@ export interface operations {
             };
         };
     };
-    "deleteV1SpacesBySpaceDom-overlaysById": {
+    deleteDomOverlay: {
         parameters: {
             query?: never;
             header?: never;
@@ -16057,7 +16183,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceEvents: {
+    listEvents: {
         parameters: {
             query?: {
                 page?: number;
@@ -16181,7 +16307,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceEvents: {
+    createEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -16403,7 +16529,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceEventsById: {
+    getEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -16511,7 +16637,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpaceEventsById: {
+    updateEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -16734,7 +16860,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceEventsById: {
+    deleteEvent: {
         parameters: {
             query?: never;
             header?: never;
@@ -16818,7 +16944,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceEventsByIdRegistrations: {
+    listEventRegistrations: {
         parameters: {
             query?: {
                 page?: number;
@@ -16923,7 +17049,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceEventsByIdRegistrations.csv": {
+    getEventRegistrationsCsv: {
         parameters: {
             query?: never;
             header?: never;
@@ -16991,7 +17117,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceEventsByIdRegistrationsByRegistrationIdCancel: {
+    cancelEventRegistration: {
         parameters: {
             query?: never;
             header?: never;
@@ -17106,7 +17232,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceForms: {
+    listForms: {
         parameters: {
             query?: {
                 include_archived?: "0" | "1";
@@ -17229,7 +17355,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceForms: {
+    createForm: {
         parameters: {
             query?: never;
             header?: never;
@@ -17460,7 +17586,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceFormsByUuid: {
+    getForm: {
         parameters: {
             query?: never;
             header?: never;
@@ -17573,7 +17699,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpaceFormsByUuid: {
+    updateForm: {
         parameters: {
             query?: never;
             header?: never;
@@ -17805,7 +17931,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceFormsByUuid: {
+    deleteForm: {
         parameters: {
             query?: never;
             header?: never;
@@ -17889,7 +18015,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceFormsByUuidRotate-secret": {
+    rotateSecretForm: {
         parameters: {
             query?: never;
             header?: never;
@@ -18029,7 +18155,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceFormsByUuidSubmissions: {
+    listFormSubmissions: {
         parameters: {
             query?: {
                 include_spam?: "0" | "1";
@@ -18133,7 +18259,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceFormsByUuidSubmissions.csv": {
+    getFormSubmissionsCsv: {
         parameters: {
             query?: never;
             header?: never;
@@ -18201,7 +18327,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceFormsByUuidSubmissionsBySubmissionUuidSpam: {
+    spamFormSubmission: {
         parameters: {
             query?: never;
             header?: never;
@@ -18315,7 +18441,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceGalleries: {
+    listGalleries: {
         parameters: {
             query?: {
                 page?: number;
@@ -18422,7 +18548,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceGalleries: {
+    createGallery: {
         parameters: {
             query?: never;
             header?: never;
@@ -18604,7 +18730,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceGalleriesById: {
+    getGallery: {
         parameters: {
             query?: never;
             header?: never;
@@ -18695,7 +18821,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpaceGalleriesById: {
+    updateGallery: {
         parameters: {
             query?: never;
             header?: never;
@@ -18878,7 +19004,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceGalleriesById: {
+    deleteGallery: {
         parameters: {
             query?: never;
             header?: never;
@@ -18962,7 +19088,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceInvitations: {
+    listInvitations: {
         parameters: {
             query?: never;
             header?: never;
@@ -19048,7 +19174,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceInvitations: {
+    createInvitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -19214,7 +19340,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceInvitationsById: {
+    deleteInvitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -19298,7 +19424,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceInvitationsByIdResend: {
+    resendInvitation: {
         parameters: {
             query?: never;
             header?: never;
@@ -19421,7 +19547,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceLocales: {
+    listLocales: {
         parameters: {
             query?: never;
             header?: never;
@@ -19495,7 +19621,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceLocales: {
+    createLocale: {
         parameters: {
             query?: never;
             header?: never;
@@ -19639,7 +19765,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceLocalesByCode: {
+    deleteLocale: {
         parameters: {
             query?: never;
             header?: never;
@@ -19723,7 +19849,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceMembers: {
+    listMembers: {
         parameters: {
             query?: {
                 page?: number;
@@ -19819,7 +19945,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceMembersByUserId: {
+    deleteMember: {
         parameters: {
             query?: never;
             header?: never;
@@ -19903,7 +20029,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceMembersByUserId: {
+    updateMember: {
         parameters: {
             query?: never;
             header?: never;
@@ -20053,7 +20179,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceNewsletter: {
+    getSpaceNewsletter: {
         parameters: {
             query?: never;
             header?: never;
@@ -20125,7 +20251,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpaceNewsletter: {
+    updateSpaceNewsletter: {
         parameters: {
             query?: never;
             header?: never;
@@ -20267,7 +20393,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceOrders: {
+    listOrders: {
         parameters: {
             query?: {
                 page?: number;
@@ -20396,7 +20522,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceOrdersById: {
+    getOrder: {
         parameters: {
             query?: never;
             header?: never;
@@ -20507,7 +20633,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceOrdersById: {
+    updateOrder: {
         parameters: {
             query?: never;
             header?: never;
@@ -20688,7 +20814,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpacePaymentsStripe: {
+    getPaymentsStripe: {
         parameters: {
             query?: never;
             header?: never;
@@ -20768,7 +20894,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpacePaymentsStripe: {
+    updatePaymentsStripe: {
         parameters: {
             query?: never;
             header?: never;
@@ -20920,7 +21046,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpacePaymentsStripe: {
+    deletePaymentsStripe: {
         parameters: {
             query?: never;
             header?: never;
@@ -21003,7 +21129,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpacePlugins: {
+    listPlugins: {
         parameters: {
             query?: never;
             header?: never;
@@ -21093,7 +21219,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpacePlugins: {
+    createPlugin: {
         parameters: {
             query?: never;
             header?: never;
@@ -21261,7 +21387,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpacePluginsById: {
+    getPlugin: {
         parameters: {
             query?: never;
             header?: never;
@@ -21352,7 +21478,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpacePluginsById: {
+    deletePlugin: {
         parameters: {
             query?: never;
             header?: never;
@@ -21436,7 +21562,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpacePluginsById: {
+    updatePlugin: {
         parameters: {
             query?: never;
             header?: never;
@@ -21603,7 +21729,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpacePluginsByIdLog: {
+    getPluginLog: {
         parameters: {
             query?: {
                 limit?: number;
@@ -21697,7 +21823,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpacePluginsByIdRotate-secret": {
+    rotateSecretPlugin: {
         parameters: {
             query?: never;
             header?: never;
@@ -21817,7 +21943,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpacePreview-tokens": {
+    createPreviewToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -21973,7 +22099,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceProducts: {
+    listProducts: {
         parameters: {
             query?: {
                 active?: "true" | "false";
@@ -22084,7 +22210,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceProducts: {
+    createProduct: {
         parameters: {
             query?: never;
             header?: never;
@@ -22267,7 +22393,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceProductsById: {
+    getProduct: {
         parameters: {
             query?: never;
             header?: never;
@@ -22360,7 +22486,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceProductsById: {
+    deleteProduct: {
         parameters: {
             query?: never;
             header?: never;
@@ -22444,7 +22570,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceProductsById: {
+    updateProduct: {
         parameters: {
             query?: never;
             header?: never;
@@ -22628,7 +22754,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceRoles: {
+    listRoles: {
         parameters: {
             query?: never;
             header?: never;
@@ -22712,7 +22838,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceShop: {
+    getSpaceShop: {
         parameters: {
             query?: never;
             header?: never;
@@ -22789,7 +22915,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceShop: {
+    updateSpaceShop: {
         parameters: {
             query?: never;
             header?: never;
@@ -22938,7 +23064,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStories: {
+    listStories: {
         parameters: {
             query?: {
                 page?: number;
@@ -22962,37 +23088,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        }[];
+                        data: components["schemas"]["Story"][];
                         meta: {
                             page: number;
                             per_page: number;
@@ -23057,7 +23153,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStories: {
+    createStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -23069,8 +23165,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                    content?: unknown;
+                    content?: components["schemas"]["StoryContent"];
                     is_folder?: boolean;
                     lang?: string;
                     name: string;
@@ -23088,37 +23183,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -23232,7 +23297,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuid: {
+    getStory: {
         parameters: {
             query?: {
                 lang?: string;
@@ -23253,37 +23318,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -23343,7 +23378,7 @@ export interface operations {
             };
         };
     };
-    putV1SpacesBySpaceStoriesByUuid: {
+    updateStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -23356,8 +23391,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                    content?: unknown;
+                    content?: components["schemas"]["StoryContent"];
                     expected_version_no?: number;
                     lang?: string;
                     name?: string;
@@ -23375,37 +23409,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -23519,7 +23523,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceStoriesByUuid: {
+    deleteStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -23612,7 +23616,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidAnalytics: {
+    listStoryAnalytics: {
         parameters: {
             query?: {
                 days?: number;
@@ -23724,7 +23728,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidArchive: {
+    archiveStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -23743,37 +23747,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -23851,7 +23825,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidChildren: {
+    getStoryChildren: {
         parameters: {
             query?: {
                 depth?: number;
@@ -23872,21 +23846,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Present when the children were loaded (within depth) */
-                            children?: components["schemas"]["TreeNode"][];
-                            full_path: string;
-                            /** @description Present when they were not: whether there are any */
-                            has_children?: boolean;
-                            has_unpublished_changes: boolean;
-                            is_folder: boolean;
-                            name: string;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            /** Format: uuid */
-                            uuid: string;
-                        }[];
+                        data: components["schemas"]["TreeNode"][];
                         meta: {
                             depth: number;
                             truncated: boolean;
@@ -23950,7 +23910,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidComments: {
+    listStoryComments: {
         parameters: {
             query?: {
                 include_resolved?: "0" | "1";
@@ -24052,7 +24012,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidComments: {
+    createStoryComment: {
         parameters: {
             query?: never;
             header?: never;
@@ -24215,7 +24175,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceStoriesByUuidCommentsById: {
+    deleteStoryComment: {
         parameters: {
             query?: never;
             header?: never;
@@ -24300,7 +24260,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceStoriesByUuidCommentsById: {
+    updateStoryComment: {
         parameters: {
             query?: never;
             header?: never;
@@ -24461,7 +24421,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidCommentsByIdResolve: {
+    resolveStoryComment: {
         parameters: {
             query?: never;
             header?: never;
@@ -24580,7 +24540,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidLive: {
+    getStoryLive: {
         parameters: {
             query?: never;
             header?: never;
@@ -24657,7 +24617,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidPresence: {
+    getStoryPresence: {
         parameters: {
             query?: never;
             header?: never;
@@ -24738,7 +24698,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidPresence: {
+    presenceStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -24901,7 +24861,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceStoriesByUuidPresenceBySession_id: {
+    deleteStoryPresence: {
         parameters: {
             query?: never;
             header?: never;
@@ -24986,7 +24946,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidPublish: {
+    publishStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -25005,37 +24965,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -25122,7 +25052,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidUnpublish: {
+    unpublishStory: {
         parameters: {
             query?: never;
             header?: never;
@@ -25141,37 +25071,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -25240,7 +25140,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidVariants: {
+    listStoryVariants: {
         parameters: {
             query?: never;
             header?: never;
@@ -25321,7 +25221,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidVariants: {
+    createStoryVariant: {
         parameters: {
             query?: never;
             header?: never;
@@ -25475,7 +25375,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceStoriesByUuidVariantsById: {
+    deleteStoryVariant: {
         parameters: {
             query?: never;
             header?: never;
@@ -25560,7 +25460,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceStoriesByUuidVariantsById: {
+    updateStoryVariant: {
         parameters: {
             query?: never;
             header?: never;
@@ -25715,7 +25615,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidVersions: {
+    listStoryVersions: {
         parameters: {
             query?: {
                 page?: number;
@@ -25813,7 +25713,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesByUuidVersionsByVersion_no: {
+    getStoryVersion: {
         parameters: {
             query?: never;
             header?: never;
@@ -25837,8 +25737,7 @@ export interface operations {
                             author: {
                                 user_id: number;
                             } | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content: unknown;
+                            content: components["schemas"]["StoryContent"];
                             /** Format: date-time */
                             created_at: string;
                             full_path: string;
@@ -25897,7 +25796,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesByUuidVersionsByVersion_noRestore: {
+    restoreStoryVersion: {
         parameters: {
             query?: never;
             header?: never;
@@ -25917,37 +25816,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** Format: date-time */
-                            archived_at: string | null;
-                            /** @description The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints */
-                            content?: unknown;
-                            /** Format: date-time */
-                            created_at: string;
-                            /** @description Begins with / */
-                            full_path: string;
-                            has_unpublished_changes: boolean;
-                            id: number;
-                            is_folder: boolean;
-                            /** @description The locale of name and content in this response */
-                            lang: string;
-                            name: string;
-                            /** Format: uuid */
-                            parent_uuid: string | null;
-                            /** @description The Story's own locale (translations are the others) */
-                            primary_lang: string;
-                            /** Format: date-time */
-                            published_at: string | null;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            translations: string[];
-                            /** Format: date-time */
-                            updated_at: string;
-                            /** Format: uuid */
-                            uuid: string;
-                            version_no: number;
-                        };
+                        data: components["schemas"]["Story"];
                     };
                 };
             };
@@ -26034,7 +25903,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceStoriesBulk: {
+    storiesBulk: {
         parameters: {
             query?: never;
             header?: never;
@@ -26196,7 +26065,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceStoriesTree: {
+    getStoriesTree: {
         parameters: {
             query?: {
                 depth?: number;
@@ -26218,21 +26087,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        data: {
-                            /** @description Present when the children were loaded (within depth) */
-                            children?: components["schemas"]["TreeNode"][];
-                            full_path: string;
-                            /** @description Present when they were not: whether there are any */
-                            has_children?: boolean;
-                            has_unpublished_changes: boolean;
-                            is_folder: boolean;
-                            name: string;
-                            slug: string;
-                            /** @enum {string} */
-                            status: "draft" | "published" | "archived";
-                            /** Format: uuid */
-                            uuid: string;
-                        }[];
+                        data: components["schemas"]["TreeNode"][];
                         meta: {
                             depth: number;
                             page: number;
@@ -26299,7 +26154,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceSubscribers: {
+    listSubscribers: {
         parameters: {
             query?: {
                 page?: number;
@@ -26404,7 +26259,7 @@ export interface operations {
             };
         };
     };
-    "getV1SpacesBySpaceSubscribers.csv": {
+    getSpaceSubscribersCsv: {
         parameters: {
             query?: {
                 q?: string;
@@ -26483,7 +26338,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceSubscribersById: {
+    getSubscriber: {
         parameters: {
             query?: never;
             header?: never;
@@ -26570,7 +26425,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceSubscribersById: {
+    deleteSubscriber: {
         parameters: {
             query?: never;
             header?: never;
@@ -26654,7 +26509,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceSubscribersById: {
+    updateSubscriber: {
         parameters: {
             query?: never;
             header?: never;
@@ -26816,7 +26671,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceTokens: {
+    listTokens: {
         parameters: {
             query?: never;
             header?: never;
@@ -26904,7 +26759,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceTokens: {
+    createToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -27070,7 +26925,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceTokensById: {
+    deleteToken: {
         parameters: {
             query?: never;
             header?: never;
@@ -27154,7 +27009,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceWebhooks: {
+    listWebhooks: {
         parameters: {
             query?: never;
             header?: never;
@@ -27233,7 +27088,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceWebhooks: {
+    createWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -27386,7 +27241,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceWebhooksById: {
+    getWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -27466,7 +27321,7 @@ export interface operations {
             };
         };
     };
-    deleteV1SpacesBySpaceWebhooksById: {
+    deleteWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -27550,7 +27405,7 @@ export interface operations {
             };
         };
     };
-    patchV1SpacesBySpaceWebhooksById: {
+    updateWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -27702,7 +27557,7 @@ export interface operations {
             };
         };
     };
-    getV1SpacesBySpaceWebhooksByIdDeliveries: {
+    listWebhookDeliveries: {
         parameters: {
             query?: {
                 limit?: number;
@@ -27805,7 +27660,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceWebhooksByIdDeliveriesByDeliveryIdRedeliver: {
+    redeliverWebhookDelivery: {
         parameters: {
             query?: never;
             header?: never;
@@ -27918,7 +27773,7 @@ export interface operations {
             };
         };
     };
-    postV1SpacesBySpaceWebhooksByIdPing: {
+    pingWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -28030,7 +27885,7 @@ export interface operations {
             };
         };
     };
-    "postV1SpacesBySpaceWebhooksByIdRotate-secret": {
+    rotateSecretWebhook: {
         parameters: {
             query?: never;
             header?: never;
@@ -28139,7 +27994,7 @@ export interface operations {
             };
         };
     };
-    getV1Version: {
+    getVersion: {
         parameters: {
             query?: never;
             header?: never;
@@ -28181,6 +28036,13 @@ export interface operations {
                                 url: string;
                             };
                         };
+                        /** @description What image transform URLs resolve: clients build srcsets from these widths only */
+                        images: {
+                            /** @description Transform formats: `{asset url}.{format}` */
+                            formats: string[];
+                            /** @description IMAGE_WIDTHS: the widths (and heights) an unsigned transform URL may ask for */
+                            widths: (string | number)[];
+                        };
                         service: {
                             /** @enum {string} */
                             channel: "pre-alpha" | "alpha" | "beta" | "stable";
@@ -28221,7 +28083,7 @@ export interface operations {
             };
         };
     };
-    getV1Whoami: {
+    getWhoami: {
         parameters: {
             query?: never;
             header?: never;

@@ -46,7 +46,7 @@ export const AssetModel = t.Object({
   url: t.String({ description: 'Public URL of the original' }),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { $id: 'Asset' })
 export type AssetView = typeof AssetModel.static
 
 export const AssetListQuery = t.Composite([

@@ -61,7 +61,7 @@ export const SpaceModel = t.Object({
   archived_at: NullableTimestamp,
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { $id: 'Space' })
 export type SpaceView = typeof SpaceModel.static
 
 export const SpaceTokenModel = t.Object({

@@ -35,6 +35,8 @@ export interface Rendered {
    * Response (a typed array can change under it), which cost ~3 µs and a GC-visible allocation per cached read.
    */
   body: Blob
+  /** Bytes of the body's `data` value (it starts at byte 8, after `{"data":`; `,"meta":` follows it). */
+  dataBytes: number
   etag: string
   headers: Record<string, string>
   /** The same without Content-Type/Content-Language, for 304. */
@@ -70,6 +72,8 @@ export interface PublishedStory {
   snapshots: Map<string, Snapshot>
   /** Rendered bodies by render key (locale, segment, step keys, origin); bounded per Story. */
   renders: Map<string, Rendered>
+  /** The Space content version (`meta.cv`) the bodies in `renders` carry; when the Space's moves on, they go. */
+  rendersCv?: number
   bytes: number
 }
 
@@ -171,6 +175,15 @@ export class StoryCache {
     story.renders.set(key, rendered)
     story.bytes += size
     // Only a Story that is still in the cache counts; one evicted meanwhile is garbage after this request.
+    this.entries.resize(keyOf(story.spaceId, story.fullPath), story, size)
+  }
+
+  /** Drops a cached Story's rendered bodies (they carry an older Space content version); the snapshots stay. */
+  dropRenders(story: PublishedStory) {
+    let size = 0
+    for (const [key, r] of story.renders) size -= r.body.size + key.length
+    story.renders.clear()
+    story.bytes += size
     this.entries.resize(keyOf(story.spaceId, story.fullPath), story, size)
   }
 

@@ -3,11 +3,12 @@ import type { FastRequest, FastRoute, RouteContext } from '../../kernel/module'
 import { notFound } from '../../kernel/errors'
 import { publicOrigin } from '../../kernel/http'
 import type { ReadRequest } from '../../kernel/read'
-import { SpaceSlug, Uuid } from '../../kernel/schemas'
+import { intString, oneOf, SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
 import type { DecidedHeaders, Rendered } from './cache'
-import { publicStoryModel } from './model'
+import { changesModel, publicStoryListModel, publicStoryModel } from './model'
 import { ogCardSvg } from './og'
+import { type Composed, CHANGES_PER_PAGE, LIST_PER_PAGE, LIST_SORTS, MAX_RELS, type PublicLists, readOptionsOf, rewrites } from './public-list'
 import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
 import type { ReadMemo } from './read-memo'
 import { publishedByUuid } from './repo'
@@ -38,6 +39,12 @@ function answer(request: Request, served: Served, info: FastRequest | null): Res
   const res = notModified ? new Response(null, { status: 304, headers: nm }) : new Response(r.body, { headers: ok })
   if (info !== null) info.addHeaders(res.headers)
   return res
+}
+
+/** A composed public answer (the list, the change feed, a read with resolve_* or excluding_fields): 200 or 304. */
+function answerComposed(request: Request, c: Composed): Response {
+  if (etagMatches(request.headers.get('if-none-match'), c.etag)) return new Response(null, { status: 304, headers: c.notModifiedHeaders })
+  return new Response(c.bytes as Uint8Array<ArrayBuffer>, { headers: c.headers })
 }
 
 const MAX_DECIDED = 8
@@ -122,10 +129,108 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
 /** The read's own part of its OpenAPI description; the read steps add theirs (ReadStep.description). */
 const READ_DESCRIPTION =
   'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
-  'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.'
+  'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. ' +
+  '`meta.cv`: the Space content version (moves with every publish, unpublish, move or delete in the Space; a cache key, and a cursor of `GET /cdn/{space}/changes`). ' +
+  `\`resolve_links=story\`: link fields \`{story_uuid}\` get the target's current \`full_path\` and \`name\` (null when it is not published). ` +
+  `\`resolve_relations=component.field,...\`: the published Stories those fields hold (a uuid, a list of uuids, or links) are read like this one into \`rels\` (at most ${MAX_RELS}; the others' uuids in \`meta.rel_uuids\`), never inline. ` +
+  '`excluding_fields=a,b`: those fields are left out of the top-level blocks.'
+
+/** The list's and feed's own part of their OpenAPI descriptions. */
+const LIST_DESCRIPTION =
+  'Published Stories, each read exactly as `GET /cdn/{space}/stories/{path}` serves it (locale chain per Story, segment, datasource markers, assets; its `meta` inside each item), from the same in-memory cache. ' +
+  'Filters: `starts_with` (a plain prefix of `full_path`: `blog/` for the folder), `by_uuids`, `by_paths` (comma-separated, at most 100), `content_type` (the component of the first top-level block), `is_folder`. ' +
+  '`sort_by` (`full_path:asc` by default; `name`, `published_at`, `first_published_at`, asc or desc; ties by full path). ' +
+  `Paging by cursor (keyset, no offset): \`per_page\` 1 to ${LIST_PER_PAGE.max} (default ${LIST_PER_PAGE.def}), then \`cursor=<meta.next_cursor>\` until it is null; a Story that stays published and keeps its sort key is on exactly one page whatever else changes meanwhile. ` +
+  '`resolve_links`, `resolve_relations`, `excluding_fields` as on the single read (relations collected over the page, `rels` at the top). ' +
+  '`version=draft` with a preview token or a bearer with viewer access: every Story not archived, drafts, `Cache-Control: private, no-store`. ' +
+  'Headers as the single read: strong ETag (304), Cache-Control, `Vary: Accept-Language, X-Service-Segment`.'
+
+const CHANGES_DESCRIPTION =
+  'What happened to public Stories after a cursor, oldest first: `published`, `unpublished`, `moved` (`from_path` → `full_path`, each published Story of a moved subtree), `deleted` (archived or deleted). ' +
+  'Only the latest change of each Story is kept: a sync applies them by `uuid` and ends with the current state. ' +
+  '`since`: `meta.next_cursor` of the previous call (or `meta.cv` of a read made before a full sync); without it, from the start. ' +
+  `\`per_page\` 1 to ${CHANGES_PER_PAGE.max} (default ${CHANGES_PER_PAGE.def}); \`meta.has_more\`: call again at once. Cursors are numbers of the Space kept in the database: they survive restarts and hold across instances.`
+
+const ListQuery = t.Object(
+  {
+    starts_with: t.Optional(t.String({ maxLength: 1200, description: 'A prefix of full_path (leading slash optional): `blog/`' })),
+    by_uuids: t.Optional(t.String({ maxLength: 4000, description: 'Comma-separated uuids (at most 100)' })),
+    by_paths: t.Optional(t.String({ maxLength: 20000, description: 'Comma-separated full paths (at most 100)' })),
+    lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies per Story' })),
+    sort_by: t.Optional(oneOf(LIST_SORTS as [string, ...string[]], { description: 'Default full_path:asc' })),
+    per_page: t.Optional(intString(1, LIST_PER_PAGE.max, { description: `Stories per page, 1 to ${LIST_PER_PAGE.max} (default ${LIST_PER_PAGE.def})` })),
+    cursor: t.Optional(t.String({ maxLength: 4096, description: 'meta.next_cursor of the previous page' })),
+    excluding_fields: t.Optional(t.String({ maxLength: 4000, description: 'Comma-separated field names left out of the top-level blocks' })),
+    content_type: t.Optional(t.String({ maxLength: 64, description: 'The component of the first top-level block' })),
+    is_folder: t.Optional(oneOf(['true', 'false'])),
+    version: t.Optional(oneOf(['published', 'draft'], { error: 'must be published or draft' })),
+    resolve_links: t.Optional(oneOf(['story'])),
+    resolve_relations: t.Optional(t.String({ maxLength: 2000, description: 'Comma-separated component.field pairs' })),
+  },
+  { additionalProperties: true },
+)
+
+/** `GET /cdn/{space}/stories` and `GET /cdn/{space}/changes` (issue 47): the public list and the change feed. */
+export function storyListRoutes(ctx: RouteContext<unknown>, lists: PublicLists) {
+  const { kernel } = ctx
+  const config = kernel.config
+  return new Elysia({ prefix: '/cdn/:space', tags: ['Public read'] })
+    .get(
+      '/stories',
+      async ({ params, query, request }) => {
+        const url = request.url
+        const info = ctx.requestInfo(request)
+        const base: ReadRequest = {
+          spaceSlug: params.space,
+          rawPath: '',
+          lang: query.lang,
+          acceptLanguage: request.headers.get('accept-language'),
+          origin: publicOrigin(config, url),
+          request,
+          clientIp: info.ip,
+          viaTrustedProxy: info.viaTrustedProxy,
+          preview: query.version === 'draft',
+        }
+        return answerComposed(request, await lists.list(base, query as never, request.headers.get('authorization')))
+      },
+      {
+        params: t.Object({ space: SpaceSlug }),
+        query: ListQuery,
+        detail: {
+          operationId: 'listPublishedStories',
+          summary: 'Published Stories: filtered, sorted, paged by cursor',
+          description: LIST_DESCRIPTION,
+          responses: {
+            200: { description: 'A page of Stories', content: { 'application/json': { schema: publicStoryListModel(kernel.readSteps) as never } } },
+            304: { description: 'Not modified (If-None-Match matched the ETag)' },
+          },
+        },
+      },
+    )
+    .get(
+      '/changes',
+      async ({ params, query, request }) => answerComposed(request, await lists.changes(params.space, query.since, query.per_page ?? CHANGES_PER_PAGE.def)),
+      {
+        params: t.Object({ space: SpaceSlug }),
+        query: t.Object({
+          since: t.Optional(t.String({ maxLength: 20, description: 'meta.next_cursor of the previous call; without it, from the start' })),
+          per_page: t.Optional(intString(1, CHANGES_PER_PAGE.max, { description: `Changes per call, 1 to ${CHANGES_PER_PAGE.max} (default ${CHANGES_PER_PAGE.def})` })),
+        }),
+        detail: {
+          operationId: 'listStoryChanges',
+          summary: 'Changes of public Stories since a cursor (incremental sync)',
+          description: CHANGES_DESCRIPTION,
+          responses: {
+            200: { description: 'Changes after the cursor', content: { 'application/json': { schema: changesModel as never } } },
+            304: { description: 'Not modified (If-None-Match matched the ETag)' },
+          },
+        },
+      },
+    )
+}
 
 /** The public Story routes (spec 4.2, 4.5): anonymous, rate limited per IP by the kernel. */
-export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline) {
+export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline, lists: PublicLists) {
   const { kernel } = ctx
   const config = kernel.config
   // The body's model and the description, from what the registered read steps declare (once, at start-up).
@@ -187,8 +292,11 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
           viaTrustedProxy: info.viaTrustedProxy,
           preview: version === 'draft',
         }
-        const served = version === 'draft' ? await pipeline.preview(req, request.headers.get('authorization')) : await pipeline.read(req)
+        const opts = readOptionsOf(query)
+        const authorization = request.headers.get('authorization')
+        const served = version === 'draft' ? await pipeline.preview(req, authorization) : await pipeline.read(req)
         // The request hook put the request id, CORS and RateLimit-* into `set`; Elysia adds them to this Response.
+        if (rewrites(opts)) return answerComposed(request, await lists.single(req, served, opts, authorization))
         return answer(request, served, null)
       },
       {
@@ -198,10 +306,14 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
           {
             lang: t.Optional(t.String({ maxLength: 35, description: 'BCP-47 tag; a fallback chain applies' })),
             version: t.Optional(t.Union([t.Literal('published'), t.Literal('draft')], { error: 'must be published or draft' })),
+            resolve_links: t.Optional(oneOf(['story'])),
+            resolve_relations: t.Optional(t.String({ maxLength: 2000, description: 'Comma-separated component.field pairs' })),
+            excluding_fields: t.Optional(t.String({ maxLength: 4000, description: 'Comma-separated field names left out of the top-level blocks' })),
           },
           { additionalProperties: true },
         ),
         detail: {
+          operationId: 'getPublishedStory',
           summary: 'A published Story by full path, with locale fallback (spec 4.5)',
           description,
           responses: {

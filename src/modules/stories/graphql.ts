@@ -5,7 +5,7 @@ import type { ReadRequest, ReadStep, StoryMeta } from '../../kernel/read'
 import type { PublicSpace } from '../spaces/public'
 import type { Rendered } from './cache'
 import { declaredMeta, type PublicStoryView } from './model'
-import { publicPathToFullPath } from './paths'
+import { pathPrefixOf, publicPathToFullPath } from './paths'
 import type { StoryReadPipeline } from './read-pipeline'
 import * as repo from './repo'
 
@@ -264,16 +264,6 @@ function fullPathOfArg(path: string): string | null {
   return publicPathToFullPath(path.startsWith('/') ? path.slice(1) : path)
 }
 
-/** The `startsWith` argument as a full-path prefix with its leading slash; null for none (every Story). 422 when malformed. */
-function pathPrefixOf(startsWith: string | null | undefined): string | null {
-  if (startsWith == null || startsWith === '' || startsWith === '/') return null
-  const prefix = startsWith.startsWith('/') ? startsWith : `/${startsWith}`
-  if (prefix.length > 1200 || !/^[a-z0-9_/-]+$/.test(prefix)) {
-    throw validationFailed({ startsWith: ['must be a path prefix: a-z 0-9 _ - and /, at most 1200 characters'] })
-  }
-  return prefix
-}
-
 /** `stories(space, startsWith, page, perPage, lang, sortBy)`. */
 function storiesQueryField(builder: GraphQLBuilder, types: StoryTypes, reader: PublicStoryReader) {
   const { pipeline } = reader
@@ -293,7 +283,7 @@ function storiesQueryField(builder: GraphQLBuilder, types: StoryTypes, reader: P
       },
       resolve: async (_root, args, ctx) => {
         const { page, perPage } = pageArgs(args, STORIES_PAGE)
-        const prefix = pathPrefixOf(args.startsWith)
+        const prefix = pathPrefixOf(args.startsWith, 'startsWith')
         const space = await pipeline.space(args.space)
         if (!space) return null
         // Validates `lang` before any query.

@@ -4,15 +4,18 @@ import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
 import { StoryCache } from './cache'
-import { storyCdnRoutes, storyFastRoute } from './cdn'
+import { storyCdnRoutes, storyFastRoute, storyListRoutes } from './cdn'
+import { recordMoved, recordPublished, recordWithdrawn } from './changes'
 import { storyEvents } from './events'
 import { storyGraphql } from './graphql'
 import { storyFilterHooks } from './hooks'
 import { StoryErrors } from './model'
 import { PublishedStoryIndex } from './published-index'
+import { PublicLists } from './public-list'
 import { ReadMemo } from './read-memo'
 import { StoryReadPipeline } from './read-pipeline'
 import { componentRoutes, storyRoutes } from './routes'
+import { contentVersions } from './versions'
 
 /**
  * Stories (block documents with versions, locales and publishing), component blueprints, and the public read with
@@ -24,17 +27,21 @@ export const storiesModule = defineModule({
   setup(kernel, use) {
     const load = (spaceId: number, fullPath: string) => pipeline.loadStory(spaceId, fullPath)
     const cache = new StoryCache({ maxBytes: kernel.config.cdnCacheBytes, now: () => kernel.clock.ms(), load })
-    const pipeline: StoryReadPipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces)
+    // The Space content version (meta.cv) of every read, from memory after one query per change.
+    const versions = contentVersions(kernel)
+    const pipeline: StoryReadPipeline = new StoryReadPipeline(kernel, cache, use(spacesModule).publicSpaces, versions)
+    // The public list and the change feed, read through the pipeline (the list's pages of paths cached per Space).
+    const lists = new PublicLists(kernel, pipeline)
     // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
     const published = new PublishedStoryIndex(kernel)
     // Whole reads memoised per URL on the fast path; any event anywhere (and a resync) drops them all.
     const memo = new ReadMemo(() => kernel.readSteps, () => cache.generation)
     kernel.bus.subscribe('*', () => memo.dropAll())
     kernel.bus.onResync(() => memo.dropAll())
-    return { cache, pipeline, published, memo }
+    return { cache, pipeline, published, memo, versions, lists }
   },
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
-  publicRoutes: (ctx) => storyCdnRoutes(ctx, ctx.self.pipeline),
+  publicRoutes: (ctx) => new Elysia().use(storyListRoutes(ctx, ctx.self.lists)).use(storyCdnRoutes(ctx, ctx.self.pipeline, ctx.self.lists)),
   fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline, ctx.self.memo)],
   metrics: (registry, self) => {
     new Gauge({
@@ -58,7 +65,13 @@ export const storiesModule = defineModule({
   errors: Object.values(StoryErrors),
   events: storyEvents,
   filterHooks: storyFilterHooks,
-  caches: (self) => [self.cache.entries],
+  caches: (self) => [self.cache.entries, self.versions.cache, self.lists.pages],
+  // The public change feed and the Space content version, in the transaction of each change (changes.ts).
+  inTx: {
+    'story.published': (tx, e, _emit, _self, kernel) => recordPublished(tx, e, kernel.clock.now()).then(() => {}),
+    'story.unpublished': (tx, e, _emit, _self, kernel) => recordWithdrawn(tx, e, kernel.clock.now()).then(() => {}),
+    'story.moved': (tx, e, _emit, _self, kernel) => recordMoved(tx, e, kernel.clock.now()).then(() => {}),
+  },
   on: {
     'story.published': (e, self) => {
       self.published.published(e.spaceId!, e.payload.story.uuid)
@@ -77,5 +90,7 @@ export const storiesModule = defineModule({
     // 4.2 (specific rows; the rest of /cdn has the kernel's 600/min default)
     { id: 'cdn.og', method: 'GET', path: '/v1/cdn/:space/stories/:uuid/og.svg', limit: 300, windowSeconds: MIN },
     { id: 'cdn.stories', method: 'GET', path: '/v1/cdn/:space/stories/*', limit: 600, windowSeconds: MIN },
+    { id: 'cdn.stories.list', method: 'GET', path: '/v1/cdn/:space/stories', limit: 600, windowSeconds: MIN },
+    { id: 'cdn.changes', method: 'GET', path: '/v1/cdn/:space/changes', limit: 600, windowSeconds: MIN },
   ],
 })

@@ -19,9 +19,28 @@ const Name = t.String({ minLength: 1, maxLength: 200, error: 'must be 1 to 200 c
 // Slugs are checked by the service (paths.ts) so the rule and its message live in one place.
 const Slug = t.String({ minLength: 1, maxLength: 100, error: 'must be 1 to 100 characters of a-z 0-9 _ -' })
 const Lang = t.String({ minLength: 1, maxLength: 35, error: 'must be a BCP-47 language tag' })
-// The document shape and its blocks are validated against the blueprints by the service (block_path errors).
+/** A block of a Story document (the named `Block` schema of the OpenAPI description). */
+const BlockSchema = {
+  $id: 'Block',
+  type: 'object',
+  description: 'A block: its component blueprint, a document-unique `_uid`, and the blueprint’s fields (blocks fields hold nested blocks)',
+  required: ['component', '_uid'],
+  properties: {
+    component: { type: 'string', description: 'The component blueprint' },
+    _uid: { type: 'string', description: '1 to 64 characters of A-Z a-z 0-9 _ -, unique in the document' },
+  },
+  additionalProperties: true,
+}
+
+// The document shape and its blocks are validated against the blueprints by the service (block_path errors), so the
+// schema validates nothing here (Unknown) and only describes: the named `StoryContent` of the OpenAPI description.
 const Content = t.Unknown({
+  $id: 'StoryContent',
   description: "The block document `{type: 'doc', blocks: [{component, _uid, ...fields}]}`, validated against the component blueprints",
+  type: 'object',
+  required: ['type', 'blocks'],
+  properties: { type: { type: 'string', const: 'doc' }, blocks: { type: 'array', items: BlockSchema } },
+  additionalProperties: false,
 })
 const Depth = intString(1, 10, { description: 'Levels, 1 to 10' })
 const StoryPerPage = perPage(100, 25)
@@ -115,7 +134,7 @@ export const StoryModel = t.Object({
   archived_at: NullableTimestamp,
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { $id: 'Story' })
 export type StoryView = typeof StoryModel.static
 
 export const StoryListModel = t.Object({ data: t.Array(StoryModel), meta: PageMeta })
@@ -193,7 +212,7 @@ const FieldDefModel = t.Object(
     options: t.Optional(t.Array(t.String())),
     component_whitelist: t.Optional(t.Array(t.String())),
   },
-  { additionalProperties: true },
+  { additionalProperties: true, $id: 'FieldDef' },
 )
 export const ComponentModel = t.Object({
   name: t.String(),
@@ -203,7 +222,7 @@ export const ComponentModel = t.Object({
   schema: t.Record(t.String(), FieldDefModel),
   created_at: Timestamp,
   updated_at: Timestamp,
-})
+}, { $id: 'Component' })
 export type ComponentView = typeof ComponentModel.static
 
 /** The public read's Story (spec 4.5): the body's `data`. */
@@ -217,7 +236,7 @@ export const PublicStoryData = t.Object({
   version_no: Int(),
   published_at: NullableTimestamp,
   content: Content,
-})
+}, { $id: 'PublicStory' })
 
 /** A served Story as one value: the body's `data` with its `meta` (the GraphQL Story type resolves it). */
 export type PublicStoryView = typeof PublicStoryData.static & { meta: StoryMeta }
@@ -246,7 +265,64 @@ export function declaredMeta(steps: readonly ReadStep[]): ReadStepMeta[] {
  * once, when the routes are).
  */
 export function publicStoryModel(steps: readonly ReadStep[]) {
-  const meta: TProperties = {}
-  for (const m of declaredMeta(steps)) Object.assign(meta, m.schema)
-  return t.Object({ data: PublicStoryData, meta: t.Object(meta, { additionalProperties: true }) })
+  const meta = storyMetaModel(steps)
+  return t.Object({
+    data: PublicStoryData,
+    rels: t.Optional(t.Array(t.Composite([PublicStoryData, t.Object({ meta })]), { description: 'With resolve_relations: the Stories the named fields hold' })),
+    meta: t.Composite([meta, t.Object({ rel_uuids: t.Optional(t.Array(t.String(), { description: 'Relation uuids past the 50 resolved' })) })], {
+      additionalProperties: true,
+    }),
+  })
 }
+
+/** A served Story's `meta`: the content version, then the entries the read steps declare. */
+function storyMetaModel(steps: readonly ReadStep[]) {
+  const meta: TProperties = {
+    cv: Int({ description: 'The Space content version: moves with every publish, unpublish, move or delete in the Space' }),
+  }
+  for (const m of declaredMeta(steps)) Object.assign(meta, m.schema)
+  return t.Object(meta, { additionalProperties: true, $id: 'StoryMeta' })
+}
+
+/** `GET /cdn/{space}/stories`: items are the single read's `data` with its `meta` inside. */
+export function publicStoryListModel(steps: readonly ReadStep[]) {
+  const item = t.Composite([PublicStoryData, t.Object({ meta: storyMetaModel(steps) })], { $id: 'PublicStoryListItem' })
+  return t.Object(
+    {
+      data: t.Array(item),
+      rels: t.Optional(t.Array(item, { description: 'With resolve_relations: the Stories the named fields hold (at most 50)' })),
+      meta: t.Object({
+        cv: Int({ description: 'The Space content version' }),
+        per_page: Int(),
+        next_cursor: t.Union([t.String(), t.Null()], { description: 'The cursor of the next page; null on the last' }),
+        rel_uuids: t.Optional(t.Array(t.String(), { description: 'Relation uuids past the 50 resolved' })),
+      }),
+    },
+    { $id: 'PublicStoryList' },
+  )
+}
+
+/** `GET /cdn/{space}/changes`. */
+export const changesModel = t.Object(
+  {
+    data: t.Array(
+      t.Object(
+        {
+          kind: oneOf(['published', 'unpublished', 'moved', 'deleted']),
+          uuid: t.String({ format: 'uuid' }),
+          full_path: t.String({ description: 'Where the Story is now (unpublished, deleted: where it was)' }),
+          from_path: t.Optional(t.String({ description: 'moved: the path it left' })),
+          cv: Int({ description: 'The content version of this change' }),
+          at: Timestamp,
+        },
+        { $id: 'StoryChange' },
+      ),
+    ),
+    meta: t.Object({
+      cv: Int({ description: 'The Space content version now' }),
+      next_cursor: t.String({ description: 'Pass as `since` next time' }),
+      has_more: t.Boolean({ description: 'More changes wait: call again at once' }),
+    }),
+  },
+  { $id: 'StoryChanges' },
+)

@@ -1,4 +1,5 @@
 // Slugs and full paths. A full path is '/' + the slugs from the root down, e.g. /blog/2026/hello-world.
+import { validationFailed } from '../../kernel/errors'
 
 export const SLUG = /^[a-z0-9](?:[a-z0-9_-]{0,99})$/
 export const SLUG_RULE = 'must be 1 to 100 characters of a-z 0-9 _ -, starting with a letter or digit'
@@ -28,4 +29,17 @@ export function publicPathToFullPath(raw: string): string | null {
   if (segments.length > MAX_STORY_DEPTH) return null
   for (const s of segments) if (!SLUG.test(s)) return null
   return `/${raw}`
+}
+
+/**
+ * A `starts_with` filter as a full-path prefix with its leading slash (optional in the input); null for none (every
+ * Story). A plain prefix: `blog/` is the folder's Stories, `blog` also `/blogroll`. 422 under `field` when malformed.
+ */
+export function pathPrefixOf(startsWith: string | null | undefined, field: string): string | null {
+  if (startsWith == null || startsWith === '' || startsWith === '/') return null
+  const prefix = startsWith.startsWith('/') ? startsWith : `/${startsWith}`
+  if (prefix.length > 1200 || !/^[a-z0-9_/-]+$/.test(prefix)) {
+    throw validationFailed({ [field]: ['must be a path prefix: a-z 0-9 _ - and /, at most 1200 characters'] })
+  }
+  return prefix
 }

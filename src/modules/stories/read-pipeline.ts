@@ -33,6 +33,13 @@ const MAX_CHAINS_PER_SPACE = 512
 const encoder = new TextEncoder()
 const VARY = 'Accept-Language, X-Service-Segment'
 
+/** The Space content version (`meta.cv`) as the stories module keeps it: from memory when it can. */
+export interface ContentVersions {
+  get(spaceId: number): number | Promise<number>
+  /** When the cached version of a Space expires (epoch ms), 0 when none is cached. */
+  expiresAt(spaceId: number): number
+}
+
 
 export class StoryReadPipeline {
   private readonly cacheControl: string
@@ -41,8 +48,14 @@ export class StoryReadPipeline {
     private kernel: Kernel,
     private cache: StoryCache,
     private spaces: PublicSpaces,
+    readonly versions: ContentVersions,
   ) {
     this.cacheControl = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+  }
+
+  /** The Cache-Control of a public answer (the Story read, the list, the change feed); `preview`: never stored. */
+  publicCacheControl(preview: boolean): string {
+    return preview ? 'private, no-store' : this.cacheControl
   }
 
   private get steps(): ReadStep[] {
@@ -133,25 +146,31 @@ export class StoryReadPipeline {
     const fullPath = publicPathToFullPath(req.rawPath)
     const space = fullPath ? this.space(req.spaceSlug) : null
     if (!space || space instanceof Promise) return null
-    const expiresAt = Math.min(this.spaces.expiresAt(space.slug), this.cache.expiresAt(space.id, fullPath!))
+    const expiresAt = Math.min(this.spaces.expiresAt(space.slug), this.cache.expiresAt(space.id, fullPath!), this.versions.expiresAt(space.id))
     return expiresAt > 0 ? { space, expiresAt } : null
   }
 
   private readIn(req: ReadRequest, fullPath: string, space: PublicSpace | null): Served | Promise<Served> {
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
-    const story = this.story(space, fullPath, this.kernel.clock.ms())
-    if (story instanceof Promise) return story.then((s) => this.readStory(req, space, chain, s))
-    return this.readStory(req, space, chain, story)
+    const cv = this.versions.get(space.id)
+    if (cv instanceof Promise) return cv.then((v) => this.readAt(req, fullPath, space, chain, v))
+    return this.readAt(req, fullPath, space, chain, cv)
   }
 
-  private readStory(req: ReadRequest, space: PublicSpace, chain: string[], story: PublishedStory | null): Served | Promise<Served> {
+  private readAt(req: ReadRequest, fullPath: string, space: PublicSpace, chain: string[], cv: number): Served | Promise<Served> {
+    const story = this.story(space, fullPath, this.kernel.clock.ms())
+    if (story instanceof Promise) return story.then((s) => this.readStory(req, space, chain, s, cv))
+    return this.readStory(req, space, chain, story, cv)
+  }
+
+  private readStory(req: ReadRequest, space: PublicSpace, chain: string[], story: PublishedStory | null, cv: number): Served | Promise<Served> {
     if (!story) throw notFound('Story')
     const snapshot = pickSnapshot(story.snapshots, chain, story.lang)
     const ctx = newContext(req, space, story, snapshot.lang)
     const selected = this.select(ctx, 0)
-    if (selected instanceof Promise) return selected.then(() => this.served(ctx, story, snapshot, space, undefined))
-    return this.served(ctx, story, snapshot, space, undefined)
+    if (selected instanceof Promise) return selected.then(() => this.served(ctx, story, snapshot, space, undefined, cv))
+    return this.served(ctx, story, snapshot, space, undefined, cv)
   }
 
   /** Runs the steps' `select` from `from` on, staying synchronous until a step returns a Promise. */
@@ -163,13 +182,25 @@ export class StoryReadPipeline {
     }
   }
 
-  private served(ctx: ReadContext, story: PublishedStory, snapshot: Snapshot, space: PublicSpace, publishedAt: string | null | undefined): Served | Promise<Served> {
+  private served(
+    ctx: ReadContext,
+    story: PublishedStory,
+    snapshot: Snapshot,
+    space: PublicSpace,
+    publishedAt: string | null | undefined,
+    cv: number,
+  ): Served | Promise<Served> {
     const preview = ctx.req.preview
+    // Bodies carry `meta.cv`: when the Space's content version moved on, the Story's cached bodies are stale.
+    if (!preview && story.rendersCv !== cv) {
+      if (story.renders.size) this.cache.dropRenders(story)
+      story.rendersCv = cv
+    }
     const renderKey = preview ? '' : ctx.keyParts.length ? `${snapshot.lang}\u0000${ctx.keyParts.join('\u0000')}` : snapshot.lang
     const cached = preview ? undefined : story.renders.get(renderKey)
     if (cached) return { rendered: cached, headers: ctx.headers, cacheControl: ctx.cacheControl }
-    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt).then(({ rendered, cacheable }) => {
-      if (!preview && cacheable) this.cache.storeRender(story, renderKey, rendered)
+    return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt, cv).then(({ rendered, cacheable }) => {
+      if (!preview && cacheable && story.rendersCv === cv) this.cache.storeRender(story, renderKey, rendered)
       return { rendered, headers: ctx.headers, cacheControl: ctx.cacheControl }
     })
   }
@@ -180,8 +211,9 @@ export class StoryReadPipeline {
     snapshot: Snapshot,
     space: PublicSpace,
     publishedAt: string | null,
+    cv: number,
   ): Promise<{ rendered: Rendered; cacheable: boolean }> {
-    const draft: RenderDraft = { contentJson: snapshot.contentJson, meta: {} }
+    const draft: RenderDraft = { contentJson: snapshot.contentJson, meta: { cv } }
     for (const step of this.steps) if (step.transform) await step.transform(ctx, draft)
     const rendered = render(
       {
@@ -196,7 +228,7 @@ export class StoryReadPipeline {
         contentJson: draft.contentJson,
       },
       draft.meta,
-      ctx.req.preview ? 'private, no-store' : this.cacheControl,
+      this.publicCacheControl(ctx.req.preview),
     )
     return { rendered, cacheable: draft.cacheable !== false }
   }
@@ -206,12 +238,13 @@ export class StoryReadPipeline {
    * (kernel/preview.ts). Never cached, here or downstream.
    * The read steps run too, so a preview shows what publishing would serve.
    */
-  async preview(req: ReadRequest, authorization: string | null): Promise<Served> {
+  async preview(req: ReadRequest, authorization: string | null, checked = false): Promise<Served> {
     const fullPath = publicPathToFullPath(req.rawPath)
     const space = await this.space(req.spaceSlug)
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
-    await requireDraftReader(this.kernel, authorization, space)
+    // `checked`: the caller (a draft list) checked the reader once for all its Stories.
+    if (!checked) await requireDraftReader(this.kernel, authorization, space)
     if (!fullPath) throw notFound('Story')
     const rows = await repo.draftsByPath(this.kernel.db.db, space.id, fullPath)
     if (!rows.length) throw notFound('Story')
@@ -243,7 +276,7 @@ export class StoryReadPipeline {
     }
     const ctx = newContext({ ...req, preview: true }, space, story, snapshot.lang)
     await this.select(ctx, 0)
-    return this.served(ctx, story, snapshot, space, first.publishedAt?.toISOString() ?? null)
+    return this.served(ctx, story, snapshot, space, first.publishedAt?.toISOString() ?? null, await this.versions.get(space.id))
   }
 }
 
@@ -296,17 +329,54 @@ function render(d: RenderInput, meta: Record<string, unknown>, cacheControl: str
   // through JSON.stringify.
   let metaJson = ''
   for (const key in meta) metaJson += `${metaJson ? ',' : ''}${JSON.stringify(key)}:${JSON.stringify(meta[key] ?? null)}`
-  const json =
-    `{"data":{"id":${d.id},"uuid":"${d.uuid}","name":${JSON.stringify(d.name)},"slug":"${d.slug}",` +
-    `"full_path":"${d.fullPath}","lang":"${d.lang}","version_no":${d.versionNo},` +
-    `"published_at":${d.publishedAt ? `"${d.publishedAt}"` : 'null'},"content":${d.contentJson}},` +
-    `"meta":{${metaJson}}}`
-  const body = encoder.encode(json)
-  const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
-  const common = { ETag: etag, 'Cache-Control': cacheControl, Vary: VARY }
+  const data = encoder.encode(
+    `{"id":${d.id},"uuid":"${d.uuid}","name":${JSON.stringify(d.name)},"slug":"${d.slug}",` +
+      `"full_path":"${d.fullPath}","lang":"${d.lang}","version_no":${d.versionNo},` +
+      `"published_at":${d.publishedAt ? `"${d.publishedAt}"` : 'null'},"content":${d.contentJson}}`,
+  )
+  const parts = [DATA_OPEN, data, META_OPEN, encoder.encode(metaJson), CLOSE2]
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0))
+  let n = 0
+  for (const part of parts) {
+    bytes.set(part, n)
+    n += part.length
+  }
+  const etag = etagOf(bytes)
+  const { headers, notModifiedHeaders } = publicHeaders(etag, cacheControl, d.lang)
+  return {
+    body: new Blob([bytes]),
+    dataBytes: data.length,
+    etag,
+    headers,
+    notModifiedHeaders,
+    prebuilt: new Headers(headers),
+    prebuiltNotModified: new Headers(notModifiedHeaders),
+  }
+}
+
+const DATA_OPEN = encoder.encode('{"data":')
+const META_OPEN = encoder.encode(',"meta":{')
+const CLOSE2 = encoder.encode('}}')
+
+/** The strong ETag of a public answer's bytes. */
+export function etagOf(bytes: Uint8Array): string {
+  return `"${new Bun.CryptoHasher('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
+}
+
+/**
+ * The headers of a public answer (the Story read, the Story list, the change feed): its ETag, Cache-Control and
+ * `Vary` for 200 and 304, Content-Type and Content-Language for 200 only.
+ */
+export function publicHeaders(etag: string, cacheControl: string, lang: string | null) {
+  const notModifiedHeaders: Record<string, string> = { ETag: etag, 'Cache-Control': cacheControl, Vary: VARY }
   // nosniff is part of the prebuilt headers: it costs the read nothing per request.
-  const headers = { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff', 'Content-Language': d.lang, ...common }
-  return { body: new Blob([body]), etag, headers, notModifiedHeaders: common, prebuilt: new Headers(headers), prebuiltNotModified: new Headers(common) }
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json; charset=utf-8',
+    'X-Content-Type-Options': 'nosniff',
+    ...notModifiedHeaders,
+  }
+  if (lang) headers['Content-Language'] = lang
+  return { headers, notModifiedHeaders }
 }
 
 /** The first locale of the chain the Story was published in; the Story's own locale as the last resort. */

@@ -29,6 +29,7 @@ function selectAll() {
     versionNo: stories.versionNo,
     hasUnpublishedChanges: stories.hasUnpublishedChanges,
     publishedAt: stories.publishedAt,
+    firstPublishedAt: stories.firstPublishedAt,
     archivedAt: stories.archivedAt,
     createdAt: stories.createdAt,
     updatedAt: stories.updatedAt,
@@ -486,4 +487,79 @@ export async function storiesUsingComponent(db: DbOrTx, spaceId: number, name: s
       ),
     )
   return Number(row.n)
+}
+
+// ---- The public list (GET /cdn/{space}/stories) ----
+
+export type ListSortField = 'published_at' | 'first_published_at' | 'name' | 'full_path'
+
+export interface PublicListFilter {
+  /** `published`: the public snapshot; `draft`: every Story not archived, as a preview reads it. */
+  mode: 'published' | 'draft'
+  /** A plain prefix of `full_path` (with its leading slash). */
+  prefix: string | null
+  uuids: string[] | null
+  paths: string[] | null
+  /** The root blueprint: the component of the first top-level block (of the Story's own locale). */
+  contentType: string | null
+  isFolder: boolean | null
+  sort: ListSortField
+  desc: boolean
+  /** The sort key and full path of the last row of the previous page (keyset paging). */
+  after: { key: string | null; path: string } | null
+  limit: number
+}
+
+/** The sort key as text (exact: timestamps with their microseconds and offset, so the next page compares exactly). */
+function sortKey(f: PublicListFilter): SQL<string> | null {
+  switch (f.sort) {
+    case 'full_path':
+      return null
+    case 'published_at':
+      return sql<string>`coalesce(${stories.publishedAt}, '-infinity'::timestamptz)`
+    case 'first_published_at':
+      return sql<string>`coalesce(${stories.firstPublishedAt}, '-infinity'::timestamptz)`
+    case 'name':
+      // Published: the published name of the Story's own locale (a draft rename must not reorder the public list).
+      return f.mode === 'published'
+        ? sql<string>`coalesce((select p.name from ${storyPublished} p where p.story_id = ${stories.id} and p.lang = ${stories.lang}), ${stories.name})`
+        : sql<string>`${stories.name}`
+  }
+}
+
+/**
+ * One page of a Space's Stories for the public list: full paths (and the sort key of each, for the cursor), keyset
+ * paged on (sort key, full_path) — never OFFSET, so page N costs what page 1 does and a Story that stays put is
+ * returned exactly once however the others change meanwhile.
+ */
+export async function publicListPage(db: DbOrTx, spaceId: number, f: PublicListFilter): Promise<{ fullPath: string; key: string | null }[]> {
+  const where: SQL[] = [eq(stories.spaceId, spaceId)]
+  where.push(f.mode === 'published' ? eq(stories.status, 'published') : ne(stories.status, 'archived'))
+  if (f.prefix) where.push(like(stories.fullPath, `${f.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`))
+  if (f.uuids) where.push(f.uuids.length ? inArray(stories.uuid, f.uuids) : sql`false`)
+  if (f.paths) where.push(f.paths.length ? inArray(stories.fullPath, f.paths) : sql`false`)
+  if (f.isFolder !== null) where.push(eq(stories.isFolder, f.isFolder))
+  if (f.contentType !== null) {
+    const table = f.mode === 'published' ? storyPublished : storyContents
+    where.push(
+      sql`exists (select 1 from ${table} c where c.story_id = ${stories.id} and c.lang = ${stories.lang} and c.content->'blocks'->0->>'component' = ${f.contentType})`,
+    )
+  }
+  const key = sortKey(f)
+  const cmp = f.desc ? sql.raw('<') : sql.raw('>')
+  if (f.after) {
+    if (key === null) where.push(sql`${stories.fullPath} ${cmp} ${f.after.path}`)
+    else {
+      const after = f.sort === 'name' ? sql`${f.after.key}` : sql`${f.after.key}::timestamptz`
+      where.push(sql`(${key}, ${stories.fullPath}) ${cmp} (${after}, ${f.after.path})`)
+    }
+  }
+  const dir = f.desc ? desc : asc
+  const rows = await db
+    .select({ fullPath: stories.fullPath, key: key === null ? sql<null>`null` : sql<string>`(${key})::text` })
+    .from(stories)
+    .where(and(...where))
+    .orderBy(...(key === null ? [dir(stories.fullPath)] : [f.desc ? sql`${key} desc` : sql`${key} asc`, dir(stories.fullPath)]))
+    .limit(f.limit)
+  return rows
 }

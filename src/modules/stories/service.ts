@@ -442,7 +442,7 @@ export async function publishStory(kernel: Kernel, access: SpaceAccess, uuid: st
       .values(snapshot.map((c) => ({ storyId: s.id, lang: c.lang, name: c.name, content: c.content, versionNo: s.versionNo, publishedAt: now })))
     const [row] = await tx
       .update(stories)
-      .set({ status: 'published', hasUnpublishedChanges: false, publishedAt: now, updatedAt: now })
+      .set({ status: 'published', hasUnpublishedChanges: false, publishedAt: now, firstPublishedAt: s.firstPublishedAt ?? now, updatedAt: now })
       .where(eq(stories.id, s.id))
       .returning()
     if (s.status !== 'published') await repo.adjustCounts(tx, s.spaceId, { [s.status]: -1, published: 1 })

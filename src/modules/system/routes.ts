@@ -31,6 +31,13 @@ export const VersionModel = t.Object({
     sdk_astro: Component,
     cli: Component,
   }),
+  images: t.Object(
+    {
+      widths: t.Array(t.Integer(), { description: 'IMAGE_WIDTHS: the widths (and heights) an unsigned transform URL may ask for' }),
+      formats: t.Array(t.String(), { description: 'Transform formats: `{asset url}.{format}`' }),
+    },
+    { description: 'What image transform URLs resolve: clients build srcsets from these widths only' },
+  ),
 })
 
 const scriptDoc = (summary: string) => ({

@@ -60,5 +60,6 @@ export function versionDocument(config: Config, baseUrl: string, embed: EmbedScr
       sdk_astro: { latest: SERVICE_VERSION, npm: meta.npm.sdk_astro },
       cli: { latest: SERVICE_VERSION, npm: meta.npm.cli },
     },
+    images: { widths: [...config.imageWidths], formats: ['webp', 'avif', 'jpg', 'png'] },
   }
 }

@@ -1,0 +1,105 @@
+/**
+ * content-service-cli: the entry. It parses the command line and loads only the command asked for (start-up stays
+ * small); every command talks to a server through its public API (never its database).
+ */
+import { type Args, EXIT, UsageError } from './shared'
+
+export const HELP: Record<string, string> = {
+  '': `content-service-cli — Content Service from the command line
+
+Usage: content-service-cli <command> [options]
+
+Commands:
+  login                 store a token for a server (mode 0600)
+  logout                forget the token of a server
+  whoami                who the token is, in which tenant
+  spaces                the Spaces the token can see
+  components pull       write a Space's component blueprints to a file
+  components push       create or update blueprints in a Space from a file or another Space
+  components diff       compare blueprints between Spaces, servers or a file
+  types                 TypeScript types (and a validator) from a Space's blueprints
+
+Options everywhere:
+  --server <url>        the server (default: CONTENT_SERVICE_URL, else the one logged in to last)
+  --token <token>       a bearer token (default: CONTENT_SERVICE_TOKEN, else the stored one)
+  --json                machine-readable output on stdout
+  --help                help of a command
+
+Exit codes: 0 ok, 1 differences (components diff), 2 usage, 3 not authenticated or forbidden, 4 not found,
+5 refused by the server (conflict, validation), 6 server unreachable or failing.
+Under CI (CI set) or without a terminal nothing is ever asked: a missing input is a usage error.`,
+  login: `content-service-cli login --server <url> [--token <token> | --email <email> [--password <password>]]
+
+Stores a token for the server in ~/.config/content-service/credentials.json (mode 0600; XDG_CONFIG_HOME is honoured),
+one per server. With --email the password is read from --password, CONTENT_SERVICE_PASSWORD or, in a terminal, asked.`,
+  logout: 'content-service-cli logout [--server <url>]\n\nForgets the stored token of the server.',
+  whoami: 'content-service-cli whoami [--server <url>] [--json]\n\nThe user (or Space token), tenant and Spaces behind the token.',
+  spaces: 'content-service-cli spaces [--json]\n\nThe Spaces the token can see: slug, name, role, locales.',
+  components: `content-service-cli components <pull | push | diff>
+
+  pull --space <slug> [--out components.json]
+  push --space <slug> (--file components.json | --from-space <slug> [--from-server <url>]) [--dry-run]
+  diff --space <slug> (--file components.json | --to-space <slug> [--to-server <url>])
+
+push creates missing blueprints and updates changed ones (never deletes); --dry-run prints the plan only.
+diff exits 1 when the two sides differ, 0 when they are equal.`,
+  types: `content-service-cli types --space <slug> [--out content.d.ts] [--file components.json] [--watch]
+
+Writes <out> (a type per blueprint, discriminated by \`component\`; RootBlock, ComponentName, ComponentMap,
+StoryContent, Schema for createClient<Schema>()) and <out without .d.ts>.validate.js (+ .d.ts): the blueprints and
+isValidContent/contentErrors (needs @content-service/sdk). --file reads blueprints from a pulled file instead of
+the server; --watch regenerates whenever the Space's blueprints change (every 2 s).`,
+}
+
+export function parseArgs(argv: string[]): Args {
+  const positional: string[] = []
+  const flags: Record<string, string | true> = {}
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    if (a === '--') {
+      positional.push(...argv.slice(i + 1))
+      break
+    }
+    if (a.startsWith('--')) {
+      const eq = a.indexOf('=')
+      if (eq !== -1) flags[a.slice(2, eq)] = a.slice(eq + 1)
+      else if (i + 1 < argv.length && !argv[i + 1].startsWith('--') && !BOOLEAN.has(a.slice(2))) flags[a.slice(2)] = argv[++i]
+      else flags[a.slice(2)] = true
+    } else if (a === '-h') flags.help = true
+    else positional.push(a)
+  }
+  return { positional, flags }
+}
+
+const BOOLEAN = new Set(['json', 'help', 'dry-run', 'watch'])
+
+
+async function main(argv: string[]): Promise<number> {
+  const args = parseArgs(argv)
+  const [cmd = '', sub] = args.positional
+  if (!cmd || args.flags.help || cmd === 'help') {
+    const topic = cmd === 'help' ? (sub ?? '') : cmd
+    process.stdout.write(`${HELP[topic] ?? HELP['']}\n`)
+    return topic in HELP || !cmd || cmd === 'help' ? EXIT.ok : EXIT.usage
+  }
+  if (cmd === '--version' || args.flags.version) {
+    process.stdout.write('0.1.0\n')
+    return EXIT.ok
+  }
+  if (!(cmd in HELP)) {
+    process.stderr.write(`Unknown command "${cmd}". Run content-service-cli --help.\n`)
+    return EXIT.usage
+  }
+  const { run } = await import('./commands')
+  return run(cmd, args)
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (err) => {
+    process.stderr.write(`${err?.message ?? err}\n`)
+    process.exitCode = err instanceof UsageError ? EXIT.usage : 1
+  },
+)

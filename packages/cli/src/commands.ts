@@ -1,0 +1,365 @@
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { homedir } from 'node:os'
+import { basename, dirname, join } from 'node:path'
+import { type Args, EXIT, UsageError } from './shared'
+import { type Blueprint, generateTypes, generateValidator } from './typegen'
+
+// ---- credentials: one token per server, in a file only its owner can read ----
+
+interface Credentials {
+  current?: string
+  servers: Record<string, { token: string; email?: string }>
+}
+
+const credentialsFile = () => join(process.env.XDG_CONFIG_HOME || join(homedir(), '.config'), 'content-service', 'credentials.json')
+
+function readCredentials(): Credentials {
+  try {
+    return JSON.parse(readFileSync(credentialsFile(), 'utf8')) as Credentials
+  } catch {
+    return { servers: {} }
+  }
+}
+
+function writeCredentials(c: Credentials) {
+  const file = credentialsFile()
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
+  writeFileSync(file, `${JSON.stringify(c, null, 2)}\n`, { mode: 0o600 })
+  chmodSync(file, 0o600)
+}
+
+const normalizeServer = (s: string) => {
+  let u: URL
+  try {
+    u = new URL(s)
+  } catch {
+    throw new UsageError(`--server must be a URL (http:// or https://), not "${s}"`)
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new UsageError('--server must be an http(s) URL')
+  return u.origin
+}
+
+// ---- the API ----
+
+class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    readonly errors?: Record<string, string[]>,
+  ) {
+    super(message)
+  }
+}
+
+interface Target {
+  server: string
+  token: string | null
+}
+
+function target(args: Args, serverFlag = 'server', tokenFlag = 'token'): Target {
+  const c = readCredentials()
+  const given = args.flags[serverFlag]
+  const server = typeof given === 'string' ? normalizeServer(given) : process.env.CONTENT_SERVICE_URL ? normalizeServer(process.env.CONTENT_SERVICE_URL) : c.current
+  if (!server) throw new UsageError('No server: pass --server <url>, set CONTENT_SERVICE_URL, or log in first.')
+  const tok = args.flags[tokenFlag]
+  const token = typeof tok === 'string' ? tok : (process.env.CONTENT_SERVICE_TOKEN ?? c.servers[server]?.token ?? null)
+  return { server, token }
+}
+
+async function api<T>(t: Target, method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' }
+  if (t.token) headers.Authorization = `Bearer ${t.token}`
+  if (body !== undefined) headers['Content-Type'] = 'application/json'
+  let res: Response | undefined
+  for (let attempt = 0; ; attempt++) {
+    try {
+      res = await fetch(`${t.server}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
+    } catch (err) {
+      if (attempt < 2 && method === 'GET') continue
+      throw new ApiError(`${t.server} cannot be reached: ${(err as Error).message}`, 0, 'network_error')
+    }
+    if ((res.status === 429 || res.status === 503) && attempt < 3) {
+      await new Promise((r) => setTimeout(r, Math.min(10_000, Number(res!.headers.get('retry-after') ?? 1) * 1000)))
+      continue
+    }
+    break
+  }
+  const text = await res.text()
+  let parsed: any = null
+  try {
+    parsed = text ? JSON.parse(text) : null
+  } catch {}
+  if (!res.ok) throw new ApiError(parsed?.message ?? `HTTP ${res.status}`, res.status, parsed?.error ?? 'http_error', parsed?.errors)
+  return parsed as T
+}
+
+function exitOf(err: unknown): number {
+  if (err instanceof UsageError) return EXIT.usage
+  if (!(err instanceof ApiError)) return 1
+  if (err.status === 401 || err.status === 403) return EXIT.auth
+  if (err.status === 404) return EXIT.notFound
+  if (err.status === 409 || err.status === 422) return EXIT.refused
+  return EXIT.unavailable
+}
+
+// ---- output ----
+
+const isCi = () => !!process.env.CI && process.env.CI !== 'false' && process.env.CI !== '0'
+
+function out(args: Args, json: unknown, human: string) {
+  process.stdout.write(args.flags.json ? `${JSON.stringify(json, null, 2)}\n` : `${human}\n`)
+}
+
+/** Progress on stderr, for people: never with --json, never without a terminal. */
+function progress(args: Args, text: string) {
+  if (!args.flags.json && process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${text}`)
+}
+const progressDone = (args: Args) => progress(args, '')
+
+function flag(args: Args, name: string, required = true): string | undefined {
+  const v = args.flags[name]
+  if (typeof v === 'string' && v) return v
+  if (required) throw new UsageError(`--${name} <value> is required. See --help.`)
+  return undefined
+}
+
+async function ask(question: string, hidden: boolean): Promise<string> {
+  if (isCi() || !process.stdin.isTTY) throw new UsageError(`${question.replace(/: $/, '')} is needed, and nothing is asked under CI or without a terminal: pass it as a flag.`)
+  const { createInterface } = await import('node:readline')
+  const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: true })
+  if (hidden) (rl as unknown as { _writeToOutput: (s: string) => void })._writeToOutput = (s: string) => void (s.includes(question) && process.stderr.write(s))
+  return new Promise((resolve) =>
+    rl.question(question, (a) => {
+      rl.close()
+      if (hidden) process.stderr.write('\n')
+      resolve(a)
+    }),
+  )
+}
+
+// ---- blueprints ----
+
+type Component = Blueprint & { display_name: string }
+
+/** A blueprint as compared and pushed: no timestamps; fields in their order. */
+const normalized = (c: Component) => ({ name: c.name, display_name: c.display_name, is_root: c.is_root, is_nestable: c.is_nestable, schema: c.schema })
+
+async function componentsOf(t: Target, space: string): Promise<Component[]> {
+  const r = await api<{ data: Component[] }>(t, 'GET', `/spaces/${encodeURIComponent(space)}/components`)
+  return r.data.map(normalized).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+}
+
+function readComponentsFile(file: string): Component[] {
+  let parsed: { components?: Component[] }
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'))
+  } catch (err) {
+    throw new UsageError(`${file}: not a components file (${(err as Error).message})`)
+  }
+  if (!Array.isArray(parsed.components)) throw new UsageError(`${file}: has no "components" list`)
+  return parsed.components.map(normalized)
+}
+
+export interface ComponentChange {
+  name: string
+  change: 'added' | 'removed' | 'changed'
+  /** What differs, for `changed`. */
+  fields?: string[]
+}
+
+/** What would make `to` like `from`: added (only in from), changed, removed (only in to; push never deletes). */
+export function diffComponents(from: Component[], to: Component[]): ComponentChange[] {
+  const target = new Map(to.map((c) => [c.name, c]))
+  const out: ComponentChange[] = []
+  for (const c of from) {
+    const other = target.get(c.name)
+    if (!other) {
+      out.push({ name: c.name, change: 'added' })
+      continue
+    }
+    const fields: string[] = []
+    for (const k of ['display_name', 'is_root', 'is_nestable'] as const) if (c[k] !== other[k]) fields.push(k)
+    const keys = new Set([...Object.keys(c.schema), ...Object.keys(other.schema)])
+    for (const f of keys) if (JSON.stringify(c.schema[f] ?? null) !== JSON.stringify(other.schema[f] ?? null)) fields.push(`schema.${f}`)
+    if (JSON.stringify(Object.keys(c.schema)) !== JSON.stringify(Object.keys(other.schema)) && !fields.some((f) => f.startsWith('schema.'))) fields.push('field order')
+    if (fields.length) out.push({ name: c.name, change: 'changed', fields })
+  }
+  const names = new Set(from.map((c) => c.name))
+  for (const c of to) if (!names.has(c.name)) out.push({ name: c.name, change: 'removed' })
+  return out
+}
+
+const describeChanges = (changes: ComponentChange[]) =>
+  changes.length
+    ? changes.map((c) => `${c.change === 'added' ? '+' : c.change === 'removed' ? '-' : '~'} ${c.name}${c.fields ? ` (${c.fields.join(', ')})` : ''}`).join('\n')
+    : 'No differences.'
+
+/** The blueprints of a source: a file (--file), another Space and server (--<prefix>space, --<prefix>server). */
+async function source(args: Args, prefix: 'from' | 'to'): Promise<{ components: Component[]; label: string }> {
+  const file = flag(args, 'file', false)
+  if (file) return { components: readComponentsFile(file), label: file }
+  const space = flag(args, `${prefix}-space`, false)
+  if (!space) throw new UsageError(`--file <file> or --${prefix}-space <slug> is required. See --help.`)
+  const t = args.flags[`${prefix}-server`] ? target(args, `${prefix}-server`, `${prefix}-token`) : target(args)
+  return { components: await componentsOf(t, space), label: `${t.server} ${space}` }
+}
+
+// ---- commands ----
+
+const commands: Record<string, (args: Args) => Promise<number>> = {
+  async login(args) {
+    const given = flag(args, 'server', false) ?? process.env.CONTENT_SERVICE_URL
+    if (!given) throw new UsageError('--server <url> is required.')
+    const server = normalizeServer(given)
+    let token = flag(args, 'token', false) ?? null
+    let email: string | undefined
+    if (!token) {
+      email = flag(args, 'email', false) ?? (await ask('E-mail: ', false))
+      const password = flag(args, 'password', false) ?? process.env.CONTENT_SERVICE_PASSWORD ?? (await ask('Password: ', true))
+      token = (await api<{ data: { token: string } }>({ server, token: null }, 'POST', '/auth/login', { email, password })).data.token
+    }
+    const who = await api<{ data: WhoAmI }>({ server, token }, 'GET', '/whoami')
+    const c = readCredentials()
+    c.servers[server] = { token, ...(who.data.user ? { email: who.data.user.email } : {}) }
+    c.current = server
+    writeCredentials(c)
+    out(args, { server, user: who.data.user, tenant: who.data.tenant, credentials: credentialsFile() }, `Logged in to ${server} as ${who.data.user?.email ?? 'a Space token'}.`)
+    return EXIT.ok
+  },
+
+  async logout(args) {
+    const c = readCredentials()
+    const server = flag(args, 'server', false) ? normalizeServer(flag(args, 'server')!) : c.current
+    const had = !!(server && c.servers[server])
+    if (server) delete c.servers[server]
+    if (c.current === server) c.current = Object.keys(c.servers)[0]
+    writeCredentials(c)
+    out(args, { server, removed: had }, had ? `Logged out of ${server}.` : 'Nothing to forget.')
+    return EXIT.ok
+  },
+
+  async whoami(args) {
+    const t = target(args)
+    if (!t.token) throw new ApiError('Not logged in: run content-service-cli login.', 401, 'unauthorized')
+    const { data } = await api<{ data: WhoAmI }>(t, 'GET', '/whoami')
+    out(args, { server: t.server, ...data }, `${data.user ? `${data.user.name} <${data.user.email}>` : 'A Space token'} in ${data.tenant.name} on ${t.server}`)
+    return EXIT.ok
+  },
+
+  async spaces(args) {
+    const t = target(args)
+    const { data } = await api<{ data: { slug: string; name: string; role: string; locales: string[] }[] }>(t, 'GET', '/spaces')
+    out(args, data, data.length ? data.map((s) => `${s.slug.padEnd(24)} ${s.role.padEnd(7)} ${s.locales.join(',').padEnd(16)} ${s.name}`).join('\n') : 'No Spaces.')
+    return EXIT.ok
+  },
+
+  async components(args) {
+    const sub = args.positional[1]
+    if (sub === 'pull') {
+      const space = flag(args, 'space')!
+      const t = target(args)
+      const components = await componentsOf(t, space)
+      const file = flag(args, 'out', false) ?? 'components.json'
+      writeFileSync(file, `${JSON.stringify({ components }, null, 2)}\n`)
+      out(args, { file, count: components.length }, `Wrote ${components.length} blueprints of ${space} to ${file}.`)
+      return EXIT.ok
+    }
+    if (sub === 'diff') {
+      const space = flag(args, 'space')!
+      const here = await componentsOf(target(args), space)
+      const other = await source(args, 'to')
+      // What would make `space` like the other side.
+      const changes = diffComponents(other.components, here)
+      out(args, { changes }, describeChanges(changes))
+      return changes.length ? EXIT.different : EXIT.ok
+    }
+    if (sub === 'push') {
+      const space = flag(args, 'space')!
+      const t = target(args)
+      const from = await source(args, 'from')
+      const current = await componentsOf(t, space)
+      const plan = diffComponents(from.components, current).filter((c) => c.change !== 'removed')
+      if (args.flags['dry-run']) {
+        out(args, { dry_run: true, changes: plan }, `Would push to ${space}:\n${describeChanges(plan)}`)
+        return EXIT.ok
+      }
+      const byName = new Map(from.components.map((c) => [c.name, c]))
+      // Blueprints first without blocks fields' whitelists resolved: a whitelist may name a blueprint created later in
+      // this push, so creates go before updates and all of them in name order.
+      const ordered = [...plan.filter((c) => c.change === 'added'), ...plan.filter((c) => c.change === 'changed')]
+      let n = 0
+      for (const c of ordered) {
+        progress(args, `Pushing ${++n}/${ordered.length}: ${c.name}`)
+        const body = normalized(byName.get(c.name)!)
+        if (c.change === 'added') await api(t, 'POST', `/spaces/${encodeURIComponent(space)}/components`, body)
+        else await api(t, 'PUT', `/spaces/${encodeURIComponent(space)}/components/${encodeURIComponent(c.name)}`, body)
+      }
+      progressDone(args)
+      out(args, { changes: plan }, plan.length ? `Pushed to ${space}:\n${describeChanges(plan)}` : `${space} is up to date.`)
+      return EXIT.ok
+    }
+    throw new UsageError('components: pull, push or diff. See content-service-cli components --help.')
+  },
+
+  async types(args) {
+    const outFile = flag(args, 'out', false) ?? 'content.d.ts'
+    if (!outFile.endsWith('.d.ts')) throw new UsageError('--out must end in .d.ts')
+    const file = flag(args, 'file', false)
+    const space = file ? undefined : flag(args, 'space')
+    const t = file ? null : target(args)
+    const load = async () => (file ? readComponentsFile(file) : await componentsOf(t!, space!))
+    const write = (components: Component[]) => {
+      const base = outFile.slice(0, -'.d.ts'.length)
+      const types = generateTypes(components, space ? `the Space "${space}"` : file)
+      const validator = generateValidator(components, `./${basename(base)}`)
+      mkdirSync(dirname(outFile) || '.', { recursive: true })
+      writeFileSync(outFile, types)
+      writeFileSync(`${base}.validate.js`, validator.js)
+      writeFileSync(`${base}.validate.d.ts`, validator.dts)
+      return [outFile, `${base}.validate.js`, `${base}.validate.d.ts`]
+    }
+    let components = await load()
+    const files = write(components)
+    out(args, { files, components: components.length }, `Wrote ${files.join(', ')} (${components.length} blueprints).`)
+    if (!args.flags.watch) return EXIT.ok
+    let last = JSON.stringify(components)
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 2000))
+      try {
+        components = await load()
+      } catch (err) {
+        process.stderr.write(`types --watch: ${(err as Error).message}\n`)
+        continue
+      }
+      const now = JSON.stringify(components)
+      if (now === last) continue
+      last = now
+      write(components)
+      out(args, { files, components: components.length, changed: true }, `Blueprints changed: wrote ${files.join(', ')}.`)
+    }
+  },
+}
+
+interface WhoAmI {
+  user: { id: number; email: string; name: string } | null
+  tenant: { id: number; name: string }
+  spaces?: unknown
+}
+
+export async function run(cmd: string, args: Args): Promise<number> {
+  try {
+    return await commands[cmd](args)
+  } catch (err) {
+    const code = exitOf(err)
+    const message = (err as Error).message
+    if (args.flags.json) {
+      const e = err as Partial<ApiError>
+      process.stdout.write(`${JSON.stringify({ error: e.code ?? (err instanceof UsageError ? 'usage' : 'error'), message, status: e.status, errors: e.errors }, null, 2)}\n`)
+    }
+    process.stderr.write(`${message}${err instanceof ApiError && err.errors ? `\n${JSON.stringify(err.errors)}` : ''}\n`)
+    return code
+  }
+}
+
+
