@@ -23,6 +23,7 @@ import m19 from './0019_galleries_overlays.sql' with { type: 'text' }
 import m20 from './0020_ai.sql' with { type: 'text' }
 import m21 from './0021_events.sql' with { type: 'text' }
 import m22 from './0022_commerce.sql' with { type: 'text' }
+import m23 from './0023_account_verification.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -48,4 +49,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0020_ai', sql: m20 },
   { tag: '0021_events', sql: m21 },
   { tag: '0022_commerce', sql: m22 },
+  { tag: '0023_account_verification', sql: m23 },
 ]
