@@ -59,7 +59,11 @@ describe('per IP, only failed sign-ins count', () => {
   test('11 successful sign-ins in an hour from one address all succeed; the 11th failure from it is refused', async () => {
     const u = await t.register({ email: fresh() })
     const ip = freshIp()
-    for (let i = 0; i < 11; i++) expect((await login(u.user.email, PASSWORD, ip)).status).toBe(200)
+    for (let i = 0; i < 11; i++) {
+      const ok = await login(u.user.email, PASSWORD, ip)
+      expect(ok.status).toBe(200)
+      expect(ok.headers.get('ratelimit-remaining')).toBe('10')
+    }
     // Ten failures (each for another address, so no per-address back-off is met) use the budget up.
     for (let i = 0; i < 10; i++) expect((await login(fresh(), 'a wrong password', ip)).status).toBe(401)
     const limited = await login(u.user.email, PASSWORD, ip)

@@ -79,11 +79,12 @@ export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState, req
     )
     .post(
       '/login',
-      async ({ body, request }) => {
+      async ({ body, request, set }) => {
         const data = await loginUser(kernel, body, state)
         // Only failed sign-ins count against the per-IP limit: an office behind one address signs in as often as it likes.
         const ri = requestInfo(request)
         await kernel.rateLimiter.refundRequest(ri.rate, ri.ip)
+        if (ri.rate) set.headers['RateLimit-Remaining'] = String(Math.min(ri.rate.rule.limit, ri.rate.remaining + 1))
         return { data }
       },
       {
