@@ -38,6 +38,13 @@ export interface Config {
    * user at all), `closed` (nobody; accounts come from `content-service user create`).
    */
   registration: Registration
+  /**
+   * REGISTRATION_VERIFY: a sign-up through the API (register, onboard) becomes an account only once the link mailed
+   * to its address was followed (the first account of the service excepted). Default on; needs PUBLIC_URL.
+   */
+  registrationVerify: boolean
+  /** PITCH_DEMOS: the pitch demo routes answer (default off: 403 pitch_unavailable). */
+  pitchDemos: boolean
   jsonBodyLimit: number
   /** Seconds an HTTP connection may sit idle (between keep-alive requests, or mid-request) before it is closed. */
   httpIdleTimeoutSeconds: number
@@ -393,6 +400,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     userTokenTtlDays: int(env, 'USER_TOKEN_TTL_DAYS', 30, 1, 3650),
     pitchTtlDays: int(env, 'PITCH_TTL_DAYS', 14, 1, 3650),
     registration: oneOf(env, 'REGISTRATION', REGISTRATION_MODES, 'open'),
+    registrationVerify: bool(env, 'REGISTRATION_VERIFY', true),
+    pitchDemos: bool(env, 'PITCH_DEMOS', false),
     jsonBodyLimit: int(env, 'JSON_BODY_LIMIT', 1024 * 1024, 1024),
     httpIdleTimeoutSeconds: int(env, 'HTTP_IDLE_TIMEOUT', 30, 1, 255),
     shutdownTimeoutSeconds: int(env, 'SHUTDOWN_TIMEOUT', 10, 1, 3600),

@@ -108,6 +108,8 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     // on a busy machine crosses the stall bound; its hostile values stop at validation either way.
     'POST /v1/auth/password-reset': () => ({ email: 'nobody@example.com' }),
     'POST /v1/auth/password-reset/confirm': () => ({ token: 'A'.repeat(43), new_password: 'fuzzing new password' }),
+    'POST /v1/auth/register/confirm': () => ({ token: 'A'.repeat(43) }),
+    'POST /v1/pitch/claim': () => ({ token: 'A'.repeat(43), password: 'fuzzing password' }),
     'POST /v1/spaces/': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz space', default_lang: 'en', locales: ['en', 'de'] }),
     'PATCH /v1/spaces/:space': () => ({ name: 'Renamed by fuzz' }),
     'PATCH /v1/spaces/:space/billing': () => ({ plan: 'pro' }),

@@ -212,14 +212,17 @@ describe('invitations on a service closed to sign-up', () => {
       const walkIn = await closed.request('POST', '/v1/auth/register', { body: { email: address(), password: 'correct horse battery staple', name: 'X' } })
       expect(walkIn.status).toBe(403)
       const invited = await closed.request('POST', '/v1/auth/register', { body: { email, password: 'correct horse battery staple', name: 'Invitee' } })
-      expect(invited.status).toBe(201)
+      expect(invited.status).toBe(202)
+      const session = await closed.request('POST', '/v1/auth/login', { body: { email, password: 'correct horse battery staple' } })
+      expect(session.status).toBe(200)
+      const invitee = session.body.data.token as string
       await closed.kernel.jobs.runDueJobs()
       const mail = [...sink.mails].reverse().find((m) => m.to.includes(email))!
       const token = /\/invite\/([A-Za-z0-9_-]{43})/.exec(mail.parsed.text ?? '')![1]
-      const accepted = await closed.request('POST', `/v1/invite/${token}/accept`, { token: invited.body.data.token })
+      const accepted = await closed.request('POST', `/v1/invite/${token}/accept`, { token: invitee })
       expect(accepted.status).toBe(200)
       // The invitation is spent: the address has no allowance left, a second account cannot be made with it anyway.
-      expect((await closed.request('GET', `/v1/spaces/${space.slug}`, { token: invited.body.data.token })).status).toBe(200)
+      expect((await closed.request('GET', `/v1/spaces/${space.slug}`, { token: invitee })).status).toBe(200)
     } finally {
       await closed.close()
     }

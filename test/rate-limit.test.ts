@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { ManualClock } from '../src/kernel/clock'
 import { type Database, openDatabase } from '../src/kernel/db'
 import {
+  Backoff,
   MemoryRateLimitStore,
   PostgresRateLimitStore,
   type RateLimitRule,
@@ -180,6 +181,29 @@ function storeContract(name: string, makeStore: () => RateLimitStore) {
       const hits = await Promise.all(Array.from({ length: 20 }, () => store.hit(key, 60_000, T0)))
       expect(hits.map((h) => h.count).sort((x, y) => x - y)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
     })
+
+    test('a refund gives one hit back inside the window, never below zero, and keeps the window end', async () => {
+      const store = makeStore()
+      const key = freshKey()
+      await store.hit(key, 60_000, T0)
+      await store.hit(key, 60_000, T0 + 1000)
+      await store.refund(key, T0 + 2000)
+      expect(await store.hit(key, 60_000, T0 + 3000)).toEqual({ count: 2, resetAt: T0 + 60_000 })
+      for (let i = 0; i < 5; i++) await store.refund(key, T0 + 4000)
+      expect((await store.hit(key, 60_000, T0 + 5000)).count).toBe(1)
+      // An ended window is not touched; an unknown key is no error.
+      await store.refund(key, T0 + 60_000)
+      await store.refund(freshKey(), T0)
+      expect((await store.hit(key, 60_000, T0 + 59_000)).count).toBe(2)
+    })
+
+    test('clear forgets a counter', async () => {
+      const store = makeStore()
+      const key = freshKey()
+      for (let i = 0; i < 3; i++) await store.hit(key, 60_000, T0)
+      await store.clear(key)
+      expect(await store.hit(key, 60_000, T0 + 1000)).toEqual({ count: 1, resetAt: T0 + 61_000 })
+    })
   })
 }
 
@@ -302,6 +326,41 @@ describe('RateLimiter', () => {
       Array.from({ length: 30 }, (_, i) => (i % 2 ? processA : processB).check('POST', '/v1/demo', ip)),
     )
     expect(decisions.filter((d) => d?.allowed).length).toBe(10)
+  })
+
+  test('IPv6 clients are counted by their /64: any address in it shares the budget', async () => {
+    const limiter = new RateLimiter(new RateLimitTable([rule]), new MemoryRateLimitStore(), new ManualClock(T0))
+    for (let i = 1; i <= 3; i++) expect((await limiter.check('POST', '/v1/demo', `2001:db8:5:6::${i}`))?.allowed).toBe(true)
+    expect((await limiter.check('POST', '/v1/demo', '2001:db8:5:6:ffff:1:2:3'))?.allowed).toBe(false)
+    expect((await limiter.check('POST', '/v1/demo', '2001:db8:5:7::1'))?.allowed).toBe(true)
+  })
+
+  test('refundRequest gives a request its hit back (a route whose successes do not count)', async () => {
+    const limiter = new RateLimiter(new RateLimitTable([{ ...rule, limit: 1 }]), new MemoryRateLimitStore(), new ManualClock(T0))
+    for (let i = 0; i < 5; i++) {
+      const d = await limiter.check('POST', '/v1/demo', '2001:db8:9::1')
+      expect(d?.allowed).toBe(true)
+      await limiter.refundRequest(d, '2001:db8:9::2')
+    }
+  })
+
+  test('a back-off over one Postgres store holds across two limiters (a guesser spread over two instances)', async () => {
+    const clock = new ManualClock(T0 + 30 * 86_400_000)
+    const table = new RateLimitTable([])
+    const processA = new RateLimiter(table, new PostgresRateLimitStore(tdb.database), clock)
+    const processB = new RateLimiter(table, new PostgresRateLimitStore(second ?? tdb.database), clock)
+    const backoff = new Backoff(`test.backoff.${freshKey()}`, { free: 3, firstWaitSeconds: 60, maxWaitSeconds: 600, forgetSeconds: 86_400 })
+    const waits: number[] = []
+    for (let i = 0; i < 6; i++) waits.push(await backoff.attempt(i % 2 ? processA : processB, 'subject'))
+    // 3 free, the 4th goes ahead (a fresh wait window), the 5th and 6th wait for its end.
+    expect(waits.slice(0, 4)).toEqual([0, 0, 0, 0])
+    expect(waits[4]).toBe(60)
+    expect(waits[5]).toBe(60)
+    clock.advance(60_000)
+    expect(await backoff.attempt(processB, 'subject')).toBe(0)
+    expect(await backoff.attempt(processA, 'subject')).toBe(120)
+    await backoff.forgive(processA, 'subject')
+    expect(await backoff.attempt(processB, 'subject')).toBe(0)
   })
 
   test('two memory stores do not share counts (why production with several instances needs the Postgres store)', async () => {

@@ -26,7 +26,7 @@ import { loadConfig } from '../../src/config'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { createKernel, type Kernel } from '../../src/kernel/kernel'
 import { ROLLUP_GRACE_MS, ROLLUP_SLOT_MS, rollup } from '../../src/modules/analytics/repo'
-import { registerUser } from '../../src/modules/auth/service'
+import { firstAccount, registerUser } from '../../src/modules/auth/service'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
 import { createComponent } from '../../src/modules/stories/components'
 import { emitBenchJson } from './json'
@@ -73,7 +73,7 @@ function serverCommand(): string[] {
 async function seed(env: Record<string, string>) {
   const deps = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'warn' }))
   const t0 = performance.now()
-  const { token, user, tenant } = await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
+  const { token, user, tenant } = firstAccount(await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' }))
   const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
   await createSpace(deps, principal, { slug: 'bench', name: 'Bench', default_lang: 'en' })
   const bench: SpaceAccess = { principal, space: (await findLiveSpace(deps, 'bench'))!, role: 'admin' }

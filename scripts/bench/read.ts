@@ -34,7 +34,7 @@ import { stories, storyContents, storyPublished, storyVersions } from '../../db/
 import { loadConfig } from '../../src/config'
 import { createKernel } from '../../src/kernel/kernel'
 import type { SpaceAccess } from '../../src/kernel/auth'
-import { registerUser } from '../../src/modules/auth/service'
+import { firstAccount, registerUser } from '../../src/modules/auth/service'
 import { contentErrors, type Doc } from '../../src/modules/stories/blocks'
 import { createComponent } from '../../src/modules/stories/components'
 import { blueprintsOf } from '../../src/modules/stories/repo'
@@ -98,11 +98,13 @@ async function seed(env: Record<string, string>) {
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' })
   const deps = await createKernel(config)
   const t0 = performance.now()
-  const { token, user, tenant } = await registerUser(deps, {
-    email: `bench-${Date.now()}@example.com`,
-    password: 'bench bench bench bench',
-    name: 'Bench',
-  })
+  const { token, user, tenant } = firstAccount(
+    await registerUser(deps, {
+      email: `bench-${Date.now()}@example.com`,
+      password: 'bench bench bench bench',
+      name: 'Bench',
+    }),
+  )
   const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
   const access = async (slug: string): Promise<SpaceAccess> => ({ principal, space: (await findLiveSpace(deps, slug))!, role: 'admin' })
   await createSpace(deps, principal, { slug: 'bench', name: 'Bench', default_lang: 'en' })

@@ -38,7 +38,7 @@ import { createKernel } from '../../src/kernel/kernel'
 import { searchModule } from '../../src/modules/search'
 import { createLogger } from '../../src/kernel/logger'
 import type { SpaceAccess } from '../../src/kernel/auth'
-import { registerUser } from '../../src/modules/auth/service'
+import { firstAccount, registerUser } from '../../src/modules/auth/service'
 import { checkSearch, searchIn, searchStories } from '../../src/modules/search/service'
 import { stopWordsFor } from '../../src/modules/search/text'
 import { typoBudget } from '../../src/modules/search/tolerance'
@@ -244,7 +244,7 @@ export async function seed(env: Record<string, string>, n: number, c: Corpus) {
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' })
   const deps = await createKernel(config)
   const t0 = performance.now()
-  const { user, tenant } = await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
+  const { user, tenant } = firstAccount(await registerUser(deps, { email: `bench-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' }))
   const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
   await createSpace(deps, principal, { slug: 'bench', name: 'Bench', default_lang: 'en' })
   const access: SpaceAccess = { principal, space: (await findLiveSpace(deps, 'bench'))!, role: 'admin' }

@@ -3,7 +3,7 @@
 import { loadConfig } from '../../src/config'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { createKernel } from '../../src/kernel/kernel'
-import { registerUser } from '../../src/modules/auth/service'
+import { firstAccount, registerUser } from '../../src/modules/auth/service'
 import { createComponent } from '../../src/modules/stories/components'
 import { createSpace, findLiveSpace } from '../../src/modules/spaces/service'
 
@@ -12,7 +12,7 @@ export async function seedStories(env: Record<string, string>, n: number, existi
   const deps = await createKernel(loadConfig({ ...env, LOG_LEVEL: 'warn' }))
   let spaceId: number
   if (existing === 0) {
-    const { user, tenant } = await registerUser(deps, { email: `startup-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' })
+    const { user, tenant } = firstAccount(await registerUser(deps, { email: `startup-${Date.now()}@example.com`, password: 'bench bench bench bench', name: 'Bench' }))
     const principal = { kind: 'user' as const, tokenId: '', tenantId: tenant.id, userId: user.id, expiresAt: null }
     await createSpace(deps, principal, { slug: 'bench', name: 'Bench', default_lang: 'en' })
     const access: SpaceAccess = { principal, space: (await findLiveSpace(deps, 'bench'))!, role: 'admin' }

@@ -93,6 +93,9 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
     mail_links: kernel.mail.linkBase() !== null,
     },
   )
+  if (config.pitchDemos && !config.publicUrl) {
+    kernel.logger.warn('PITCH_DEMOS=on but PUBLIC_URL is unset: demo links cannot be mailed, so the pitch routes answer 403 pitch_unavailable. Set PUBLIC_URL.')
+  }
   if (PARSER_HEADER_LIMIT <= MAX_URL_BYTES) {
     kernel.logger.warn(
       `Bun's HTTP parser takes request lines and headers of at most ${PARSER_HEADER_LIMIT} bytes: longer URLs get an empty 431 instead of the service's 414 at ${MAX_URL_BYTES}. Run with --max-http-header-size=${PARSER_HEADER_BYTES} (the executable is built with it).`,

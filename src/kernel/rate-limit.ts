@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm'
 import type { Clock } from './clock'
 import type { Database } from './db'
 import { isDatabaseUnavailable } from './errors'
+import { isIPv4 } from './http'
 
 /**
  * A per-IP limit on one route. `path` uses `:param` for one segment and a trailing `*` for the rest. Each module
@@ -121,6 +122,13 @@ export interface Hit {
 export interface RateLimitStore {
   /** The memory store answers synchronously, so the public read path pays no await for it. */
   hit(key: string, windowMs: number, now: number): Hit | Promise<Hit>
+  /**
+   * Gives one counted hit back (a request that turned out not to count, e.g. a successful sign-in): the count drops
+   * by one, never below zero, and the window keeps its end. A counter whose window has ended is left alone.
+   */
+  refund(key: string, now: number): void | Promise<void>
+  /** Forgets the counter (e.g. an account's failures once its owner proved the mailbox with a reset link). */
+  clear(key: string): void | Promise<void>
 }
 
 /** Fixed-window counters in this process. */
@@ -156,6 +164,24 @@ export class MemoryRateLimitStore implements RateLimitStore {
     }
     c.count++
     return c
+  }
+
+  refund(key: string, now: number): void {
+    this.refundCounter('', key, now)
+  }
+
+  clear(key: string): void {
+    this.clearCounter('', key)
+  }
+
+  /** {@link refund} of the counter of `client` under rule `ruleId` (the rate limiter's split keys). */
+  refundCounter(ruleId: string, client: string, now: number): void {
+    const c = this.counters.get(ruleId)?.get(client)
+    if (c !== undefined && c.resetAt > now && c.count > 0) c.count--
+  }
+
+  clearCounter(ruleId: string, client: string): void {
+    this.counters.get(ruleId)?.delete(client)
   }
 
   private sweep(now: number) {
@@ -199,6 +225,27 @@ export class PostgresRateLimitStore implements RateLimitStore {
         this.onFallback(err)
       }
       return this.fallback.hit(rawKey, windowMs, now)
+    }
+  }
+
+  async refund(rawKey: string, now: number): Promise<void> {
+    try {
+      await this.database.query(`update rate_limit_counters set count = count - 1 where key = $1 and reset_at > $2 and count > 0`, [
+        this.storedKey(rawKey),
+        new Date(now).toISOString(),
+      ])
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err
+      this.fallback.refund(rawKey, now)
+    }
+  }
+
+  async clear(rawKey: string): Promise<void> {
+    try {
+      await this.database.query(`delete from rate_limit_counters where key = $1`, [this.storedKey(rawKey)])
+    } catch (err) {
+      if (!isDatabaseUnavailable(err)) throw err
+      this.fallback.clear(rawKey)
     }
   }
 
@@ -251,6 +298,11 @@ export class RateLimiter {
     private clock: Clock,
   ) {}
 
+  /** The clock's now (epoch ms). */
+  clockMs(): number {
+    return this.clock.ms()
+  }
+
   /** Whether check() answers synchronously (the in-memory store). */
   get synchronous(): boolean {
     return this.store instanceof MemoryRateLimitStore
@@ -258,12 +310,49 @@ export class RateLimiter {
 
   /**
    * Counts one request of `ip` against the rule for method+path; null when the route is not limited. Synchronous
-   * with a synchronous store (memory), a Promise with the Postgres store.
+   * with a synchronous store (memory), a Promise with the Postgres store. IPv6 clients are counted by their /64
+   * ({@link rateClientKey}).
    */
   check(method: string, pathname: string, ip: string, now?: number): RateLimitDecision | null | Promise<RateLimitDecision | null> {
     const rule = this.table.match(method, pathname)
     if (!rule) return null
-    return this.hit(rule, ip, now)
+    return this.hit(rule, rateClientKey(ip), now)
+  }
+
+  /**
+   * Gives back the hit a request of `ip` was counted with (its decision from `check`): for a route whose successful
+   * answers must not use up the limit (a sign-in counts only when it fails). Nothing when the route was not limited.
+   */
+  refundRequest(decision: RateLimitDecision | null | undefined, ip: string, now = this.clock.ms()): void | Promise<void> {
+    if (!decision) return
+    return this.refund(decision.rule.id, rateClientKey(ip), now)
+  }
+
+  /**
+   * One hit of `client` on counter `id` with a window of `windowMs` chosen by the caller (not a table row): the raw
+   * count, for limits that are not a fixed row, such as {@link Backoff}.
+   */
+  count(id: string, client: string, windowMs: number, now = this.clock.ms()): Hit | Promise<Hit> {
+    const store = this.store
+    if (store instanceof MemoryRateLimitStore) {
+      const c = store.counter(id, client, windowMs, now)
+      return { count: c.count, resetAt: c.resetAt }
+    }
+    return store.hit(id + '|' + client, windowMs, now)
+  }
+
+  /** Gives back one hit of `client` on counter (or rule) `id`. */
+  refund(id: string, client: string, now = this.clock.ms()): void | Promise<void> {
+    const store = this.store
+    if (store instanceof MemoryRateLimitStore) return store.refundCounter(id, client, now)
+    return store.refund(id + '|' + client, now)
+  }
+
+  /** Forgets the counter of `client` on counter (or rule) `id`. */
+  forget(id: string, client: string): void | Promise<void> {
+    const store = this.store
+    if (store instanceof MemoryRateLimitStore) return store.clearCounter(id, client)
+    return store.clear(id + '|' + client)
   }
 
   /** Counts one request against a rule the caller already resolved (at `now`, epoch ms; default: the clock's now). */
@@ -280,4 +369,108 @@ function decide(rule: CompiledRule, hit: Hit, now: number): RateLimitDecision {
   const resetAt = hit.resetAt
   const resetIn = resetAt > now ? Math.ceil((resetAt - now) / 1000) : 0
   return new RateLimitDecision(rule, count <= rule.limit, count >= rule.limit ? 0 : rule.limit - count, resetIn)
+}
+
+const CLIENT_KEY_MEMO_LIMIT = 4096
+const clientKeys = new Map<string, string>()
+
+/**
+ * The rate-limit key of a client address. IPv4 as is. IPv6 by its /64 (`2001:db8:1:2::/64`): one subscriber line or
+ * host usually holds a whole /64 and may pick any address in it, so counting full addresses would give one client
+ * 2^64 budgets. An IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) counts as its IPv4 address. Anything else (not an
+ * address) is used as is.
+ */
+export function rateClientKey(ip: string): string {
+  if (ip.indexOf(':') === -1) return ip
+  let key = clientKeys.get(ip)
+  if (key === undefined) {
+    key = ipv6Prefix64(ip) ?? ip
+    if (clientKeys.size >= CLIENT_KEY_MEMO_LIMIT) clientKeys.clear()
+    clientKeys.set(ip, key)
+  }
+  return key
+}
+
+/** `2001:db8:1:2::/64` for any address in that /64 (any spelling, zone id dropped); the IPv4 address of a mapped one; null if not IPv6. */
+export function ipv6Prefix64(ip: string): string | null {
+  let s = ip.toLowerCase()
+  const zone = s.indexOf('%')
+  if (zone !== -1) s = s.slice(0, zone)
+  if (s.startsWith('[') && s.endsWith(']')) s = s.slice(1, -1)
+  if (s.startsWith('::ffff:') && isIPv4(s.slice(7))) return s.slice(7)
+  const gap = s.indexOf('::')
+  if (gap !== -1 && s.indexOf('::', gap + 1) !== -1) return null
+  const part = (x: string) => (x === '' ? [] : x.split(':'))
+  const head = gap === -1 ? part(s) : part(s.slice(0, gap))
+  const tail = gap === -1 ? [] : part(s.slice(gap + 2))
+  // An embedded IPv4 address at the end stands for two groups.
+  const width = (groups: string[]) => groups.length + (groups.length > 0 && groups[groups.length - 1].includes('.') ? 1 : 0)
+  const missing = 8 - width(head) - width(tail)
+  if (gap === -1 ? missing !== 0 : missing < 1) return null
+  const groups = [...head, ...new Array<string>(gap === -1 ? 0 : missing).fill('0'), ...tail]
+  const prefix: string[] = []
+  for (let i = 0; i < 4; i++) {
+    const g = groups[i]
+    if (!/^[0-9a-f]{1,4}$/.test(g)) return null
+    prefix.push(Number.parseInt(g, 16).toString(16))
+  }
+  return `${prefix.join(':')}::/64`
+}
+
+/** How a {@link Backoff} spaces out attempts. */
+export interface BackoffPolicy {
+  /** Attempts that may fail before any wait (within `forgetSeconds`). */
+  free: number
+  /** The wait after the first attempt past `free`; it doubles with each further failure. */
+  firstWaitSeconds: number
+  /** The longest wait between two attempts. */
+  maxWaitSeconds: number
+  /** Failures are forgotten this long after the first of them (a fixed window). */
+  forgetSeconds: number
+}
+
+/**
+ * A back-off per subject (an account: a hashed e-mail address), whatever address the attempts come from, so a
+ * guesser spreading attempts over many IPs meets the same wait as one who does not. Every attempt counts as a failure
+ * when it starts (so attempts sent at once are all counted: no burst slips through) and is given back when it
+ * succeeds. After `free` failures, one attempt is let through per wait — `firstWaitSeconds`, then twice that, … up to
+ * `maxWaitSeconds` — and the others are refused until the wait is over. On the store of the rate limiter: shared by
+ * every instance with RATE_LIMIT_STORE=postgres.
+ */
+export class Backoff {
+  constructor(
+    readonly id: string,
+    readonly policy: BackoffPolicy,
+  ) {}
+
+  /**
+   * Counts an attempt of `subject`: 0 when it may go ahead, otherwise the seconds to wait (the caller answers 429
+   * with that Retry-After; a refused attempt is not counted as a failure).
+   */
+  async attempt(limiter: RateLimiter, subject: string, now = limiter.clockMs()): Promise<number> {
+    const { free, firstWaitSeconds, maxWaitSeconds, forgetSeconds } = this.policy
+    const failures = (await limiter.count(`${this.id}.failures`, subject, forgetSeconds * 1000, now)).count
+    if (failures <= free) return 0
+    const waitMs = Math.min(firstWaitSeconds * 1000 * 2 ** Math.min(failures - free - 1, 30), maxWaitSeconds * 1000)
+    // One attempt per wait: the first hit of a fresh window goes ahead, the others wait for its end.
+    const slot = await limiter.count(`${this.id}.wait`, subject, waitMs, now)
+    if (slot.count === 1) return 0
+    await limiter.refund(`${this.id}.failures`, subject, now)
+    return Math.max(1, Math.ceil((slot.resetAt - now) / 1000))
+  }
+
+  /**
+   * The attempt succeeded: it is not a failure, and the next attempt need not wait for the current window (the
+   * failures before it still count).
+   */
+  async succeeded(limiter: RateLimiter, subject: string): Promise<void> {
+    await limiter.refund(`${this.id}.failures`, subject)
+    await limiter.forget(`${this.id}.wait`, subject)
+  }
+
+  /** Forgets every failure of `subject` (its owner proved who they are another way: a reset link). */
+  async forgive(limiter: RateLimiter, subject: string): Promise<void> {
+    await limiter.forget(`${this.id}.failures`, subject)
+    await limiter.forget(`${this.id}.wait`, subject)
+  }
 }

@@ -15,6 +15,7 @@ import type { Server } from 'bun'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { type TestApp, testApp } from '../helpers/app'
 import { photo, pngOf } from '../helpers/images'
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp'
 
 setDefaultTimeout(120_000)
 
@@ -29,6 +30,7 @@ const HOSTILE = `<img src=x onerror="window.__pwned=1">`
 const PASSWORD = 'correct horse battery staple'
 
 let t: TestApp
+let sink: SmtpSink
 let server: Server<undefined>
 let origin: string
 let browser: Browser
@@ -85,9 +87,12 @@ async function axeViolations(p: Page): Promise<string[]> {
 describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
   beforeAll(async () => {
     const { chromium } = await import('playwright-core')
-    t = await testApp()
+    // As a public install runs: sign-ups past the first account confirm their address by mail, with links to this
+    // server (PUBLIC_URL), mailed to an SMTP sink.
+    sink = await startSmtpSink()
     server = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, fetch: (request, s) => t.app.fetch(request, s) })
     origin = `http://127.0.0.1:${server.port}`
+    t = await testApp({ publicUrl: origin }, { SMTP_URL: sink.url, REGISTRATION_VERIFY: 'on' })
     dataDir = mkdtempSync(join(tmpdir(), 'cs-admin-chromium-'))
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -108,6 +113,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     await browser?.close()
     server?.stop(true)
     await t?.close()
+    await sink?.stop()
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   }, 60_000)
 
@@ -537,18 +543,35 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     expect(pageErrors).toEqual([])
   })
 
-  test('register with a first Space and sample content (one step, POST /v1/onboard): the tree shows the samples', async () => {
+  test('register with a first Space and sample content (one step, POST /v1/onboard): check your mail, confirm, sign in, the tree shows the samples', async () => {
     await page.getByRole('link', { name: 'Create one' }).click()
     await page.getByLabel('Your name').fill('Olga Onboard')
-    await page.getByLabel('E-mail').fill(`onboard-${Math.random().toString(36).slice(2, 8)}@example.com`)
+    const address = `onboard-${Math.random().toString(36).slice(2, 8)}@example.com`
+    await page.getByLabel('E-mail').fill(address)
     await page.getByLabel('Password').fill(PASSWORD)
     await page.getByLabel('Create my first Space now').check()
     const name = `Bäckerei ${Math.random().toString(36).slice(2, 6)}`
     await page.getByLabel('Space name').fill(name)
     expect(await page.getByLabel(/Add sample content/).isChecked()).toBe(true)
     await page.getByRole('button', { name: 'Create account' }).click()
+    // Not the service's first account: nothing exists until the mailed link is followed.
+    await page.getByRole('heading', { name: 'Check your mail' }).waitFor()
+    expect(await tokenInPage()).toBeNull()
+    expect(await axeViolations(page)).toEqual([])
+    await t.kernel.jobs.runDueJobs()
+    const mail = (await sink.waitFor(1)).find((m) => m.to.includes(address))!
+    const link = new RegExp(`${origin.replace(/[.]/g, '\\.')}/confirm-sign-up/[A-Za-z0-9_-]{43}`).exec(mail.parsed.text ?? '')![0]
+    await page.goto(link)
+    await page.getByRole('button', { name: 'Confirm my address' }).click()
+    await page.getByText('Your address is confirmed and your account is ready.').waitFor()
+    await page.getByRole('link', { name: 'Sign in' }).click()
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor()
+    await page.getByLabel('E-mail').fill(address)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Sign in' }).click()
     const slug = name.toLowerCase().replace('ä', 'a').replace(' ', '-')
-    await page.waitForURL(`${origin}/admin/spaces/${slug}`)
+    await until(async () => (await tokenInPage()) !== null, true)
+    await page.goto(`/admin/spaces/${slug}`)
     await page.getByTestId('role').getByText('admin').waitFor()
     const token = await tokenInPage()
     const stories = (await call('GET', `/v1/spaces/${slug}/stories?per_page=100`, token)).body.data as { name: string }[]

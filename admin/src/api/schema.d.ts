@@ -38,6 +38,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/confirm-sign-up/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The page a sign-up confirmation mail links to
+         * @description Opening it changes nothing; its button posts the token of its URL to `POST /v1/auth/register/confirm`, which makes the account.
+         */
+        get: operations["getConfirmSignUp"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/docs": {
         parameters: {
             query?: never;
@@ -140,6 +160,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/pitch-demo/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The page a pitch demo mail links to
+         * @description Opening it changes nothing; its form posts the token of its URL and a chosen password to `POST /v1/pitch/claim`, which makes the demo.
+         */
+        get: operations["getPitchDemo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/reset-password/{token}": {
         parameters: {
             query?: never;
@@ -186,7 +226,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30) */
+        /**
+         * Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30)
+         * @description Wrong address or password: 401 `invalid_credentials` (the same answer for both). Failed sign-ins are limited per IP (10 per hour; a successful one does not count) and per address, from any IP: after 5 failures within a day, one attempt per 1, 2, 4 … up to 60 minutes, others answer 429 `rate_limited` with Retry-After before the password is looked at, for every address alike. A password reset by mail lifts the per-address wait.
+         */
         post: operations["authLogin"];
         delete?: never;
         options?: never;
@@ -279,7 +322,7 @@ export interface paths {
         put?: never;
         /**
          * Set a new password with a reset token
-         * @description The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for one hour: otherwise 422 `reset_token_invalid`. Every login session of the user is signed out; the user then logs in with the new password.
+         * @description The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for one hour: otherwise 422 `reset_token_invalid`. Every login session of the user is signed out; the user then logs in with the new password, and the per-address sign-in wait is lifted. 10 per hour per IP, 5 per hour per account (429).
          */
         post: operations["authPasswordResetConfirm"];
         delete?: never;
@@ -299,9 +342,29 @@ export interface paths {
         put?: never;
         /**
          * Sign up a User and its Tenant
-         * @description Passwords need 8+ characters; e-mail addresses are unique, compared case-insensitively. REGISTRATION decides who may sign up: `open` (default) anyone; `first-user` only the first account of the service; `closed` nobody (accounts come from `content-service user create`); in both restricted modes an address a module admits (e.g. one with a pending invitation) may still sign up. A refused sign-up answers 403 `registration_closed`.
+         * @description Passwords need 8+ characters; e-mail addresses are unique, compared case-insensitively. REGISTRATION decides who may sign up: `open` (default) anyone; `first-user` only the first account of the service; `closed` nobody (accounts come from `content-service user create`); in both restricted modes an address a module admits (e.g. one with a pending invitation) may still sign up. A refused sign-up answers 403 `registration_closed`. The answer never tells whether the address has an account. The first account of the service is made at once: 201 with a session token. Every later sign-up answers 202 with the same body whatever the address: with REGISTRATION_VERIFY=on (default) a link is mailed to the address (`{PUBLIC_URL}/confirm-sign-up/{token}`, once, 24 hours) and the account exists only once it is followed (`POST /v1/auth/register/confirm`); with it off the account is made at once and the person signs in. An address that has an account gets a mail saying someone tried to sign up with it (a sign-in address and a one-hour reset link) and nothing changes. REGISTRATION_VERIFY=on needs PUBLIC_URL: without it, sign-ups past the first account answer 403 `registration_unavailable`. 5 per hour per IP; 3 mails per hour per address (over it: the same 202, no mail).
          */
         post: operations["authRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/register/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm a sign-up with the token from its mail: the account is made
+         * @description The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for 24 hours: otherwise 422 `sign_up_token_invalid`. Makes the User and its Tenant with the password chosen at sign-up (and, for an onboarding sign-up, its first Space and sample content: what fails there is a `warnings` entry). No token is returned: the person signs in. The address got an account meanwhile: 409 `email_taken`; the service closed to sign-up since: 403 `registration_closed`. 10 per hour per IP.
+         */
+        post: operations["authRegisterConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1053,7 +1116,7 @@ export interface paths {
         put?: never;
         /**
          * Sign up a User, its Tenant and a first Space (admin) in one step, optionally with sample content
-         * @description Anonymous, 5 per 60 min per IP. User, Tenant, Space, the admin membership and the returned token are created in one transaction: a taken e-mail (409 `email_taken`) or Space slug (409 `slug_taken`) leaves nothing behind. Emits `space.created`. Obeys REGISTRATION exactly as `POST /auth/register` (refused: 403 `registration_closed`). With `sample_content: true` the Space also gets starter content — blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale and published (CDN, search and GraphQL answer at once), a `contact` form and a `site_facts` datasource. That step runs after the account committed, through the stories, forms and datasources services: if it fails, the answer is still 201, with `sample_content: null` and a `warnings` entry. The request log keeps no client address for this route.
+         * @description Anonymous, 5 per 60 min per IP. A sign-up exactly as `POST /auth/register` (REGISTRATION, REGISTRATION_VERIFY, the same answer whatever the address), whose account comes with a first Space. The first account of the service is made at once: User, Tenant, Space, the admin membership and the returned token in one transaction, 201. Every later sign-up answers 202 with the body of `POST /auth/register`: the Space follows the account when it is made (at once with REGISTRATION_VERIFY=off, else when the mailed link is followed; a slug taken in between becomes a warning of the confirmation). A Space slug taken now: 409 `slug_taken`, nothing made. Emits `space.created`. With `sample_content: true` the Space also gets starter content — blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale and published (CDN, search and GraphQL answer at once), a `contact` form and a `site_facts` datasource. That step runs after the account committed, through the stories, forms and datasources services: if it fails, the account and Space stay, with `sample_content: null` and a `warnings` entry. The request log keeps no client address for this route.
          */
         post: operations["onboard"];
         delete?: never;
@@ -1151,7 +1214,7 @@ export interface paths {
         put?: never;
         /**
          * Add a pitch invitee to the caller's Tenant (its admin: a user token)
-         * @description The slug is unique across the service (the anonymous `POST /pitch/{slug}/test-account` names no Tenant): taken → 409 `pitch_invitee_exists`. Whoever knows the slug can provision the demo once, and the mail goes to the invitee's address only: choose slugs that are not easy to guess.
+         * @description Needs PITCH_DEMOS=on and PUBLIC_URL (else 403 `pitch_unavailable`). The slug is unique across the service (the anonymous `POST /pitch/{slug}/test-account` names no Tenant): taken → 409 `pitch_invitee_exists`. Whoever knows the slug can have the demo link mailed, and it goes to the invitee's address only.
          */
         post: operations["createPitchInvitee"];
         delete?: never;
@@ -1187,10 +1250,30 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Provision the demo account of a pitch invitee (anonymous; once per invitee)
-         * @description Anonymous, 10 per 60 min per IP. Creates a demo Tenant with one Space of sample content and a user for the invitee's e-mail, whatever REGISTRATION says (the Tenant admin's invitation admits it), and answers 201 with the user's token and the Space slug. The invitee gets a mail with the sign-in address (`{PUBLIC_URL}/admin/`) and a one-hour password link (no password travels by mail). Unknown slug: 404; provisioned already (also the loser of two calls at once): 409 `already_provisioned`; the address has an account: 409 `email_taken`; no PUBLIC_URL: 403 `pitch_unavailable`. The demo expires after PITCH_TTL_DAYS (default 14): a daily job archives its Spaces and revokes its tokens.
+         * Mail a pitch invitee the link that starts their demo (anonymous)
+         * @description Anonymous, 10 per 60 min per IP, 3 mails per hour per invitee. Needs PITCH_DEMOS=on and PUBLIC_URL (else 403 `pitch_unavailable`, for every slug). Makes nothing and returns no token: it mails the invitee's address a link `{PUBLIC_URL}/pitch-demo/{token}` (once, 7 days; a new call replaces it), and following it makes the demo (`POST /v1/pitch/claim`). An address that has an account gets a mail saying a demo needs another address instead. The answer is the same 202 in every case. Unknown slug: 404; provisioned already: 409 `already_provisioned`.
          */
         post: operations["testAccountPitch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/pitch/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a pitch demo with the token from its mailed link and a password of your choice
+         * @description Anonymous (the mailed link is the proof), 10 per 60 min per IP. Once per invitee, in one transaction: a demo Tenant, a user for the invitee's address with this password (whatever REGISTRATION says), a Space `{slug}-demo-{6 hex}` (admin), then sample content (a failure there is a `warnings` entry). No token is returned: the invitee signs in. Unknown, used, replaced or expired token: 422 `pitch_link_invalid`; the address has an account: 409 `email_taken`, nothing made; PITCH_DEMOS off: 403 `pitch_unavailable`. The demo ends after PITCH_TTL_DAYS (default 14): a daily job archives its Spaces and revokes its tokens, and sign-in is refused until the user resets the password by mail, which makes it an ordinary account.
+         */
+        post: operations["pitchClaim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3501,6 +3584,55 @@ export interface operations {
             };
         };
     };
+    getConfirmSignUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     listDocs: {
         parameters: {
             query?: never;
@@ -3801,6 +3933,55 @@ export interface operations {
             };
         };
     };
+    getPitchDemo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getResetPassword: {
         parameters: {
             query?: never;
@@ -3950,7 +4131,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3968,7 +4149,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively)) */
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3995,7 +4176,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4067,7 +4248,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: this token kind may not do this; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `forbidden`: this token kind may not do this; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4085,7 +4266,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively)) */
+            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4278,7 +4459,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4296,7 +4477,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively)) */
+            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4323,7 +4504,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4417,7 +4598,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4435,7 +4616,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively)) */
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4462,7 +4643,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4558,7 +4739,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4576,7 +4757,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively)) */
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4603,7 +4784,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4691,6 +4872,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description `mail` (REGISTRATION_VERIFY=on): the account exists once the link mailed to the address is followed. `none` (REGISTRATION_VERIFY=off): sign in with the address and password.
+                             * @enum {string}
+                             */
+                            confirmation: "mail" | "none";
+                            /** @description What happens next; the same text for every address */
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
             400: {
                 headers: {
@@ -4709,7 +4909,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4727,7 +4927,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively)) */
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4754,7 +4954,156 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field; `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    authRegisterConfirm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token from the mailed link (`.../confirm-sign-up/{token}`) */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            tenant: {
+                                id: number;
+                                name: string;
+                            };
+                            user: {
+                                email: string;
+                                id: number;
+                                name: string;
+                            };
+                            /** @description Empty, or what could not be done besides the account (e.g. a Space asked for at onboarding) */
+                            warnings: string[];
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `invalid_credentials` (The e-mail address or the password is wrong) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8662,6 +9011,25 @@ export interface operations {
                     };
                 };
             };
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * @description `mail` (REGISTRATION_VERIFY=on): the account exists once the link mailed to the address is followed. `none` (REGISTRATION_VERIFY=off): sign in with the address and password.
+                             * @enum {string}
+                             */
+                            confirmation: "mail" | "none";
+                            /** @description What happens next; the same text for every address */
+                            message: string;
+                        };
+                    };
+                };
+            };
             /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
             400: {
                 headers: {
@@ -8671,7 +9039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            /** @description `pitch_unavailable` (Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -8689,7 +9057,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -8716,7 +9084,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field */
+            /** @description `validation_failed`: see `errors` for messages per field; `pitch_link_invalid` (The demo link is unknown, used already, replaced by a newer one or older than 7 days: ask for a new one (the same test-account call)) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9259,7 +9627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `pitch_unavailable` (Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9277,7 +9645,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9304,7 +9672,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `validation_failed`: see `errors` for messages per field */
+            /** @description `validation_failed`: see `errors` for messages per field; `pitch_link_invalid` (The demo link is unknown, used already, replaced by a newer one or older than 7 days: ask for a new one (the same test-account call)) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -9369,7 +9737,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `pitch_unavailable` (Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9387,7 +9755,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -9437,6 +9805,103 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The same text whatever the address: the link goes to the invitee only */
+                            message: string;
+                        };
+                    };
+                };
+            };
+            /** @description `pitch_unavailable` (Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    pitchClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The password of the demo account */
+                    password: string;
+                    /** @description The token from the mailed link (`.../pitch-demo/{token}`) */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
             201: {
                 headers: {
                     [name: string]: unknown;
@@ -9456,8 +9921,6 @@ export interface operations {
                             } | null;
                             /** @description Slug of the demo Space */
                             space: string;
-                            /** @description Bearer token of the demo user: shown this once */
-                            token: string;
                             user: {
                                 email: string;
                                 id: number;
@@ -9468,7 +9931,16 @@ export interface operations {
                     };
                 };
             };
-            /** @description `pitch_unavailable` (Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account) */
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `pitch_unavailable` (Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -9486,8 +9958,35 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively)); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            /** @description `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `pitch_link_invalid` (The demo link is unknown, used already, replaced by a newer one or older than 7 days: ask for a new one (the same test-account call)) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

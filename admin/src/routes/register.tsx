@@ -27,6 +27,8 @@ export function RegisterScreen() {
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({})
   const [busy, setBusy] = useState(false)
   const [withSpace, setWithSpace] = useState(false)
+  // A sign-up past the service's first account waits for the link mailed to the address (REGISTRATION_VERIFY=on).
+  const [mailed, setMailed] = useState<string | null>(null)
 
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -41,23 +43,38 @@ export function RegisterScreen() {
       password: String(form.get('password')),
       ...(tenant ? { tenant_name: tenant } : {}),
     }
+    const session = async (token: string) => {
+      setToken(token)
+      queryClient.clear()
+    }
+    // 202 (every sign-up but the service's first, whatever the address): wait for the mail, or sign in.
+    const accepted = async (data: { message: string; confirmation: 'mail' | 'none' }) => {
+      if (data.confirmation === 'mail') {
+        setMailed(data.message)
+        return false
+      }
+      const { data: signedIn } = await unwrap(api.POST('/v1/auth/login', { body: { email: account.email, password: account.password } }))
+      await session(signedIn.token)
+      return true
+    }
     try {
       if (withSpace) {
         // One step (POST /v1/onboard): the account, a first Space and, when asked, the sample content to explore.
         const spaceName = String(form.get('space_name') ?? '').trim()
+        const slug = slugOf(spaceName)
         const { data } = await unwrap(
           api.POST('/v1/onboard', {
-            body: { ...account, space: { name: spaceName, slug: slugOf(spaceName) }, sample_content: form.get('sample_content') === 'on' },
+            body: { ...account, space: { name: spaceName, slug }, sample_content: form.get('sample_content') === 'on' },
           }),
         )
-        setToken(data.token)
-        queryClient.clear()
-        await navigate({ to: '/spaces/$space', params: { space: data.space.slug }, search: {} })
+        if ('token' in data) await session(data.token)
+        else if (!(await accepted(data))) return
+        await navigate({ to: '/spaces/$space', params: { space: slug }, search: {} })
         return
       }
       const { data } = await unwrap(api.POST('/v1/auth/register', { body: account }))
-      setToken(data.token)
-      queryClient.clear()
+      if ('token' in data) await session(data.token)
+      else if (!(await accepted(data))) return
       await navigate({ to: '/' })
     } catch (err) {
       setError(err)
@@ -65,6 +82,22 @@ export function RegisterScreen() {
     } finally {
       setBusy(false)
     }
+  }
+
+  if (mailed) {
+    return (
+      <AuthFrame title="Check your mail">
+        <p className="text-sm text-slate-800" role="status">
+          {mailed}
+        </p>
+        <p className="mt-4 text-sm text-slate-700">
+          Confirmed already?{' '}
+          <Link to="/sign-in" search={{}} className="font-medium text-indigo-800 underline">
+            Sign in
+          </Link>
+        </p>
+      </AuthFrame>
+    )
   }
 
   return (

@@ -2,28 +2,34 @@ import { defineModule } from '../../kernel/module'
 import { HOUR, MIN } from '../../kernel/rate-limit'
 import { authEvents } from './events'
 import { AuthErrors } from './model'
+import { confirmPageRoutes } from './confirm-page'
 import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
-import { type AuthState, mailPasswordReset, PASSWORD_RESET_QUEUE } from './service'
+import { type AuthState, mailPasswordReset, newAuthState, PASSWORD_RESET_QUEUE, prunePendingSignUps, SIGN_UP_PRUNE_QUEUE } from './service'
 import './jobs'
 
 /** Users, tenants and bearer tokens: register (REGISTRATION), login, me, logout (spec 4.1); password change and reset. */
 export const authModule = defineModule({
   name: 'auth',
-  // Modules below may admit addresses to sign up while REGISTRATION refuses walk-ins (pending invitations), and
-  // refuse a login whose password was right (users of an ended pitch demo).
-  setup: (): AuthState => ({ signUpAllowances: [], signInChecks: [] }),
-  routes: ({ kernel, guards, self }) => authRoutes(kernel, guards, self),
-  // A static page at the host root (no row: like the embed scripts it reads nothing; its form posts to a limited route).
-  root: () => resetPageRoutes(),
+  // Modules below may admit addresses to sign up while REGISTRATION refuses walk-ins (pending invitations), refuse a
+  // login whose password was right (users of an ended pitch demo), make more with an account at sign-up (onboarding's
+  // first Space) and hear of password resets (releasing an ended demo's account).
+  setup: (): AuthState => newAuthState(),
+  routes: ({ kernel, guards, self, requestInfo }) => authRoutes(kernel, guards, self, requestInfo),
+  // Static pages at the host root (no row: like the embed scripts they read nothing; their forms post to limited routes).
+  root: () => resetPageRoutes().use(confirmPageRoutes()),
   // Reset requests are answered at once and looked up here, so the answer's timing does not tell who has an account.
   jobs: (jobs, _self, kernel) => {
     jobs.define(PASSWORD_RESET_QUEUE, { handler: ({ job }) => mailPasswordReset(kernel, job.payload), retryDelaysMs: [30_000, 5 * 60_000] })
+    jobs.define(SIGN_UP_PRUNE_QUEUE, { handler: async () => void (await prunePendingSignUps(kernel)) })
+    jobs.schedule({ name: SIGN_UP_PRUNE_QUEUE, cron: '17 4 * * *', queue: SIGN_UP_PRUNE_QUEUE, payload: {} })
   },
   errors: Object.values(AuthErrors),
   events: authEvents,
   rateLimits: [
+    // Failed sign-ins only: the route gives a successful one back (and counts failures per address too).
     { id: 'auth.login', method: 'POST', path: '/v1/auth/login', limit: 10, windowSeconds: HOUR },
+    { id: 'auth.register.confirm', method: 'POST', path: '/v1/auth/register/confirm', limit: 10, windowSeconds: HOUR },
     { id: 'auth.register', method: 'POST', path: '/v1/auth/register', limit: 5, windowSeconds: HOUR },
     { id: 'auth.logout', method: 'POST', path: '/v1/auth/logout', limit: 60, windowSeconds: MIN },
     { id: 'auth.me', method: 'GET', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },

@@ -7,5 +7,7 @@ import type { PasswordResetJob } from './service'
 declare module '../../kernel/jobs' {
   interface JobMap {
     'auth.password-reset': PasswordResetJob
+    /** Daily: deletes pending sign-ups a day past their expiry. */
+    'auth.sign-up-prune': Record<string, never>
   }
 }

@@ -3,12 +3,26 @@ import { defineError } from '../../kernel/errors'
 import { Int, NullableTimestamp, oneOf } from '../../kernel/schemas'
 
 export const AuthErrors = {
-  emailTaken: defineError('email_taken', 409, 'An account with this e-mail address exists (compared case-insensitively).'),
+  emailTaken: defineError(
+    'email_taken',
+    409,
+    'An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it.',
+  ),
   invalidCredentials: defineError('invalid_credentials', 401, 'The e-mail address or the password is wrong.'),
   registrationClosed: defineError(
     'registration_closed',
     403,
     'Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account.',
+  ),
+  registrationUnavailable: defineError(
+    'registration_unavailable',
+    403,
+    'Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address).',
+  ),
+  signUpTokenInvalid: defineError(
+    'sign_up_token_invalid',
+    422,
+    'The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail.',
   ),
   signInRefused: defineError(
     'sign_in_refused',
@@ -77,6 +91,26 @@ const Token = t.String({ description: 'Bearer token `<id>.<secret>`: shown this 
 export const SessionModel = t.Object({ token: Token, user: UserModel })
 export type SessionView = typeof SessionModel.static
 export const RegisteredModel = t.Object({ token: Token, user: UserModel, tenant: TenantModel })
+
+export const SignUpAcceptedModel = t.Object({
+  message: t.String({ description: 'What happens next; the same text for every address' }),
+  confirmation: oneOf(['mail', 'none'], {
+    description:
+      '`mail` (REGISTRATION_VERIFY=on): the account exists once the link mailed to the address is followed. `none` (REGISTRATION_VERIFY=off): sign in with the address and password.',
+  }),
+})
+export type SignUpAcceptedView = typeof SignUpAcceptedModel.static
+
+export const SignUpConfirmBody = t.Object({
+  token: t.String({ minLength: 1, maxLength: 200, error: 'is required', description: 'The token from the mailed link (`.../confirm-sign-up/{token}`)' }),
+})
+
+export const SignUpConfirmedModel = t.Object({
+  user: UserModel,
+  tenant: TenantModel,
+  warnings: t.Array(t.String(), { description: 'Empty, or what could not be done besides the account (e.g. a Space asked for at onboarding)' }),
+})
+export type SignUpConfirmedView = typeof SignUpConfirmedModel.static
 
 export const MeModel = t.Object({
   id: t.Union([Int(), t.Null()]),

@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards, RequestInfo } from '../../kernel/plugin'
 import { Data, ErrorBody } from '../../kernel/schemas'
 import {
   LoginBody,
@@ -13,47 +13,90 @@ import {
   RegisterBody,
   RegisteredModel,
   SessionModel,
+  SignUpAcceptedModel,
+  SignUpConfirmBody,
+  SignUpConfirmedModel,
 } from './model'
 import {
   type AuthState,
   assertRegistrationOpen,
   changePassword,
+  confirmSignUp,
   describePrincipal,
   loginUser,
   logout,
   registerUser,
   requestPasswordReset,
   resetPassword,
+  signUpAccepted,
 } from './service'
 
 const RESET_REQUESTED = 'If an account uses this address, a mail with a link to choose a new password is on its way. The link works once, for one hour.'
 
-export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState) {
+export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState, requestInfo: (request: Request) => RequestInfo) {
   return new Elysia({ prefix: '/auth', tags: ['Auth'] })
     .use(guards)
     .post(
       '/register',
       async ({ body, set }) => {
-        set.status = 201
-        return { data: await registerUser(kernel, body, state) }
+        const outcome = await registerUser(kernel, body, state)
+        if (outcome.created) {
+          set.status = 201
+          return { data: outcome.session }
+        }
+        set.status = 202
+        return { data: signUpAccepted(kernel) }
       },
       {
         // Before body validation: a closed door answers 403 whatever the body holds.
         transform: () => assertRegistrationOpen(kernel, state),
         body: RegisterBody,
-        response: { 201: Data(RegisteredModel), 403: ErrorBody },
+        response: { 201: Data(RegisteredModel), 202: Data(SignUpAcceptedModel), 403: ErrorBody },
         detail: {
           summary: 'Sign up a User and its Tenant',
-          description:
+          description: [
             'Passwords need 8+ characters; e-mail addresses are unique, compared case-insensitively. REGISTRATION decides who may sign up: `open` (default) anyone; `first-user` only the first account of the service; `closed` nobody (accounts come from `content-service user create`); in both restricted modes an address a module admits (e.g. one with a pending invitation) may still sign up. A refused sign-up answers 403 `registration_closed`.',
+            'The answer never tells whether the address has an account. The first account of the service is made at once: 201 with a session token. Every later sign-up answers 202 with the same body whatever the address: with REGISTRATION_VERIFY=on (default) a link is mailed to the address (`{PUBLIC_URL}/confirm-sign-up/{token}`, once, 24 hours) and the account exists only once it is followed (`POST /v1/auth/register/confirm`); with it off the account is made at once and the person signs in. An address that has an account gets a mail saying someone tried to sign up with it (a sign-in address and a one-hour reset link) and nothing changes. REGISTRATION_VERIFY=on needs PUBLIC_URL: without it, sign-ups past the first account answer 403 `registration_unavailable`. 5 per hour per IP; 3 mails per hour per address (over it: the same 202, no mail).',
+          ].join(' '),
         },
       },
     )
-    .post('/login', async ({ body }) => ({ data: await loginUser(kernel, body, state) }), {
-      body: LoginBody,
-      response: Data(SessionModel),
-      detail: { summary: 'Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30)' },
-    })
+    .post(
+      '/register/confirm',
+      async ({ body, set }) => {
+        set.status = 201
+        return { data: await confirmSignUp(kernel, state, body.token) }
+      },
+      {
+        body: SignUpConfirmBody,
+        response: { 201: Data(SignUpConfirmedModel), 403: ErrorBody, 409: ErrorBody, 422: ErrorBody },
+        detail: {
+          summary: 'Confirm a sign-up with the token from its mail: the account is made',
+          description:
+            'The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for 24 hours: otherwise 422 `sign_up_token_invalid`. Makes the User and its Tenant with the password chosen at sign-up (and, for an onboarding sign-up, its first Space and sample content: what fails there is a `warnings` entry). No token is returned: the person signs in. The address got an account meanwhile: 409 `email_taken`; the service closed to sign-up since: 403 `registration_closed`. 10 per hour per IP.',
+        },
+      },
+    )
+    .post(
+      '/login',
+      async ({ body, request, set }) => {
+        const data = await loginUser(kernel, body, state)
+        // Only failed sign-ins count against the per-IP limit: an office behind one address signs in as often as it likes.
+        const ri = requestInfo(request)
+        await kernel.rateLimiter.refundRequest(ri.rate, ri.ip)
+        if (ri.rate) set.headers['RateLimit-Remaining'] = String(Math.min(ri.rate.rule.limit, ri.rate.remaining + 1))
+        return { data }
+      },
+      {
+        body: LoginBody,
+        response: { 200: Data(SessionModel), 429: ErrorBody },
+        detail: {
+          summary: 'Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30)',
+          description:
+            'Wrong address or password: 401 `invalid_credentials` (the same answer for both). Failed sign-ins are limited per IP (10 per hour; a successful one does not count) and per address, from any IP: after 5 failures within a day, one attempt per 1, 2, 4 … up to 60 minutes, others answer 429 `rate_limited` with Retry-After before the password is looked at, for every address alike. A password reset by mail lifts the per-address wait.',
+        },
+      },
+    )
     .get('/me', async ({ principal }) => ({ data: await describePrincipal(kernel, principal) }), {
       authenticated: true,
       response: Data(MeModel),
@@ -94,13 +137,13 @@ export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState) {
         },
       },
     )
-    .post('/password-reset/confirm', async ({ body }) => ({ data: await resetPassword(kernel, body) }), {
+    .post('/password-reset/confirm', async ({ body }) => ({ data: await resetPassword(kernel, body, state) }), {
       body: PasswordResetBody,
       response: { 200: Data(PasswordChangedModel), 422: ErrorBody, 429: ErrorBody },
       detail: {
         summary: 'Set a new password with a reset token',
         description:
-          'The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for one hour: otherwise 422 `reset_token_invalid`. Every login session of the user is signed out; the user then logs in with the new password.',
+          'The token from the mailed link, in the body (not the URL, so it stays out of access logs). Good once and for one hour: otherwise 422 `reset_token_invalid`. Every login session of the user is signed out; the user then logs in with the new password, and the per-address sign-in wait is lifted. 10 per hour per IP, 5 per hour per account (429).',
       },
     })
 }

@@ -11,7 +11,12 @@ export const OnboardingErrors = {
   pitchUnavailable: defineError(
     'pitch_unavailable',
     403,
-    'Pitch demo accounts need PUBLIC_URL on this service: the welcome mail carries a sign-in and password link built from it.',
+    'Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which.',
+  ),
+  pitchLinkInvalid: defineError(
+    'pitch_link_invalid',
+    422,
+    'The demo link is unknown, used already, replaced by a newer one or older than 7 days: ask for a new one (the same test-account call).',
   ),
 }
 
@@ -20,6 +25,7 @@ export const ONBOARDING_ERRORS = [
   ...Object.values(OnboardingErrors),
   AuthErrors.emailTaken,
   AuthErrors.registrationClosed,
+  AuthErrors.registrationUnavailable,
   SpaceErrors.slugTaken,
 ]
 
@@ -79,13 +85,20 @@ export const PitchInviteeModel = t.Object({
 })
 export type PitchInviteeView = typeof PitchInviteeModel.static
 
-export const TestAccountModel = t.Object({
-  token: t.String({ description: 'Bearer token of the demo user: shown this once' }),
-  space: t.String({ description: 'Slug of the demo Space' }),
+export const PitchMailedModel = t.Object({
+  message: t.String({ description: 'The same text whatever the address: the link goes to the invitee only' }),
+})
+
+export const PitchClaimBody = t.Object({
+  token: t.String({ minLength: 1, maxLength: 200, error: 'is required', description: 'The token from the mailed link (`.../pitch-demo/{token}`)' }),
+  password: t.String({ minLength: 8, maxLength: 1024, error: 'must be at least 8 characters', description: 'The password of the demo account' }),
+})
+
+export const PitchClaimedModel = t.Object({
   user: UserModel,
+  space: t.String({ description: 'Slug of the demo Space' }),
   expires_at: Timestamp,
   sample_content: t.Union([SampleSummaryModel, t.Null()]),
   warnings: t.Array(t.String()),
 })
-export type TestAccountView = typeof TestAccountModel.static
-
+export type PitchClaimedView = typeof PitchClaimedModel.static

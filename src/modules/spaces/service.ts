@@ -104,6 +104,12 @@ export async function createSpaceTx(
   return view(space, locales, 'admin')
 }
 
+/** Whether a Space (live or archived: slugs stay taken) has this slug. */
+export async function spaceSlugTaken(db: DbOrTx, slug: string): Promise<boolean> {
+  const [row] = await db.select({ id: spaces.id }).from(spaces).where(eq(spaces.slug, slug)).limit(1)
+  return !!row
+}
+
 /** Checks the locales of a new Space as {@link createSpaceTx} will (422 validation_failed), before any transaction. */
 export function checkNewSpaceLocales(input: { default_lang?: string; locales?: string[] }): void {
   normaliseLocales(input.default_lang ?? 'en', input.locales)
