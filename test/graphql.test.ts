@@ -287,6 +287,9 @@ describe('story and stories read through the REST read pipeline', () => {
     // The 100 creations' background work (event handlers, index updates) may still be querying on a loaded machine,
     // and countQueries counts every query: wait until the database is quiet before counting.
     for (let i = 0; i < 200 && (await countQueries(() => Bun.sleep(50))).queries > 0; i++);
+    // The Space's content version (meta.cv) is one query per Space and change, kept apart from the Story cache: load
+    // it before counting, so both pages count only their own loads.
+    await client().request<any>(q, { space, perPage: 1 })
     t.state(storiesModule).cache.clear()
     const ten = await countQueries(() => client().request<any>(q, { space, perPage: 10 }))
     t.state(storiesModule).cache.clear()
