@@ -552,9 +552,11 @@ describe('outbox relay', () => {
         events.filter((e) => e.spaceId === sid).map((e) => ({ queue: q, payload: { event: e.id } })),
       )
     })
+    // The Story's uuid is a real one: the change feed records published and unpublished Stories in the same transaction.
+    const uuid = crypto.randomUUID()
     await transact(t.kernel, async (_tx, emit) => {
-      emit({ type: 'story.published', spaceId: sid, payload: { story: { uuid: 'a' } } as never })
-      emit({ type: 'story.unpublished', spaceId: sid, payload: { story: { uuid: 'a' } } as never })
+      emit({ type: 'story.published', spaceId: sid, payload: { story: { uuid, full_path: 'a' } } as never })
+      emit({ type: 'story.unpublished', spaceId: sid, payload: { story: { uuid, full_path: 'a' } } as never })
     })
     const ids = (await t.kernel.db.query<{ id: number }>('select id from events where space_id = $1 order by id', [sid])).map((r) =>
       String(r.id),

@@ -115,7 +115,11 @@ export async function assertRegistrationOpen(kernel: Kernel, state?: AuthState):
   const mode = kernel.config.registration
   if (mode === 'first-user' && !(await serviceHasUser(kernel.db.db))) return
   if (mode !== 'open' && !state?.signUpAllowances.length) throw registrationClosed()
-  if (kernel.config.registrationVerify && !kernel.config.publicUrl && (await serviceHasUser(kernel.db.db))) throw registrationUnavailable()
+  // Only an open service can tell here that the link cannot be mailed; in the restricted modes the transaction first
+  // decides whether the address is admitted at all (a walk-in hears registration_closed, as documented).
+  if (mode === 'open' && kernel.config.registrationVerify && !kernel.config.publicUrl && (await serviceHasUser(kernel.db.db))) {
+    throw registrationUnavailable()
+  }
 }
 
 const registrationClosed = () =>
