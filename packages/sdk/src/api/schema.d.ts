@@ -961,8 +961,10 @@ export interface paths {
          *     `search(space, q, lang, page, perPage)`, `space(slug)` — through the same services as the REST routes (published
          *     content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
          *
-         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); one operation per request; at most 20 aliases; fields nested at most 10 deep;
-         *     a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
+         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); at most 2,000 lexical tokens
+         *     (comments excluded) and at most 10,000 selections once fragment spreads are expanded (else a GraphQL error with
+         *     `extensions.code: too_complex`); one operation per request; at most 20 aliases; fields nested at most 10 deep (20 below
+         *     an introspection field); a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
          *     `extensions.code`; unexpected ones are masked ("Something went wrong on our side.") with `extensions.request_id`.
          *     As GraphQL over HTTP asks for `application/json` answers, a well-formed request whose document cannot run answers 200
          *     with `errors` (syntax, validation, `too_many_operations` — named or not —, `no_operation`, `unknown_operation` when
@@ -982,8 +984,10 @@ export interface paths {
          *     `search(space, q, lang, page, perPage)`, `space(slug)` — through the same services as the REST routes (published
          *     content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
          *
-         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); one operation per request; at most 20 aliases; fields nested at most 10 deep;
-         *     a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
+         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); at most 2,000 lexical tokens
+         *     (comments excluded) and at most 10,000 selections once fragment spreads are expanded (else a GraphQL error with
+         *     `extensions.code: too_complex`); one operation per request; at most 20 aliases; fields nested at most 10 deep (20 below
+         *     an introspection field); a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
          *     `extensions.code`; unexpected ones are masked ("Something went wrong on our side.") with `extensions.request_id`.
          *     As GraphQL over HTTP asks for `application/json` answers, a well-formed request whose document cannot run answers 200
          *     with `errors` (syntax, validation, `too_many_operations` — named or not —, `no_operation`, `unknown_operation` when
