@@ -231,15 +231,23 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     )
   }
 
+  // POST routes that take any input (the beacon: 204 whatever arrives) are offered the request before the HTTP
+  // layer's own 414/413; the others after them.
+  const anyInputPost = fastPost.filter((r) => r.anyInput)
+  const boundedPost = fastPost.filter((r) => !r.anyInput)
   const pacer = new GcPacer()
   const serve = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
     pacer.count()
+    const method = request.method
+    if (anyInputPost.length && method === 'POST') {
+      const r = fast(request, server, 'POST', anyInputPost)
+      if (r !== undefined) return r
+    }
     // One length comparison on the hot path; the exact request target is measured only for a long URL.
     if (request.url.length > MAX_URL_BYTES) {
       const refused = urlTooLong(request, server)
       if (refused !== undefined) return refused
     }
-    const method = request.method
     if (method === 'GET') {
       if (fastGet.length) {
         const r = fast(request, server, 'GET', fastGet)
@@ -249,8 +257,8 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       // A GET's body is never read (Bun discards it): only methods that carry one are checked.
       const refused = bodyTooLarge(request, server)
       if (refused !== undefined) return refused
-      if (method === 'POST' && fastPost.length) {
-        const r = fast(request, server, 'POST', fastPost)
+      if (method === 'POST' && boundedPost.length) {
+        const r = fast(request, server, 'POST', boundedPost)
         if (r !== undefined) return r
       }
     }

@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { eq } from 'drizzle-orm'
 import { analyticsModule } from '../src/modules/analytics'
 import { BeaconBuffer } from '../src/modules/analytics/buffer'
@@ -147,6 +150,71 @@ describe('the beacon', () => {
     expect(delta('too_large')).toBe(1)
     expect(delta('content_type')).toBe(1)
     expect(delta('bot')).toBe(2)
+  })
+
+  test('whatever its size: an oversized body or a very long URL still gets 204 with no body (real HTTP)', async () => {
+    // The in-process server's HTTP parser takes 16 KiB of request line (a plain `bun test`), below the service's own
+    // URL limit (64 KiB): a server process started like the executable (128 KiB) gets the long URLs.
+    const server = t.app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 64 * 1024, idleTimeout: 30 })
+    const dataDir = mkdtempSync(join(tmpdir(), 'cs-beacon-'))
+    const child = Bun.spawn([process.execPath, '--max-http-header-size=131072', join(import.meta.dir, 'helpers', 'server-process.ts')], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', LOG_LEVEL: 'error', DATA_DIR: dataDir, SERVICE_WORKER_ENABLED: 'false' },
+      stdout: 'pipe',
+      stderr: 'inherit',
+    })
+    try {
+      const local = `http://127.0.0.1:${server.port}`
+      const before = state().metrics.dropped.too_large
+      const big = 'x'.repeat(2 * 1024 * 1024)
+      const expect204 = async (what: string, res: Response) => {
+        const text = await res.text()
+        expect({ what, status: res.status, text, cache: res.headers.get('cache-control') }).toEqual({ what, status: 204, text: '', cache: 'no-store' })
+      }
+      // Over the server's body limit (which answers 413 on any other route), by its Content-Length.
+      const other = await fetch(`${local}/v1/cdn/${space}/forms/x`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: big })
+      expect(other.status).toBe(413)
+      await expect204('2 MiB with a length', await fetch(`${local}/v1/cdn/${space}/_beacon`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: big }))
+      // Without a length (chunked): read up to the beacon's 4 KB, then dropped.
+      const chunks = new ReadableStream<Uint8Array>({
+        start(c) {
+          for (let i = 0; i < 64; i++) c.enqueue(new Uint8Array(32 * 1024).fill(120))
+          c.close()
+        },
+      })
+      await expect204('2 MiB chunked', await fetch(`${local}/v1/cdn/${space}/_beacon`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: chunks, duplex: 'half' } as RequestInit))
+      expect(state().metrics.dropped.too_large - before).toBe(2)
+      // A URL over the service's 64 KiB limit (in process: the same handler the server runs).
+      const longQuery = `?${'q'.repeat(70 * 1024)}`
+      expect((await t.request('GET', `/v1/version${longQuery}`)).status).toBe(414)
+      const longUrl = await t.request('POST', `/v1/cdn/${space}/_beacon${longQuery}`, { raw: '{}', headers: { 'Content-Type': 'text/plain' } })
+      expect({ status: longUrl.status, text: longUrl.text }).toEqual({ status: 204, text: '' })
+      const longSlug = await t.request('POST', `/v1/cdn/${'s'.repeat(70 * 1024)}/_beacon`, { raw: '{}', headers: { 'Content-Type': 'text/plain' } })
+      expect({ status: longSlug.status, text: longSlug.text }).toEqual({ status: 204, text: '' })
+
+      // Over real HTTP, against a server process that takes request lines of 128 KiB as the executable does.
+      const reader = child.stdout.getReader()
+      let out = ''
+      let port = 0
+      const deadline = Date.now() + 90_000
+      while (!port && Date.now() < deadline) {
+        const { value, done } = await reader.read()
+        if (done) throw new Error(`the server process exited (${child.exitCode})`)
+        out += new TextDecoder().decode(value)
+        const line = out.split('\n').find((l) => l.startsWith('{"port"'))
+        if (line) port = JSON.parse(line).port
+      }
+      reader.releaseLock()
+      void child.stdout.pipeTo(new WritableStream()).catch(() => {})
+      const remote = `http://127.0.0.1:${port}`
+      expect((await fetch(`${remote}/v1/version${longQuery}`)).status).toBe(414)
+      await expect204('a 70 KiB query string', await fetch(`${remote}/v1/cdn/some-space/_beacon${longQuery}`, { method: 'POST', headers: { 'Content-Type': 'text/plain' }, body: '{}' }))
+      await expect204('a 70 KiB URL and a 2 MiB body', await fetch(`${remote}/v1/cdn/some-space/_beacon${longQuery}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: big }))
+    } finally {
+      server.stop(true)
+      child.kill('SIGTERM')
+      await child.exited
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   })
 
   test('an unknown route method or a path below the beacon is not taken by it', async () => {

@@ -245,6 +245,12 @@ describe('registration', () => {
     const hp = await register(e.slug, { name: 'Bot', email: 'bot@example.com', _hp: 'gotcha' })
     expect(hp.status).toBe(200)
     expect(hp.body).toEqual({ ok: true })
+    // The honeypot comes first: invalid data, unknown properties or an unknown event with a filled _hp get the same.
+    for (const body of [{ _hp: 'x', name: '', email: 'nope' }, { _hp: 'x' }, { _hp: 'x', name: 1, extra: true, fields: 'no' }, { _hp: 7 }]) {
+      const r = await register(e.slug, body)
+      expect({ body, status: r.status, answer: r.body }).toEqual({ body, status: 200, answer: { ok: true } })
+    }
+    expect((await register('no-such-event', { _hp: 'x' })).body).toEqual({ ok: true })
     const regs = await t.request('GET', `/v1/spaces/${space}/events/${e.id}/registrations`, { token: admin })
     expect(regs.body.meta.total).toBe(0)
     expect((await register('no-such-event', { name: 'x', email: 'x@example.com' })).status).toBe(404)

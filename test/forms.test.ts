@@ -211,6 +211,32 @@ describe('public submit', () => {
     expect(sink.mails).toHaveLength(0)
   })
 
+  test('honeypot first: a filled _hp answers 200 {ok: true} whatever else the body holds — invalid data, unknown keys, no form', async () => {
+    const f = await makeForm({ submit_action: 'email', notification_email: 'team@acme.test' })
+    sink.clear()
+    const bodies: Record<string, unknown>[] = [
+      { _hp: 'x', data: { name: '', email: 'not an email' } }, // invalid data
+      { _hp: 'x' }, // no data at all
+      { _hp: 'x', data: 'not an object', unknown_key: 1, rendered_at: [] }, // wrong types, an unknown property
+      { _hp: 'x'.repeat(20_000), data: valid }, // over the _hp length the schema declares
+      { _hp: 1, data: valid }, // not even a string
+      { _hp: { filled: true } },
+    ]
+    for (const body of bodies) {
+      const r = await submit(f.slug, body)
+      expect({ body: JSON.stringify(body).slice(0, 80), status: r.status, answer: r.body }).toEqual({ body: JSON.stringify(body).slice(0, 80), status: 200, answer: { ok: true } })
+      expect(r.headers.get('cache-control')).toBe('no-store')
+    }
+    // Before the form or the Space is looked up: the trap answers the same everywhere.
+    expect((await submit('no-such-form', { _hp: 'x', data: {} })).body).toEqual({ ok: true })
+    expect((await t.request('POST', `/v1/cdn/no-such-space/forms/${f.slug}`, { body: { _hp: 'x' } })).body).toEqual({ ok: true })
+    expect((await rows('select count(*)::int as n from form_submissions s join forms f on f.id = s.form_id where f.uuid = $1', [f.uuid]))[0].n).toBe(0)
+    await drain()
+    expect(sink.mails).toHaveLength(0)
+    // An empty honeypot is no trap: the body is validated as usual.
+    for (const hp of ['', null]) expect((await submit(f.slug, { _hp: hp, data: { name: '' } })).status).toBe(422)
+  })
+
   test('missing required fields: 422 validation_failed keyed by field; unknown Space or form: 404', async () => {
     const f = await makeForm()
     const r = await submit(f.slug, { data: { message: 'hi' } })

@@ -9,9 +9,12 @@ import type { Server } from 'bun'
 import { ClientError, GraphQLClient, gql } from 'graphql-request'
 import { defineModule } from '../src/kernel/module'
 import { MODULES } from '../src/modules'
+import { LIMITS, operationCost } from '../src/modules/graphql/limits'
+import { TextLru } from '../src/modules/graphql/routes'
 import { buildSchema } from '../src/modules/graphql/schema'
 import { storiesModule } from '../src/modules/stories'
 import { type TestApp, testApp } from './helpers/app'
+import { cpuTimer } from './helpers/cpu'
 
 setDefaultTimeout(60_000)
 
@@ -523,6 +526,129 @@ describe('protection', () => {
     const syntax = await http('POST', '{ story(')
     expect(syntax.status).toBe(200)
     expect(syntax.body.errors[0].message).toContain('Syntax Error')
+  })
+
+  /** `query Q {...F0}` where each F(i) spreads F(i+1) `fan` times, `levels` deep: `fan^levels` selections once expanded. */
+  const fragmentBomb = (levels: number, fan = 10) => {
+    let q = 'query Q{...F0}\n'
+    for (let i = 0; i < levels; i++) q += `fragment F${i} on Query{${Array(fan).fill(`...F${i + 1}`).join(' ')}}\n`
+    return `${q}fragment F${levels} on Query{__typename}\n`
+  }
+
+  test('fragment spreads that multiply each other are refused at once (too_complex), whatever their depth or size', async () => {
+    const six = fragmentBomb(6)
+    expect(six.length).toBeLessThan(600)
+    const cases: [string, string][] = [
+      ['6 levels (a million selections)', six],
+      ['8 levels', fragmentBomb(8)],
+      ['20 levels', fragmentBomb(20)],
+      // ~100 KB: the 6-level bomb padded with a comment (comments are not tokens).
+      ['6 levels in ~100 KB', `${six}#${'x'.repeat(100 * 1024 - six.length - 100)}\n`],
+      // ~100 KB of fragments: the parser stops at the token limit.
+      ['1,400 levels of 5 (~100 KB)', fragmentBomb(1400, 5)],
+    ]
+    for (const [what, query] of cases) {
+      expect(Buffer.byteLength(query)).toBeLessThanOrEqual(LIMITS.maxQueryBytes)
+      // CPU time, not wall time (the machine may be loaded): before the fix, 8 levels took tens of seconds.
+      const cpu = cpuTimer()
+      const r = await http('POST', query)
+      const ms = cpu.ms()
+      expect({ what, status: r.status, code: r.body.errors?.[0]?.extensions?.code, data: r.body.data ?? null }).toEqual({ what, status: 200, code: 'too_complex', data: null })
+      expect({ what, cpuUnder1s: ms < 1000 }).toEqual({ what, cpuUnder1s: true })
+    }
+    const tokens = await http('POST', fragmentBomb(1400, 5))
+    expect(tokens.body.errors[0].extensions).toEqual({ code: 'too_complex', max_tokens: LIMITS.maxTokens })
+    const expanded = await http('POST', fragmentBomb(20))
+    expect(expanded.body.errors[0].extensions).toEqual({ code: 'too_complex', max_selections: LIMITS.maxSelections })
+    // Over GET too (a GET's document goes through the same parse).
+    const get = await http('GET', fragmentBomb(8))
+    expect(get.body.errors[0].extensions.code).toBe('too_complex')
+    // Many tokens without any fragment: refused by the parser's token limit.
+    const flat = await http('POST', `{ ${'__typename '.repeat(LIMITS.maxTokens + 10)}}`)
+    expect(flat.body.errors[0].extensions.code).toBe('too_complex')
+  })
+
+  test('while a fragment bomb is being refused, GET /v1/version is answered at once', async () => {
+    const origin = url.replace('/v1/graphql', '')
+    for (const levels of [8, 20]) {
+      const started = performance.now()
+      let versionAt = 0
+      let graphqlAt = 0
+      const [g, v] = await Promise.all([
+        http('POST', fragmentBomb(levels)).then((r) => {
+          graphqlAt = performance.now() - started
+          return r
+        }),
+        fetch(`${origin}/v1/version`).then(async (r) => {
+          versionAt = performance.now() - started
+          return { status: r.status, body: await r.json() }
+        }),
+      ])
+      expect(g.body.errors[0].extensions.code).toBe('too_complex')
+      expect(v.status).toBe(200)
+      // Generous (a loaded machine): before the fix the version waited for the bomb's walk — 20 s and more at 8 levels.
+      expect({ levels, versionQuick: versionAt < 3000 || versionAt <= graphqlAt }).toEqual({ levels, versionQuick: true })
+      expect({ levels, graphqlQuick: graphqlAt < 5000 }).toEqual({ levels, graphqlQuick: true })
+    }
+  })
+
+  test('fragments are measured once: the same depth, cost and answer as the query written out; cycles do not loop', async () => {
+    await story({ name: 'Frag one', slug: 'frag-one' })
+    const withFragments = `query ($p: Int) { ...Lists }
+      fragment Lists on Query { a: stories(space: "${space}", perPage: $p) { ...Page } b: stories(space: "${space}", perPage: $p) { ...Page } }
+      fragment Page on StoryPage { total items { ...Item } }
+      fragment Item on Story { uuid slug meta { ...Meta } }
+      fragment Meta on StoryMeta { served_segment datasource_refs }`
+    const page = 'total items { uuid slug meta { served_segment datasource_refs } }'
+    const inline = `query ($p: Int) { a: stories(space: "${space}", perPage: $p) { ${page} } b: stories(space: "${space}", perPage: $p) { ${page} } }`
+    const { schema } = buildSchema(t.kernel.graphql)
+    const { parse } = await import('graphql')
+    for (const p of [1, 25, 100]) {
+      const cost = operationCost(schema as never, parse(withFragments), undefined, { p })
+      expect(cost).toBe(operationCost(schema as never, parse(inline), undefined, { p }))
+      expect(cost).toBeGreaterThan(p)
+    }
+    const a = await http('POST', withFragments, { variables: { p: 50 } })
+    const b = await http('POST', inline, { variables: { p: 50 } })
+    expect(a.body.errors).toBeUndefined()
+    expect(a.body).toEqual(b.body)
+    expect(a.body.data.a.items.some((i: { slug: string }) => i.slug === 'frag-one')).toBe(true)
+    // Over the cost limit: the same cost reported either way.
+    const many = (body: string) => `query ($p: Int) { ${Array.from({ length: 16 }, (_, i) => `s${i}: stories(space: "${space}", perPage: $p) { ${body} }`).join(' ')} } `
+    const costly = await http('POST', `${many('...Page')} fragment Page on StoryPage { total items { uuid slug content } }`, { variables: { p: 100 } })
+    const costlyInline = await http('POST', many('total items { uuid slug content }'), { variables: { p: 100 } })
+    expect(costly.body.errors[0].extensions.code).toBe('too_costly')
+    expect(costly.body.errors[0].extensions.cost).toBe(costlyInline.body.errors[0].extensions.cost)
+    // Depth through fragments (introspection nests deepest): 20 levels pass, 21 are too deep.
+    const introspectionChain = (levels: number) => {
+      let q = '{ __type(name: "Story") { ...T1 } }'
+      for (let i = 1; i < levels - 1; i++) q += ` fragment T${i} on __Type { name ofType { ...T${i + 1} } }`
+      return `${q} fragment T${levels - 1} on __Type { name }`
+    }
+    expect((await http('POST', introspectionChain(20))).body.errors).toBeUndefined()
+    expect((await http('POST', introspectionChain(21))).body.errors[0].extensions.code).toBe('too_deep')
+    const plain = await http('POST', `{ ...A } fragment A on Query { space(slug: "x") { ...B } } fragment B on Space { locales { code } }`)
+    expect(plain.body.errors).toBeUndefined()
+    // A fragment cycle is invalid GraphQL: refused by validation, at once.
+    const cpu = cpuTimer()
+    const cycle = await http('POST', 'query { ...A } fragment A on Query { __typename ...B } fragment B on Query { ...A }')
+    expect(cycle.status).toBe(200)
+    expect(cycle.body.errors[0].message).toContain('Cannot spread fragment')
+    expect(cpu.ms()).toBeLessThan(1000)
+  })
+
+  test('parsed documents are kept per text in a small LRU, short texts only', () => {
+    const lru = new TextLru<number>(2, 10)
+    lru.set('a', 1)
+    lru.set('b', 2)
+    expect(lru.get('a')).toBe(1)
+    lru.set('c', 3) // evicts b, the least recently used
+    expect([lru.get('a'), lru.get('b'), lru.get('c')]).toEqual([1, undefined, 3])
+    lru.set('x'.repeat(11), 4)
+    expect(lru.get('x'.repeat(11))).toBeUndefined()
+    lru.set('€€€€', 5) // 12 bytes of UTF-8
+    expect(lru.get('€€€€')).toBeUndefined()
+    expect(lru.size).toBe(2)
   })
 
   test('unexpected errors are masked, with the request id; expected ones keep their code', async () => {

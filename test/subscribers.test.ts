@@ -132,6 +132,14 @@ describe('double opt-in', () => {
     await t.kernel.jobs.runDueJobs()
     expect(sink.mails).toHaveLength(0)
     expect((await t.kernel.db.query('select 1 from subscribers where email = $1', ['bot@example.com'])).length).toBe(0)
+    // The honeypot comes first: a malformed address, unknown properties or an unknown Space with a filled _hp get 202.
+    for (const body of [{ _hp: 'x', email: 'not-an-address' }, { _hp: 'x' }, { _hp: 'x', email: 1, extra: [] }]) {
+      const hp = await subscribe(body)
+      expect({ body, status: hp.status, answer: hp.body }).toEqual({ body, status: 202, answer: { data: { ok: true } } })
+    }
+    expect((await subscribe({ _hp: 'x', email: 'a@example.com' }, 'no-such-space')).status).toBe(202)
+    await t.kernel.jobs.runDueJobs()
+    expect(sink.mails).toHaveLength(0)
     expect((await subscribe({ email: 'not-an-address' })).status).toBe(422)
     expect((await subscribe({ email: 'a@example.com' }, 'no-such-space')).status).toBe(404)
     expect((await t.request('GET', `/v1/cdn/${space}/subscribe/confirm/${'A'.repeat(43)}`)).status).toBe(404)

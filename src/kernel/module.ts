@@ -66,6 +66,12 @@ export interface FastRoute {
    * rate-limited requests itself (the beacon: always 204), and its request log line carries no client address.
    */
   selfLimited?: boolean
+  /**
+   * The route answers every request of its method itself, whatever the length of its URL or body: the runtime offers
+   * it the request before its own 414 (URL over MAX_URL_BYTES) and 413 (Content-Length over the server's body limit).
+   * Such a route reads the body bounded, or not at all. (The beacon: always 204, spec 4.3.) Default false.
+   */
+  anyInput?: boolean
   /** Cheap test on the path (no allocation): does this route take the request? */
   matches(pathname: string): boolean
   /**

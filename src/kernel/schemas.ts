@@ -105,3 +105,30 @@ export const Data = <T extends TSchema>(schema: T) => t.Object({ data: schema })
 export const DataList = <T extends TSchema>(schema: T) => t.Object({ data: t.Array(schema) })
 /** `{data: T[], meta: {total, page, per_page}}`. */
 export const Paged = <T extends TSchema>(schema: T) => t.Object({ data: t.Array(schema), meta: PageMeta })
+
+/**
+ * The honeypot of public forms (spec 4.6): a JSON body whose `_hp` holds anything (absent, null and "" are empty) came
+ * from a bot. Public routes that take `_hp` check it in their `transform` hook — after the body is parsed, before it
+ * is validated or the Space, form or event is looked up — so a bot that fills `_hp` and sends invalid data gets the
+ * same quiet success as one that sends valid data, and never learns the trap from a 422 or a 404.
+ */
+export function honeypotFilled(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false
+  const v = (body as Record<string, unknown>)._hp
+  return v !== undefined && v !== null && v !== ''
+}
+
+type HoneypotHook = (ctx: { body: unknown; set: { headers: Record<string, unknown> } }) => void
+
+/**
+ * A route's `transform` hook that answers `status` with `answer` (and `Cache-Control: no-store`) when the honeypot is
+ * filled. Elysia runs `transform` after the body is parsed and before it is validated or any guard runs, and answers
+ * with a status response the hook returns (its types say the hook returns nothing, hence the cast).
+ */
+export function honeypotFirst(status: number, answer: unknown): HoneypotHook {
+  return ((ctx: { body: unknown; set: { headers: Record<string, unknown> }; status: (code: number, body: unknown) => unknown }) => {
+    if (!honeypotFilled(ctx.body)) return
+    ctx.set.headers['cache-control'] = 'no-store'
+    return ctx.status(status, answer)
+  }) as HoneypotHook
+}

@@ -646,7 +646,7 @@ export interface paths {
         put?: never;
         /**
          * Register for a published event
-         * @description 20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.
+         * @description 20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored — checked first, before the body is validated and the event looked up. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.
          */
         post: operations["registerPublicEvent"];
         delete?: never;
@@ -668,7 +668,7 @@ export interface paths {
          * Submit a form
          * @description Spec 4.6. Anonymous; `Content-Type: application/json`.
          *
-         *     1. `_hp` non-empty: 200 `{ok: true}`, nothing stored, no action.
+         *     1. `_hp` non-empty: 200 `{ok: true}`, nothing stored, no action — checked first, before the body is validated and the form looked up.
          *     2. `data` keeps the form's keys only (unknown keys are dropped); values are coerced to scalars (number fields to
          *        numbers, checkbox and consent to booleans, others to strings), markup tags are stripped, strings trimmed and cut at
          *        5000 characters; then validated against `compiled_schema`: 422 `{error: 'validation_failed', errors: {<key>: [...]}}`.
@@ -889,7 +889,7 @@ export interface paths {
         put?: never;
         /**
          * Subscribe to the newsletter (double opt-in)
-         * @description Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link (also in `List-Unsubscribe`, with RFC 8058 `List-Unsubscribe-Post`). The links are built from PUBLIC_URL only, never from the request’s Host: without PUBLIC_URL every well-formed request answers 403 `mail_links_unavailable` and nothing is stored. `_hp` is a honeypot: non-empty → 202, nothing stored or sent. A malformed e-mail: 422. 20/min/IP.
+         * @description Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link (also in `List-Unsubscribe`, with RFC 8058 `List-Unsubscribe-Post`). The links are built from PUBLIC_URL only, never from the request’s Host: without PUBLIC_URL every well-formed request answers 403 `mail_links_unavailable` and nothing is stored. `_hp` is a honeypot: non-empty → 202, nothing stored or sent — checked first, before the body is validated and the Space looked up. A malformed e-mail: 422. 20/min/IP.
          */
         post: operations["subscribePublic"];
         delete?: never;
@@ -960,8 +960,10 @@ export interface paths {
          *     `search(space, q, lang, page, perPage)`, `space(slug)` — through the same services as the REST routes (published
          *     content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
          *
-         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); one operation per request; at most 20 aliases; fields nested at most 10 deep;
-         *     a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
+         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); at most 2,000 lexical tokens
+         *     (comments excluded) and at most 10,000 selections once fragment spreads are expanded (else a GraphQL error with
+         *     `extensions.code: too_complex`); one operation per request; at most 20 aliases; fields nested at most 10 deep (20 below
+         *     an introspection field); a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
          *     `extensions.code`; unexpected ones are masked ("Something went wrong on our side.") with `extensions.request_id`.
          *     As GraphQL over HTTP asks for `application/json` answers, a well-formed request whose document cannot run answers 200
          *     with `errors` (syntax, validation, `too_many_operations` — named or not —, `no_operation`, `unknown_operation` when
@@ -981,8 +983,10 @@ export interface paths {
          *     `search(space, q, lang, page, perPage)`, `space(slug)` — through the same services as the REST routes (published
          *     content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
          *
-         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); one operation per request; at most 20 aliases; fields nested at most 10 deep;
-         *     a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
+         *     Limits: the query text at most 100 KB of UTF-8 (longer: 413 `payload_too_large`); at most 2,000 lexical tokens
+         *     (comments excluded) and at most 10,000 selections once fragment spreads are expanded (else a GraphQL error with
+         *     `extensions.code: too_complex`); one operation per request; at most 20 aliases; fields nested at most 10 deep (20 below
+         *     an introspection field); a cost of at most 5,000 (every field 1, a list field's selection times its `perPage`). Errors: GraphQL errors carry
          *     `extensions.code`; unexpected ones are masked ("Something went wrong on our side.") with `extensions.request_id`.
          *     As GraphQL over HTTP asks for `application/json` answers, a well-formed request whose document cannot run answers 200
          *     with `errors` (syntax, validation, `too_many_operations` — named or not —, `no_operation`, `unknown_operation` when

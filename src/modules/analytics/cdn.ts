@@ -62,12 +62,16 @@ export function beaconSpace(pathname: string): string | null {
   return slug.length > 0 && slug.indexOf('/') === -1 ? slug : null
 }
 
-/** The beacon on the fast path: every POST to it is answered here, before Elysia (which would answer 415/413/429). */
+/**
+ * The beacon on the fast path: every POST to it is answered here, before Elysia (which would answer 415/413/429) and
+ * before the HTTP layer's 414 (URL) and 413 (body) — `anyInput` — so an oversized request is a dropped beacon, 204.
+ */
 export function beaconFastRoute(deps: BeaconDeps): FastRoute {
   return {
     route: '/v1/cdn/:space/_beacon',
     method: 'POST',
     selfLimited: true,
+    anyInput: true,
     matches: (pathname) => beaconSpace(pathname) !== null,
     answer: (request: Request, info: FastRequest) => takeBeacon(deps, request, beaconSpace(info.pathname)!, info.clientIp, info),
   }

@@ -8,7 +8,7 @@ import type { RegistrationWriter } from './writer'
 import type { PublishedEventCache } from './cache'
 import { AppError, notFound } from '../../kernel/errors'
 import { LINK_PAGE_RESPONSE, LINK_POST_BODY, linkPageResponse, postedFromPage } from '../../kernel/link-page'
-import { Data, SpaceParams } from '../../kernel/schemas'
+import { Data, honeypotFirst, SpaceParams } from '../../kernel/schemas'
 
 /** `If-None-Match` against a strong ETag (weak comparison, as for GET). */
 function etagMatches(header: string | null, etag: string): boolean {
@@ -106,6 +106,8 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
         return { data: { registration: { id: out.id, status: out.status }, ics_url: out.ics_url } }
       },
       {
+        // The honeypot before anything else (spec 4.6): before the body's validation, the Space and the event.
+        transform: honeypotFirst(200, { ok: true }),
         publicSpace: { notFound: 'Event' },
         params: PublicEventParams,
         query: PublicDetailQuery,
@@ -114,7 +116,7 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
         detail: {
           summary: 'Register for a published event',
           description:
-            '20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.',
+            '20/min/IP. `_hp` non-empty: 200 `{ok: true}`, nothing stored — checked first, before the body is validated and the event looked up. `name` 1–200 characters, `email` an address (stored lower case), `fields` validated with the event’s `fields` schema (422 `validation_failed`, keyed `fields/<key>`; left out when the event has no schema). Closed (switched off, past `registration_closes_at`, or the event has started) → 422 `registration_closed`. The address already registered or waitlisted → 409 `already_registered`. No spot left → 409 `event_full`, or with `waitlist` 201 with status `waitlisted`. Capacity is taken in the registering transaction (one conditional update of the event row): parallel registrations never overbook. A mail with the calendar link and a cancel link follows (durable job). `ics_url` is a capability URL.',
         },
       },
     )

@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards, RequestInfo } from '../../kernel/plugin'
-import { Data, DataList, Paged, SpaceParams } from '../../kernel/schemas'
+import { Data, DataList, honeypotFirst, Paged, SpaceParams } from '../../kernel/schemas'
 import type { FormCache } from './cache'
 import {
   FormBody,
@@ -129,7 +129,7 @@ export function formRoutes(kernel: Kernel, guards: Guards) {
 
 const SUBMIT_DESCRIPTION = `Spec 4.6. Anonymous; \`Content-Type: application/json\`.
 
-1. \`_hp\` non-empty: 200 \`{ok: true}\`, nothing stored, no action.
+1. \`_hp\` non-empty: 200 \`{ok: true}\`, nothing stored, no action — checked first, before the body is validated and the form looked up.
 2. \`data\` keeps the form's keys only (unknown keys are dropped); values are coerced to scalars (number fields to
    numbers, checkbox and consent to booleans, others to strings), markup tags are stripped, strings trimmed and cut at
    5000 characters; then validated against \`compiled_schema\`: 422 \`{error: 'validation_failed', errors: {<key>: [...]}}\`.
@@ -174,6 +174,8 @@ export function formCdnRoutes(
       return { data: { ok: true, submission_uuid: out.submission_uuid, success_message: out.success_message, redirect_url: out.redirect_url } }
     },
     {
+      // The honeypot before anything else (spec 4.6): before the body's validation, the Space and the form.
+      transform: honeypotFirst(200, { ok: true }),
       // An unknown Space reads like an unknown form.
       publicSpace: { notFound: 'Form' },
       params: SubmitParams,

@@ -7,7 +7,7 @@ import { publicOrigin } from '../../kernel/http'
 import { readJson } from '../../kernel/json'
 import type { Kernel } from '../../kernel/kernel'
 import type { RouteContext } from '../../kernel/module'
-import { LIMITS, operationCost, VALIDATION_RULES } from './limits'
+import { expandedSelections, LIMITS, operationCost, VALIDATION_RULES } from './limits'
 import { buildSchema } from './schema'
 
 /** The per-request context plus what the endpoint learns while executing (was there an error, cache hints). */
@@ -58,10 +58,29 @@ function guardPlugin(kernel: Kernel): Plugin {
     // How many operations a document holds is known at parse: more than one is refused there, named or not, so the
     // answer is a GraphQL error in a 200 like a syntax error (GraphQL over HTTP with application/json). Yoga caches
     // parse results per document text, so only what the text alone decides belongs here — not the operationName.
+    // The parser stops past LIMITS.maxTokens tokens, and a document whose fragment spreads expand past
+    // LIMITS.maxSelections selections is refused here, before graphql-js's validation walks what they multiply to.
     onParse({ parseFn, setParseFn }) {
       setParseFn((source, options) => {
-        const document = parseFn(source, options)
+        let document: DocumentNode
+        try {
+          document = parseFn(source, { ...options, maxTokens: LIMITS.maxTokens })
+        } catch (e) {
+          if (e instanceof GraphQLError && /contains more th\w+ \d+ tokens/.test(e.message)) {
+            throw new GraphQLError(`The document has more than ${LIMITS.maxTokens} tokens; at most ${LIMITS.maxTokens} are allowed.`, {
+              extensions: { code: 'too_complex', max_tokens: LIMITS.maxTokens },
+            })
+          }
+          throw e
+        }
         checkOperationCount(document)
+        const selections = expandedSelections(document)
+        if (selections > LIMITS.maxSelections) {
+          throw new GraphQLError(
+            `The document expands to more than ${LIMITS.maxSelections} selections once its fragments are spread; at most ${LIMITS.maxSelections} are allowed.`,
+            { extensions: { code: 'too_complex', max_selections: LIMITS.maxSelections } },
+          )
+        }
         return document
       })
     },
@@ -194,8 +213,10 @@ const ABOUT = `Read-only: a Query type only (a mutation or subscription is a Gra
 \`search(space, q, lang, page, perPage)\`, \`space(slug)\` — through the same services as the REST routes (published
 content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
 
-Limits: the query text at most 100 KB of UTF-8 (longer: 413 \`payload_too_large\`); one operation per request; at most 20 aliases; fields nested at most 10 deep;
-a cost of at most 5,000 (every field 1, a list field's selection times its \`perPage\`). Errors: GraphQL errors carry
+Limits: the query text at most 100 KB of UTF-8 (longer: 413 \`payload_too_large\`); at most 2,000 lexical tokens
+(comments excluded) and at most 10,000 selections once fragment spreads are expanded (else a GraphQL error with
+\`extensions.code: too_complex\`); one operation per request; at most 20 aliases; fields nested at most 10 deep (20 below
+an introspection field); a cost of at most 5,000 (every field 1, a list field's selection times its \`perPage\`). Errors: GraphQL errors carry
 \`extensions.code\`; unexpected ones are masked ("Something went wrong on our side.") with \`extensions.request_id\`.
 As GraphQL over HTTP asks for \`application/json\` answers, a well-formed request whose document cannot run answers 200
 with \`errors\` (syntax, validation, \`too_many_operations\` — named or not —, \`no_operation\`, \`unknown_operation\` when
@@ -220,6 +241,10 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
     logging: false,
     cors: false, // the kernel's request front answers CORS
     batching: false,
+    // Parsed documents (and parse errors) are kept per query text in small LRUs, for short texts only: a repeated
+    // query is parsed and validated once, and 100 KB documents cannot fill the memory (yoga's default keeps 1,024
+    // documents of any size for an hour).
+    parserAndValidationCache: { documentCache: new TextLru<DocumentNode>(), errorCache: new TextLru<unknown>() },
     plugins: [guardPlugin(kernel)],
   })
 
@@ -322,6 +347,35 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
         },
       },
     )
+}
+
+/**
+ * A small LRU keyed by a query text: at most `max` entries, and texts longer than `maxKeyBytes` are not kept
+ * (`get` misses, `set` is a no-op). A Map keeps insertion order: a hit moves the entry to the end, the oldest goes first.
+ */
+export class TextLru<V> {
+  private readonly map = new Map<string, V>()
+  constructor(
+    private readonly max: number = LIMITS.documentCacheEntries,
+    private readonly maxKeyBytes: number = LIMITS.documentCacheMaxBytes,
+  ) {}
+  get(key: string): V | undefined {
+    const v = this.map.get(key)
+    if (v === undefined) return undefined
+    this.map.delete(key)
+    this.map.set(key, v)
+    return v
+  }
+  set(key: string, value: V): void {
+    // Characters bound bytes from below; a UTF-16 length over the bound is over it in UTF-8 too.
+    if (key.length > this.maxKeyBytes || Buffer.byteLength(key) > this.maxKeyBytes) return
+    this.map.delete(key)
+    this.map.set(key, value)
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value as string)
+  }
+  get size(): number {
+    return this.map.size
+  }
 }
 
 /** Yoga's answer when `operationName` names no operation of the document (graphql-yoga's usePreventMutationViaGET). */

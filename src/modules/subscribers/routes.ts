@@ -4,7 +4,7 @@ import type { Kernel } from '../../kernel/kernel'
 import { LINK_PAGE_RESPONSE, LINK_POST_BODY, linkPageResponse, postedFromPage } from '../../kernel/link-page'
 import type { Guards } from '../../kernel/plugin'
 import type { PublicSpace } from '../../kernel/public-space'
-import { Data, Paged, SpaceParams } from '../../kernel/schemas'
+import { Data, honeypotFirst, Paged, SpaceParams } from '../../kernel/schemas'
 import {
   AcceptedModel,
   NewsletterSettingsBody,
@@ -163,6 +163,8 @@ export function subscriberCdnRoutes(kernel: Kernel, guards: Guards) {
         return { data: { ok: true } }
       },
       {
+        // The honeypot before anything else (spec 4.6): before the body's validation and the Space.
+        transform: honeypotFirst(202, { data: { ok: true } }),
         publicSpace: { headers: NO_STORE },
         params: SpaceParams,
         body: SubscribeBody,
@@ -170,7 +172,7 @@ export function subscriberCdnRoutes(kernel: Kernel, guards: Guards) {
         detail: {
           summary: 'Subscribe to the newsletter (double opt-in)',
           description:
-            'Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link (also in `List-Unsubscribe`, with RFC 8058 `List-Unsubscribe-Post`). The links are built from PUBLIC_URL only, never from the request’s Host: without PUBLIC_URL every well-formed request answers 403 `mail_links_unavailable` and nothing is stored. `_hp` is a honeypot: non-empty → 202, nothing stored or sent. A malformed e-mail: 422. 20/min/IP.',
+            'Always 202 `{data: {ok: true}}` for a well-formed address, whether it is new, pending or already confirmed (the answer never tells). A new, pending or unsubscribed address gets a confirmation mail with `{PUBLIC_URL}/v1/cdn/{space}/subscribe/confirm/{token}` (single use, 7 days) and an unsubscribe link (also in `List-Unsubscribe`, with RFC 8058 `List-Unsubscribe-Post`). The links are built from PUBLIC_URL only, never from the request’s Host: without PUBLIC_URL every well-formed request answers 403 `mail_links_unavailable` and nothing is stored. `_hp` is a honeypot: non-empty → 202, nothing stored or sent — checked first, before the body is validated and the Space looked up. A malformed e-mail: 422. 20/min/IP.',
         },
       },
     )
