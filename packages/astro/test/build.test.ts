@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { type TestApp, testApp } from '../../../test/helpers/app'
-import { photo, pngOf } from '../../../test/helpers/images'
-import { astroVersion, buildPackages } from './helpers'
+import { astroVersion, buildPackages, fillSpace } from './helpers'
 
 setDefaultTimeout(240_000)
 
@@ -60,43 +59,10 @@ describe.skipIf(!!reason)(`astro build (Astro ${astroVersion()}) of the fixture 
     await buildPackages()
     t = await testApp()
     server = t.app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 22, idleTimeout: 60 })
-    const owner = (await t.register()).token
-    space = (await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de'] })).slug
-    ed = (await t.spaceToken(owner, space, 'editor')).token
-    const viewer = (await t.spaceToken(owner, space, 'viewer')).token
-
-    await req('POST', '/components', { name: 'teaser', is_root: false, schema: { text: { type: 'text', required: true } } })
-    await req('POST', '/components', {
-      name: 'page',
-      is_nestable: false,
-      schema: {
-        title: { type: 'text', required: true },
-        body: { type: 'richtext' },
-        image: { type: 'asset' },
-        blocks: { type: 'blocks', component_whitelist: ['teaser'] },
-      },
-    })
-    const fd = new FormData()
-    fd.append('alt', JSON.stringify({ en: 'A harbour', de: 'Ein Hafen' }))
-    fd.append('file', new Blob([pngOf(photo(800, 600)) as BlobPart], { type: 'image/png' }), 'harbour.png')
-    const asset = await req('POST', '/assets', undefined, fd)
-
-    const rich = (s: string) => ({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: s, marks: [{ type: 'bold' }] }] }] })
-    const doc = (title: string, body: string, teaser: string) => ({
-      type: 'doc',
-      blocks: [{ component: 'page', _uid: 'p1', title, body: rich(body), image: { uuid: asset.uuid }, blocks: [{ component: 'teaser', _uid: 't1', text: teaser }] }],
-    })
-    const story = async (name: string, slug: string, en: [string, string, string], de: [string, string, string], parent?: string) => {
-      const s = await req('POST', '/stories', { name, slug, parent_uuid: parent, content: doc(...en) })
-      await req('PUT', `/stories/${s.uuid}`, { lang: 'de', name: `${name} (de)`, content: doc(...de) })
-      return s.uuid as string
-    }
-    const blog = await req('POST', '/stories', { name: 'Blog', slug: 'blog', is_folder: true })
-    ids.home = await story('Home', 'home', ['Welcome home', 'Rich welcome', 'Read the blog'], ['Willkommen daheim', 'Reiches Willkommen', 'Lies den Blog'])
-    ids.about = await story('About', 'about', ['About us', 'Rich about', 'Team'], ['Über uns', 'Reich über', 'Mannschaft'])
-    ids.first = await story('First', 'first', ['First post', 'Rich first', 'More'], ['Erster Beitrag', 'Reich erster', 'Mehr'], blog.uuid)
-    ids.second = await story('Second', 'second', ['Second post', 'Rich second', 'Later'], ['Zweiter Beitrag', 'Reich zweiter', 'Später'], blog.uuid)
-    for (const k of ['home', 'about', 'first']) await req('POST', `/stories/${ids[k]}/publish`)
+    const f = await fillSpace(t)
+    ;({ space, editorToken: ed } = f)
+    Object.assign(ids, f.ids)
+    const viewer = f.viewerToken
 
     dir = mkdtempSync(join(PKG, 'test', '.run-'))
     cpSync(join(PKG, 'test', 'fixture'), dir, { recursive: true, filter: (f) => !/[/\\](dist|\.astro|node_modules)$/.test(f) })
@@ -151,6 +117,10 @@ describe.skipIf(!!reason)(`astro build (Astro ${astroVersion()}) of the fixture 
     expect(en).toContain('data-story-field="content/blocks/0/blocks/0/text"')
     // No client JavaScript by default.
     expect(en).not.toContain('<script')
+    // `astro sync` typed the collection from the schema the loader derived from the blueprints.
+    const types = readFileSync(join(dir, '.astro', 'content.d.ts'), 'utf8')
+    expect(types).toMatch(/component: "page"/)
+    expect(types).toMatch(/title: string;/)
   })
 
   test('publish one Story, unpublish another: the rebuild syncs through the change feed, adds one page, removes one', async () => {

@@ -1,5 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import type { TestApp } from '../../../test/helpers/app'
+import { photo, pngOf } from '../../../test/helpers/images'
 import { buildSdk } from '../../sdk/test/fixture'
 
 const PKG = join(import.meta.dir, '..')
@@ -44,4 +46,55 @@ export async function buildPackages() {
   } finally {
     rmdirSync(lock)
   }
+}
+
+/**
+ * A Space in English and German with the blueprints of the fixture site and the README's example (`page`: title,
+ * rich-text body, image, teaser blocks; `teaser`: text), an 800×600 PNG with alt texts, and four Stories: home, about,
+ * blog/first published, blog/second a draft.
+ */
+export async function fillSpace(t: TestApp) {
+  const owner = (await t.register()).token
+  const space = (await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de'] })).slug
+  const editorToken = (await t.spaceToken(owner, space, 'editor')).token
+  const viewerToken = (await t.spaceToken(owner, space, 'viewer')).token
+  const req = async (method: string, path: string, body?: unknown, raw?: FormData) => {
+    const r = await t.request(method, `/v1/spaces/${space}${path}`, { token: editorToken, body, raw })
+    if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`)
+    return r.body?.data
+  }
+  await req('POST', '/components', { name: 'teaser', is_root: false, schema: { text: { type: 'text', required: true } } })
+  await req('POST', '/components', {
+    name: 'page',
+    is_nestable: false,
+    schema: {
+      title: { type: 'text', required: true },
+      body: { type: 'richtext' },
+      image: { type: 'asset' },
+      blocks: { type: 'blocks', component_whitelist: ['teaser'] },
+    },
+  })
+  const fd = new FormData()
+  fd.append('alt', JSON.stringify({ en: 'A harbour', de: 'Ein Hafen' }))
+  fd.append('file', new Blob([pngOf(photo(800, 600)) as BlobPart], { type: 'image/png' }), 'harbour.png')
+  const asset = await req('POST', '/assets', undefined, fd)
+
+  const rich = (s: string) => ({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: s, marks: [{ type: 'bold' }] }] }] })
+  const doc = (title: string, body: string, teaser: string) => ({
+    type: 'doc',
+    blocks: [{ component: 'page', _uid: 'p1', title, body: rich(body), image: { uuid: asset.uuid }, blocks: [{ component: 'teaser', _uid: 't1', text: teaser }] }],
+  })
+  const story = async (name: string, slug: string, en: [string, string, string], de: [string, string, string], parent?: string) => {
+    const s = await req('POST', '/stories', { name, slug, parent_uuid: parent, content: doc(...en) })
+    await req('PUT', `/stories/${s.uuid}`, { lang: 'de', name: `${name} (de)`, content: doc(...de) })
+    return s.uuid as string
+  }
+  const ids: Record<string, string> = {}
+  const blog = await req('POST', '/stories', { name: 'Blog', slug: 'blog', is_folder: true })
+  ids.home = await story('Home', 'home', ['Welcome home', 'Rich welcome', 'Read the blog'], ['Willkommen daheim', 'Reiches Willkommen', 'Lies den Blog'])
+  ids.about = await story('About', 'about', ['About us', 'Rich about', 'Team'], ['Über uns', 'Reich über', 'Mannschaft'])
+  ids.first = await story('First', 'first', ['First post', 'Rich first', 'More'], ['Erster Beitrag', 'Reich erster', 'Mehr'], blog.uuid)
+  ids.second = await story('Second', 'second', ['Second post', 'Rich second', 'Later'], ['Zweiter Beitrag', 'Reich zweiter', 'Später'], blog.uuid)
+  for (const k of ['home', 'about', 'first']) await req('POST', `/stories/${ids[k]}/publish`)
+  return { space, editorToken, viewerToken, ids, assetUuid: asset.uuid as string }
 }
