@@ -18,6 +18,8 @@ Commands:
   components push       create or update blueprints in a Space from a file or another Space
   components diff       compare blueprints between Spaces, servers or a file
   types                 TypeScript types (and a validator) from a Space's blueprints
+  export                one archive of a Space: blueprints, Stories, assets with their bytes
+  import                restore an archive into an empty Space (any server), every uuid remapped
 
 Options everywhere:
   --server <url>        the server (default: CONTENT_SERVICE_URL, else the one logged in to last)
@@ -50,6 +52,17 @@ StoryContent, Schema for createClient<Schema>()) and <out without .d.ts>.validat
 isValidContent/contentErrors (needs @content-service/sdk). --file reads blueprints from a pulled file instead of
 the server; --watch regenerates whenever the Space's blueprints change (every 2 s).`,
 }
+
+HELP.export = `content-service-cli export --space <slug> --out <file.json>
+
+One JSON archive of the Space: its locales, component blueprints, assets (bytes and alt texts) and every Story that is
+not archived (folders included) with the current draft of each translation and whether it is published.`
+HELP.import = `content-service-cli import <file.json> --space <slug> [--dry-run]
+
+Restores an archive into a Space without Stories, on any server: missing locales are added, blueprints created or
+updated, assets uploaded (an asset with the same SHA-256 already in the Space is reused), Stories created with new
+uuids — every Story and asset uuid in content (asset, link and relation fields) rewritten to the new one — and those
+that were published published again. Exits 5 when the Space already has Stories.`
 
 export function parseArgs(argv: string[]): Args {
   const positional: string[] = []

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { exportSpace, importSpace, readArchive } from './archive'
 import { type Args, EXIT, UsageError } from './shared'
 import { type Blueprint, generateTypes, generateValidator } from './typegen'
 
@@ -300,6 +301,52 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       return EXIT.ok
     }
     throw new UsageError('components: pull, push or diff. See content-service-cli components --help.')
+  },
+
+  async export(args) {
+    const space = flag(args, 'space')!
+    const file = flag(args, 'out')!
+    const t = target(args)
+    const archive = await exportSpace({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, (s) => progress(args, `export: ${s}`))
+    progressDone(args)
+    writeFileSync(file, JSON.stringify(archive))
+    const summary = { file, components: archive.components.length, assets: archive.assets.length, stories: archive.stories.length, locales: archive.locales }
+    out(args, summary, `Wrote ${file}: ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories (${archive.locales.join(', ')}).`)
+    return EXIT.ok
+  },
+
+  async import(args) {
+    const file = args.positional[1]
+    if (!file) throw new UsageError('import <file> --space <slug>: the archive file is required.')
+    const space = flag(args, 'space')!
+    let text: string
+    try {
+      text = readFileSync(file, 'utf8')
+    } catch (err) {
+      throw new UsageError(`${file}: ${(err as Error).message}`)
+    }
+    let archive: ReturnType<typeof readArchive>
+    try {
+      archive = readArchive(text)
+    } catch (err) {
+      throw new UsageError(`${file}: ${(err as Error).message}`)
+    }
+    const t = target(args)
+    if (args.flags['dry-run']) {
+      const summary = { dry_run: true, components: archive.components.length, assets: archive.assets.length, stories: archive.stories.length }
+      out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets and ${summary.stories} Stories into ${space}.`)
+      return EXIT.ok
+    }
+    let r: Awaited<ReturnType<typeof importSpace>>
+    try {
+      r = await importSpace({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, archive, (s) => progress(args, `import: ${s}`))
+    } catch (err) {
+      if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
+      throw err
+    }
+    progressDone(args)
+    out(args, r, `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published).`)
+    return EXIT.ok
   },
 
   async types(args) {

@@ -1,0 +1,164 @@
+/**
+ * `export` and `import` as a user runs them (the built command under node, a subprocess) between two real servers,
+ * each with its own database: a Space in two locales with a folder, a draft, an asset, links and relations is exported
+ * from one and imported into an empty Space on the other; every Story, translation, asset byte, link and relation is
+ * equal there, with every uuid remapped. A second import into the same Space is refused; a --dry-run writes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import { createHash } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { type TestApp, testApp } from '../../../test/helpers/app'
+import { photo, pngOf } from '../../../test/helpers/images'
+
+setDefaultTimeout(180_000)
+
+const PKG = join(import.meta.dir, '..')
+
+interface Side {
+  t: TestApp
+  server: { port: number | undefined; stop(force?: boolean): unknown }
+  base: string
+  token: string
+  space: string
+}
+
+async function side(): Promise<Side> {
+  const t = await testApp()
+  const server = t.app.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 1 << 22, idleTimeout: 60 })
+  const owner = (await t.register()).token
+  const space = (await t.createSpace(owner, { default_lang: 'en', locales: ['en'] })).slug
+  return { t, server, base: `http://127.0.0.1:${server.port}`, token: owner, space }
+}
+
+const call = async (s: Side, method: string, path: string, body?: unknown, raw?: FormData) => {
+  const r = await s.t.request(method, `/v1/spaces/${s.space}${path}`, { token: s.token, body, raw })
+  if (r.status >= 300) throw new Error(`${method} ${path}: ${r.status} ${r.text}`)
+  return r.body?.data
+}
+
+let A: Side
+let B: Side
+let home: string
+const png = pngOf(photo(64, 48))
+
+async function cli(args: string[]) {
+  const p = Bun.spawn(['node', join(PKG, 'dist', 'cli.js'), ...args], {
+    cwd: home,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stdin: 'ignore',
+    env: { PATH: process.env.PATH!, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), CI: '1' },
+  })
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
+  return { stdout, stderr, code, json: () => JSON.parse(stdout) }
+}
+
+/** A Space's Stories as comparable data: by full path, per locale, uuids replaced by the full path / asset sha256. */
+async function snapshot(s: Side) {
+  const list = (await s.t.request('GET', `/v1/spaces/${s.space}/stories?per_page=100`, { token: s.token })).body.data as any[]
+  const assets = (await s.t.request('GET', `/v1/spaces/${s.space}/assets?per_page=100`, { token: s.token })).body.data as any[]
+  const names = new Map<string, string>([...list.map((x) => [x.uuid, `story:${x.full_path}`] as [string, string]), ...assets.map((x) => [x.uuid, `asset:${x.sha256}`] as [string, string])])
+  const swap = (v: unknown): unknown =>
+    typeof v === 'string' ? (names.get(v) ?? v) : Array.isArray(v) ? v.map(swap) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)])) : v
+  const out: Record<string, unknown> = {}
+  for (const x of list) {
+    const tr: Record<string, unknown> = {}
+    for (const lang of x.translations) {
+      const v = (await s.t.request('GET', `/v1/spaces/${s.space}/stories/${x.uuid}?lang=${lang}`, { token: s.token })).body.data
+      tr[lang] = { name: v.name, content: swap(v.content) }
+    }
+    out[x.full_path] = { folder: x.is_folder, status: x.status, parent: x.parent_uuid ? names.get(x.parent_uuid) : null, tr }
+  }
+  return { stories: out, assets: assets.map((x) => ({ sha256: x.sha256, filename: x.filename, alt: x.alt })), uuids: [...names.keys()] }
+}
+
+beforeAll(async () => {
+  const build = Bun.spawnSync(['bun', join(PKG, 'scripts', 'build.ts')], { stdout: 'pipe', stderr: 'pipe' })
+  if (build.exitCode !== 0) throw new Error(build.stderr.toString())
+  A = await side()
+  B = await side()
+  home = mkdtempSync(join(tmpdir(), 'cli-archive-'))
+  await call(A, 'POST', '/locales', { code: 'de' })
+  await call(A, 'POST', '/components', { name: 'card', is_root: false, schema: { text: { type: 'text', required: true } } })
+  await call(A, 'POST', '/components', {
+    name: 'post',
+    is_nestable: false,
+    schema: {
+      headline: { type: 'text', required: true },
+      image: { type: 'asset' },
+      link: { type: 'link' },
+      related: { type: 'tags' },
+      cards: { type: 'blocks', component_whitelist: ['card'] },
+    },
+  })
+  const fd = new FormData()
+  fd.append('alt', JSON.stringify({ en: 'A photo', de: 'Ein Foto' }))
+  fd.append('file', new Blob([png as BlobPart], { type: 'image/png' }), 'photo.png')
+  const asset = await call(A, 'POST', '/assets', undefined, fd)
+  const blog = await call(A, 'POST', '/stories', { name: 'Blog', slug: 'blog', is_folder: true })
+  const doc = (h: string, more: Record<string, unknown> = {}) => ({ type: 'doc', blocks: [{ component: 'post', _uid: 'p1', headline: h, cards: [{ component: 'card', _uid: 'c1', text: `${h} card` }], ...more }] })
+  const one = await call(A, 'POST', '/stories', { name: 'One', slug: 'one', parent_uuid: blog.uuid, content: doc('One') })
+  const two = await call(A, 'POST', '/stories', {
+    name: 'Two',
+    slug: 'two',
+    parent_uuid: blog.uuid,
+    content: doc('Two', { image: { uuid: asset.uuid }, link: { story_uuid: one.uuid }, related: [one.uuid] }),
+  })
+  await call(A, 'PUT', `/stories/${two.uuid}`, { lang: 'de', name: 'Zwei', content: doc('Zwei', { image: { uuid: asset.uuid }, link: { story_uuid: one.uuid }, related: [one.uuid] }) })
+  await call(A, 'POST', '/stories', { name: 'Draft', slug: 'draft', content: doc('Only a draft') })
+  for (const s of [one, two]) await call(A, 'POST', `/stories/${s.uuid}/publish`)
+}, 240_000)
+
+afterAll(async () => {
+  for (const s of [A, B]) {
+    s?.server.stop(true)
+    await s?.t.close()
+  }
+  if (home) rmSync(home, { recursive: true, force: true })
+})
+
+describe('export → import into an empty Space on another server', () => {
+  test('everything arrives equal, every uuid remapped', async () => {
+    const file = join(home, 'space.json')
+    const ex = await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--json'])
+    expect(ex.code).toBe(0)
+    expect(ex.json()).toMatchObject({ components: 2, assets: 1, stories: 4 })
+    expect(ex.json().locales.sort()).toEqual(['de', 'en'])
+
+    const dry = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space, '--dry-run', '--json'])
+    expect(dry.code).toBe(0)
+    expect((await B.t.request('GET', `/v1/spaces/${B.space}/stories`, { token: B.token })).body.data).toEqual([])
+
+    const im = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space, '--json'])
+    expect(im.stderr).toBe('')
+    expect(im.code).toBe(0)
+    expect(im.json()).toMatchObject({ components: 2, assets: { uploaded: 1, reused: 0 }, stories: 4, published: 2 })
+
+    const [a, b] = [await snapshot(A), await snapshot(B)]
+    expect(b.stories).toEqual(a.stories)
+    expect(b.assets).toEqual(a.assets)
+    expect(b.uuids.filter((u) => a.uuids.includes(u))).toEqual([])
+    // The link and relation point at the new Story; the asset's bytes are the same.
+    const two = (b.stories['/blog/two'] ?? b.stories['blog/two']) as any
+    expect(two.tr.en.content.blocks[0].link.story_uuid).toMatch(/^story:\/?blog\/one$/)
+    expect(two.tr.de.content.blocks[0].related).toEqual([two.tr.en.content.blocks[0].link.story_uuid])
+    const assetB = (await B.t.request('GET', `/v1/spaces/${B.space}/assets`, { token: B.token })).body.data[0]
+    const bytes = new Uint8Array(await (await fetch(`${B.base}/v1/cdn/${B.space}/assets/${assetB.uuid}`)).arrayBuffer())
+    expect(createHash('sha256').update(bytes).digest('hex')).toBe(createHash('sha256').update(png).digest('hex'))
+    // Published on the other server's public read, in both locales.
+    const pub = await fetch(`${B.base}/v1/cdn/${B.space}/stories/blog/two?lang=de`).then((r) => r.json())
+    expect(pub.data.content.blocks[0].headline).toBe('Zwei')
+
+    // A second import into the same (no longer empty) Space is refused, nothing duplicated.
+    const again = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space])
+    expect(again.code).toBe(5)
+    expect(again.stderr).toContain('import needs an empty Space')
+  })
+
+  test('a file that is not an archive is a usage error', async () => {
+    const r = await cli(['import', join(home, 'nope.json'), '--server', B.base, '--token', B.token, '--space', B.space])
+    expect(r.code).toBe(2)
+  })
+})
