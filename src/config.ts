@@ -132,6 +132,13 @@ export interface Config {
    * transaction mode (PgBouncer, Supavisor, RDS Proxy): no prepared statements, and LISTEN through DATABASE_LISTEN_URL.
    */
   databasePooler: 'none' | 'transaction'
+  /**
+   * Postgres: connections of this process's pool (DATABASE_POOL_MAX; default 10), plus one for LISTEN. The fleet's
+   * sum must fit the server's max_connections (or the pooler's pool): docs/operations.md "Many tenants".
+   */
+  databasePoolMax: number
+  /** Hours a relayed outbox event is kept before the hourly `events.prune` deletes it (EVENTS_RETENTION_HOURS). */
+  eventsRetentionHours: number
   /** Let several processes listen on the same port (SO_REUSEPORT); off by default, so a second bind fails. */
   reusePort: boolean
   /** Log lines as JSON (one object per line) or pretty (for a person at a terminal). */
@@ -438,6 +445,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseConnectTimeoutSeconds: int(env, 'DATABASE_CONNECT_TIMEOUT', 10, 1, 600),
     databaseListenUrl: databaseUrl(env, 'DATABASE_LISTEN_URL'),
     databasePooler: oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
+    databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    eventsRetentionHours: int(env, 'EVENTS_RETENTION_HOURS', 24, 1, 24 * 365),
     reusePort: bool(env, 'REUSE_PORT', false),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, process.stdout.isTTY ? 'pretty' : 'json'),
     plans: BUILT_IN_PLANS,

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import {
   type AnyPgColumn,
   bigint,
@@ -61,6 +62,11 @@ export const stories = pgTable(
     index('stories_space_status_path_idx').on(t.spaceId, t.status, t.fullPath),
     index('stories_space_parent_path_idx').on(t.spaceId, t.parentId, t.fullPath),
     index('stories_parent_idx').on(t.parentId),
+    // The search build and reconcile page a Space's published Stories by id (`space_id = $1 and status = 'published'
+    // and id > $2 order by id`): without it, a Space of 10 Stories walked the primary key past every other Space's.
+    index('stories_space_published_id_idx').on(t.spaceId, t.id).where(sql`status = 'published'`),
+    // Public lists and feeds by publish date within a Space and status.
+    index('stories_space_status_published_at_idx').on(t.spaceId, t.status, t.publishedAt),
   ],
 )
 

@@ -62,6 +62,8 @@ export interface DbOptions {
   listenUrl?: string | null
   /** Postgres: a pooler in transaction mode sits behind databaseUrl (DATABASE_POOLER): no prepared statements. */
   pooler?: 'none' | 'transaction'
+  /** Postgres: the most connections the pool opens (DATABASE_POOL_MAX; default 10); LISTEN takes one more. */
+  poolMax?: number
   /** Start-up progress for the operator (first start of the embedded database). */
   onProgress?: (msg: string, fields?: Record<string, unknown>) => void
   /** What the operator should know but that does not stop the start (the data folder lock is not enforced). */
@@ -89,7 +91,7 @@ async function pgliteAssets(needInitdb: boolean): Promise<{ pgliteWasmModule: We
 }
 
 export async function openDatabase(opts: DbOptions): Promise<Database> {
-  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.connectTimeoutSeconds ?? 10, opts.listenUrl ?? null, opts.pooler ?? 'none')
+  if (opts.databaseUrl) return openPostgres(opts.databaseUrl, opts.connectTimeoutSeconds ?? 10, opts.listenUrl ?? null, opts.pooler ?? 'none', opts.poolMax ?? 10)
   return openPglite(opts.memory ? null : opts.dataDir, opts)
 }
 
@@ -306,10 +308,10 @@ function reconnectDelaySeconds(retries: number): number {
   return Math.min(0.05 * 2 ** Math.min(retries, 10), 0.5) * (0.5 + Math.random() / 2)
 }
 
-async function openPostgres(url: string, connectTimeoutSeconds: number, listenUrl: string | null, pooler: 'none' | 'transaction'): Promise<Database> {
+async function openPostgres(url: string, connectTimeoutSeconds: number, listenUrl: string | null, pooler: 'none' | 'transaction', poolMax: number): Promise<Database> {
   // A pooler in transaction mode hands each transaction to any server connection: a named prepared statement made on
   // one is unknown on the next, so none are made.
-  const client = postgres(url, { max: 10, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds, prepare: pooler === 'none', backoff: reconnectDelaySeconds })
+  const client = postgres(url, { max: poolMax, onnotice: () => {}, idle_timeout: 30, connect_timeout: connectTimeoutSeconds, prepare: pooler === 'none', backoff: reconnectDelaySeconds })
   // LISTEN needs a session of its own that stays on one server connection: DATABASE_LISTEN_URL when set.
   const listener = listenUrl ? postgres(listenUrl, { max: 1, onnotice: () => {}, connect_timeout: connectTimeoutSeconds, backoff: reconnectDelaySeconds }) : client
   const db = drizzlePostgres(client) as unknown as Db

@@ -33,6 +33,7 @@ import type { Logger } from './logger'
  */
 export interface JobMap {
   'jobs.prune': { olderThanDays?: number }
+  'events.prune': { olderThanHours?: number }
 }
 export type QueueName = keyof JobMap & string
 
@@ -168,7 +169,12 @@ export interface JobQueueOptions {
   leaseMs?: number
   /** How often idle workers look for due jobs, due cron ticks and unhandled events. Default 1 s. */
   pollIntervalMs?: number
+  /** Relayed outbox events older than this are deleted by the hourly `events.prune` (EVENTS_RETENTION_HOURS). Default 24. */
+  eventsRetentionHours?: number
 }
+
+/** Outbox rows deleted per statement by `events.prune`: short transactions, no long lock on a busy table. */
+export const EVENTS_PRUNE_BATCH = 5000
 
 export interface StartOptions {
   /**
@@ -275,6 +281,24 @@ export class JobQueue {
       },
     })
     this.schedule({ name: 'jobs.prune', cron: '17 * * * *', queue: 'jobs.prune', payload: { olderThanDays: 7 } })
+    // The outbox: a relayed event (handled_at set) has become its jobs and reached every instance's bus (which reads a
+    // row by id within seconds of its NOTIFY), so after the retention it is only weight. Unrelayed rows stay, however
+    // old. Oldest first by primary key, in batches, so no statement holds many row locks or scans the table.
+    this.define('events.prune', {
+      handler: async ({ job }) => {
+        const cutoff = iso(new Date(this.clock.ms() - (job.payload.olderThanHours ?? 24) * 3_600_000))
+        for (;;) {
+          const [row] = await query<{ n: number | string }>(
+            this.db.db,
+            sql`with d as (delete from events where id in (
+                  select id from events where handled_at is not null and handled_at < ${cutoff}::timestamptz order by id limit ${EVENTS_PRUNE_BATCH}
+                ) returning 1) select count(*) as n from d`,
+          )
+          if (Number(row?.n ?? 0) < EVENTS_PRUNE_BATCH) break
+        }
+      },
+    })
+    this.schedule({ name: 'events.prune', cron: '23 * * * *', queue: 'events.prune', payload: { olderThanHours: opts.eventsRetentionHours ?? 24 } })
   }
 
   // ---- definitions ----

@@ -109,6 +109,7 @@ export function databaseOptions(config: Config, logger: Logger): DbOptions {
     connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
     listenUrl: config.databaseListenUrl,
     pooler: config.databasePooler,
+    poolMax: config.databasePoolMax,
     onProgress: (msg, fields) => logger.info(msg, fields),
     onWarning: (msg, fields) => logger.warn(msg, fields),
   }
@@ -180,6 +181,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     logger,
     leaseMs: config.jobLeaseSeconds * 1000,
     pollIntervalMs: config.jobPollIntervalMs,
+    eventsRetentionHours: config.eventsRetentionHours,
   })
   const mail = new Mailer(config, logger, clock, jobs)
   registerMailQueue(jobs, mail, clock, secrets)
