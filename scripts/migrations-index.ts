@@ -1,5 +1,5 @@
 // Writes db/migrations/index.ts: static imports of every migration named in drizzle-kit's journal, so that the
-// compiled executable carries its migrations inside it. Run by `bun run db:generate` after drizzle-kit.
+// compiled executable carries its migrations inside it. Run by `bun run db:generate` (scripts/db-generate.ts) after drizzle-kit.
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 

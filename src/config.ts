@@ -1,7 +1,7 @@
 // The only module that reads process.env. Every variable here is in the README's configuration table.
 import { join } from 'node:path'
 import { isIP } from 'node:net'
-import { parseCron } from './kernel/jobs'
+import { parseCron } from './kernel/jobs/cron'
 
 export const RELEASE_CHANNELS = ['pre-alpha', 'alpha', 'beta', 'stable'] as const
 export type ReleaseChannel = (typeof RELEASE_CHANNELS)[number]

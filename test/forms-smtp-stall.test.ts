@@ -7,7 +7,7 @@ setDefaultTimeout(180_000)
 
 // An SMTP server that accepts connections and then says nothing (no greeting): a send to it hangs until the socket
 // goes. While a form's e-mail action hangs there, the database must stay usable: the action's job holds no
-// transaction and no connection while it sends (kernel/jobs.ts claims and commits first; forms/actions.ts records the
+// transaction and no connection while it sends (kernel/jobs claims and commits first; forms/actions.ts records the
 // outcome afterwards in a new short transaction).
 let t: TestApp
 let smtp: Server

@@ -75,6 +75,21 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return constraint === undefined || e.constraint === constraint || e.constraint_name === constraint
 }
 
+/**
+ * The one mapping of an expected unique violation to a domain error: a function that throws `error()` when `err` is
+ * a unique violation of `constraint` (either driver, through drizzle's wrapping) and rethrows `err` as it is
+ * otherwise. Use it as a promise's `catch` (`await transact(...).catch(slugTaken)`) or inside a `catch` block
+ * (`catch (err) { slugTaken(err) }`), with the constraint named as the migration names it:
+ *   const slugTaken = uniqueAs('forms_space_slug_live_key', () => FormErrors.slugTaken())
+ * A violation nobody maps reaches the error handler, which answers a generic 409 and logs a missing check.
+ */
+export function uniqueAs(constraint: string, error: () => AppError): (err: unknown) => never {
+  return (err) => {
+    if (isUniqueViolation(err, constraint)) throw error()
+    throw err
+  }
+}
+
 /** The Postgres error inside a driver or drizzle error (SQLSTATE in `code`), or null. */
 export function findPgError(err: unknown): { code?: string; constraint?: string; constraint_name?: string; message?: string } | null {
   // drizzle wraps driver errors (DrizzleQueryError) with the original in `cause`.

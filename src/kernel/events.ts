@@ -50,6 +50,12 @@ export interface EventDeclaration<K extends EventType = EventType> {
    * Events without it are internal (cache and index upkeep).
    */
   webhook?: (payload: EventMap[K]) => Record<string, unknown>
+  /**
+   * What `webhook` puts in the body after `event`, `delivered_at` and `space: {slug}`, in Markdown (e.g.
+   * "`story: {uuid, slug, …}`"): the event table of docs/webhooks.md is generated from it (`bun run gen:docs`).
+   * Every public event has one (test/webhook-docs.test.ts).
+   */
+  body?: string
 }
 
 export type EventDeclarations = { [K in EventType]?: EventDeclaration<K> }
@@ -76,8 +82,8 @@ export class EventCatalog {
     return [...this.decls].filter(([, d]) => d.decl.webhook).map(([type]) => type)
   }
 
-  all(): { type: string; module: string; description: string; public: boolean }[] {
-    return [...this.decls].map(([type, d]) => ({ type, module: d.module, description: d.decl.description, public: !!d.decl.webhook }))
+  all(): { type: string; module: string; description: string; public: boolean; body?: string }[] {
+    return [...this.decls].map(([type, d]) => ({ type, module: d.module, description: d.decl.description, public: !!d.decl.webhook, body: d.decl.body }))
   }
 
   /** The delivered body of a public event; null for an unknown or internal one. */

@@ -26,6 +26,37 @@ export function bytesText(n: number): string {
   return exact
 }
 
+/**
+ * The one capped reader of a request body: its bytes, or null when it is longer than `limit`. A declared
+ * Content-Length over the limit is null before anything is read; a chunked body without one is read until it passes
+ * the limit, then the stream is cancelled, so no more than `limit` bytes (plus one chunk) are ever held. A stream that
+ * fails rejects. The JSON body parser (413 on null), the analytics beacon and the link pages' form read through it.
+ */
+export async function readBodyCapped(request: Request, limit: number): Promise<Uint8Array | null> {
+  const length = request.headers.get('content-length')
+  if (length !== null && Number(length) > limit) return null
+  if (!request.body) return new Uint8Array(0)
+  // Bun hands a body with a length over in one piece; the stream path covers chunked uploads without one.
+  if (length !== null) {
+    const buf = new Uint8Array(await request.arrayBuffer())
+    return buf.byteLength > limit ? null : buf
+  }
+  const reader = request.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > limit) {
+      await reader.cancel().catch(() => {})
+      return null
+    }
+    chunks.push(value)
+  }
+  return chunks.length === 1 ? chunks[0] : new Uint8Array(Buffer.concat(chunks))
+}
+
 /** A dotted-quad IPv4 address in canonical form (0–255, no leading zeros): a character loop, no regex. */
 export function isIPv4(s: string): boolean {
   const n = s.length

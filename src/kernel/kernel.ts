@@ -38,7 +38,7 @@ export interface Kernel {
    * change with no transaction open (`filters.run(name, payload, actor)`: allow, amend or veto).
    */
   filters: FilterHooks
-  /** The durable job queue; workers run only after startWorkers(kernel) (kernel/jobs.ts). */
+  /** The durable job queue; workers run only after startWorkers(kernel) (kernel/jobs). */
   jobs: JobQueue
   /** Outgoing mail: `enqueue` in a transaction (sent by the durable `mail.send` job), `send` from job handlers (kernel/mail.ts). */
   mail: Mailer

@@ -6,6 +6,8 @@
  * origin the POST redirects to, when it does: browsers check form-action on the redirect too), nothing else.
  */
 
+import { readBodyCapped } from './http'
+
 /** The hidden field the pages' form sends, so its POST is answered with a page (or a redirect) instead of JSON. */
 export const PAGE_FIELD = 'via'
 const PAGE_VALUE = 'page'
@@ -73,23 +75,9 @@ ${form}</body></html>`
 export async function postedFromPage(request: Request): Promise<boolean> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase()
   if (type !== 'application/x-www-form-urlencoded' || !request.body) return false
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  try {
-    for (;;) {
-      const { done, value } = await reader.read()
-      if (done) break
-      size += value.byteLength
-      if (size > PAGE_BODY_LIMIT) return false
-      chunks.push(value)
-    }
-  } catch {
-    return false
-  } finally {
-    reader.cancel().catch(() => {})
-  }
-  const text = new TextDecoder('utf-8', { fatal: false }).decode(Buffer.concat(chunks))
+  const body = await readBodyCapped(request, PAGE_BODY_LIMIT).catch(() => null)
+  if (!body) return false
+  const text = new TextDecoder('utf-8', { fatal: false }).decode(body)
   return new URLSearchParams(text).get(PAGE_FIELD) === PAGE_VALUE
 }
 

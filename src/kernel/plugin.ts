@@ -2,7 +2,7 @@ import { Elysia, ValidationError } from 'elysia'
 import { type Admission, type Principal, type Role, requireBearerSpaceAccess, requirePrincipal, requireUserToken, type SpaceAccess, type SpaceRef } from './auth'
 import { randomBytes, sha256Hex } from './crypto'
 import { AppError, type ErrorBody, findPgError, isDatabaseUnavailable, isDiskFull, KernelErrors } from './errors'
-import { bytesText, pathOf, publicOrigin, requestIdFrom } from './http'
+import { bytesText, pathOf, publicOrigin, readBodyCapped, requestIdFrom } from './http'
 import { MAX_JSON_DEPTH, readJson, stringProblem } from './json'
 import type { Kernel } from './kernel'
 import { type PublicSpace, type PublicSpaceOptions, type PublicSpaceResolver, publicSpaceMissing } from './public-space'
@@ -348,7 +348,9 @@ export function kernelPlugin(kernel: Kernel, front: RequestFront, bodyTypes: Rou
       const length = Number(request.headers.get('content-length') ?? '0')
       if (type === 'application/json' || type.endsWith('+json')) {
         if (length > config.jsonBodyLimit) throw bodyTooLarge(config.jsonBodyLimit)
-        const buf = await readCapped(request, config.jsonBodyLimit)
+        // Stops (413) as soon as the body passes the limit, also when no Content-Length was sent.
+        const buf = await readBodyCapped(request, config.jsonBodyLimit)
+        if (!buf) throw bodyTooLarge(config.jsonBodyLimit)
         const ri = front.info.get(request)
         if (ri) ri.rawBody = buf
         if (buf.byteLength === 0) return undefined
@@ -563,25 +565,6 @@ export function guardPlugin(kernel: Kernel, publicSpaces: PublicSpaceResolver | 
   })
 }
 export type Guards = ReturnType<typeof guardPlugin>
-
-/** Reads a body but stops (413) as soon as it passes `limit`, also when no Content-Length was sent. */
-async function readCapped(request: Request, limit: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array(0)
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => {})
-      throw bodyTooLarge(limit)
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks)
-}
 
 function bodyTooLarge(limit: number) {
   return KernelErrors.payloadTooLarge(`The request body is larger than ${bytesText(limit)}.`)

@@ -18,8 +18,10 @@ const body = (p: unknown) => {
   return { ai_job: { uuid: j?.uuid ?? null, kind: j?.kind ?? null, status: j?.status ?? null, target: j?.target ?? null, error: j?.error ?? null } }
 }
 
+const AI_JOB = '`ai_job: {uuid, kind, status, target, error}` (`result` left out)'
+
 export const aiEvents: EventDeclarations = {
-  'ai_job.completed': { description: 'An AI job finished: awaiting review, or failed (`error`).', webhook: body },
-  'ai_job.approved': { description: 'An AI job was approved: its result was applied (new Story version, or alt text).', webhook: body },
-  'ai_job.rejected': { description: 'An AI job was rejected: its result was discarded.', webhook: body },
+  'ai_job.completed': { description: 'An AI job finished: awaiting review, or failed (`error`).', webhook: body, body: AI_JOB },
+  'ai_job.approved': { description: 'An AI job was approved: its result was applied (new Story version, or alt text).', webhook: body, body: AI_JOB },
+  'ai_job.rejected': { description: 'An AI job was rejected: its result was discarded.', webhook: body, body: AI_JOB },
 }

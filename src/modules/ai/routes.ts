@@ -56,10 +56,12 @@ export function aiRoutes(kernel: Kernel, guards: Guards, self: AiState) {
       },
     })
     .post('/stream-text', async ({ access, body, request, server }) => {
-      const res = await streamText(kernel, self, access, body, request.signal)
+      const stream = await streamText(kernel, self, access, body, request.signal)
       // Tokens may pause longer than the idle timeout: the provider call's own 60 s deadline governs the stream.
       server?.timeout(request, 0)
-      return res
+      return new Response(stream, {
+        headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' },
+      })
     }, {
       params: SpaceParams,
       body: TextBody,

@@ -156,7 +156,7 @@ export async function streamText(
   access: SpaceAccess,
   body: { prompt: string; context?: { story_uuid?: string; lang?: string } },
   requestSignal: AbortSignal,
-): Promise<Response> {
+): Promise<ReadableStream<Uint8Array>> {
   self.provider.requireEnabled()
   const context = await textContext(kernel, access, body.context)
   await checkBudget(kernel, access.space.id)
@@ -201,9 +201,7 @@ export async function streamText(
       await chunks.return(NO_USAGE).catch(() => {})
     },
   })
-  return new Response(stream, {
-    headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' },
-  })
+  return stream
 }
 
 export async function seoMeta(kernel: Kernel, self: AiState, access: SpaceAccess, body: { story_uuid: string; lang?: string }) {

@@ -1,5 +1,6 @@
 import { isbot } from 'isbot'
 import type { Kernel } from '../../kernel/kernel'
+import { readBodyCapped } from '../../kernel/http'
 import { canonicalLocale } from '../../kernel/locale'
 import { isUuid } from '../../kernel/schemas'
 import type { PublicSpace } from '../spaces/public'
@@ -112,29 +113,8 @@ export function acceptedContentType(header: string | null): boolean {
 }
 
 /** Reads at most `limit` bytes of the body; null when it is longer (the rest is not read). */
-export async function readBody(request: Request, limit = BEACON_MAX_BYTES): Promise<Uint8Array | null> {
-  const length = request.headers.get('content-length')
-  if (length !== null && Number(length) > limit) return null
-  if (!request.body) return new Uint8Array(0)
-  // Bun hands a small body over in one piece; the stream path covers chunked uploads without a length.
-  if (length !== null) {
-    const buf = new Uint8Array(await request.arrayBuffer())
-    return buf.byteLength > limit ? null : buf
-  }
-  const reader = request.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > limit) {
-      await reader.cancel().catch(() => {})
-      return null
-    }
-    chunks.push(value)
-  }
-  return chunks.length === 1 ? chunks[0] : new Uint8Array(Buffer.concat(chunks))
+export function readBody(request: Request, limit = BEACON_MAX_BYTES): Promise<Uint8Array | null> {
+  return readBodyCapped(request, limit)
 }
 
 const decoder = new TextDecoder('utf-8', { fatal: true })

@@ -30,6 +30,7 @@ export const assetEvents: EventDeclarations = {
   'asset.uploaded': {
     description: 'An asset upload completed.',
     webhook: (p) => ({ asset: Object.fromEntries(ASSET_FIELDS.map((f) => [f, (p as AssetUploadedPayload).asset?.[f] ?? null])) }),
+    body: `\`asset: {${ASSET_FIELDS.join(', ')}}\` (\`alt\`: locale → text, \`size\` in bytes)`,
   },
   'asset.deleted': { description: 'Internal: an asset was deleted (cached variants are dropped on every instance).' },
   'asset.updated': { description: 'Internal: an asset\'s alt text or file name changed (Story reads resolve asset fields anew).' },

@@ -2,7 +2,7 @@ import type { PasswordResetJob } from './service'
 
 /**
  * The auth module's job queues and their payloads, declared in one place: `jobs.define`, `jobs.enqueue` and
- * `jobs.schedule` check them by name (kernel/jobs.ts), as `emit` checks events.
+ * `jobs.schedule` check them by name (kernel/jobs), as `emit` checks events.
  */
 declare module '../../kernel/jobs' {
   interface JobMap {

@@ -3,7 +3,7 @@ import { and, eq, gt, inArray, isNull, lt, ne, sql } from 'drizzle-orm'
 import { apiTokens, passwordResetTokens, pendingSignUps, tenants, users } from '../../../db/schema'
 import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, newCapabilityToken, sha256Hex, verifyPassword } from '../../kernel/crypto'
-import { isUniqueViolation, KernelErrors, notFound, unauthorized, validationFailed } from '../../kernel/errors'
+import { isUniqueViolation, KernelErrors, notFound, unauthorized, uniqueAs, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
@@ -440,10 +440,7 @@ export async function createAccountTx(
 }
 
 /** A taken e-mail (the unique violation of a rolled-back account insert) as 409 email_taken; anything else as is. */
-export function rethrowAccountConflict(err: unknown): never {
-  if (isUniqueViolation(err, 'users_email_key')) throw AuthErrors.emailTaken('An account with this e-mail already exists.')
-  throw err
-}
+export const rethrowAccountConflict: (err: unknown) => never = uniqueAs('users_email_key', () => AuthErrors.emailTaken('An account with this e-mail already exists.'))
 
 /**
  * Ends every bearer token of a Tenant (login sessions and Space-scoped tokens) inside the caller's transaction:

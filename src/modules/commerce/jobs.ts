@@ -1,4 +1,4 @@
-/** The commerce module's job queues (kernel/jobs.ts checks payloads by name). */
+/** The commerce module's job queues (kernel/jobs checks payloads by name). */
 declare module '../../kernel/jobs' {
   interface JobMap {
     'commerce.cart-cleanup': Record<string, never>

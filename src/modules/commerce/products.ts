@@ -2,7 +2,7 @@ import { and, asc, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm'
 import { products, shopSettings } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
@@ -156,8 +156,7 @@ async function knownAssets(kernel: Kernel, spaceId: number, images: string[] | u
 }
 
 function slugConflict(err: unknown, slug: string | undefined): never {
-  if (isUniqueViolation(err, 'products_space_slug_key')) throw CommerceErrors.slugTaken(`Another product of this Space has the slug "${slug}".`)
-  throw err
+  return uniqueAs('products_space_slug_key', () => CommerceErrors.slugTaken(`Another product of this Space has the slug "${slug}".`))(err)
 }
 
 export async function createProduct(kernel: Kernel, access: SpaceAccess, input: ProductInput): Promise<ProductView> {

@@ -26,6 +26,7 @@ export const datasourceEvents: EventDeclarations = {
   'datasource.synced': {
     description: 'A datasource pull (scheduled or on demand) or a signed push succeeded.',
     webhook: (p) => ({ datasource: p.datasource }),
+    body: '`datasource: {key, label, type, entries, synced_at}`',
   },
   'datasource.changed': { description: 'Internal: a datasource or its data changed (read caches on every instance).' },
 }

@@ -3,7 +3,7 @@ import { JSONPathEnvironment } from 'json-p3'
 import { datasourceEntrySets, datasourcePushSignatures, datasources } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { hmacSha256Hex, randomSecret, safeEqual, sha256Hex } from '../../kernel/crypto'
-import { isUniqueViolation, KernelErrors, notFound, validationFailed } from '../../kernel/errors'
+import { KernelErrors, notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { parseCron } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'
@@ -315,8 +315,7 @@ export async function createDatasource(kernel: Kernel, access: SpaceAccess, inpu
     if (checked.secret?.generated) out.webhook_secret = checked.secret.plain
     return out
   } catch (err) {
-    if (isUniqueViolation(err)) throw KernelErrors.conflict(`A datasource with the key "${input.key}" exists in this Space.`)
-    throw err
+    return uniqueAs('datasources_space_key_key', () => KernelErrors.conflict(`A datasource with the key "${input.key}" exists in this Space.`))(err)
   }
 }
 

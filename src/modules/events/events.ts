@@ -48,16 +48,21 @@ declare module '../../kernel/events' {
   }
 }
 
+const EVENT = '`calendar_event: {id, slug, title, starts_at, ends_at, timezone}`'
+const REGISTRATION = '`registration: {id, name, email, status}`'
+
 export const eventEvents: EventDeclarations = {
-  'event.created': { description: 'An event was created.', webhook: (p) => ({ calendar_event: p.calendar_event }) },
-  'event.updated': { description: 'An event was changed (its ICS SEQUENCE went up).', webhook: (p) => ({ calendar_event: p.calendar_event }) },
-  'event.deleted': { description: 'An event was deleted with its registrations.', webhook: (p) => ({ calendar_event: p.calendar_event }) },
+  'event.created': { description: 'An event was created.', webhook: (p) => ({ calendar_event: p.calendar_event }), body: EVENT },
+  'event.updated': { description: 'An event was changed (its ICS SEQUENCE went up).', webhook: (p) => ({ calendar_event: p.calendar_event }), body: EVENT },
+  'event.deleted': { description: 'An event was deleted with its registrations.', webhook: (p) => ({ calendar_event: p.calendar_event }), body: EVENT },
   'event.registered': {
     description: 'Someone registered for an event (confirmed or waitlisted), or a waitlisted registration was promoted (`promoted: true`).',
     webhook: (p) => ({ calendar_event: p.calendar_event, registration: p.registration, promoted: p.promoted }),
+    body: `${EVENT}, ${REGISTRATION}, \`promoted\``,
   },
   'event.registration_cancelled': {
     description: 'A registration was cancelled, by the attendee’s cancel link or by an editor (`by`).',
     webhook: (p) => ({ calendar_event: p.calendar_event, registration: p.registration, by: p.by }),
+    body: `${EVENT}, ${REGISTRATION}, \`by\` (\`attendee\` or \`editor\`)`,
   },
 }

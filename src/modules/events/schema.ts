@@ -1,14 +1,11 @@
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
-import addFormats from 'ajv-formats'
 import { tzlib_get_timezones } from 'timezones-ical-library'
+import { compileJsonSchema, type ErrorObject, fieldErrors as ajvFieldErrors, type ValidateFunction } from '../../kernel/json-schema'
 
 /**
- * The event's `fields`: a JSON Schema (draft 2020-12) for the extra registration values, compiled with Ajv (+
- * ajv-formats) like form schemas. Validators are kept per (event id, sequence): a change of the event recompiles.
+ * The event's `fields`: a JSON Schema (draft 2020-12) for the extra registration values, compiled by the kernel's
+ * Ajv (`kernel/json-schema.ts`) like form schemas. Validators are kept per (event id, sequence): a change of the
+ * event recompiles.
  */
-const ajv = new Ajv2020({ allErrors: true, strict: false })
-addFormats(ajv)
-
 const MAX_VALIDATORS = 1000
 
 export class FieldValidators {
@@ -27,23 +24,12 @@ export class FieldValidators {
 
 /** Compiles a fields schema; throws an Error with Ajv's message when it is not a valid schema. */
 export function compileFields(schema: Record<string, unknown>): ValidateFunction {
-  const fn = ajv.compile(schema)
-  // Ajv keeps every compiled schema in its own cache; the function is ours to keep, the entry is not.
-  ajv.removeSchema(schema)
-  return fn
+  return compileJsonSchema(schema)
 }
 
 /** Ajv errors → messages keyed by the top-level property (`fields/<key>`), as form submissions report them. */
 export function fieldErrors(errors: ErrorObject[] | null | undefined): Record<string, string[]> {
-  const out: Record<string, string[]> = {}
-  for (const e of errors ?? []) {
-    const prop = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.split('/')[1]
-    const key = prop ? `fields/${prop}` : 'fields'
-    const m = e.keyword === 'required' ? 'is required' : (e.message ?? 'is not valid')
-    const list = (out[key] ??= [])
-    if (!list.includes(m)) list.push(m)
-  }
-  return out
+  return ajvFieldErrors(errors, { prefix: 'fields/', root: 'fields' })
 }
 
 let zones: Set<string> | null = null

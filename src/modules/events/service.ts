@@ -5,7 +5,7 @@ import type { SpaceAccess } from '../../kernel/auth'
 import { newCapabilityToken } from '../../kernel/crypto'
 import { safeCell } from '../../kernel/csv'
 import { rowsOf, type Tx } from '../../kernel/db'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
@@ -144,28 +144,20 @@ async function checkEvent(kernel: Kernel, spaceId: number, input: EventInput) {
   }
 }
 
-async function save<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    if (isUniqueViolation(err, 'calendar_events_space_slug_key')) throw EventErrors.slugTaken()
-    throw err
-  }
-}
+const slugTaken = uniqueAs('calendar_events_space_slug_key', () => EventErrors.slugTaken())
+const alreadyRegistered: (err: unknown) => never = uniqueAs('event_registrations_live_email_key', () => EventErrors.alreadyRegistered())
 
 export async function createEvent(kernel: Kernel, access: SpaceAccess, input: EventInput): Promise<EventView> {
   const values = await checkEvent(kernel, access.space.id, input)
   const now = kernel.clock.now()
-  const row = await save(() =>
-    transact(kernel, async (tx, emit) => {
-      const [row] = await tx
-        .insert(events)
-        .values({ ...values, uuid: crypto.randomUUID(), spaceId: access.space.id, createdAt: now, updatedAt: now })
-        .returning()
-      emit({ type: 'event.created', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
-      return row
-    }),
-  )
+  const row = await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .insert(events)
+      .values({ ...values, uuid: crypto.randomUUID(), spaceId: access.space.id, createdAt: now, updatedAt: now })
+      .returning()
+    emit({ type: 'event.created', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
+    return row
+  }).catch(slugTaken)
   return eventView(row, 0)
 }
 
@@ -204,18 +196,16 @@ export async function getEvent(kernel: Kernel, access: SpaceAccess, id: string):
 export async function updateEvent(kernel: Kernel, access: SpaceAccess, id: string, input: EventInput): Promise<EventView> {
   const current = await requireEvent(kernel, access, id)
   const values = await checkEvent(kernel, access.space.id, input)
-  const row = await save(() =>
-    transact(kernel, async (tx, emit) => {
-      const [row] = await tx
-        .update(events)
-        .set({ ...values, sequence: sql`${events.sequence} + 1`, updatedAt: kernel.clock.now() })
-        .where(eq(events.id, current.row.id))
-        .returning()
-      emit({ type: 'event.updated', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
-      await promoteWaitlisted(kernel, tx, emit, row, access.space)
-      return row
-    }),
-  )
+  const row = await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .update(events)
+      .set({ ...values, sequence: sql`${events.sequence} + 1`, updatedAt: kernel.clock.now() })
+      .where(eq(events.id, current.row.id))
+      .returning()
+    emit({ type: 'event.updated', spaceId: access.space.id, payload: { calendar_event: eventRef(row) } })
+    await promoteWaitlisted(kernel, tx, emit, row, access.space)
+    return row
+  }).catch(slugTaken)
   return getEvent(kernel, access, row.uuid)
 }
 
@@ -517,8 +507,7 @@ export async function registerInTx(kernel: Kernel, tx: Tx, emit: Emit, space: Sp
     emit({ type: 'event.registered', spaceId: space.id, payload: { calendar_event: eventRef(event), registration: registrationRef(row), promoted: false } })
     return { id: row.uuid, status, ics_url: ics }
   } catch (err) {
-    if (isUniqueViolation(err, 'event_registrations_live_email_key')) throw EventErrors.alreadyRegistered()
-    throw err
+    alreadyRegistered(err)
   }
 }
 

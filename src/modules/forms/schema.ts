@@ -1,9 +1,8 @@
-import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
-import addFormats from 'ajv-formats'
+import { compileJsonSchema, type ErrorObject, fieldErrors as ajvFieldErrors, type ValidateFunction } from '../../kernel/json-schema'
 import { type FieldType, type FormFieldDef, VALUE_LIMIT } from './model'
 
 /**
- * A form's `fields` → JSON Schema (draft 2020-12), compiled with Ajv (+ ajv-formats for `email`). The schema
+ * A form's `fields` → JSON Schema (draft 2020-12), compiled by the kernel's Ajv (`kernel/json-schema.ts`). The schema
  * describes the submitted values after coercion (numbers, booleans, strings): `data` is first normalised
  * (`normalizeData`), then validated, then consent values are stored as `{accepted, text}`.
  */
@@ -42,9 +41,6 @@ export function compileSchema(fields: FormFieldDef[]): JsonSchema {
   }
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false })
-addFormats(ajv, ['email'])
-
 /** Compiled validators by the loaded schema object (each load of a form row brings a new one: a save recompiles). */
 export class Validators {
   private bySchema = new WeakMap<object, ValidateFunction>()
@@ -52,9 +48,7 @@ export class Validators {
   get(schema: JsonSchema): ValidateFunction {
     let fn = this.bySchema.get(schema)
     if (!fn) {
-      fn = ajv.compile(schema)
-      // Ajv keeps every compiled schema object in its own cache; the function is ours to keep, the entry is not.
-      ajv.removeSchema(schema)
+      fn = compileJsonSchema(schema)
       this.bySchema.set(schema, fn)
     }
     return fn
@@ -63,8 +57,7 @@ export class Validators {
 
 /** Checks that a compiled schema is one Ajv accepts (every save). */
 export function assertCompiles(schema: JsonSchema) {
-  ajv.compile(schema)
-  ajv.removeSchema(schema)
+  compileJsonSchema(schema)
 }
 
 function message(e: ErrorObject): string {
@@ -90,14 +83,7 @@ function message(e: ErrorObject): string {
 
 /** Ajv errors as `{<field key>: [messages]}` (the shared 422 shape). */
 export function fieldErrors(errors: ErrorObject[] | null | undefined): Record<string, string[]> {
-  const out: Record<string, string[]> = {}
-  for (const e of errors ?? []) {
-    const key = e.keyword === 'required' ? (e.params as { missingProperty: string }).missingProperty : e.instancePath.split('/')[1] || 'data'
-    const m = message(e)
-    const list = (out[key] ??= [])
-    if (!list.includes(m)) list.push(m)
-  }
-  return out
+  return ajvFieldErrors(errors, { root: 'data', message })
 }
 
 // ---- normalisation ----

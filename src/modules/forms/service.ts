@@ -5,7 +5,7 @@ import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
 import { safeCell } from '../../kernel/csv'
 import { normalizeEmail } from '../../kernel/email'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
@@ -151,36 +151,27 @@ async function checkForm(kernel: Kernel, access: SpaceAccess, input: FormInput, 
 
 const newSecret = () => randomSecret('whsec_')
 
-async function save<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    if (isUniqueViolation(err, 'forms_space_slug_live_key')) throw FormErrors.slugTaken()
-    throw err
-  }
-}
+const slugTaken = uniqueAs('forms_space_slug_live_key', () => FormErrors.slugTaken())
 
 export async function createForm(kernel: Kernel, access: SpaceAccess, input: FormInput): Promise<FormView> {
   const values = await checkForm(kernel, access, input, null)
   const secret = values.submitAction === 'webhook' ? newSecret() : undefined
   const now = kernel.clock.now()
-  const row = await save(() =>
-    transact(kernel, async (tx, emit) => {
-      const [row] = await tx
-        .insert(forms)
-        .values({
-          ...values,
-          uuid: crypto.randomUUID(),
-          spaceId: access.space.id,
-          webhookSecretSealed: secret ? kernel.secrets.seal(secret, WEBHOOK_SECRET_CONTEXT) : null,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning()
-      emit({ type: 'form.changed', spaceId: access.space.id, payload: { space_id: access.space.id, slug: row.slug } })
-      return row
-    }),
-  )
+  const row = await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .insert(forms)
+      .values({
+        ...values,
+        uuid: crypto.randomUUID(),
+        spaceId: access.space.id,
+        webhookSecretSealed: secret ? kernel.secrets.seal(secret, WEBHOOK_SECRET_CONTEXT) : null,
+        createdAt: now,
+        updatedAt: now,
+      })
+      .returning()
+    emit({ type: 'form.changed', spaceId: access.space.id, payload: { space_id: access.space.id, slug: row.slug } })
+    return row
+  }).catch(slugTaken)
   return formView(row, secret)
 }
 
@@ -209,22 +200,20 @@ export async function updateForm(kernel: Kernel, access: SpaceAccess, uuid: stri
   const current = await requireForm(kernel, access, uuid, { live: true })
   const values = await checkForm(kernel, access, input, current)
   const secret = values.submitAction === 'webhook' && !current.webhookSecretSealed ? newSecret() : undefined
-  const row = await save(() =>
-    transact(kernel, async (tx, emit) => {
-      const [row] = await tx
-        .update(forms)
-        .set({
-          ...values,
-          ...(secret ? { webhookSecretSealed: kernel.secrets.seal(secret, WEBHOOK_SECRET_CONTEXT) } : {}),
-          updatedAt: kernel.clock.now(),
-        })
-        .where(eq(forms.id, current.id))
-        .returning()
-      emit({ type: 'form.changed', spaceId: access.space.id, payload: { space_id: access.space.id, slug: current.slug } })
-      if (row.slug !== current.slug) emit({ type: 'form.changed', spaceId: access.space.id, payload: { space_id: access.space.id, slug: row.slug } })
-      return row
-    }),
-  )
+  const row = await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .update(forms)
+      .set({
+        ...values,
+        ...(secret ? { webhookSecretSealed: kernel.secrets.seal(secret, WEBHOOK_SECRET_CONTEXT) } : {}),
+        updatedAt: kernel.clock.now(),
+      })
+      .where(eq(forms.id, current.id))
+      .returning()
+    emit({ type: 'form.changed', spaceId: access.space.id, payload: { space_id: access.space.id, slug: current.slug } })
+    if (row.slug !== current.slug) emit({ type: 'form.changed', spaceId: access.space.id, payload: { space_id: access.space.id, slug: row.slug } })
+    return row
+  }).catch(slugTaken)
   return formView(row, secret)
 }
 

@@ -13,13 +13,15 @@ declare module '../../kernel/events' {
   }
 }
 
+const GALLERY = '`gallery: {id, slug, items}`'
+
 const webhook = (p: unknown) => {
   const g = (p as Partial<GalleryEventPayload>).gallery
   return { gallery: { id: g?.id ?? null, slug: g?.slug ?? null, items: g?.items ?? null } }
 }
 
 export const galleryEvents: EventDeclarations = {
-  'gallery.created': { description: 'A gallery was created. Webhook body: `gallery: {id, slug, items}` (items: their count).', webhook },
-  'gallery.updated': { description: 'A gallery was changed. Webhook body: `gallery: {id, slug, items}` (the new slug).', webhook },
-  'gallery.deleted': { description: 'A gallery was deleted. Webhook body: `gallery: {id, slug, items}`.', webhook },
+  'gallery.created': { description: 'A gallery was created.', webhook, body: `${GALLERY} (\`items\`: their count)` },
+  'gallery.updated': { description: 'A gallery was changed.', webhook, body: `${GALLERY} (the new slug)` },
+  'gallery.deleted': { description: 'A gallery was deleted.', webhook, body: GALLERY },
 }

@@ -1,7 +1,7 @@
 import { and, count, desc, eq } from 'drizzle-orm'
 import { galleries, type GalleryItem } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
@@ -65,28 +65,19 @@ async function checkGallery(kernel: Kernel, access: SpaceAccess, input: GalleryI
   return { slug: input.slug, title, items }
 }
 
-async function save<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn()
-  } catch (err) {
-    if (isUniqueViolation(err, 'galleries_space_slug_key')) throw GalleryErrors.slugTaken()
-    throw err
-  }
-}
+const slugTaken = uniqueAs('galleries_space_slug_key', () => GalleryErrors.slugTaken())
 
 export async function createGallery(kernel: Kernel, access: SpaceAccess, input: GalleryInput): Promise<GalleryView> {
   const values = await checkGallery(kernel, access, input)
   const now = kernel.clock.now()
-  const row = await save(() =>
-    transact(kernel, async (tx, emit) => {
-      const [row] = await tx
-        .insert(galleries)
-        .values({ ...values, uuid: crypto.randomUUID(), spaceId: access.space.id, createdAt: now, updatedAt: now })
-        .returning()
-      emit({ type: 'gallery.created', spaceId: access.space.id, payload: payloadOf(row) })
-      return row
-    }),
-  )
+  const row = await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .insert(galleries)
+      .values({ ...values, uuid: crypto.randomUUID(), spaceId: access.space.id, createdAt: now, updatedAt: now })
+      .returning()
+    emit({ type: 'gallery.created', spaceId: access.space.id, payload: payloadOf(row) })
+    return row
+  }).catch(slugTaken)
   return galleryView(row)
 }
 
@@ -118,18 +109,16 @@ export async function getGallery(kernel: Kernel, access: SpaceAccess, id: string
 export async function updateGallery(kernel: Kernel, access: SpaceAccess, id: string, input: GalleryInput): Promise<GalleryView> {
   const current = await requireGallery(kernel, access, id)
   const values = await checkGallery(kernel, access, input)
-  const row = await save(() =>
-    transact(kernel, async (tx, emit) => {
-      const [row] = await tx
-        .update(galleries)
-        .set({ ...values, updatedAt: kernel.clock.now() })
-        .where(eq(galleries.id, current.id))
-        .returning()
-      if (!row) throw notFound('Gallery')
-      emit({ type: 'gallery.updated', spaceId: access.space.id, payload: payloadOf(row) })
-      return row
-    }),
-  )
+  const row = await transact(kernel, async (tx, emit) => {
+    const [row] = await tx
+      .update(galleries)
+      .set({ ...values, updatedAt: kernel.clock.now() })
+      .where(eq(galleries.id, current.id))
+      .returning()
+    if (!row) throw notFound('Gallery')
+    emit({ type: 'gallery.updated', spaceId: access.space.id, payload: payloadOf(row) })
+    return row
+  }).catch(slugTaken)
   return galleryView(row)
 }
 

@@ -21,8 +21,11 @@ const body = (p: MemberPayload) => ({
   by: { user_id: p.by.user_id },
 })
 
+const MEMBER = '`member: {user_id, email, name, role}`'
+const BY = '`by: {user_id}` (who did it; null when no person did)'
+
 export const memberEvents: EventDeclarations = {
-  'member.added': { description: 'Someone became a member of the Space (an accepted invitation).', webhook: body },
-  'member.removed': { description: 'A member left the Space or was removed; their access ended at once.', webhook: body },
-  'member.role_changed': { description: "A member's role in the Space changed.", webhook: body },
+  'member.added': { description: 'Someone became a member of the Space (an accepted invitation).', webhook: body, body: `${MEMBER}, ${BY}` },
+  'member.removed': { description: 'A member left the Space or was removed; their access ended at once.', webhook: body, body: `${MEMBER}, ${BY}` },
+  'member.role_changed': { description: "A member's role in the Space changed.", webhook: body, body: `${MEMBER} (the new role), \`previous_role\`, ${BY}` },
 }

@@ -4,7 +4,7 @@ import type { Principal, Role, SpaceAccess } from '../../kernel/auth'
 import { newCapabilityToken, sha256Hex } from '../../kernel/crypto'
 import { normalizeEmail } from '../../kernel/email'
 import type { Tx } from '../../kernel/db'
-import { isUniqueViolation, notFound } from '../../kernel/errors'
+import { notFound, uniqueAs } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import { MailErrors } from '../../kernel/mail'
@@ -135,8 +135,7 @@ export async function createInvitation(
       return view(row, inviter)
     })
   } catch (err) {
-    if (isUniqueViolation(err, 'invitations_pending_key')) throw InvitationErrors.invitationPending()
-    throw err
+    return uniqueAs('invitations_pending_key', () => InvitationErrors.invitationPending())(err)
   }
 }
 

@@ -1,6 +1,6 @@
 /**
  * The onboarding module's job queues and their payloads: `jobs.define`, `jobs.enqueue` and `jobs.schedule` check
- * them by name (kernel/jobs.ts), as `emit` checks events.
+ * them by name (kernel/jobs), as `emit` checks events.
  */
 declare module '../../kernel/jobs' {
   interface JobMap {

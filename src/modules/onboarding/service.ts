@@ -4,7 +4,7 @@ import type { Principal, SpaceAccess } from '../../kernel/auth'
 import { hashPassword, newCapabilityToken, randomBytes, sha256Hex } from '../../kernel/crypto'
 import type { Tx } from '../../kernel/db'
 import { normalizeEmail } from '../../kernel/email'
-import { AppError, isUniqueViolation, notFound } from '../../kernel/errors'
+import { AppError, isUniqueViolation, notFound, uniqueAs } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import { compileRule, HOUR } from '../../kernel/rate-limit'
@@ -109,8 +109,7 @@ export async function onboard(kernel: Kernel, auth: AuthState, input: OnboardInp
   try {
     outcome = await registerUser(kernel, account, auth, { kind: ONBOARD_FOLLOW_UP, payload: { space, sample_content: !!sample_content } satisfies OnboardFollowUp })
   } catch (err) {
-    if (isUniqueViolation(err, 'spaces_slug_key')) rethrowSpaceConflict(err, input.space.slug)
-    throw err
+    rethrowSpaceConflict(err, input.space.slug)
   }
   if (!outcome.created) return { created: false }
   const made = outcome.followUp as OnboardMade
@@ -222,8 +221,7 @@ export async function createPitchInvitee(kernel: Kernel, principal: UserPrincipa
       return inviteeView(row, now)
     })
   } catch (err) {
-    if (isUniqueViolation(err, 'pitch_invitees_slug_key')) throw OnboardingErrors.inviteeExists(`A pitch invitee with the slug "${input.slug}" exists already.`)
-    throw err
+    return uniqueAs('pitch_invitees_slug_key', () => OnboardingErrors.inviteeExists(`A pitch invitee with the slug "${input.slug}" exists already.`))(err)
   }
 }
 

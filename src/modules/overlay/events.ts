@@ -14,13 +14,15 @@ declare module '../../kernel/events' {
 }
 
 const FIELDS = ['id', 'name', 'path_pattern', 'action', 'active'] as const
+const OVERLAY = `\`dom_overlay: {${FIELDS.join(', ')}}\``
+
 const webhook = (p: unknown) => {
   const o = (p as Partial<OverlayEventPayload>).dom_overlay
   return { dom_overlay: Object.fromEntries(FIELDS.map((f) => [f, o?.[f] ?? null])) }
 }
 
 export const overlayEvents: EventDeclarations = {
-  'dom_overlay.created': { description: 'A DOM overlay rule was created. Webhook body: `dom_overlay: {id, name, path_pattern, action, active}`.', webhook },
-  'dom_overlay.updated': { description: 'A DOM overlay rule was changed. Webhook body: `dom_overlay: {id, name, path_pattern, action, active}`.', webhook },
-  'dom_overlay.deleted': { description: 'A DOM overlay rule was deleted. Webhook body: `dom_overlay: {id, name, path_pattern, action, active}`.', webhook },
+  'dom_overlay.created': { description: 'A DOM overlay rule was created.', webhook, body: OVERLAY },
+  'dom_overlay.updated': { description: 'A DOM overlay rule was changed.', webhook, body: OVERLAY },
+  'dom_overlay.deleted': { description: 'A DOM overlay rule was deleted.', webhook, body: OVERLAY },
 }

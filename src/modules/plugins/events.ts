@@ -24,5 +24,6 @@ export const pluginEvents: EventDeclarations = {
   'plugin.deactivated': {
     description: 'A plugin failed 20 times in a row (errors and timeouts) and was deactivated.',
     webhook: (p) => ({ plugin: p.plugin, reason: p.reason, consecutive_failures: p.consecutive_failures }),
+    body: '`plugin: {id, name, url}`, `reason`, `consecutive_failures`',
   },
 }

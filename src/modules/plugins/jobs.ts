@@ -1,4 +1,4 @@
-/** The plugins module's job queues and their payloads (kernel/jobs.ts). */
+/** The plugins module's job queues and their payloads (kernel/jobs). */
 declare module '../../kernel/jobs' {
   interface JobMap {
     'plugins.prune-log': Record<string, never>

@@ -2,7 +2,7 @@ import { and, asc, count, eq, sql } from 'drizzle-orm'
 import { audienceSegments, type SegmentRule, storyVariants, storyVariantsPublished } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { Tx } from '../../kernel/db'
-import { AppError, conflict, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { AppError, conflict, notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
@@ -105,10 +105,7 @@ async function findSegment(db: Kernel['db']['db'] | Tx, spaceId: number, idOrKey
   return row ?? null
 }
 
-function keyTaken(err: unknown): never {
-  if (isUniqueViolation(err, 'audience_segments_space_key')) throw conflict('Another audience segment of this Space has this key.')
-  throw err
-}
+const keyTaken: (err: unknown) => never = uniqueAs('audience_segments_space_key', () => conflict('Another audience segment of this Space has this key.'))
 
 export async function listSegments(kernel: Kernel, access: SpaceAccess): Promise<SegmentView[]> {
   const rows = await kernel.db.db
@@ -233,12 +230,9 @@ async function contentOrFail(tx: Tx, spaceId: number, content: unknown) {
   }
 }
 
-function duplicateVariant(err: unknown): never {
-  if (isUniqueViolation(err, 'story_variants_story_segment_lang_key')) {
-    throw conflict('The Story already has a variant for this audience segment in this locale.')
-  }
-  throw err
-}
+const duplicateVariant: (err: unknown) => never = uniqueAs('story_variants_story_segment_lang_key', () =>
+  conflict('The Story already has a variant for this audience segment in this locale.'),
+)
 
 export async function listVariants(kernel: Kernel, access: SpaceAccess, uuid: string): Promise<VariantView[]> {
   const db = kernel.db.db

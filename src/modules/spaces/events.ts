@@ -37,10 +37,12 @@ export const spaceEvents: EventDeclarations = {
   'space.created': {
     description: 'A Space was created (spec 6). No subscription can exist yet when it fires; it is in the outbox for completeness.',
     webhook: (p) => ({ space: pick(p.space, ['slug', 'name', 'default_lang', 'locales']) }),
+    body: '`space: {slug, name, default_lang, locales}`',
   },
   'space.archived': {
     description: 'A Space was archived; its public surface answers 404 from then on.',
     webhook: (p) => ({ space: pick(p.space, ['slug', 'name', 'archived_at']) }),
+    body: '`space: {slug, name, archived_at}`',
   },
   'space.updated': { description: 'Internal: the name, default locale or preview URL of a Space changed (public caches refresh).' },
   'space.locales_changed': { description: 'Internal: a locale or fallback of a Space was added or removed (public caches refresh).' },

@@ -2,7 +2,7 @@ import { and, asc, eq, max } from 'drizzle-orm'
 import { spaceLocales } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx } from '../../kernel/db'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
@@ -71,8 +71,7 @@ export async function addLocale(kernel: Kernel, access: SpaceAccess, input: { co
       return { code: row.code, fallback: row.fallback, is_default: code === access.space.defaultLang, position: row.position }
     })
   } catch (err) {
-    if (isUniqueViolation(err)) throw SpaceErrors.localeExists(`The locale "${code}" already exists in this Space.`)
-    throw err
+    return uniqueAs('space_locales_space_id_code_pk', () => SpaceErrors.localeExists(`The locale "${code}" already exists in this Space.`))(err)
   }
 }
 

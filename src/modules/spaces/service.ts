@@ -2,7 +2,7 @@ import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm'
 import { apiTokens, memberships, spaceLocales, spaces } from '../../../db/schema'
 import type { Principal, Role, SpaceAccess, SpaceRef } from '../../kernel/auth'
 import { issueToken } from '../../kernel/crypto'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'
@@ -117,8 +117,7 @@ export function checkNewSpaceLocales(input: { default_lang?: string; locales?: s
 
 /** A taken slug (the unique violation of a rolled-back Space insert) as 409 slug_taken; anything else as is. */
 export function rethrowSpaceConflict(err: unknown, slug: string): never {
-  if (isUniqueViolation(err, 'spaces_slug_key')) throw SpaceErrors.slugTaken(`The slug "${slug}" is already taken.`)
-  throw err
+  return uniqueAs('spaces_slug_key', () => SpaceErrors.slugTaken(`The slug "${slug}" is already taken.`))(err)
 }
 
 /**

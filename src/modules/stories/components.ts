@@ -1,7 +1,7 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { components } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
-import { isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { type Blueprint, blueprintErrors } from './blocks'
 import { type ComponentView, StoryErrors } from './model'
@@ -76,10 +76,7 @@ export async function createComponent(kernel: Kernel, access: SpaceAccess, input
       .returning()
     return view(row)
   } catch (err) {
-    if (isUniqueViolation(err, 'components_space_name_key')) {
-      throw StoryErrors.componentExists(`A component named "${input.name}" already exists.`)
-    }
-    throw err
+    return uniqueAs('components_space_name_key', () => StoryErrors.componentExists(`A component named "${input.name}" already exists.`))(err)
   }
 }
 

@@ -22,15 +22,16 @@ declare module '../../kernel/events' {
 }
 
 const STORY_FIELDS = ['uuid', 'slug', 'full_path', 'lang', 'version_no', 'status'] as const
+const STORY_BODY = `\`story: {${STORY_FIELDS.join(', ')}}\``
 
 /** Spec 6's envelope: `story: {uuid, slug, full_path, lang, version_no, status}` (no database id). */
 const storyBody = (p: StoryEventPayload) => ({ story: Object.fromEntries(STORY_FIELDS.map((f) => [f, p.story?.[f] ?? null])) })
 
 export const storyEvents: EventDeclarations = {
   'story.created': { description: 'Internal: a Story was created (usage counters; its first version fires version.created).' },
-  'story.published': { description: 'A Story was published (or re-published with changes).', webhook: storyBody },
-  'story.unpublished': { description: 'A Story left the published status (unpublish, archive or delete).', webhook: storyBody },
-  'story.deleted': { description: 'A Story was archived or deleted (fired once: not again at a delete after an archive).', webhook: storyBody },
-  'version.created': { description: 'A Story was saved: a new StoryVersion exists.', webhook: storyBody },
+  'story.published': { description: 'A Story was published (or re-published with changes).', webhook: storyBody, body: STORY_BODY },
+  'story.unpublished': { description: 'A Story left the published status (unpublish, archive or delete).', webhook: storyBody, body: STORY_BODY },
+  'story.deleted': { description: 'A Story was archived or deleted (fired once: not again at a delete after an archive).', webhook: storyBody, body: STORY_BODY },
+  'version.created': { description: 'A Story was saved: a new StoryVersion exists.', webhook: storyBody, body: STORY_BODY },
   'story.moved': { description: 'Internal: a Story and its subtree changed path (public caches refresh).' },
 }

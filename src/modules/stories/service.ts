@@ -2,7 +2,7 @@ import { and, eq } from 'drizzle-orm'
 import { stories, storyContents, storyPublished, storyVersions } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
-import { AppError, isUniqueViolation, notFound, validationFailed } from '../../kernel/errors'
+import { AppError, notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
@@ -100,12 +100,7 @@ function mutable(s: StoryRow) {
   if (s.status === 'archived') throw StoryErrors.storyArchived('The Story is archived; it can only be deleted.')
 }
 
-function pathTaken(err: unknown): never {
-  if (isUniqueViolation(err, 'stories_space_path_key')) {
-    throw StoryErrors.pathTaken('Another Story already has this full_path in the Space.')
-  }
-  throw err
-}
+const pathTaken: (err: unknown) => never = uniqueAs('stories_space_path_key', () => StoryErrors.pathTaken('Another Story already has this full_path in the Space.'))
 
 // ---- Create, read, list ----
 

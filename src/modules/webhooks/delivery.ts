@@ -27,6 +27,9 @@ export interface NewDelivery {
   redeliveryOf?: string | null
 }
 
+/** `ping` is the webhooks module's own event (no module emits it): its row of docs/webhooks.md's event table. */
+export const PING_EVENT_DOC = { description: '`POST …/ping`', body: '`webhook: {id, label, events}`' }
+
 function pick(source: unknown, fields: readonly string[]): Record<string, unknown> {
   const from = (source && typeof source === 'object' ? source : {}) as Record<string, unknown>
   const out: Record<string, unknown> = {}
