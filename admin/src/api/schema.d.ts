@@ -126,6 +126,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/invite/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The link an invitation mail carries: redirects to the admin app’s invitation page (/admin/invite/{token})
+         * @description The page previews the invitation (`GET /v1/invite/{token}`) and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.
+         */
+        get: operations["getInvite"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1062,7 +1082,7 @@ export interface paths {
             cookie?: never;
         };
         /** Preview an invitation (anonymous): Space, role, inviter, masked address; unknown, used or expired: 404 */
-        get: operations["getInvite"];
+        get: operations["getInviteByToken"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3800,6 +3820,52 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `/admin/invite/{token}` */
+            302: {
+                headers: {
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not an invitation token */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description `internal_error`: with request_id */
             500: {
@@ -8679,7 +8745,7 @@ export interface operations {
             };
         };
     };
-    getInvite: {
+    getInviteByToken: {
         parameters: {
             query?: never;
             header?: never;

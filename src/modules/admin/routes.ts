@@ -48,11 +48,37 @@ const html = (summary: string) => ({
   },
 })
 
+/** The token of an invitation link (`{PUBLIC_URL}/invite/{token}`, src/modules/members/invitations.ts). */
+const INVITE_TOKEN = /^[A-Za-z0-9_-]{43}$/
+
 /** GET /admin and everything below it: hashed files from /admin/assets/, every other path the app's HTML (client routes). */
 export function adminRoutes() {
   const page = async (request: Request) => answer(request, (await loadAdminBundle()).index, 'no-cache')
   return new Elysia({ tags: ['Discovery'] })
     .get(ADMIN_BASE, ({ request }) => page(request), html('The admin web app'))
+    // The invitation mail links to /invite/{token} at the service's root; the app's page for it is below /admin.
+    .get(
+      '/invite/:token',
+      ({ params }) => {
+        if (!INVITE_TOKEN.test(params.token)) throw notFound('Invitation')
+        return new Response(null, {
+          status: 302,
+          headers: { Location: `${ADMIN_BASE}/invite/${params.token}`, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' },
+        })
+      },
+      {
+        detail: {
+          tags: ['Members and roles'],
+          summary: 'The link an invitation mail carries: redirects to the admin app’s invitation page (/admin/invite/{token})',
+          description:
+            'The page previews the invitation (`GET /v1/invite/{token}`) and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.',
+          responses: {
+            302: { description: 'To `/admin/invite/{token}`', headers: { Location: { schema: { type: 'string' as const } } } },
+            404: { description: 'Not an invitation token' },
+          },
+        },
+      },
+    )
     .get(
       `${ADMIN_BASE}/*`,
       async ({ request, params }) => {
