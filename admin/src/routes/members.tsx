@@ -157,7 +157,7 @@ function MemberList({ space, onDone }: { space: string; onDone: (text: string) =
                   </td>
                   <td className="px-3 py-2 text-slate-700">{formatDateTime(m.joined_at)}</td>
                   <td className="px-3 py-2">
-                    <Button tone="danger" aria-label={t('members.removeOf', { name: m.user.name })} onClick={() => setRemoving(m as Member)}>
+                    <Button tone="danger" aria-label={self ? undefined : t('members.removeOf', { name: m.user.name })} onClick={() => setRemoving(m as Member)}>
                       {self ? t('members.leave') : t('members.remove')}
                     </Button>
                   </td>
