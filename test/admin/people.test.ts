@@ -161,20 +161,64 @@ describe.skipIf(!hasChromium)('people and access in Chromium', () => {
     await context.close()
   })
 
-  test('a viewer finds no write control: no Save, Publish, New Story, nor the admin sections', async () => {
+  test('a viewer finds no write control: not in the tree, the editor, components or assets, nor the admin sections', async () => {
     const viewer = await memberNamed(h.t, owner.tenant.id, space, 'viewer', 'Vera Viewer')
-    const story = await h.call('POST', `/v1/spaces/${space}/stories`, owner.token, { name: 'Home', slug: 'home', content: { component: 'page' } })
+    const blueprint = await h.call('POST', `/v1/spaces/${space}/components`, owner.token, {
+      name: 'page',
+      is_root: true,
+      schema: { title: { type: 'text' } },
+    })
+    expect(blueprint.status).toBe(201)
+    const story = await h.call('POST', `/v1/spaces/${space}/stories`, owner.token, { name: 'Home', slug: 'home', content: { type: 'doc', blocks: [{ component: 'page', _uid: 'page-1', title: 'Hello' }] } })
     expect(story.status).toBe(201)
     const { page, errors } = await h.signedIn(viewer.token)
     await page.goto(`/admin/spaces/${space}`)
     await page.getByRole('link', { name: 'Home' }).first().waitFor()
-    await page.getByText('Your role (Viewer) cannot change it', { exact: false }).waitFor()
-    const writes = /^(Save|Publish|Unpublish|New story|New folder|Delete|Archive|Rename|Move to…|Members|Tokens)$/
-    expect(await page.getByRole('button', { name: writes }).count()).toBe(0)
-    expect(await page.getByRole('link', { name: writes }).count()).toBe(0)
+    await page.getByText('your role (Viewer) cannot change it', { exact: false }).waitFor()
+    const writes = /^(Save|Publish|Unpublish|Archive|New Story|New folder|New component|Edit .*|Delete.*|Rename.*|Restore.*|Move to…|Upload files|Comment|Reply|Resolve|Members|Tokens)$/
+    const writeControls = async () =>
+      (await page.getByRole('button', { name: writes }).count()) + (await page.getByRole('link', { name: writes }).count()) + (await page.locator('[data-tree-uuid] input[type=checkbox]').count())
+    expect(await writeControls()).toBe(0)
+
     await page.goto(`/admin/spaces/${space}/stories/${story.body.data.uuid}`)
-    await page.getByRole('heading', { name: 'Home' }).first().waitFor()
-    expect(await page.getByRole('button', { name: writes }).count()).toBe(0)
+    await page.getByTestId('read-only').waitFor()
+    await page.getByRole('heading', { name: 'Home', level: 1 }).waitFor()
+    expect(await writeControls()).toBe(0)
+    // The form is there to read, its controls disabled.
+    const enabledFields = await page.locator('section[aria-label="Content"] input:enabled, section[aria-label="Content"] textarea:enabled').count()
+    expect(enabledFields).toBe(0)
+
+    await page.goto(`/admin/spaces/${space}/components`)
+    await page.getByRole('heading', { name: 'Components', level: 1 }).waitFor()
+    await page.getByRole('list', { name: 'Components' }).waitFor()
+    expect(await writeControls()).toBe(0)
+    await page.goto(`/admin/spaces/${space}/assets`)
+    await page.getByRole('heading', { name: 'Assets', level: 1 }).waitFor()
+    expect(await writeControls()).toBe(0)
+    expect(await page.locator('input[type=file]:enabled').count()).toBe(0)
+    expect(await axeViolations(page)).toEqual([])
+    expect(errors).toEqual([])
+  })
+
+  test('an editor deletes a Story from the tree after a confirmation; a folder with Stories inside says why not', async () => {
+    const editor = await memberNamed(h.t, owner.tenant.id, space, 'editor', 'Ed Delete')
+    const folder = await h.call('POST', `/v1/spaces/${space}/stories`, owner.token, { name: 'Blog', slug: 'blog', is_folder: true })
+    expect(folder.status).toBe(201)
+    const post = await h.call('POST', `/v1/spaces/${space}/stories`, owner.token, { name: 'Old post', slug: 'old-post', parent_uuid: folder.body.data.uuid })
+    expect(post.status).toBe(201)
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}`)
+    await page.getByRole('button', { name: 'Delete Blog' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByRole('dialog').getByRole('alert').filter({ hasText: 'This Story has Stories inside it' }).waitFor()
+    await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click()
+
+    await page.getByRole('button', { name: 'Delete Old post' }).click()
+    expect(await page.getByRole('dialog').textContent()).toContain('This cannot be undone.')
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByText('“Old post” was deleted.').waitFor()
+    await until(() => page.getByRole('button', { name: 'Delete Old post' }).count(), 0)
+    expect((await h.call('GET', `/v1/spaces/${space}/stories/${post.body.data.uuid}`, owner.token)).status).toBe(404)
     expect(errors).toEqual([])
   })
 })

@@ -105,12 +105,21 @@ export const de: Record<MessageKey, string> = {
   'tokens.revokeBody': 'Jede Anfrage mit diesem Token wird ab jetzt mit 401 beantwortet. Das lässt sich nicht rückgängig machen.',
   'tokens.revoked': 'Das Token „{name}“ wurde widerrufen.',
 
+  'stories.delete': 'Löschen',
+  'stories.deleteOf': '{name} löschen',
+  'stories.deleteTitle': '„{name}“ löschen?',
+  'stories.deleteBody': 'Die Story und alle ihre Versionen werden endgültig gelöscht, in jeder Sprache; eine veröffentlichte Story verschwindet sofort von der Website. Das lässt sich nicht rückgängig machen.',
+  'stories.deleted': '„{name}“ wurde gelöscht.',
+
+  'editor.readOnly': 'Nur lesen: Ihre Rolle kann diese Story nicht ändern.',
+
   'error.last_admin': 'Ein Space braucht mindestens einen Admin. Machen Sie zuerst jemand anderen zum Admin und ändern oder entfernen Sie dann dieses Mitglied.',
   'error.already_member': 'Diese Adresse gehört schon einem Mitglied des Space.',
   'error.invitation_pending': 'Für diese Adresse gibt es schon eine offene Einladung: Senden Sie sie erneut.',
   'error.invitation_limit': 'Der Space hat 50 offene Einladungen: Widerrufen Sie welche oder warten Sie auf Antworten.',
   'error.email_mismatch': 'Die Einladung ging an eine andere Adresse als die, mit der Sie angemeldet sind. Melden Sie sich ab und verwenden Sie die eingeladene Adresse.',
   'error.mail_links_unavailable': 'Dieser Dienst kann noch keine Links mailen: Sein Betreiber muss PUBLIC_URL setzen.',
+  'error.has_children': 'In dieser Story liegen weitere Storys: Verschieben oder löschen Sie diese zuerst.',
   'error.forbidden': 'Ihre Rolle erlaubt das nicht.',
   'error.not_found': 'Nicht gefunden: Es wurde entfernt, oder Sie haben keinen Zugang.',
   'error.network': 'Der Server ist nicht erreichbar. Prüfen Sie die Verbindung und versuchen Sie es erneut.',

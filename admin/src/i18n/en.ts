@@ -107,12 +107,21 @@ export const en = {
   'tokens.revokeBody': 'Every request with this token answers 401 from now on. This cannot be undone.',
   'tokens.revoked': 'The token “{name}” was revoked.',
 
+  'stories.delete': 'Delete',
+  'stories.deleteOf': 'Delete {name}',
+  'stories.deleteTitle': 'Delete “{name}”?',
+  'stories.deleteBody': 'The Story and all its versions are deleted for good, in every locale; a published Story leaves the site at once. This cannot be undone.',
+  'stories.deleted': '“{name}” was deleted.',
+
+  'editor.readOnly': 'Read only: your role cannot change this Story.',
+
   'error.last_admin': 'A Space needs at least one admin. Make someone else admin first, then change this role or remove this member.',
   'error.already_member': 'This address belongs to a member of the Space already.',
   'error.invitation_pending': 'This address has a pending invitation already: resend it instead.',
   'error.invitation_limit': 'The Space has 50 pending invitations: revoke some or wait for answers.',
   'error.email_mismatch': 'The invitation was sent to another address than the one you are signed in with. Sign out and use the invited address.',
   'error.mail_links_unavailable': 'This service cannot mail links yet: its operator has to set PUBLIC_URL.',
+  'error.has_children': 'This Story has Stories inside it: move or delete them first.',
   'error.forbidden': 'Your role does not allow this.',
   'error.not_found': 'Not found: it was removed, or you have no access to it.',
   'error.network': 'The server cannot be reached. Check your connection and try again.',
