@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { getRouteApi } from '@tanstack/react-router'
+import { getRouteApi, useNavigate } from '@tanstack/react-router'
 import { type FormEvent, useId, useState } from 'react'
 import { api, unwrap } from '../api/client'
 import { invitationsQuery, membersQuery, rolesQuery, whoamiQuery } from '../api/queries'
@@ -88,6 +88,7 @@ function MemberList({ space, onDone }: { space: string; onDone: (text: string) =
   const queryClient = useQueryClient()
   const members = useQuery(membersQuery(space))
   const me = useQuery(whoamiQuery())
+  const navigate = useNavigate()
   const [removing, setRemoving] = useState<Member | null>(null)
   const refresh = () =>
     Promise.all([
@@ -109,6 +110,12 @@ function MemberList({ space, onDone }: { space: string; onDone: (text: string) =
       unwrap(api.DELETE('/v1/spaces/{space}/members/{userId}', { params: { path: { space, userId: m.user.id === me.data?.user?.id ? 'me' : String(m.user.id) } } })),
     onSuccess: async (_data, m) => {
       setRemoving(null)
+      // Leaving: this Space is gone for the caller; back to the list of Spaces.
+      if (m.user.id === me.data?.user?.id) {
+        queryClient.clear()
+        await navigate({ to: '/' })
+        return
+      }
       onDone(t('members.removed', { name: m.user.name }))
       await refresh()
     },

@@ -56,26 +56,21 @@ export function adminRoutes() {
   const page = async (request: Request) => answer(request, (await loadAdminBundle()).index, 'no-cache')
   return new Elysia({ tags: ['Discovery'] })
     .get(ADMIN_BASE, ({ request }) => page(request), html('The admin web app'))
-    // The invitation mail links to /invite/{token} at the service's root; the app's page for it is below /admin.
+    // The invitation mail links to /invite/{token} at the service's root: the app's HTML, whose router moves the
+    // address below /admin (main.tsx) and shows the invitation page.
     .get(
       '/invite/:token',
-      ({ params }) => {
+      ({ request, params }) => {
         if (!INVITE_TOKEN.test(params.token)) throw notFound('Invitation')
-        return new Response(null, {
-          status: 302,
-          headers: { Location: `${ADMIN_BASE}/invite/${params.token}`, 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' },
-        })
+        return page(request)
       },
       {
         detail: {
           tags: ['Members and roles'],
-          summary: 'The link an invitation mail carries: redirects to the admin app’s invitation page (/admin/invite/{token})',
+          summary: 'The link an invitation mail carries: the admin app’s invitation page',
           description:
-            'The page previews the invitation (`GET /v1/invite/{token}`) and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.',
-          responses: {
-            302: { description: 'To `/admin/invite/{token}`', headers: { Location: { schema: { type: 'string' as const } } } },
-            404: { description: 'Not an invitation token' },
-          },
+            'The admin app (HTML), which shows the invitation (`GET /v1/invite/{token}`) at `/admin/invite/{token}` and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.',
+          responses: { 200: { description: 'The admin app (HTML)', content: { 'text/html': { schema: { type: 'string' as const } } } } },
         },
       },
     )

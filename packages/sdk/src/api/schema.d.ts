@@ -135,8 +135,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The link an invitation mail carries: redirects to the admin app’s invitation page (/admin/invite/{token})
-         * @description The page previews the invitation (`GET /v1/invite/{token}`) and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.
+         * The link an invitation mail carries: the admin app’s invitation page
+         * @description The admin app (HTML), which shows the invitation (`GET /v1/invite/{token}`) at `/admin/invite/{token}` and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.
          */
         get: operations["getInvite"];
         put?: never;
@@ -3853,20 +3853,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To `/admin/invite/{token}` */
-            302: {
+            /** @description The admin app (HTML) */
+            200: {
                 headers: {
-                    Location?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "text/html": string;
+                };
             };
-            /** @description Not an invitation token */
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
             };
             /** @description `internal_error`: with request_id */
             500: {
