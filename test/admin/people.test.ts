@@ -146,7 +146,7 @@ describe.skipIf(!hasChromium)('people and access in Chromium', () => {
     await page.getByRole('button', { name: 'Revoke Site build' }).click()
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke', exact: true }).click()
     await page.getByRole('status').filter({ hasText: 'The token “Site build” was revoked.' }).waitFor()
-    expect(await page.locator('[data-token="Site build"]').count()).toBe(0)
+    await until(() => page.locator('[data-token="Site build"]').count(), 0)
     expect(await stories()).toBe(401)
     expect(errors).toEqual([])
   })

@@ -120,6 +120,8 @@ export const de: Record<MessageKey, string> = {
   'error.email_mismatch': 'Die Einladung ging an eine andere Adresse als die, mit der Sie angemeldet sind. Melden Sie sich ab und verwenden Sie die eingeladene Adresse.',
   'error.mail_links_unavailable': 'Dieser Dienst kann noch keine Links mailen: Sein Betreiber muss PUBLIC_URL setzen.',
   'error.has_children': 'In dieser Story liegen weitere Storys: Verschieben oder löschen Sie diese zuerst.',
+  'error.invalid_credentials': 'Die E-Mail-Adresse oder das Passwort ist falsch.',
+  'error.validation_failed': 'Einige Felder müssen geändert werden: siehe die Hinweise dort.',
   'error.forbidden': 'Ihre Rolle erlaubt das nicht.',
   'error.not_found': 'Nicht gefunden: Es wurde entfernt, oder Sie haben keinen Zugang.',
   'error.network': 'Der Server ist nicht erreichbar. Prüfen Sie die Verbindung und versuchen Sie es erneut.',

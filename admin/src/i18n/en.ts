@@ -122,6 +122,8 @@ export const en = {
   'error.email_mismatch': 'The invitation was sent to another address than the one you are signed in with. Sign out and use the invited address.',
   'error.mail_links_unavailable': 'This service cannot mail links yet: its operator has to set PUBLIC_URL.',
   'error.has_children': 'This Story has Stories inside it: move or delete them first.',
+  'error.invalid_credentials': 'The e-mail address or the password is wrong.',
+  'error.validation_failed': 'Some fields need a change: see the messages at them.',
   'error.forbidden': 'Your role does not allow this.',
   'error.not_found': 'Not found: it was removed, or you have no access to it.',
   'error.network': 'The server cannot be reached. Check your connection and try again.',

@@ -29,8 +29,9 @@ export function TokensScreen() {
     mutationFn: (tok: SpaceToken) => unwrap(api.DELETE('/v1/spaces/{space}/tokens/{id}', { params: { path: { space, id: tok.id } } })),
     onSuccess: async (_d, tok) => {
       setRevoking(null)
-      setNotice(t('tokens.revoked', { name: tok.name }))
+      // The list first, then the notice: what it says is on screen when it is read.
       await refresh()
+      setNotice(t('tokens.revoked', { name: tok.name }))
     },
   })
   const closeRevoke = () => {
