@@ -107,6 +107,35 @@ describe.skipIf(!hasChromium)('people and access in Chromium', () => {
     await context.close()
   })
 
+  test('keyboard alone invites and changes a role', async () => {
+    const { page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${space}/members`)
+    await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor()
+    // From the page's top, Tab reaches the invitation form's address field.
+    let steps = 0
+    while (!(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.type === 'email')) && steps++ < 40) await page.keyboard.press('Tab')
+    await page.keyboard.type('keys@example.com')
+    await page.keyboard.press('Tab')
+    // The role select: from Editor (the default), one up is Viewer.
+    await page.keyboard.press('ArrowUp')
+    await page.keyboard.press('Tab')
+    await page.keyboard.press('Enter')
+    await page.getByRole('status').filter({ hasText: 'Invitation mailed to keys@example.com.' }).waitFor()
+    const invited = (await h.call('GET', `/v1/spaces/${space}/invitations`, owner.token)).body.data.find((i: any) => i.email === 'keys@example.com')
+    expect(invited.role).toBe('viewer')
+
+    const member = await memberNamed(h.t, owner.tenant.id, space, 'viewer', 'Kim Keys')
+    await page.reload()
+    const select = page.getByLabel('Role of Kim Keys')
+    await select.waitFor()
+    await select.focus()
+    await page.keyboard.press('ArrowDown')
+    await page.getByRole('status').filter({ hasText: 'Kim Keys is now Editor.' }).waitFor()
+    const members = (await h.call('GET', `/v1/spaces/${space}/members`, owner.token)).body.data
+    expect(members.find((m: any) => m.user.id === member.id).role).toBe('editor')
+    expect(errors).toEqual([])
+  })
+
   test('the last admin cannot demote themselves: the 409 is explained and the role stays', async () => {
     const { page, errors } = await h.signedIn(owner.token)
     await page.goto(`/admin/spaces/${space}/members`)
