@@ -16,6 +16,9 @@ const queryClient = new QueryClient({
     },
   },
 })
+// The invitation mail's link is /invite/{token} at the service's root, which serves this app: its screen lives below
+// /admin (the router's basepath), so the address moves there before the router reads it.
+if (/^\/invite\/[A-Za-z0-9_-]+$/.test(location.pathname)) history.replaceState(null, '', `/admin${location.pathname}`)
 const router = createAppRouter(queryClient)
 
 // The token expired or was revoked: forget it and everything read with it, then sign in and come back.

@@ -1,5 +1,5 @@
 import type { QueryClient } from '@tanstack/react-query'
-import { createRootRouteWithContext, createRoute, createRouter, Outlet, redirect } from '@tanstack/react-router'
+import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router'
 import { getToken } from './auth'
 import { AssetsScreen } from './routes/assets'
 import { ComponentsScreen } from './routes/components'
@@ -30,6 +30,13 @@ const signInRoute = createRoute({
 })
 
 const registerRoute = createRoute({ getParentRoute: () => rootRoute, path: '/register', component: RegisterScreen })
+
+// The page an invitation mail leads to (the service redirects /invite/{token} here): open to anyone with the link.
+const inviteRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/invite/$token',
+  component: lazyRouteComponent(() => import('./routes/invite'), 'InviteScreen'),
+})
 
 /** Everything behind sign-in: without a token, go to sign-in and come back here after. */
 const appRoute = createRoute({
@@ -63,10 +70,24 @@ const componentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/
 
 const assetsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/assets', component: AssetsScreen })
 
+// Screens loaded with their first visit (a chunk of their own when the bundle is split).
+const membersRoute = createRoute({
+  getParentRoute: () => spaceRoute,
+  path: '/members',
+  component: lazyRouteComponent(() => import('./routes/members'), 'MembersScreen'),
+})
+
+const tokensRoute = createRoute({
+  getParentRoute: () => spaceRoute,
+  path: '/tokens',
+  component: lazyRouteComponent(() => import('./routes/tokens'), 'TokensScreen'),
+})
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
-  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute])]),
+  inviteRoute,
+  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -534,6 +534,8 @@ export function guardPlugin(kernel: Kernel, publicSpaces: PublicSpaceResolver | 
       detail: {
         security: [{ bearer: [] }],
         'x-guard': `role ${min} or higher in the Space, with a user token (no access: 404; a Space-scoped token: 403 user_required; a lower role: 403)`,
+        // The minimum role as `spaceRole` declares it: the roles table and the admin app (api/min-roles.ts) read it.
+        'x-min-role': min,
       },
       async transform({ request, params }) {
         const slug = String((params as Record<string, unknown>).space ?? '')

@@ -33,11 +33,16 @@ export interface AdminHarness {
   close(): Promise<void>
 }
 
-export async function startAdmin(): Promise<AdminHarness> {
+/**
+ * `env`: more configuration (SMTP_URL of a sink). `publicUrl`: the server's own origin is PUBLIC_URL, the base of
+ * mailed links (the server listens first, so its port is known).
+ */
+export async function startAdmin(opts: { env?: Record<string, string>; publicUrl?: boolean } = {}): Promise<AdminHarness> {
   const { chromium } = await import('playwright-core')
-  const t = await testApp()
-  const server: Server<undefined> = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, idleTimeout: 0, fetch: (request, s) => t.app.fetch(request, s) })
+  let app: TestApp | null = null
+  const server: Server<undefined> = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, idleTimeout: 0, fetch: (request, s) => app!.app.fetch(request, s) })
   const origin = `http://127.0.0.1:${server.port}`
+  const t = (app = await testApp(opts.publicUrl ? { publicUrl: origin } : {}, opts.env ?? {}))
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

@@ -37,3 +37,32 @@ export const localesQuery = (space: string) =>
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/locales', { params: { path: { space } } }))).data,
     staleTime: 60_000,
   })
+
+/** The caller: user, token, and every Space it can open with its role in each (the shell's role source). */
+export const whoamiQuery = () =>
+  queryOptions({ queryKey: ['/v1/whoami'], queryFn: async () => (await unwrap(api.GET('/v1/whoami'))).data, staleTime: 30_000 })
+
+export const membersQuery = (space: string) =>
+  queryOptions({
+    queryKey: ['/v1/spaces', space, 'members'],
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/members', { params: { path: { space }, query: { per_page: 100 } } })),
+  })
+
+export const invitationsQuery = (space: string) =>
+  queryOptions({
+    queryKey: ['/v1/spaces', space, 'invitations'],
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/invitations', { params: { path: { space } } }))).data,
+  })
+
+export const rolesQuery = (space: string) =>
+  queryOptions({
+    queryKey: ['/v1/spaces', space, 'roles'],
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/roles', { params: { path: { space } } }))).data,
+    staleTime: 300_000,
+  })
+
+export const spaceTokensQuery = (space: string) =>
+  queryOptions({
+    queryKey: ['/v1/spaces', space, 'tokens'],
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/tokens', { params: { path: { space } } }))).data,
+  })

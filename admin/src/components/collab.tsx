@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { memo, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
+import { useCan } from '../api/roles'
 import { getToken } from '../auth'
 import { Avatar, CommentIcon, type Person } from './block-editor'
 import { Button, Dialog, ErrorNotice } from './ui'
@@ -290,6 +291,8 @@ export const CommentsPanel = memo(function CommentsPanel({
   const spaces = useQuery(spacesQuery())
   const role = spaces.data?.find((x) => x.slug === space)?.role
   const canDelete = (c: Comment) => !c.deleted && (role === 'admin' || (me.data?.id != null && c.author.id === me.data.id))
+  // Commenting needs the operation's minimum role (a viewer reads the threads only).
+  const canComment = useCan(space, 'POST', '/v1/spaces/{space}/stories/{uuid}/comments')
   const [deleting, setDeleting] = useState<Comment | null>(null)
   const remove = useMutation({
     mutationFn: (id: number) => unwrap(api.DELETE('/v1/spaces/{space}/stories/{uuid}/comments/{id}', { params: { path: { space, uuid, id } } })),
@@ -337,7 +340,7 @@ export const CommentsPanel = memo(function CommentsPanel({
       </label>
       <ErrorNotice error={comments.error ?? resolve.error ?? remove.error} />
 
-      {target ? (
+      {target && canComment ? (
         <form
           className="flex flex-col gap-1"
           onSubmit={(e) => {
@@ -376,6 +379,7 @@ export const CommentsPanel = memo(function CommentsPanel({
             onReply={(body, done) => create.mutate({ parent_id: c.id, body }, { onSuccess: done })}
             onResolve={() => resolve.mutate(c.id)}
             canDelete={canDelete}
+            canComment={canComment}
             onDelete={setDeleting}
             onShow={() => {
               document.querySelector<HTMLElement>(`[data-block-handle="${CSS.escape(c.block_uid)}"]`)?.focus()
@@ -409,8 +413,10 @@ function Thread({
   onShow,
   busy,
   canDelete,
+  canComment,
   onDelete,
 }: {
+  canComment: boolean
   root: Comment
   replies: Comment[]
   onReply: (body: string, done: () => void) => void
@@ -442,7 +448,7 @@ function Thread({
           ))}
         </ol>
       ) : null}
-      <div className="mt-2 flex gap-2">
+      <div className={canComment ? 'mt-2 flex gap-2' : 'hidden'}>
         <Button className="px-2 py-0.5 text-xs" onClick={() => setReplying((x) => !x)} aria-expanded={replying}>
           Reply
         </Button>

@@ -20,7 +20,13 @@ const versionQuery = (space: string, uuid: string, n: number) => ({
 /** The Stories whose versions panel is open in this tab (`space/uuid`). */
 const openPanels = new Set<string>()
 
-export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current, disabled }: { space: string; uuid: string; current: number; disabled: boolean }) {
+export const VersionsPanel = memo(function VersionsPanel({
+  space,
+  uuid,
+  current,
+  disabled,
+  readOnly = false,
+}: { space: string; uuid: string; current: number; disabled: boolean; /** No Restore (a role that cannot write). */ readOnly?: boolean }) {
   const queryClient = useQueryClient()
   const [restoring, setRestoring] = useState<number | null>(null)
   const [pair, setPair] = useState<{ from: number | null; to: number | null }>({ from: null, to: null })
@@ -82,7 +88,7 @@ export const VersionsPanel = memo(function VersionsPanel({ space, uuid, current,
             </span>
             {v.version_no === current ? (
               <span className="text-xs text-slate-600">current</span>
-            ) : (
+            ) : readOnly ? null : (
               <Button className="px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setRestoring(v.version_no)} aria-label={`Restore version ${v.version_no}`}>
                 Restore
               </Button>

@@ -16,6 +16,7 @@ import { api, ApiFailure, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { AssetThumb } from '../components/asset-picker'
 import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Loading } from '../components/ui'
+import { useCan } from '../api/roles'
 import { UploadList, useUploads } from '../components/uploads'
 
 const route = getRouteApi('/app/spaces/$space/assets')
@@ -30,6 +31,8 @@ const hasFiles = (e: React.DragEvent) => [...e.dataTransfer.types].includes('Fil
  */
 export function AssetsScreen() {
   const { space } = route.useParams()
+  // Uploads only for a role that may upload (whoami's role against x-min-role).
+  const canUpload = useCan(space, 'POST', '/v1/spaces/{space}/assets')
   const [q, setQ] = useState('')
   const assets = useQuery(assetsQuery(space, q.trim()))
   const uploads = useUploads(space)
@@ -45,7 +48,7 @@ export function AssetsScreen() {
       aria-labelledby={`${fileId}-title`}
       className={`relative flex flex-col gap-4 rounded-lg ${dragging ? 'ring-4 ring-indigo-400' : ''}`}
       onDragEnter={(e) => {
-        if (hasFiles(e)) setDragging(true)
+        if (canUpload && hasFiles(e)) setDragging(true)
       }}
       onDragOver={(e) => {
         if (!hasFiles(e)) return
@@ -73,11 +76,13 @@ export function AssetsScreen() {
         </label>
         <label
           htmlFor={fileId}
+          hidden={!canUpload}
           className="cursor-pointer rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800 focus-within:ring-2 focus-within:ring-indigo-400"
         >
           Upload files
           <input
             id={fileId}
+            disabled={!canUpload}
             type="file"
             multiple
             className="sr-only"
@@ -155,6 +160,8 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
   const formatId = useId()
   const widthId = useId()
   const invalidate = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'assets'] })
+  const canEdit = useCan(space, 'PATCH', '/v1/spaces/{space}/assets/{asset}')
+  const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/assets/{asset}')
 
   const saveAlt = useMutation({
     mutationFn: async () => {
@@ -226,8 +233,8 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
         ))}
         {altErrors.alt ? <FieldErrors errors={altErrors.alt} /> : null}
         {saveAlt.isError && !Object.keys(altErrors).length ? <ErrorNotice error={saveAlt.error} /> : null}
-        <div className="flex items-center gap-3">
-          <Button tone="primary" type="submit" disabled={saveAlt.isPending}>
+        <div className="flex items-center gap-3" hidden={!canEdit}>
+          <Button tone="primary" type="submit" disabled={saveAlt.isPending || !canEdit}>
             Save alt text
           </Button>
           {saved ? (
@@ -278,11 +285,13 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
         </div>
       ) : null}
 
-      <div className="flex justify-end">
-        <Button tone="danger" onClick={() => setConfirmDelete(true)}>
-          Delete asset
-        </Button>
-      </div>
+      {canDelete ? (
+        <div className="flex justify-end">
+          <Button tone="danger" onClick={() => setConfirmDelete(true)}>
+            Delete asset
+          </Button>
+        </div>
+      ) : null}
       <Dialog open={confirmDelete} title="Delete this asset?" onClose={() => setConfirmDelete(false)}>
         <p className="text-sm">
           <strong className="break-all">{asset.filename}</strong> is removed for good, with its transforms. Stories that use it keep the reference,

@@ -4,6 +4,7 @@ import { type FormEvent, useId, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { componentsQuery } from '../api/queries'
 import type { paths } from '../api/schema'
+import { useCan } from '../api/roles'
 import { Button, EmptyState, ErrorNotice, FieldErrors, Loading, TextField } from '../components/ui'
 import type { Blueprint } from '../fields/types'
 
@@ -63,15 +64,19 @@ export function ComponentsScreen() {
   const { space } = route.useParams()
   const components = useQuery(componentsQuery(space))
   const [editing, setEditing] = useState<null | { bp?: Blueprint }>(null)
+  // Blueprints are changed by a role that may (whoami's role against x-min-role); others read them.
+  const canEdit = useCan(space, 'POST', '/v1/spaces/{space}/components')
   if (components.isPending) return <Loading what="Loading components" />
   if (components.isError) return <ErrorNotice error={components.error} />
   return (
     <div className="flex flex-col gap-4">
       <div className="flex items-center gap-3">
         <h1 className="flex-1 text-2xl font-semibold">Components</h1>
-        <Button tone="primary" onClick={() => setEditing({})}>
-          New component
-        </Button>
+        {canEdit ? (
+          <Button tone="primary" onClick={() => setEditing({})}>
+            New component
+          </Button>
+        ) : null}
       </div>
       {components.data.length === 0 && !editing ? (
         <EmptyState title="No component yet">
@@ -89,9 +94,11 @@ export function ComponentsScreen() {
                 {Object.keys(c.schema).length} field(s){c.is_root ? ' · top level' : ''}
                 {c.is_nestable ? ' · nestable' : ''}
               </span>
-              <Button className="ml-auto px-2 py-0.5 text-xs" onClick={() => setEditing({ bp: c as Blueprint })} aria-label={`Edit ${c.display_name}`}>
-                Edit
-              </Button>
+              {canEdit ? (
+                <Button className="ml-auto px-2 py-0.5 text-xs" onClick={() => setEditing({ bp: c as Blueprint })} aria-label={`Edit ${c.display_name}`}>
+                  Edit
+                </Button>
+              ) : null}
             </li>
           ))}
         </ul>

@@ -2,6 +2,8 @@ import { useQuery } from '@tanstack/react-query'
 import { getRouteApi, Link, Outlet, useNavigate } from '@tanstack/react-router'
 import { useId } from 'react'
 import { spacesQuery } from '../api/queries'
+import { useCan, useSpaceRole } from '../api/roles'
+import { roleName, t } from '../i18n'
 import { ErrorNotice } from '../components/ui'
 
 const route = getRouteApi('/app/spaces/$space')
@@ -13,6 +15,12 @@ export function SpaceLayout() {
   const spaces = useQuery(spacesQuery())
   const id = useId()
   const current = spaces.data?.find((s) => s.slug === space)
+  // Sections by the caller's role (whoami) against each screen's operation (x-min-role): admins only see these.
+  const canManagePeople = useCan(space, 'GET', '/v1/spaces/{space}/members')
+  const canManageTokens = useCan(space, 'GET', '/v1/spaces/{space}/tokens')
+  const role = useSpaceRole(space)
+  const canWrite = useCan(space, 'POST', '/v1/spaces/{space}/stories')
+  const readOnly = role !== undefined && !canWrite
   return (
     <div className="flex flex-col gap-4">
       <nav aria-label="Space switcher" className="flex flex-wrap items-center gap-3 rounded-lg bg-white px-4 py-2 ring-1 ring-slate-200">
@@ -46,7 +54,22 @@ export function SpaceLayout() {
         <Link to="/spaces/$space/assets" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
           Assets
         </Link>
+        {canManagePeople ? (
+          <Link to="/spaces/$space/members" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
+            {t('nav.members')}
+          </Link>
+        ) : null}
+        {canManageTokens ? (
+          <Link to="/spaces/$space/tokens" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
+            {t('nav.tokens')}
+          </Link>
+        ) : null}
       </nav>
+      {readOnly && role ? (
+        <p className="rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-800" data-testid="read-only-space">
+          {t('roles.readOnly', { role: roleName(role) })}
+        </p>
+      ) : null}
       {spaces.isError ? <ErrorNotice error={spaces.error} /> : null}
       <Outlet />
     </div>

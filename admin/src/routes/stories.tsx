@@ -3,7 +3,10 @@ import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
 import { createContext, type FormEvent, useContext, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
+import { useCan } from '../api/roles'
+import { CatalogError } from '../components/catalog-error'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState, TextField } from '../components/ui'
+import { t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/')
 
@@ -31,6 +34,10 @@ export function StoryTreeScreen() {
   const search = useQuery({ ...storySearchQuery(space, q ?? ''), enabled: !!q })
   const [creating, setCreating] = useState<null | { folder: boolean }>(null)
   const [renaming, setRenaming] = useState<null | { uuid: string; name: string }>(null)
+  const [deleting, setDeleting] = useState<null | { uuid: string; name: string }>(null)
+  // Write controls only for a role that may write (whoami's role against the operations' x-min-role).
+  const canWrite = useCan(space, 'POST', '/v1/spaces/{space}/stories')
+  const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/stories/{uuid}')
   const [selected, setSelected] = useState<Set<string>>(new Set())
   const [bulkNotice, setBulkNotice] = useState<string | null>(null)
   const queryClient = useQueryClient()
@@ -45,6 +52,8 @@ export function StoryTreeScreen() {
   })
   const actions: TreeActions = {
     space,
+    canWrite,
+    canDelete,
     selected,
     toggle: (uuid) =>
       setSelected((prev) => {
@@ -54,6 +63,7 @@ export function StoryTreeScreen() {
         return next
       }),
     onRename: setRenaming,
+    onDelete: setDeleting,
     onDrop: (uuid, parent) => move.mutate({ uuid, parent }),
   }
 
@@ -92,10 +102,14 @@ export function StoryTreeScreen() {
           />
           <Button type="submit">Search</Button>
         </form>
-        <Button onClick={() => setCreating({ folder: true })}>New folder</Button>
-        <Button tone="primary" onClick={() => setCreating({ folder: false })}>
-          New Story
-        </Button>
+        {canWrite ? (
+          <>
+            <Button onClick={() => setCreating({ folder: true })}>New folder</Button>
+            <Button tone="primary" onClick={() => setCreating({ folder: false })}>
+              New Story
+            </Button>
+          </>
+        ) : null}
       </div>
 
       {q ? (
@@ -158,6 +172,15 @@ export function StoryTreeScreen() {
 
       <CreateStoryDialog space={space} folders={folders} mode={creating} onClose={() => setCreating(null)} />
       <RenameDialog space={space} target={renaming} onClose={() => setRenaming(null)} />
+      <DeleteDialog
+        space={space}
+        target={deleting}
+        onClose={() => setDeleting(null)}
+        onDeleted={(name) => {
+          setDeleting(null)
+          setBulkNotice(t('stories.deleted', { name }))
+        }}
+      />
     </div>
   )
 }
@@ -240,9 +263,13 @@ function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | '
 
 interface TreeActions {
   space: string
+  /** The caller may change Stories (else the tree has no checkbox, rename or drag). */
+  canWrite: boolean
+  canDelete: boolean
   selected: Set<string>
   toggle: (uuid: string) => void
   onRename: (t: { uuid: string; name: string }) => void
+  onDelete: (t: { uuid: string; name: string }) => void
   /** Drag and drop: move `uuid` into the folder `parent` (null: the top level). */
   onDrop: (uuid: string, parent: string | null) => void
 }
@@ -271,7 +298,7 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
   return (
     <li>
       <div
-        draggable
+        draggable={tree.canWrite}
         onDragStart={(e) => {
           e.dataTransfer.setData(DRAG_TYPE, node.uuid)
           e.dataTransfer.effectAllowed = 'move'
@@ -281,23 +308,37 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
         className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
         style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
       >
-        <input
-          type="checkbox"
-          checked={tree.selected.has(node.uuid)}
-          onChange={() => tree.toggle(node.uuid)}
-          aria-label={`Select ${node.name}`}
-          className="h-4 w-4 accent-indigo-700"
-        />
+        {tree.canWrite ? (
+          <input
+            type="checkbox"
+            checked={tree.selected.has(node.uuid)}
+            onChange={() => tree.toggle(node.uuid)}
+            aria-label={`Select ${node.name}`}
+            className="h-4 w-4 accent-indigo-700"
+          />
+        ) : null}
         <StoryLink space={tree.space} node={node} />
         <span className="text-xs text-slate-600">{node.full_path}</span>
-        <button
-          type="button"
-          onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
-          className="ml-auto text-xs text-slate-700 underline"
-          aria-label={`Rename ${node.name}`}
-        >
-          Rename
-        </button>
+        {tree.canWrite ? (
+          <button
+            type="button"
+            onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
+            className="ml-auto text-xs text-slate-700 underline"
+            aria-label={`Rename ${node.name}`}
+          >
+            Rename
+          </button>
+        ) : null}
+        {tree.canDelete ? (
+          <button
+            type="button"
+            onClick={() => tree.onDelete({ uuid: node.uuid, name: node.name })}
+            className={`${tree.canWrite ? '' : 'ml-auto '}text-xs text-red-800 underline`}
+            aria-label={t('stories.deleteOf', { name: node.name })}
+          >
+            {t('stories.delete')}
+          </button>
+        ) : null}
       </div>
       {node.children?.length ? (
         <ul>
@@ -480,6 +521,40 @@ function RenameDialog({ space, target, onClose }: { space: string; target: null 
           </Button>
         </div>
       </form>
+    </Dialog>
+  )
+}
+
+/** Deleting one Story (or an empty folder) and its versions, after a confirmation; 409 while it has children. */
+function DeleteDialog({
+  space,
+  target,
+  onClose,
+  onDeleted,
+}: { space: string; target: null | { uuid: string; name: string }; onClose: () => void; onDeleted: (name: string) => void }) {
+  const queryClient = useQueryClient()
+  const remove = useMutation({
+    mutationFn: (uuid: string) => unwrap(api.DELETE('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid } } })),
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      if (target) onDeleted(target.name)
+      remove.reset()
+    },
+  })
+  const close = () => {
+    remove.reset()
+    onClose()
+  }
+  return (
+    <Dialog open={target !== null} title={t('stories.deleteTitle', { name: target?.name ?? '' })} onClose={close}>
+      <p className="text-sm text-slate-800">{t('stories.deleteBody')}</p>
+      <CatalogError error={remove.error} />
+      <div className="flex justify-end gap-2">
+        <Button onClick={close}>{t('common.cancel')}</Button>
+        <Button tone="danger" disabled={remove.isPending} onClick={() => target && remove.mutate(target.uuid)}>
+          {t('stories.delete')}
+        </Button>
+      </div>
     </Dialog>
   )
 }

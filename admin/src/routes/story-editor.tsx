@@ -3,6 +3,7 @@ import { getRouteApi, Link, useBlocker } from '@tanstack/react-router'
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { componentsQuery, localesQuery, spacesQuery, storyQuery } from '../api/queries'
+import { useCan } from '../api/roles'
 import { Announcer } from '../components/announcer'
 import { type Person, BlockList, CollabContext, type CollabView, FallbackContext, TranslationContext } from '../components/block-editor'
 import { blockOfPath, type CommentTarget, CommentsPanel, commentCounts, invalidateComments, PresenceBar, useComments, useLiveStream, usePresence } from '../components/collab'
@@ -12,6 +13,7 @@ import { PreviewButton } from '../components/preview-button'
 import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
+import { t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/stories/$uuid')
 
@@ -68,6 +70,8 @@ export const publicUrl = (space: string, fullPath: string) => `${location.origin
 
 export function StoryEditorScreen() {
   const { space, uuid } = route.useParams()
+  // Save, Publish and the form's controls only for a role that may write (whoami's role against x-min-role).
+  const canWrite = useCan(space, 'PUT', '/v1/spaces/{space}/stories/{uuid}')
   const { lang } = route.useSearch()
   const queryClient = useQueryClient()
   const navigate = route.useNavigate()
@@ -316,19 +320,23 @@ export function StoryEditorScreen() {
           </label>
         ) : null}
         <div className="ml-auto flex gap-2">
-          <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
-            {saving ? 'Saving…' : 'Save'}
-          </Button>
+          {canWrite ? (
+            <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
+              {saving ? 'Saving…' : 'Save'}
+            </Button>
+          ) : null}
           {!s.is_folder ? <PreviewButton space={space} path={s.full_path} dirty={dirty} /> : null}
-          {s.status === 'published' ? (
+          {!canWrite ? null : s.status === 'published' ? (
             <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
               Unpublish
             </Button>
           ) : null}
-          <Button tone="primary" onClick={() => setConfirm('publish')} disabled={dirty || s.status === 'archived' || state === 'published'}>
-            Publish
-          </Button>
-          {s.status !== 'archived' && !s.is_folder ? (
+          {canWrite ? (
+            <Button tone="primary" onClick={() => setConfirm('publish')} disabled={dirty || s.status === 'archived' || state === 'published'}>
+              Publish
+            </Button>
+          ) : null}
+          {canWrite && s.status !== 'archived' && !s.is_folder ? (
             <Button tone="danger" onClick={() => setConfirm('archive')} disabled={dirty}>
               Archive
             </Button>
@@ -336,6 +344,11 @@ export function StoryEditorScreen() {
         </div>
       </div>
 
+      {canWrite ? null : (
+        <p className="text-sm text-slate-700" data-testid="read-only">
+          {t('editor.readOnly')}
+        </p>
+      )}
       <div aria-live="polite" className="text-sm text-emerald-800">
         {notice}
       </div>
@@ -377,9 +390,11 @@ export function StoryEditorScreen() {
               translation from it: its blocks are copied here for you to translate. Fields that are not translatable keep
               showing the {s.primary_lang} value.
             </p>
-            <Button tone="primary" className="mt-3" onClick={startTranslation} disabled={!startFrom}>
-              Start from {fallbackFrom ?? s.primary_lang}
-            </Button>
+            {canWrite ? (
+              <Button tone="primary" className="mt-3" onClick={startTranslation} disabled={!startFrom}>
+                Start from {fallbackFrom ?? s.primary_lang}
+              </Button>
+            ) : null}
           </EmptyState>
           {fallbackSource && fallbackFrom ? (
             <section aria-label={`Shown from ${fallbackFrom}`} className="rounded-lg bg-slate-100 p-3" data-testid="fallback-preview">
@@ -429,7 +444,10 @@ export function StoryEditorScreen() {
           >
             <CollabContext.Provider value={collab}>
               <TranslationContext.Provider value={translationValue}>
-                <BlockList path="blocks" blocks={doc?.blocks ?? []} onChange={onBlocks} allowed={roots} blueprints={blueprints} errors={errors} />
+                {/* A role that cannot write reads the form: every control in it disabled. */}
+                <fieldset disabled={!canWrite} className="contents">
+                  <BlockList path="blocks" blocks={doc?.blocks ?? []} onChange={onBlocks} allowed={roots} blueprints={blueprints} errors={errors} />
+                </fieldset>
               </TranslationContext.Provider>
             </CollabContext.Provider>
           </section>
@@ -437,7 +455,7 @@ export function StoryEditorScreen() {
         </div>
       )}
 
-      {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} /> : null}
+      {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} /> : null}
 
       <Dialog open={conflict !== null} title="Someone saved this Story meanwhile" onClose={() => setConflict(null)}>
         <p className="text-sm">

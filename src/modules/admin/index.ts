@@ -9,6 +9,8 @@ import { adminRoutes } from './routes'
 export const adminModule = defineModule({
   name: 'admin',
   root: () => adminRoutes(),
+  // The invitation link's token is in its path (as for /v1/invite/:token in the members module).
+  privatePaths: ['/invite/:token'],
   // The executable reads and compresses its embedded files while it starts, off the event loop, so the first visitor
   // does not wait. Run from source, the app is built on its first request instead (tests never pay for it).
   start: (_self, kernel) => {

@@ -48,11 +48,32 @@ const html = (summary: string) => ({
   },
 })
 
+/** The token of an invitation link (`{PUBLIC_URL}/invite/{token}`, src/modules/members/invitations.ts). */
+const INVITE_TOKEN = /^[A-Za-z0-9_-]{43}$/
+
 /** GET /admin and everything below it: hashed files from /admin/assets/, every other path the app's HTML (client routes). */
 export function adminRoutes() {
   const page = async (request: Request) => answer(request, (await loadAdminBundle()).index, 'no-cache')
   return new Elysia({ tags: ['Discovery'] })
     .get(ADMIN_BASE, ({ request }) => page(request), html('The admin web app'))
+    // The invitation mail links to /invite/{token} at the service's root: the app's HTML, whose router moves the
+    // address below /admin (main.tsx) and shows the invitation page.
+    .get(
+      '/invite/:token',
+      ({ request, params }) => {
+        if (!INVITE_TOKEN.test(params.token)) throw notFound('Invitation')
+        return page(request)
+      },
+      {
+        detail: {
+          tags: ['Members and roles'],
+          summary: 'The link an invitation mail carries: the admin app’s invitation page',
+          description:
+            'The admin app (HTML), which shows the invitation (`GET /v1/invite/{token}`) at `/admin/invite/{token}` and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.',
+          responses: { 200: { description: 'The admin app (HTML)', content: { 'text/html': { schema: { type: 'string' as const } } } } },
+        },
+      },
+    )
     .get(
       `${ADMIN_BASE}/*`,
       async ({ request, params }) => {

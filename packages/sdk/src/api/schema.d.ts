@@ -127,6 +127,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/invite/{token}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The link an invitation mail carries: the admin app’s invitation page
+         * @description The admin app (HTML), which shows the invitation (`GET /v1/invite/{token}`) at `/admin/invite/{token}` and lets the invitee accept it (signing in or registering with the invited address) or decline it. A malformed token: 404.
+         */
+        get: operations["getInvite"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1067,7 +1087,7 @@ export interface paths {
             cookie?: never;
         };
         /** Preview an invitation (anonymous): Space, role, inviter, masked address; unknown, used or expired: 404 */
-        get: operations["getInvite"];
+        get: operations["getInviteByToken"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3795,6 +3815,55 @@ export interface operations {
                 };
                 content: {
                     "application/javascript": string;
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The admin app (HTML) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
                 };
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
@@ -8684,7 +8753,7 @@ export interface operations {
             };
         };
     };
-    getInvite: {
+    getInviteByToken: {
         parameters: {
             query?: never;
             header?: never;
