@@ -138,6 +138,16 @@ describe.skipIf(!!reason)(`astro build (Astro ${astroVersion()}) of the fixture 
     expect(page('de/blog/first')).toContain('Erster Beitrag')
   })
 
+  test('a moved Story: its old pages go, its new ones come (the feed\'s `moved`)', async () => {
+    await req('PUT', `/stories/${ids.home}`, { slug: 'start' })
+    const log = await build()
+    expect(log).toMatch(/1 changed Stories: 2 entries written, 2 replaced or removed/)
+    expect(page('en/home')).toBeNull()
+    expect(page('de/home')).toBeNull()
+    expect(page('en/start')).toContain('Welcome home')
+    expect(page('de/start')).toContain('Willkommen daheim')
+  })
+
   test('a blueprint change reloads the collection in full', async () => {
     await req('PUT', '/components/teaser', { name: 'teaser', is_root: false, schema: { text: { type: 'text', required: true }, note: { type: 'text' } } })
     const log = await build()
