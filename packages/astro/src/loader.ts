@@ -5,7 +5,7 @@
  * out of the filter. The blueprints (the schema) and the loader's version are hashed into `meta`: when either changes
  * the collection is reloaded in full. Entries are keyed `<locale>/<full_path>`.
  */
-import type { Loader, LoaderContext } from 'astro/loaders'
+import type { LiveLoader, Loader, LoaderContext } from 'astro/loaders'
 import { type Change, type ContentClient, createClient, type ListedStory } from '@content-service/sdk'
 import { type Blueprint, blueprintsKey, storySchema } from './schema'
 
@@ -205,11 +205,11 @@ export interface LiveCollectionFilter {
  * request — `getLiveEntry('stories', {path: 'blog/hello', lang: 'de'})`. Drafts with `version: 'draft'` and a preview
  * token (the loader's `previewToken`).
  */
-export function liveStoryLoader(options: StoryLoaderOptions & { lang?: string } = {}) {
+export function liveStoryLoader(options: StoryLoaderOptions & { lang?: string } = {}): LiveLoader<Record<string, unknown>, LiveStoryFilter, LiveCollectionFilter> {
   const client = () => clientOf(options)
   return {
     name: '@content-service/astro/live',
-    async loadEntry({ filter }: { filter: LiveStoryFilter }) {
+    async loadEntry({ filter }) {
       const path = filter.path ?? filter.id?.split('/').slice(1).join('/')
       const lang = filter.lang ?? (filter.id && !filter.path ? filter.id.split('/')[0] : undefined) ?? options.lang
       if (!path) return { error: new Error('liveStoryLoader: pass {path} or {id}') }
@@ -222,7 +222,7 @@ export function liveStoryLoader(options: StoryLoaderOptions & { lang?: string } 
         return { error: err as Error }
       }
     },
-    async loadCollection({ filter }: { filter?: LiveCollectionFilter }) {
+    async loadCollection({ filter }) {
       try {
         const lang = filter?.lang ?? options.lang
         const stories = await client().allStories({

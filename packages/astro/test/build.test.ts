@@ -2,7 +2,8 @@
  * A real `astro build` (Astro 5, in Node) of the fixture site against a real server: a Space in two locales with an
  * image asset. The built HTML holds every locale's content, `srcset`s, the editing attributes and no client script;
  * then one Story is published and another unpublished, and the second build — synced through the change feed, the
- * cursor in the loader's meta store — adds one page and removes the other.
+ * cursor in the loader's meta store — adds one page and removes the other; a moved and an archived Story follow, then a
+ * blueprint change that reloads everything.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -136,6 +137,19 @@ describe.skipIf(!!reason)(`astro build (Astro ${astroVersion()}) of the fixture 
     expect(page('de/about')).toBeNull()
     expect(page('en/home')).toContain('Welcome home')
     expect(page('de/blog/first')).toContain('Erster Beitrag')
+  })
+
+  test('a moved Story: its old pages go, its new ones come; an archived Story\'s pages go (`moved`, `deleted`)', async () => {
+    await req('PUT', `/stories/${ids.home}`, { slug: 'start' })
+    await req('POST', `/stories/${ids.first}/archive`)
+    const log = await build()
+    expect(log).toMatch(/2 changed Stories: 2 entries written, 4 replaced or removed/)
+    expect(page('en/blog/first')).toBeNull()
+    expect(page('de/blog/first')).toBeNull()
+    expect(page('en/home')).toBeNull()
+    expect(page('de/home')).toBeNull()
+    expect(page('en/start')).toContain('Welcome home')
+    expect(page('de/start')).toContain('Willkommen daheim')
   })
 
   test('a blueprint change reloads the collection in full', async () => {
