@@ -4,11 +4,13 @@
  * to the catalog (admin/README.md, "Translating"). The catalogs themselves are checked by the type checker (de.ts is
  * `Record<MessageKey, string>`) and here for placeholders: a German text fills the same `{names}` as the English.
  */
-import { describe, expect, test } from 'bun:test'
+import { describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 import ts from 'typescript'
 import { de } from '../../admin/src/i18n/de'
 import { en, type MessageKey } from '../../admin/src/i18n/en'
+
+setDefaultTimeout(60_000)
 
 const ADMIN = join(import.meta.dir, '..', '..', 'admin', 'src')
 const CATALOGUED = ['routes/invite.tsx', 'routes/members.tsx', 'routes/tokens.tsx', 'components/catalog-error.tsx', 'components/notice.tsx']
