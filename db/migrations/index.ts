@@ -26,6 +26,7 @@ import m22 from './0022_commerce.sql' with { type: 'text' }
 import m23 from './0023_datasource_secrets.sql' with { type: 'text' }
 import m24 from './0024_story_changes.sql' with { type: 'text' }
 import m25 from './0025_account_verification.sql' with { type: 'text' }
+import m26 from './0026_storage_asset_store.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -54,4 +55,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0023_datasource_secrets', sql: m23 },
   { tag: '0024_story_changes', sql: m24 },
   { tag: '0025_account_verification', sql: m25 },
+  { tag: '0026_storage_asset_store', sql: m26 },
 ]

@@ -6,7 +6,8 @@ import type { Guards } from '../../kernel/plugin'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
 import type { ImageService } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
-import { publicAsset, readAllBytes, streamBytes, transformRefusal, verifySignature } from './service'
+import { publicAsset, transformRefusal, verifySignature } from './service'
+import { readAllBytes, streamAsset } from './store'
 import type { Fit, OutputFormat } from './transform'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -82,7 +83,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         const [from, to] = range ?? [0, asset.size - 1]
         headers['Content-Length'] = String(to - from + 1)
         if (range) headers['Content-Range'] = `bytes ${from}-${to}/${asset.size}`
-        return new Response(streamBytes(kernel, asset.id, from, to), { status: range ? 206 : 200, headers })
+        return new Response(streamAsset(kernel, asset, from, to), { status: range ? 206 : 200, headers })
       }
 
       // A transformed variant of an image.
@@ -109,7 +110,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         return new Response(null, { status: 304, headers })
       }
       const load = async () => ({
-        source: await readAllBytes(kernel, asset.id, asset.size),
+        source: await readAllBytes(kernel, asset),
         sourceType: asset.contentType,
         format: format as OutputFormat,
         w,

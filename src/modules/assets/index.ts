@@ -8,10 +8,11 @@ import { AssetErrors } from './model'
 import { AssetRefs, assetStep } from './read-step'
 import { assetRoutes } from './routes'
 import { removeStaleUploads, uploadTmpDir } from './service'
+import { registerStoreJobs } from './store'
 
 /**
- * Assets (spec 2, 4.2, 4.8): uploads checked by their bytes and kept in Postgres, public delivery of originals, and
- * image variants transformed in Workers and cached on local disk.
+ * Assets (spec 2, 4.2, 4.8): uploads checked by their bytes and kept in Postgres or an S3-compatible bucket
+ * (store.ts), public delivery of originals, and image variants transformed in Workers and cached on local disk.
  */
 export const assetsModule = defineModule({
   name: 'assets',
@@ -22,6 +23,8 @@ export const assetsModule = defineModule({
     if (!kernel.config.memoryDb) await removeStaleUploads(uploadTmpDir(kernel), kernel.clock.ms())
   },
   close: (self) => self.images.close(),
+  // The S3 store's object deletions and orphan sweeper.
+  jobs: (_jobs, _self, kernel) => registerStoreJobs(kernel),
   routes: ({ kernel, guards }) => assetRoutes(kernel, guards),
   publicRoutes: ({ kernel, guards, self }) => assetCdnRoutes(kernel, guards, self.images),
   errors: Object.values(AssetErrors),
