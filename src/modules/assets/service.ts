@@ -20,7 +20,7 @@ import { TransformError } from './images'
 import { AssetErrors, type AssetView, RASTER_TYPES } from './model'
 import { avifLayout, fileReader } from './avif-layout'
 import { detectType, svgSize } from './sniff'
-import { enqueueObjectDelete, readAllBytes, stores, writeFileChunks } from './store'
+import { enqueueObjectDelete, readAllBytes, storeNewAsset } from './store'
 import type { ReceivedUpload } from './upload'
 
 export { CHUNK_BYTES, readAllBytes, streamBytes } from './store'
@@ -155,48 +155,32 @@ export async function uploadAsset(kernel: Kernel, access: SpaceAccess, upload: R
     )
     const now = kernel.clock.now()
     const uuid = crypto.randomUUID()
-    const { write, s3 } = stores(kernel)
-    // S3: the object first (streamed from the temporary file, no transaction held open meanwhile), then the row.
-    // A transaction that does not commit deletes the object again; the sweeper catches a process that died between.
-    if (write === 's3') await s3!.putFile(s3!.key(uuid), upload.path, upload.size, type)
-    let row: AssetRow
-    try {
-      row = await transact(kernel, async (tx, emit) => {
-        const [row] = await tx
-          .insert(assets)
-          .values({
-            uuid,
-            spaceId: access.space.id,
-            filename,
-            contentType: type,
-            size: upload.size,
-            width: dims?.width ?? null,
-            height: dims?.height ?? null,
-            sha256: upload.sha256,
-            alt,
-            createdBy: access.principal.kind === 'user' ? access.principal.userId : null,
-            store: write,
-            createdAt: now,
-            updatedAt: now,
-          })
-          .returning()
-        // Postgres: the bytes, 1 MiB a row, read from the temporary file straight into the buffer the rows are sent from.
-        if (write === 'postgres') await writeFileChunks(kernel, tx, row!.id, upload.path, upload.size)
-        emit({
-          type: 'asset.uploaded',
+    const row = await storeNewAsset(kernel, { uuid, path: upload.path, size: upload.size, type }, async (tx, emit, store) => {
+      const [row] = await tx
+        .insert(assets)
+        .values({
+          uuid,
           spaceId: access.space.id,
-          payload: { asset: { uuid, filename, content_type: type, size: upload.size, alt } },
+          filename,
+          contentType: type,
+          size: upload.size,
+          width: dims?.width ?? null,
+          height: dims?.height ?? null,
+          sha256: upload.sha256,
+          alt,
+          createdBy: access.principal.kind === 'user' ? access.principal.userId : null,
+          store,
+          createdAt: now,
+          updatedAt: now,
         })
-        return row!
+        .returning()
+      emit({
+        type: 'asset.uploaded',
+        spaceId: access.space.id,
+        payload: { asset: { uuid, filename, content_type: type, size: upload.size, alt } },
       })
-    } catch (err) {
-      if (write === 's3') {
-        await s3!.delete(s3!.key(uuid)).catch((e) =>
-          kernel.logger.warn('the object of a rolled-back upload could not be deleted (the sweeper will)', { asset: uuid, error: String(e) }),
-        )
-      }
-      throw err
-    }
+      return row!
+    })
     return view(row, access.space.slug, origin)
   } finally {
     await upload.cleanup()

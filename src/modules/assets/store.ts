@@ -3,6 +3,7 @@ import { open } from 'node:fs/promises'
 import { assetChunks, assets } from '../../../db/schema'
 import type { S3Config } from '../../config'
 import type { DbOrTx, Tx } from '../../kernel/db'
+import { type Emit, transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 
 /**
@@ -129,7 +130,24 @@ export class S3Blobs {
   /** Bytes `from`…`to` (inclusive), streamed from the store. */
   stream(key: string, from: number, to: number, size: number): ReadableStream<Uint8Array> {
     const file = this.client.file(key)
-    return (from === 0 && to === size - 1 ? file : file.slice(from, to + 1)).stream()
+    if (from === 0 && to === size - 1) return file.stream()
+    // Never more than the range, whatever the server sends: some S3-compatible servers answer `bytes=0-0` with the
+    // whole object (s3rver reads an end of 0 as none), and the response's Content-Length promises the range.
+    let left = to - from + 1
+    return file
+      .slice(from, to + 1)
+      .stream()
+      .pipeThrough(
+        new TransformStream<Uint8Array, Uint8Array>({
+          transform(piece, controller) {
+            if (left <= 0) return
+            const out = piece.length > left ? piece.subarray(0, left) : piece
+            left -= out.length
+            controller.enqueue(out)
+            if (left <= 0) controller.terminate()
+          },
+        }),
+      )
   }
 
   async bytes(key: string): Promise<Uint8Array> {
@@ -280,6 +298,38 @@ export async function* chunkPieces(kernel: Kernel, assetId: number, size: number
 }
 
 // ---- Both stores ----
+
+/**
+ * Stores a new asset's bytes (the file at `path`, `size` bytes) in the store ASSET_STORE names, with the row that
+ * `insert` writes (its `store` column set to the store passed in) in one transaction:
+ * - Postgres: the chunk rows are written in that transaction after the row, so both commit or neither does.
+ * - S3: the object first (streamed from the file, no transaction held open meanwhile), then the transaction; one that
+ *   does not commit deletes the object again, and the sweeper deletes it should this process die in between.
+ */
+export async function storeNewAsset<R extends { id: number }>(
+  kernel: Kernel,
+  blob: { uuid: string; path: string; size: number; type: string },
+  insert: (tx: Tx, emit: Emit, store: StoreKind) => Promise<R>,
+): Promise<R> {
+  const { write, s3 } = stores(kernel)
+  if (write === 'postgres') {
+    return transact(kernel, async (tx, emit) => {
+      const row = await insert(tx, emit, 'postgres')
+      await writeFileChunks(kernel, tx, row.id, blob.path, blob.size)
+      return row
+    })
+  }
+  const key = s3!.key(blob.uuid)
+  await s3!.putFile(key, blob.path, blob.size, blob.type)
+  try {
+    return await transact(kernel, (tx, emit) => insert(tx, emit, 's3'))
+  } catch (err) {
+    await s3!.delete(key).catch((e) =>
+      kernel.logger.warn('the object of a rolled-back upload could not be deleted (the sweeper will)', { asset: blob.uuid, error: String(e) }),
+    )
+    throw err
+  }
+}
 
 /** Bytes `from`…`to` (inclusive) of an asset, from wherever it lives. */
 export function streamAsset(kernel: Kernel, asset: BlobRef, from: number, to: number): ReadableStream<Uint8Array> {
