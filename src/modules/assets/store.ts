@@ -120,8 +120,10 @@ export class S3Blobs {
         if (typeof pending !== 'number') await pending
       }
     } catch (err) {
-      // Aborts the multipart upload: no parts are left behind in the bucket.
+      // Ends the upload, then deletes whatever it left: ending a writer with an error may still complete the object
+      // with the parts sent so far, and a partial object must never sit under an asset's key.
       await Promise.resolve(writer.end(err as Error)).catch(() => {})
+      await this.delete(key).catch(() => {})
       throw err
     }
     await writer.end()
@@ -354,13 +356,14 @@ export async function readAllBytes(kernel: Kernel, asset: BlobRef): Promise<Uint
   return out
 }
 
-/** Enqueues, inside `tx`, the durable deletion of an asset's object (and its shared variants). */
-export async function enqueueObjectDelete(kernel: Kernel, tx: DbOrTx, uuid: string): Promise<void> {
+/** Enqueues, inside `tx`, the durable deletion of an asset's object (and, unless told not to, its shared variants). */
+export async function enqueueObjectDelete(kernel: Kernel, tx: DbOrTx, uuid: string, opts: { variants?: boolean } = {}): Promise<void> {
   const s3 = bucket(kernel)
-  await kernel.jobs.enqueueMany(tx, [
-    { queue: 'assets.delete_object', payload: { key: s3.key(uuid) }, dedupeKey: s3.key(uuid) },
-    { queue: 'assets.delete_object', payload: { key: `${s3.variantKey(uuid, '')}` }, dedupeKey: s3.variantKey(uuid, '') },
-  ])
+  const keys = [s3.key(uuid), ...(opts.variants === false ? [] : [s3.variantKey(uuid, '')])]
+  await kernel.jobs.enqueueMany(
+    tx,
+    keys.map((key) => ({ queue: 'assets.delete_object' as const, payload: { key }, dedupeKey: key })),
+  )
 }
 
 /**
