@@ -264,3 +264,42 @@ describe('S3 configuration', () => {
     expect(loadConfig({ ...base, ASSET_STORE: 's3' }).s3!.region).toBe('us-east-1')
   })
 })
+
+describe('ASSET_DELIVERY=redirect', () => {
+  let t: TestApp
+  let space: string
+  let editor: string
+  beforeAll(async () => {
+    t = await testApp({}, { ...s3.env, ASSET_DELIVERY: 'redirect', S3_PREFIX: 'redirect/' })
+    const owner = await t.register()
+    editor = owner.token
+    space = (await t.createSpace(owner.token)).slug
+  })
+  afterAll(async () => {
+    await t?.close()
+  })
+
+  test('an original in S3 answers 302 to a short-lived presigned URL that serves the bytes and ranges; 304 stays a 304', async () => {
+    const bytes = pdfOf(3 * MiB + 7)
+    const fd = new FormData()
+    fd.append('file', new Blob([bytes as BlobPart], { type: 'application/pdf' }), 'r.pdf')
+    const up = await t.request('POST', `/v1/spaces/${space}/assets`, { token: editor, raw: fd })
+    expect(up.status).toBe(201)
+    const get = (headers: Record<string, string> = {}) =>
+      t.app.handle(new Request(`http://localhost/v1/cdn/${space}/assets/${up.body.data.uuid}`, { headers: { 'X-Forwarded-For': '10.9.9.9', ...headers } }))
+    const res = await get()
+    expect(res.status).toBe(302)
+    const location = res.headers.get('location')!
+    expect(location.startsWith(`${s3.endpoint}/${s3.bucket}/redirect/assets/${up.body.data.uuid}?`)).toBe(true)
+    expect(new URL(location).searchParams.get('X-Amz-Expires')).toBe('300')
+    expect(res.headers.get('etag')).toBe(`"${sha256(bytes)}"`)
+    expect(Number(/max-age=(\d+)/.exec(res.headers.get('cache-control')!)![1])).toBeLessThan(300)
+    const object = await fetch(location)
+    expect(object.status).toBe(200)
+    expect(Buffer.compare(new Uint8Array(await object.arrayBuffer()), bytes)).toBe(0)
+    const ranged = await fetch(location, { headers: { Range: 'bytes=1048570-1048580' } })
+    expect(ranged.status).toBe(206)
+    expect(Buffer.compare(new Uint8Array(await ranged.arrayBuffer()), bytes.subarray(1048570, 1048581))).toBe(0)
+    expect((await get({ 'If-None-Match': `"${sha256(bytes)}"` })).status).toBe(304)
+  })
+})

@@ -7,7 +7,7 @@ import { SpaceSlug, isUuid } from '../../kernel/schemas'
 import type { ImageService } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
 import { publicAsset, transformRefusal, verifySignature } from './service'
-import { readAllBytes, streamAsset } from './store'
+import { bucket, readAllBytes, streamAsset } from './store'
 import type { Fit, OutputFormat } from './transform'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -48,6 +48,21 @@ function parseRange(header: string | null, size: number): [number, number] | 'un
   return [from, to]
 }
 
+/**
+ * ASSET_DELIVERY=redirect, for an original kept in S3: 302 to a presigned GET of the object, valid for
+ * s3PresignSeconds and answering with the asset's type and disposition; the client sends its Range to the store.
+ * The redirect itself may be cached only for a fraction of the URL's life.
+ */
+function redirectToObject(kernel: Kernel, asset: { uuid: string; contentType: string; filename: string }, headers: Record<string, string>) {
+  const s3 = bucket(kernel)
+  const seconds = kernel.config.s3PresignSeconds
+  const location = s3.presign(s3.key(asset.uuid), seconds, asset.contentType, disposition(asset.filename))
+  return new Response(null, {
+    status: 302,
+    headers: { ...headers, Location: location, 'Cache-Control': `public, max-age=${Math.floor(seconds / 5)}` },
+  })
+}
+
 /** Spec 4.2: the original, and transformed variants of images. Anonymous; 600/min per IP. */
 export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageService) {
   const widths = new Set(kernel.config.imageWidths)
@@ -73,6 +88,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
           ...(asset.contentType === 'image/svg+xml' ? SVG_HEADERS : {}),
         }
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+        if (asset.store === 's3' && kernel.config.assetDelivery === 'redirect') return redirectToObject(kernel, asset, headers)
         headers['Content-Type'] = asset.contentType
         const ifRange = request.headers.get('if-range')
         const range = ifRange && ifRange !== etag ? null : parseRange(request.headers.get('range'), asset.size)
@@ -146,6 +162,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         responses: {
           200: { description: 'The bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
           206: { description: 'A byte range of the original', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+          302: { description: 'ASSET_DELIVERY=redirect and the original is kept in S3: `Location` is a presigned URL of the object, valid a few minutes' },
           304: { description: 'Not modified' },
           416: { description: 'Range not satisfiable' },
         },
