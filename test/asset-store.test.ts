@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { assets } from '../db/schema'
 import { ConfigError, loadConfig } from '../src/config'
+import { assetsModule } from '../src/modules/assets'
 import { stores, storeNewAsset, sweepObjects } from '../src/modules/assets/store'
 import { type TestApp, testApp } from './helpers/app'
 import { pngOf, photo } from './helpers/images'
@@ -210,6 +211,32 @@ for (const kind of ['postgres', 's3'] as const) {
     })
 
     if (kind === 's3') {
+      test('an image variant is transformed once for the fleet: kept in the bucket, fetched by another instance, deleted with its asset', async () => {
+        const up = await upload(await pngOf(photo(120, 80, 7)), 'fleet.png', 'image/png')
+        const uuid = up.body.data.uuid
+        const first = await cdn(uuid, {}, '.jpg?w=64')
+        expect(first.status).toBe(200)
+        const variants = await s3.keys(`${prefix()}variants/${uuid}/`)
+        expect(variants.length).toBe(1)
+        expect(variants[0]).toMatch(new RegExp(`^${prefix()}variants/${uuid}/[0-9a-f]{16}-64x-inside-q80\\.jpg$`))
+        const other = await t.instance()
+        try {
+          const images = other.state(assetsModule).images
+          const before = images.transformsRun
+          const res = await other.get(`/v1/cdn/${space}/assets/${uuid}.jpg?w=64`)
+          expect(res.status).toBe(200)
+          expect(images.transformsRun).toBe(before) // fetched from the bucket, not transformed again
+          const again = await other.runtime.handle(new Request(`http://localhost/v1/cdn/${space}/assets/${uuid}.jpg?w=64`, { headers: { 'X-Forwarded-For': '10.9.9.8' } }))
+          expect(Buffer.compare(new Uint8Array(await again.arrayBuffer()), first.bytes)).toBe(0)
+        } finally {
+          await other.close()
+        }
+        expect((await t.request('DELETE', `/v1/spaces/${space}/assets/${uuid}`, { token: editor })).status).toBe(204)
+        await t.kernel.jobs.runDueJobs()
+        expect(await s3.keys(`${prefix()}variants/${uuid}/`)).toEqual([])
+        expect(await hasBytes(uuid)).toBe(false)
+      })
+
       test('the sweeper deletes objects no row names once they are an hour old, and keeps every asset', async () => {
         const bucket = stores(t.kernel).s3!
         const orphan = crypto.randomUUID()

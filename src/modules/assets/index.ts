@@ -8,7 +8,7 @@ import { AssetErrors } from './model'
 import { AssetRefs, assetStep } from './read-step'
 import { assetRoutes } from './routes'
 import { removeStaleUploads, uploadTmpDir } from './service'
-import { registerStoreJobs } from './store'
+import { registerStoreJobs, sharedVariants } from './store'
 
 /**
  * Assets (spec 2, 4.2, 4.8): uploads checked by their bytes and kept in Postgres or an S3-compatible bucket
@@ -16,7 +16,7 @@ import { registerStoreJobs } from './store'
  */
 export const assetsModule = defineModule({
   name: 'assets',
-  setup: (kernel) => ({ images: new ImageService(kernel), refs: new AssetRefs(kernel) }),
+  setup: (kernel) => ({ images: new ImageService(kernel, sharedVariants(kernel)), refs: new AssetRefs(kernel) }),
   start: async (self, kernel) => {
     self.images.warm()
     // Temporary upload files left by a process that stopped mid-upload.

@@ -20,7 +20,7 @@ import { TransformError } from './images'
 import { AssetErrors, type AssetView, RASTER_TYPES } from './model'
 import { avifLayout, fileReader } from './avif-layout'
 import { detectType, svgSize } from './sniff'
-import { enqueueObjectDelete, readAllBytes, storeNewAsset } from './store'
+import { enqueueObjectDelete, readAllBytes, sharedVariants, storeNewAsset } from './store'
 import type { ReceivedUpload } from './upload'
 
 export { CHUNK_BYTES, readAllBytes, streamBytes } from './store'
@@ -330,6 +330,7 @@ export async function deleteAsset(kernel: Kernel, access: SpaceAccess, uuid: str
     if (!row) throw notFound('Asset')
     // Postgres: the chunk rows go with the row (cascade). S3: a durable job deletes the object after the commit.
     if (row.store === 's3') await enqueueObjectDelete(kernel, tx, row.uuid)
+    else if (sharedVariants(kernel)) await enqueueObjectDelete(kernel, tx, row.uuid, { original: false })
     emit({ type: 'asset.deleted', spaceId: access.space.id, payload: { asset: { uuid: row.uuid, size: row.size } } })
   })
 }

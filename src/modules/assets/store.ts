@@ -207,6 +207,33 @@ export function bucket(kernel: Kernel): S3Blobs {
   return s3
 }
 
+/**
+ * With ASSET_STORE=s3, image variants in the bucket under `<prefix>variants/<uuid>/<transform>.<format>` (the cache
+ * name `<uuid>.<transform>.<format>`), shared by every instance. A store that fails is logged and the variant made or
+ * kept locally: a transform never fails for it.
+ */
+export function sharedVariants(kernel: Kernel) {
+  const { write, s3 } = stores(kernel)
+  if (write !== 's3' || !s3) return null
+  const keyOf = (name: string) => {
+    const dot = name.indexOf('.')
+    return s3.variantKey(name.slice(0, dot), name.slice(dot + 1))
+  }
+  return {
+    async get(name: string): Promise<Uint8Array | null> {
+      try {
+        return await s3.client.file(keyOf(name)).bytes()
+      } catch (err) {
+        if ((err as { code?: string }).code !== 'NoSuchKey') kernel.logger.warn('shared image variant could not be read', { variant: name, error: String(err) })
+        return null
+      }
+    },
+    async put(name: string, bytes: Uint8Array): Promise<void> {
+      await s3.client.write(keyOf(name), bytes).catch((err) => kernel.logger.warn('shared image variant could not be stored', { variant: name, error: String(err) }))
+    },
+  }
+}
+
 // ---- The Postgres store ----
 
 /**
@@ -356,10 +383,16 @@ export async function readAllBytes(kernel: Kernel, asset: BlobRef): Promise<Uint
   return out
 }
 
-/** Enqueues, inside `tx`, the durable deletion of an asset's object (and, unless told not to, its shared variants). */
-export async function enqueueObjectDelete(kernel: Kernel, tx: DbOrTx, uuid: string, opts: { variants?: boolean } = {}): Promise<void> {
+/** Enqueues, inside `tx`, the durable deletion of an asset's object and/or its shared variants (default: both). */
+export async function enqueueObjectDelete(
+  kernel: Kernel,
+  tx: DbOrTx,
+  uuid: string,
+  opts: { original?: boolean; variants?: boolean } = {},
+): Promise<void> {
   const s3 = bucket(kernel)
-  const keys = [s3.key(uuid), ...(opts.variants === false ? [] : [s3.variantKey(uuid, '')])]
+  const keys = [...(opts.original === false ? [] : [s3.key(uuid)]), ...(opts.variants === false ? [] : [s3.variantKey(uuid, '')])]
+  if (!keys.length) return
   await kernel.jobs.enqueueMany(
     tx,
     keys.map((key) => ({ queue: 'assets.delete_object' as const, payload: { key }, dedupeKey: key })),
@@ -408,7 +441,10 @@ async function inS3(kernel: Kernel, uuids: string[]): Promise<Set<string>> {
   return new Set(rows.map((r) => r.uuid.toLowerCase()))
 }
 
-/** Deletes originals older than SWEEP_MIN_AGE_MS that no S3-stored row names. Returns how many went. */
+/**
+ * Deletes originals older than SWEEP_MIN_AGE_MS that no S3-stored row names, and shared variants of assets that no
+ * longer exist. Returns how many objects went.
+ */
 export async function sweepObjects(kernel: Kernel, s3: S3Blobs): Promise<number> {
   const cutoff = kernel.clock.ms() - SWEEP_MIN_AGE_MS
   let removed = 0
@@ -429,6 +465,26 @@ export async function sweepObjects(kernel: Kernel, s3: S3Blobs): Promise<number>
     if (batch.length >= 500) await flush()
   }
   if (batch.length) await flush()
+  // Shared variants of assets that no longer exist in any store (a deleted Space's, or left by a failed delete).
+  let variants: { key: string; uuid: string }[] = []
+  const flushVariants = async () => {
+    const uuids = [...new Set(variants.map((v) => v.uuid))]
+    const rows = await kernel.db.db.select({ uuid: assets.uuid }).from(assets).where(inArray(assets.uuid, uuids))
+    const live = new Set(rows.map((r) => r.uuid.toLowerCase()))
+    for (const v of variants) {
+      if (live.has(v.uuid)) continue
+      await s3.delete(v.key)
+      removed++
+    }
+    variants = []
+  }
+  for await (const o of s3.list('variants/')) {
+    const m = /^variants\/([0-9a-f-]{36})\//.exec(o.key.slice(s3.prefix.length))
+    if (!m || (o.lastModified && o.lastModified.getTime() > cutoff)) continue
+    variants.push({ key: o.key, uuid: m[1]! })
+    if (variants.length >= 500) await flushVariants()
+  }
+  if (variants.length) await flushVariants()
   if (removed) kernel.logger.info('orphaned asset objects deleted', { count: removed })
   return removed
 }
