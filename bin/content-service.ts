@@ -1,6 +1,7 @@
 #!/usr/bin/env bun
 // The CLI entry and the compiled executable's main.
 import { parseArgs } from 'node:util'
+import { AssetsCommandError, runAssetsMigrate } from '../src/cli/assets'
 import { formatBytes, runBackup, runRestore } from '../src/cli/backup'
 import { runHealthCheck } from '../src/cli/health'
 import { COMMAND_HELP, HELP } from '../src/cli/help'
@@ -16,7 +17,7 @@ import { StartupError } from '../src/kernel/data-dir'
 import { createLogger, flushLogs } from '../src/kernel/logger'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
-const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'seed', 'user', 'version', 'backup', 'restore', 'health'] as const
+const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'seed', 'user', 'version', 'backup', 'restore', 'health', 'assets'] as const
 
 /** Once the config is read, refusals and shutdown go through the logger (LOG_FORMAT=json: JSON lines only). */
 let loaded: Config | null = null
@@ -51,6 +52,12 @@ async function main(argv: string[]) {
     if (action !== 'create' && action !== 'set-password') fail(`unknown or missing action "user ${action}".\n\n${COMMAND_HELP.user}`)
     rest = rest.slice(1)
   }
+  if (command === 'assets' && rest[0] !== '--help' && rest[0] !== '-h') {
+    // `assets <action>`: migrate.
+    action = rest[0] ?? ''
+    if (action !== 'migrate') fail(`unknown or missing action "assets ${action}".\n\n${COMMAND_HELP.assets}`)
+    rest = rest.slice(1)
+  }
 
   let values: Record<string, string | boolean | undefined>
   let positionals: string[] = []
@@ -69,6 +76,7 @@ async function main(argv: string[]) {
         ...(command === 'backup' ? { out: { type: 'string', short: 'o' } } : {}),
         ...(command === 'restore' ? { force: { type: 'boolean' } } : {}),
         ...(command === 'health' ? { url: { type: 'string' }, live: { type: 'boolean' } } : {}),
+        ...(command === 'assets' ? { to: { type: 'string' } } : {}),
       },
       strict: true,
       allowPositionals: command === 'restore',
@@ -118,6 +126,19 @@ async function main(argv: string[]) {
     } catch (err) {
       if (err instanceof BackupError) {
         console.error(`content-service: ${command} failed: ${err.message}`)
+        process.exit(1)
+      }
+      throw err
+    }
+    return
+  }
+  if (command === 'assets') {
+    if (typeof values.to !== 'string') fail(`assets migrate needs --to s3 or --to postgres.\n\n${COMMAND_HELP.assets}`)
+    try {
+      await runAssetsMigrate(config, { to: values.to })
+    } catch (err) {
+      if (err instanceof AssetsCommandError) {
+        console.error(`content-service: assets migrate: ${err.message}`)
         process.exit(1)
       }
       throw err

@@ -103,6 +103,17 @@ export interface Config {
   assetMaxBytes: number
   /** Images above this many pixels are refused at upload (422) and never decoded. Not an environment variable. */
   imageMaxPixels: number
+  /** Where new uploads go (ASSET_STORE): `postgres` (1 MiB rows, the default) or `s3` (S3_* below). */
+  assetStore: 'postgres' | 's3'
+  /** The S3-compatible bucket (S3_*), when S3_BUCKET is set: needed by ASSET_STORE=s3, and to read assets kept there. */
+  s3: S3Config | null
+  /**
+   * Public reads of originals kept in S3 (ASSET_DELIVERY): `proxy` (default) streams the bytes through the service,
+   * `redirect` answers 302 to a presigned URL valid for s3PresignSeconds.
+   */
+  assetDelivery: 'proxy' | 'redirect'
+  /** Lifetime of presigned URLs of ASSET_DELIVERY=redirect. Not an environment variable. */
+  s3PresignSeconds: number
   /** Five-field cron expression (UTC) of scheduled backups through the job queue; null (default): none. */
   backupCron: string | null
   /** Scheduled backups kept in backupDir (the oldest beyond it are deleted after each new one). */
@@ -296,6 +307,49 @@ function url(env: Env, name: string): string | null {
   return raw.replace(/\/+$/, '')
 }
 
+export interface S3Config {
+  /** Absolute http(s) URL of the S3 API; null: AWS S3 for the region. */
+  endpoint: string | null
+  bucket: string
+  region: string
+  accessKeyId: string
+  secretAccessKey: string
+  /** Prepended to every key: '' or ending in '/'. */
+  prefix: string
+}
+
+/**
+ * The S3_* settings: all or nothing once S3_BUCKET is set, required by ASSET_STORE=s3. Messages name the variables,
+ * never the key values.
+ */
+function s3Config(env: Env, store: 'postgres' | 's3'): S3Config | null {
+  const v = (name: string) => env[name]?.trim() || ''
+  const bucket = v('S3_BUCKET')
+  if (!bucket) {
+    if (store === 's3') throw new ConfigError('ASSET_STORE=s3 needs S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT for a store other than AWS S3)')
+    return null
+  }
+  if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError(`S3_BUCKET must be a bucket name (3–63 lower-case letters, digits, dots and hyphens), got "${bucket}"`)
+  }
+  const missing = ['S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY'].filter((n) => !v(n))
+  if (missing.length) throw new ConfigError(`S3_BUCKET is set: ${missing.join(' and ')} must be set too`)
+  const endpoint = url(env, 'S3_ENDPOINT')
+  if (endpoint) {
+    const u = new URL(endpoint)
+    if (u.username || u.password) throw new ConfigError('S3_ENDPOINT must not carry credentials: set S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY')
+    if (u.search || u.hash) throw new ConfigError(`S3_ENDPOINT must be a plain URL without query or fragment, got "${u.origin}${u.pathname}"`)
+  }
+  const region = v('S3_REGION') || 'us-east-1'
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`S3_REGION must be a region name such as us-east-1, got "${region}"`)
+  let prefix = v('S3_PREFIX').replace(/^\/+/, '')
+  if (prefix && !prefix.endsWith('/')) prefix += '/'
+  if (prefix.length > 512 || /[\u0000-\u001f\u007f\\]/.test(prefix) || prefix.split('/').some((p, i, all) => (p === '' && i < all.length - 1) || p === '.' || p === '..')) {
+    throw new ConfigError(`S3_PREFIX must be a key prefix such as cms/ (no empty, . or .. segments, no control characters), got "${v('S3_PREFIX')}"`)
+  }
+  return { endpoint, bucket, region, accessKeyId: v('S3_ACCESS_KEY_ID'), secretAccessKey: v('S3_SECRET_ACCESS_KEY'), prefix }
+}
+
 function smtpUrl(env: Env, name: string): string | null {
   const raw = env[name]?.trim()
   if (!raw) return null
@@ -435,6 +489,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     imageCacheBytes: int(env, 'IMAGE_CACHE_MB', 1024, 1, 1_048_576) * 1024 * 1024,
     assetMaxBytes: 100 * 1024 * 1024,
     imageMaxPixels: 50_000_000,
+    assetStore: oneOf(env, 'ASSET_STORE', ['postgres', 's3'] as const, 'postgres'),
+    s3: null,
+    assetDelivery: oneOf(env, 'ASSET_DELIVERY', ['proxy', 'redirect'] as const, 'proxy'),
+    s3PresignSeconds: 300,
     backupCron: cron(env, 'BACKUP_CRON'),
     backupKeep: int(env, 'BACKUP_KEEP', 7, 1, 10_000),
     backupDir: env.BACKUP_DIR || join(env.DATA_DIR || './data', '..', 'backups'),
@@ -467,6 +525,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET?.trim() || null,
     stripeApiBase: url(env, 'STRIPE_API_BASE') ?? 'https://api.stripe.com',
     stripeApiBaseSet: !!url(env, 'STRIPE_API_BASE'),
+  }
+  config.s3 = s3Config(env, config.assetStore)
+  if (config.assetDelivery === 'redirect' && !config.s3) {
+    throw new ConfigError('ASSET_DELIVERY=redirect answers with presigned URLs of the S3 bucket: set S3_BUCKET and its keys (ASSET_STORE=s3)')
   }
   config.plans = plans(env, 'PLANS')
   config.defaultPlan = env.DEFAULT_PLAN?.trim() || 'unlimited'

@@ -30,7 +30,7 @@ describe('content-service CLI', () => {
   })
 
   test('each subcommand has its own --help', () => {
-    for (const cmd of ['serve', 'worker', 'migrate', 'version', 'reindex', 'user']) {
+    for (const cmd of ['serve', 'worker', 'migrate', 'version', 'reindex', 'user', 'assets']) {
       const r = run([cmd, '--help'])
       expect(r.code).toBe(0)
       expect(r.out).toContain(`content-service ${cmd}`)

@@ -7,8 +7,9 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' 
 const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({ dataType: () => 'bytea' })
 
 /**
- * An uploaded file (spec 2 Asset, 4.8). The bytes live in Postgres (`asset_chunks`), so several instances need no
- * shared disk; local disk only caches transformed variants. `content_type` comes from the file's leading bytes.
+ * An uploaded file (spec 2 Asset, 4.8). The bytes live where `store` says: `postgres` (`asset_chunks`, the default)
+ * or `s3` (the object `<S3_PREFIX>assets/<uuid>` in S3_BUCKET), so several instances need no shared disk; local disk
+ * only caches transformed variants. `content_type` comes from the file's leading bytes.
  */
 export const assets = pgTable(
   'assets',
@@ -27,6 +28,8 @@ export const assets = pgTable(
     /** Alt text per Space locale. */
     alt: jsonb('alt').$type<Record<string, string>>().notNull().default({}),
     createdBy: integer('created_by'),
+    /** Where the bytes are: `postgres` or `s3` (src/modules/assets/store.ts). */
+    store: text('store').$type<'postgres' | 's3'>().notNull().default('postgres'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },

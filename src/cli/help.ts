@@ -12,6 +12,7 @@ Usage:
   content-service backup [--out <file>]
   content-service restore <file> [--force]
   content-service health [--live] [--url <base>]
+  content-service assets migrate --to s3|postgres
   content-service --help | <command> --help
 
 Commands:
@@ -33,6 +34,8 @@ Commands:
              while the server keeps serving. See docs/operations.md.
   restore    Restore a backup into an empty DATA_DIR (or an empty Postgres database); --force replaces.
   health     Ask the local server's /v1/health/ready (or --live); exit 0 when it answers 200, else 1.
+  assets migrate  Move asset bytes to the S3 bucket or back into Postgres (--to s3|postgres), with progress;
+             run it again after a stop to continue.
 
 Storage: with DATABASE_URL set, Postgres through that URL; otherwise embedded PostgreSQL (PGlite) in
 DATA_DIR (default ./data), created on first start. One process at a time owns a data folder: a second one
@@ -107,6 +110,19 @@ set-password sets the password of the user with that address (the operator's res
 PUBLIC_URL for reset mails) and signs out every login session of the user; --password-stdin as above.
 
 Exit status: 0 done; 1 refused (invalid input, address taken or unknown); 2 usage error.
+`,
+  assets: `content-service assets migrate --to s3|postgres
+
+Move every asset whose bytes are not in the named store into it, one asset at a time: the copy is checked
+against the asset's SHA-256, then its row names the new store and the old copy goes (chunk rows at once, an
+object through a durable job). Progress is printed as it goes. Stopped anywhere, every asset stays readable and
+the next run continues with what is left. Needs S3_BUCKET, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY (and
+S3_ENDPOINT for a store other than AWS S3); ASSET_STORE only chooses where new uploads go, so set it to the same
+store for the servers. With Postgres (DATABASE_URL) the servers keep serving meanwhile; the embedded database is
+owned by one process: stop the server first. See docs/operations.md.
+
+Options:
+  --to <store>  s3 or postgres
 `,
   backup: `content-service backup [--out <file>]
 

@@ -6,7 +6,8 @@ import type { Guards } from '../../kernel/plugin'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
 import type { ImageService } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
-import { publicAsset, readAllBytes, streamBytes, transformRefusal, verifySignature } from './service'
+import { publicAsset, transformRefusal, verifySignature } from './service'
+import { bucket, readAllBytes, streamAsset } from './store'
 import type { Fit, OutputFormat } from './transform'
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
@@ -47,6 +48,21 @@ function parseRange(header: string | null, size: number): [number, number] | 'un
   return [from, to]
 }
 
+/**
+ * ASSET_DELIVERY=redirect, for an original kept in S3: 302 to a presigned GET of the object, valid for
+ * s3PresignSeconds and answering with the asset's type and disposition; the client sends its Range to the store.
+ * The redirect itself may be cached only for a fraction of the URL's life.
+ */
+function redirectToObject(kernel: Kernel, asset: { uuid: string; contentType: string; filename: string }, headers: Record<string, string>) {
+  const s3 = bucket(kernel)
+  const seconds = kernel.config.s3PresignSeconds
+  const location = s3.presign(s3.key(asset.uuid), seconds, asset.contentType, disposition(asset.filename))
+  return new Response(null, {
+    status: 302,
+    headers: { ...headers, Location: location, 'Cache-Control': `public, max-age=${Math.floor(seconds / 5)}` },
+  })
+}
+
 /** Spec 4.2: the original, and transformed variants of images. Anonymous; 600/min per IP. */
 export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageService) {
   const widths = new Set(kernel.config.imageWidths)
@@ -72,6 +88,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
           ...(asset.contentType === 'image/svg+xml' ? SVG_HEADERS : {}),
         }
         if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+        if (asset.store === 's3' && kernel.config.assetDelivery === 'redirect') return redirectToObject(kernel, asset, headers)
         headers['Content-Type'] = asset.contentType
         const ifRange = request.headers.get('if-range')
         const range = ifRange && ifRange !== etag ? null : parseRange(request.headers.get('range'), asset.size)
@@ -82,7 +99,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         const [from, to] = range ?? [0, asset.size - 1]
         headers['Content-Length'] = String(to - from + 1)
         if (range) headers['Content-Range'] = `bytes ${from}-${to}/${asset.size}`
-        return new Response(streamBytes(kernel, asset.id, from, to), { status: range ? 206 : 200, headers })
+        return new Response(streamAsset(kernel, asset, from, to), { status: range ? 206 : 200, headers })
       }
 
       // A transformed variant of an image.
@@ -109,7 +126,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         return new Response(null, { status: 304, headers })
       }
       const load = async () => ({
-        source: await readAllBytes(kernel, asset.id, asset.size),
+        source: await readAllBytes(kernel, asset),
         sourceType: asset.contentType,
         format: format as OutputFormat,
         w,
@@ -145,6 +162,7 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         responses: {
           200: { description: 'The bytes', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
           206: { description: 'A byte range of the original', content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } } },
+          302: { description: 'ASSET_DELIVERY=redirect and the original is kept in S3: `Location` is a presigned URL of the object, valid a few minutes' },
           304: { description: 'Not modified' },
           416: { description: 'Range not satisfiable' },
         },

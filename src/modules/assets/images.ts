@@ -240,6 +240,15 @@ class DiskCache {
   }
 }
 
+/**
+ * Variants kept where every instance finds them (the S3 store: `<prefix>variants/<uuid>/<transform>.<format>`): an
+ * image is transformed once for the fleet, each instance keeping its local disk cache in front.
+ */
+export interface SharedVariants {
+  get(name: string): Promise<Uint8Array | null>
+  put(name: string, bytes: Uint8Array): Promise<void>
+}
+
 export class ImageService {
   readonly cache: DiskCache
   private pool: WorkerPool
@@ -255,7 +264,10 @@ export class ImageService {
   private ephemeral: boolean
   private nice: number
 
-  constructor(kernel: Kernel) {
+  constructor(
+    kernel: Kernel,
+    private shared: SharedVariants | null = null,
+  ) {
     // In-memory databases (tests) get a throw-away cache folder of their own.
     this.clock = kernel.clock
     this.ephemeral = kernel.config.memoryDb
@@ -281,6 +293,12 @@ export class ImageService {
     let p = this.inflight.get(name)
     if (!p) {
       p = (async () => {
+        // Made by another instance already: fetched, not transformed.
+        const made = this.shared ? await this.shared.get(name) : null
+        if (made) {
+          await this.cache.put(name, made)
+          return
+        }
         const req = await load()
         this.transformsRun++
         lowerPoolThreads(this.nice)
@@ -293,6 +311,7 @@ export class ImageService {
         })
         lowerPoolThreads(this.nice)
         await this.cache.put(name, bytes)
+        if (this.shared) await this.shared.put(name, bytes)
       })().finally(() => this.inflight.delete(name))
       this.inflight.set(name, p)
     }

@@ -33,7 +33,7 @@ export function assetRoutes(kernel: Kernel, guards: Guards) {
           summary: 'Upload a file (multipart/form-data, at most 100 MB)',
           description:
             'Parts: `file` (required), `filename` (else the part’s file name), `alt` (a JSON map locale → text) or `alt[<locale>]` parts; locales must be Space locales. ' +
-            'The body streams to disk while SHA-256 runs over it, then into Postgres in 1 MiB rows. The type comes from the leading bytes, never from the client: ' +
+            'The body streams to disk while SHA-256 runs over it, then into the asset store (ASSET_STORE: Postgres in 1 MiB rows, or an S3-compatible bucket, multipart). The type comes from the leading bytes, never from the client: ' +
             'JPEG, PNG, WebP, GIF, AVIF, PDF, MP4, WebM, MP3, and SVG when it parses as SVG; anything else is 415 `unsupported_media_type`. ' +
             'A Content-Length over the cap is 413 at once, a chunked body is cut at the cap with 413; an image over 50 megapixels is 422 `image_too_large`. Emits `asset.uploaded`.',
           requestBody: {

@@ -1,8 +1,8 @@
-import { and, count, desc, eq, getTableName, gte, ilike, inArray, like, lte, type SQL, sql } from 'drizzle-orm'
-import { open, readdir, rm, stat } from 'node:fs/promises'
+import { and, count, desc, eq, ilike, inArray, like } from 'drizzle-orm'
+import { readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { assetChunks, assets } from '../../../db/schema'
+import { assets } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { hmacSha256Hex, safeEqual } from '../../kernel/crypto'
 import { notFound, validationFailed } from '../../kernel/errors'
@@ -20,24 +20,10 @@ import { TransformError } from './images'
 import { AssetErrors, type AssetView, RASTER_TYPES } from './model'
 import { avifLayout, fileReader } from './avif-layout'
 import { detectType, svgSize } from './sniff'
+import { enqueueObjectDelete, readAllBytes, sharedVariants, storeNewAsset } from './store'
 import type { ReceivedUpload } from './upload'
 
-export const CHUNK_BYTES = 1024 * 1024
-const CHUNK_ROWS = {
-  table: getTableName(assetChunks),
-  columns: [assetChunks.assetId.name, assetChunks.idx.name, assetChunks.data.name],
-  maxBytes: CHUNK_BYTES,
-} as const
-
-/**
- * The `data` column as the driver reads it fastest. PGlite passes bytea through its text form (hex, parsed in
- * JavaScript byte by byte: ~0.3 s per MiB here); base64 through encode() is ~8× faster. postgres.js parses hex
- * natively.
- */
-function chunkData(kernel: Kernel): SQL<Uint8Array | string> {
-  return kernel.db.driver === 'pglite' ? sql<string>`encode(${assetChunks.data}, 'base64')` : sql<Uint8Array>`${assetChunks.data}`
-}
-const bytesOf = (v: Uint8Array | string): Uint8Array => (typeof v === 'string' ? Buffer.from(v, 'base64') : v)
+export { CHUNK_BYTES, readAllBytes, streamBytes } from './store'
 
 type AssetRow = typeof assets.$inferSelect
 
@@ -169,7 +155,7 @@ export async function uploadAsset(kernel: Kernel, access: SpaceAccess, upload: R
     )
     const now = kernel.clock.now()
     const uuid = crypto.randomUUID()
-    const row = await transact(kernel, async (tx, emit) => {
+    const row = await storeNewAsset(kernel, { uuid, path: upload.path, size: upload.size, type }, async (tx, emit, store) => {
       const [row] = await tx
         .insert(assets)
         .values({
@@ -183,24 +169,11 @@ export async function uploadAsset(kernel: Kernel, access: SpaceAccess, upload: R
           sha256: upload.sha256,
           alt,
           createdBy: access.principal.kind === 'user' ? access.principal.userId : null,
+          store,
           createdAt: now,
           updatedAt: now,
         })
         .returning()
-      // The bytes, 1 MiB a row, read from the temporary file straight into the buffer the rows are sent from.
-      const fh = await open(upload.path, 'r')
-      try {
-        await kernel.db.byteaRows(tx, CHUNK_ROWS, async (rows) => {
-          for (let idx = 0, at = 0; at < upload.size; idx++, at += CHUNK_BYTES) {
-            const want = Math.min(CHUNK_BYTES, upload.size - at)
-            const { bytesRead } = await fh.read(rows.bytes, 0, want, at)
-            if (bytesRead !== want) throw new Error('upload file shorter than its size')
-            await rows.append(row!.id, idx, bytesRead)
-          }
-        })
-      } finally {
-        await fh.close()
-      }
       emit({
         type: 'asset.uploaded',
         spaceId: access.space.id,
@@ -327,7 +300,7 @@ export async function imagePreview(kernel: Kernel, images: ImageService, spaceId
   const key = `${asset.sha256.slice(0, 16)}-${max}x${max}-inside-q80`
   const name = `${asset.uuid}.${key}.jpg`
   const load = async () => ({
-    source: await readAllBytes(kernel, asset.id, asset.size),
+    source: await readAllBytes(kernel, asset),
     sourceType: asset.contentType,
     format: 'jpg' as const,
     w: max,
@@ -353,8 +326,11 @@ export async function deleteAsset(kernel: Kernel, access: SpaceAccess, uuid: str
     const [row] = await tx
       .delete(assets)
       .where(and(eq(assets.spaceId, access.space.id), eq(assets.uuid, uuid.toLowerCase())))
-      .returning({ uuid: assets.uuid, size: assets.size })
+      .returning({ uuid: assets.uuid, size: assets.size, store: assets.store })
     if (!row) throw notFound('Asset')
+    // Postgres: the chunk rows go with the row (cascade). S3: a durable job deletes the object after the commit.
+    if (row.store === 's3') await enqueueObjectDelete(kernel, tx, row.uuid)
+    else if (sharedVariants(kernel)) await enqueueObjectDelete(kernel, tx, row.uuid, { original: false })
     emit({ type: 'asset.deleted', spaceId: access.space.id, payload: { asset: { uuid: row.uuid, size: row.size } } })
   })
 }
@@ -387,55 +363,6 @@ export async function assetInfos(kernel: Kernel, spaceId: number, uuids: string[
     .select({ uuid: assets.uuid, filename: assets.filename, mime: assets.contentType, width: assets.width, height: assets.height, alt: assets.alt })
     .from(assets)
     .where(and(eq(assets.spaceId, spaceId), inArray(assets.uuid, uuids)))
-}
-
-/** The bytes `from`…`to` (inclusive) of an asset, streamed one chunk row at a time. */
-/**
- * Bytes `from`..`to` of an asset, chunk row by chunk row, as a direct stream (Bun): the next row is read only once the
- * socket has taken the previous one (`await controller.write`), so a slow reader holds about one 1 MiB row of memory,
- * not the whole asset.
- */
-export function streamBytes(kernel: Kernel, assetId: number, from: number, to: number): ReadableStream<Uint8Array> {
-  const first = Math.floor(from / CHUNK_BYTES)
-  const last = Math.floor(to / CHUNK_BYTES)
-  return new ReadableStream<Uint8Array>({
-    type: 'direct',
-    async pull(controller: ReadableStreamDirectController) {
-      for (let idx = first; idx <= last; idx++) {
-        const [row] = await kernel.db.db
-          .select({ data: chunkData(kernel) })
-          .from(assetChunks)
-          .where(and(eq(assetChunks.assetId, assetId), eq(assetChunks.idx, idx)))
-        if (!row) return controller.close(new Error('asset chunk missing'))
-        const data = bytesOf(row.data)
-        const base = idx * CHUNK_BYTES
-        const start = Math.max(0, from - base)
-        const end = Math.min(data.length, to - base + 1)
-        await controller.write(data.subarray(start, end))
-      }
-      controller.close()
-    },
-  } as unknown as UnderlyingDefaultSource<Uint8Array>)
-}
-
-/** Every byte of an asset in memory (the transform input: images are at most 100 MB and 50 megapixels). */
-export async function readAllBytes(kernel: Kernel, assetId: number, size: number): Promise<Uint8Array> {
-  const out = new Uint8Array(size)
-  for (let idx = 0, at = 0; at < size; idx++) {
-    const rows = await kernel.db.db
-      .select({ idx: assetChunks.idx, data: chunkData(kernel) })
-      .from(assetChunks)
-      .where(and(eq(assetChunks.assetId, assetId), gte(assetChunks.idx, idx), lte(assetChunks.idx, idx + 7)))
-      .orderBy(assetChunks.idx)
-    if (!rows.length) throw new Error('asset chunk missing')
-    for (const r of rows) {
-      const data = bytesOf(r.data)
-      out.set(data, r.idx * CHUNK_BYTES)
-      at = r.idx * CHUNK_BYTES + data.length
-    }
-    idx = rows[rows.length - 1]!.idx
-  }
-  return out
 }
 
 // ---- Signed transform URLs ----
