@@ -193,7 +193,12 @@ export class SearchIndex {
   private expansions = new Map<string, Expansion>()
   private cachedTerms = 0
   readonly cacheStats = { hits: 0, misses: 0 }
-  private scratch = new Scratch()
+  /**
+   * The query's per-document score arrays: one for the whole process (a search runs start to end without yielding,
+   * so no two use it at once; each use takes a new generation, so marks left by another index never count). Per index
+   * it cost 64 bytes per document (at least 64 KB) for every index ever searched.
+   */
+  private scratch = sharedScratch
   /** Documents removed or replaced since the index was built. */
   removals = 0
   /**
@@ -823,5 +828,7 @@ class Scratch {
     return ++this.gens[which]
   }
 }
+
+const sharedScratch = new Scratch()
 
 export { SEARCH_FIELDS }
