@@ -148,6 +148,11 @@ export interface Config {
    * sum must fit the server's max_connections (or the pooler's pool): docs/operations.md "Many tenants".
    */
   databasePoolMax: number
+  /**
+   * Search indexes resident on demand within this many bytes (SEARCH_MEMORY_MB); null (unset): every Space's index is
+   * built at start-up and stays resident, as an embedded install wants.
+   */
+  searchMemoryBytes: number | null
   /** Hours a relayed outbox event is kept before the hourly `events.prune` deletes it (EVENTS_RETENTION_HOURS). */
   eventsRetentionHours: number
   /** Let several processes listen on the same port (SO_REUSEPORT); off by default, so a second bind fails. */
@@ -505,6 +510,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databasePooler: oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
     databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
     eventsRetentionHours: int(env, 'EVENTS_RETENTION_HOURS', 24, 1, 24 * 365),
+    searchMemoryBytes: env.SEARCH_MEMORY_MB?.trim() ? int(env, 'SEARCH_MEMORY_MB', 128, 1, 1_048_576) * 1024 * 1024 : null,
     reusePort: bool(env, 'REUSE_PORT', false),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, process.stdout.isTTY ? 'pretty' : 'json'),
     plans: BUILT_IN_PLANS,

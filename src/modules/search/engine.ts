@@ -142,6 +142,8 @@ interface Term {
   base: number
 }
 
+let indexSerials = 0
+
 export class SearchIndex {
   /** Every word of every field, with its term id. */
   readonly vocabulary = new Vocabulary()
@@ -191,7 +193,12 @@ export class SearchIndex {
   private expansions = new Map<string, Expansion>()
   private cachedTerms = 0
   readonly cacheStats = { hits: 0, misses: 0 }
-  private scratch = new Scratch()
+  /**
+   * The query's per-document score arrays: one for the whole process (a search runs start to end without yielding,
+   * so no two use it at once; each use takes a new generation, so marks left by another index never count). Per index
+   * it cost 64 bytes per document (at least 64 KB) for every index ever searched.
+   */
+  private scratch = sharedScratch
   /** Documents removed or replaced since the index was built. */
   removals = 0
   /**
@@ -209,8 +216,31 @@ export class SearchIndex {
     this.bulk = opts.bulk ?? false
   }
 
+  /** Unique per index object in this process (the search memo tells indexes apart by it without holding them). */
+  readonly serial = ++indexSerials
+
   get size(): number {
     return this.ids.size
+  }
+
+  /**
+   * Memory this index holds, estimated in bytes: its typed arrays exactly, plus a fixed allowance per document for its
+   * hit and id (strings and objects) and per pending posting. What SEARCH_MEMORY_MB is counted against.
+   */
+  get approxBytes(): number {
+    return (
+      this.vocabulary.approxBytes +
+      this.start.byteLength +
+      this.post.byteLength +
+      (this.deltaPostings + this.logLength) * 8 +
+      this.versions.byteLength +
+      this.lengths.byteLength +
+      this.dead.byteLength +
+      this.postingCounts.byteLength +
+      this.termMasks.byteLength +
+      this.ordinals * 320 +
+      this.cachedTerms * 16
+    )
   }
 
   /** Ordinals given out (live and removed documents): the size of the per-document table. */
@@ -798,5 +828,7 @@ class Scratch {
     return ++this.gens[which]
   }
 }
+
+const sharedScratch = new Scratch()
 
 export { SEARCH_FIELDS }

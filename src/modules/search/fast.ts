@@ -101,7 +101,8 @@ function parseSearchQuery(url: string, qi: number): SearchInput | null {
 
 interface MemoEntry {
   space: PublicSpace
-  index: SearchIndex | null
+  /** The index's serial, not the index: an entry must not keep an index evicted from memory (SEARCH_MEMORY_MB) alive. */
+  index: number | null
   revision: number
   body: Blob
   bytes: number
@@ -142,7 +143,7 @@ export class SearchMemo {
       this.misses++
       return undefined
     }
-    if (e.space !== space || e.index !== index || (index !== null && e.revision !== index.revision)) {
+    if (e.space !== space || e.index !== (index === null ? null : index.serial) || (index !== null && e.revision !== index.revision)) {
       this.delete(key, e)
       this.misses++
       return undefined
@@ -161,7 +162,7 @@ export class SearchMemo {
       if (first === undefined) break
       this.delete(first[0], first[1])
     }
-    this.entries.set(key, { space, index, revision, body, bytes })
+    this.entries.set(key, { space, index: index === null ? null : index.serial, revision, body, bytes })
     this.bytes += bytes
   }
 

@@ -38,6 +38,22 @@ export const searchModule = defineModule({
         this.set(self.registry.stats().indexes)
       },
     })
+    new Gauge({
+      name: 'content_service_search_resident_bytes',
+      help: 'Estimated bytes of the search indexes resident in this instance (SEARCH_MEMORY_MB is their budget when set)',
+      registers: [registry],
+      collect() {
+        this.set(self.registry.memory().bytes)
+      },
+    })
+    new Gauge({
+      name: 'content_service_search_evictions',
+      help: 'Spaces whose search indexes were dropped to stay within SEARCH_MEMORY_MB since start',
+      registers: [registry],
+      collect() {
+        this.set(self.registry.memory().evictions)
+      },
+    })
   },
   publicRoutes: ({ guards, self }) => searchCdnRoutes(guards, self.registry),
   fast: ({ self }) => [searchFastRoute(self.registry, self.spaces, self.memo)],

@@ -59,6 +59,8 @@ interface SpaceEntry {
   merge: ReturnType<typeof setTimeout> | null
   /** False once a build found the Space archived or gone: it is not served, updated or reconciled. */
   live: boolean
+  /** The indexes' estimated bytes when last measured (after a build or an update), for SEARCH_MEMORY_MB. */
+  bytes: number
 }
 
 export class SearchRegistry {
@@ -76,9 +78,63 @@ export class SearchRegistry {
   warm = false
 
   private kernel: Kernel
+  /**
+   * SEARCH_MEMORY_MB in bytes, or null. Set: nothing is built at start-up (readiness does not wait for search); a
+   * Space's indexes are built from the database on its first search and the least recently searched Spaces are
+   * dropped while the resident ones exceed the budget (the one just searched always stays). Events and reconcile
+   * touch only resident Spaces: an evicted Space is read afresh from the database on its next search.
+   */
+  private budget: number | null
+  /** Resident Spaces (built, or building) in order of last search, least recent first. */
+  private recency = new Map<number, true>()
+  private residentBytes = 0
+  evictions = 0
 
   constructor(kernel: Kernel) {
     this.kernel = kernel
+    this.budget = kernel.config.searchMemoryBytes ?? null
+  }
+
+  /** Bytes of the resident indexes (estimated) and the budget (null: none, everything resident). */
+  memory(): { bytes: number; budget: number | null; evictions: number } {
+    return { bytes: this.residentBytes, budget: this.budget, evictions: this.evictions }
+  }
+
+  private touch(e: SpaceEntry) {
+    if (this.budget === null) return
+    this.recency.delete(e.id)
+    this.recency.set(e.id, true)
+  }
+
+  /** Re-measures a Space's indexes and drops least recently searched Spaces while over the budget. */
+  private measure(e: SpaceEntry) {
+    let bytes = 0
+    for (const idx of e.indexes?.values() ?? []) bytes += idx.approxBytes
+    if (this.spaces.get(e.id) === e) this.residentBytes += bytes - e.bytes
+    e.bytes = bytes
+    if (this.budget === null) return
+    for (const id of this.recency.keys()) {
+      if (this.residentBytes <= this.budget) break
+      if (id === e.id) continue
+      const victim = this.spaces.get(id)
+      if (!victim) {
+        this.recency.delete(id)
+        continue
+      }
+      // A Space being built or updated stays until that is done (its next measure may evict it).
+      if (victim.dirty || victim.draining || victim.checks.size || victim.pending.size) continue
+      this.forget(victim)
+      this.evictions++
+    }
+  }
+
+  private forget(e: SpaceEntry) {
+    if (e.merge) clearTimeout(e.merge)
+    if (this.spaces.get(e.id) === e) {
+      this.spaces.delete(e.id)
+      this.residentBytes -= e.bytes
+    }
+    this.recency.delete(e.id)
   }
 
   // ---- Life cycle ----
@@ -93,7 +149,12 @@ export class SearchRegistry {
         this.unlisten = u
       })
       .catch((err) => this.kernel.logger.error('search: LISTEN failed; other instances cannot update this one', { error: String(err) }))
-    this.initialBuild = this.track(this.buildAll())
+    if (this.budget === null) this.initialBuild = this.track(this.buildAll())
+    else {
+      // On demand: nothing to build before serving.
+      this.warm = true
+      this.initialBuild = Promise.resolve()
+    }
     const every = this.kernel.config.searchReconcileSeconds
     if (every > 0) {
       this.reconcileTimer = setInterval(() => void this.track(this.reconcile()), every * 1000)
@@ -126,7 +187,7 @@ export class SearchRegistry {
   private entry(spaceId: number): SpaceEntry {
     let e = this.spaces.get(spaceId)
     if (!e) {
-      e = { id: spaceId, indexes: null, build: null, dirty: null, pending: new Set(), checks: new Set(), draining: null, merge: null, live: true }
+      e = { id: spaceId, indexes: null, build: null, dirty: null, pending: new Set(), checks: new Set(), draining: null, merge: null, live: true, bytes: 0 }
       this.spaces.set(spaceId, e)
     }
     return e
@@ -140,6 +201,7 @@ export class SearchRegistry {
    */
   async index(spaceId: number, lang: string): Promise<SearchIndex | null> {
     const e = this.entry(spaceId)
+    this.touch(e)
     if (!e.indexes) {
       // While the start-up build runs, a Space whose turn has not come answers at once (503 index_warming with
       // Retry-After) instead of holding the request for seconds; its build starts now if it had not.
@@ -164,6 +226,7 @@ export class SearchRegistry {
   readyIndex(spaceId: number, lang: string): SearchIndex | null | undefined {
     const e = this.spaces.get(spaceId)
     if (e === undefined || e.indexes === null || e.draining !== null || e.checks.size !== 0 || e.pending.size !== 0) return undefined
+    this.touch(e)
     return e.indexes.get(lang) ?? null
   }
 
@@ -239,6 +302,7 @@ export class SearchRegistry {
       e.live = space !== null
       if (!space) {
         e.indexes = fresh
+        this.measure(e)
         return
       }
       const [blueprints, total] = await Promise.all([spaceBlueprints(this.kernel, e.id), countPublishedStories(this.kernel, e.id)])
@@ -284,6 +348,7 @@ export class SearchRegistry {
       }
       if (this.closed) return
       e.indexes = fresh
+      this.measure(e)
       let documents = 0
       for (const idx of fresh.values()) documents += idx.size
       this.kernel.logger.info('search: index built', {
@@ -308,6 +373,8 @@ export class SearchRegistry {
   /** Queues Stories to be re-read from the database into the indexes of their Space. */
   enqueue(spaceId: number, storyIds: number[]): void {
     if (this.closed || !storyIds.length) return
+    // On demand, a Space that is not resident is read afresh from the database by its next search: nothing to do.
+    if (this.budget !== null && !this.spaces.has(spaceId)) return
     const e = this.entry(spaceId)
     if (!e.live) return
     if (e.dirty) for (const id of storyIds) e.dirty.add(id)
@@ -335,6 +402,7 @@ export class SearchRegistry {
         e.draining = null
         if (e.pending.size && !this.closed) this.drain(e)
       }
+      this.measure(e)
       this.maybeCompact(e)
     })()
   }
@@ -392,7 +460,8 @@ export class SearchRegistry {
 
   /** space.archived: its indexes go (an archived Space is not searchable). */
   dropSpace(spaceId: number) {
-    this.spaces.delete(spaceId)
+    const e = this.spaces.get(spaceId)
+    if (e) this.forget(e)
   }
 
   /**
@@ -460,8 +529,13 @@ export class SearchRegistry {
 
   /** Rebuilds one Space or every Space, reporting progress; used by the reindex command through NOTIFY. */
   async rebuildAll(spaceId: number | null, onProgress?: (p: BuildProgress) => void): Promise<{ spaces: number; documents: number }> {
+    // On demand (SEARCH_MEMORY_MB), "every Space" is every resident one: the others are read afresh on their next search.
     const ids =
-      spaceId !== null ? [spaceId] : [...new Set([...(await spacesWithPublishedStories(this.kernel)), ...this.spaces.keys()])]
+      spaceId !== null
+        ? [spaceId]
+        : this.budget !== null
+          ? [...this.spaces.keys()]
+          : [...new Set([...(await spacesWithPublishedStories(this.kernel)), ...this.spaces.keys()])]
     const counts = await Promise.all(ids.map((id) => countPublishedStories(this.kernel, id)))
     const progress: BuildProgress = { done: 0, total: counts.reduce((a, b) => a + b, 0) }
     onProgress?.(progress)

@@ -303,6 +303,13 @@ export class Vocabulary {
     return this.nextId
   }
 
+  /** Memory the word arrays hold, estimated in bytes (the resident-search budget, SEARCH_MEMORY_MB). */
+  get approxBytes(): number {
+    let n = this.pending.size * 64
+    for (const w of [this.forward, this.backward]) n += w.chars.byteLength + w.ids.byteLength + w.offsets.byteLength + w.lcp.byteLength + w.next.byteLength
+    return n
+  }
+
   /** Words waiting to be merged into the sorted arrays. */
   get pendingCount(): number {
     return this.pending.size
