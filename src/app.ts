@@ -1,19 +1,20 @@
 import type { Server } from 'bun'
 import { type AnyElysia, Elysia } from 'elysia'
-import { GcPacer } from './kernel/gc-pacer'
-import { KernelErrors } from './kernel/errors'
-import { bytesText, MAX_URL_BYTES, pathOf } from './kernel/http'
+import { createHttpFront } from './http-front'
+import type { ModuleFastRoute } from './kernel/fast-path'
+import { guardPlugin } from './kernel/guards'
 import type { Kernel } from './kernel/kernel'
-import { createFastPath, type ModuleFastRoute } from './kernel/fast-path'
-import type { Module, RouteContext, RouteSummary, Use } from './kernel/module'
-import { guardPlugin, kernelPlugin, type PeerSource, RequestFront, RouteBodyTypes } from './kernel/plugin'
-import { KERNEL_RATE_LIMITS, type RateLimitRule } from './kernel/rate-limit'
+import type { Module, RouteContext, RouteSummary } from './kernel/module'
+import { RouteBodyTypes } from './kernel/request-body'
+import { kernelPlugin, type PeerSource, RequestFront } from './kernel/request-front'
 import { MODULES } from './modules'
-import { OPENAPI_RATE_LIMITS, openapiRoutes } from './openapi'
+import { openapiRoutes } from './openapi'
+import { wireModules } from './wiring'
 
 /**
  * The running service around one kernel: every module of the list set up, wired to the event bus, the job queue,
- * the rate limiter, the read pipeline and (with `http`) mounted into one Elysia app behind the request front.
+ * the rate limiter, the read pipeline (src/wiring.ts) and mounted into one Elysia app behind the request front, which
+ * the HTTP front (src/http-front.ts: limits, fast path, metrics) hands what it does not answer itself.
  */
 export interface Runtime {
   kernel: Kernel
@@ -55,10 +56,7 @@ export interface RuntimeOptions {
   modules?: readonly Module[]
 }
 
-/** The service's rate-limit table: each module's rows in list order, then the OpenAPI routes', then the kernel's defaults. */
-export function rateLimitRules(modules: readonly Module[] = MODULES): RateLimitRule[] {
-  return [...modules.flatMap((m) => m.rateLimits ?? []), ...OPENAPI_RATE_LIMITS, ...KERNEL_RATE_LIMITS]
-}
+export { rateLimitRules } from './wiring'
 
 /**
  * Request bodies are strict by default: every object in a body schema that does not say otherwise rejects properties
@@ -94,69 +92,7 @@ function summariseRoutes(app: AnyElysia): RouteSummary[] {
 
 export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtime {
   const modules = opts.modules ?? MODULES
-  const names = new Set<string>()
-  for (const m of modules) {
-    if (names.has(m.name)) throw new Error(`module "${m.name}" is listed twice`)
-    names.add(m.name)
-  }
-
-  // Declarations first: events and rate limits are known before any module runs.
-  const resolvers = modules.filter((m) => m.publicSpaceResolver)
-  if (resolvers.length > 1) throw new Error(`modules ${resolvers.map((m) => `"${m.name}"`).join(', ')} all provide publicSpaceResolver: only one may`)
-  const spaceOwner: Module | undefined = resolvers[0]
-  for (const m of modules) if (m.events) kernel.events.declare(m.name, m.events)
-  for (const m of modules) if (m.filterHooks) kernel.filters.declare(m.name, m.filterHooks)
-  kernel.rateLimiter.table.add(rateLimitRules(modules))
-
-  // State, in list order: a module may use the ones above it.
-  const states = new Map<Module, object>()
-  const use: Use = <S extends object>(m: Module<S>): S => {
-    const s = states.get(m)
-    if (!s) throw new Error(`module "${m.name}" is used before it is set up (list it above its users in src/modules/index.ts)`)
-    return s as S
-  }
-  for (const m of modules) states.set(m, m.setup?.(kernel, use) ?? {})
-  const stateOf = (m: Module) => states.get(m)!
-
-  // Reactions, filter hooks, jobs, read steps and GraphQL fields.
-  for (const m of modules) {
-    const self = stateOf(m)
-    for (const cache of m.caches?.(self) ?? []) {
-      for (const [type, what] of Object.entries(cache.invalidateOn)) {
-        if (what) kernel.bus.subscribe(type as never, (e) => cache.invalidateFor((what as (e: unknown) => never)(e)))
-      }
-      kernel.bus.onResync(() => cache.clear())
-    }
-    for (const [type, handler] of Object.entries(m.on ?? {})) {
-      if (handler) kernel.bus.subscribe(type as never, (e, d) => (handler as (...a: unknown[]) => unknown)(e, self, kernel, d) as void)
-    }
-    if (m.onResync) kernel.bus.onResync(() => m.onResync!(self, kernel))
-    for (const [type, handler] of Object.entries(m.inTx ?? {})) {
-      if (handler) kernel.bus.inTx(type as never, (tx, e, emit) => (handler as (...a: unknown[]) => unknown)(tx, e, emit, self, kernel) as void)
-    }
-    for (const [hook, handler] of Object.entries(m.filters ?? {})) {
-      if (!handler) continue
-      const h = (typeof handler === 'function' ? { run: handler } : handler) as {
-        wants?: (...a: unknown[]) => boolean
-        run: (...a: unknown[]) => unknown
-      }
-      kernel.filters.add(m.name, hook, {
-        wants: h.wants ? (call) => h.wants!(call, self, kernel) : undefined,
-        run: (payload, call) => h.run(payload, call, self, kernel),
-      })
-    }
-    m.jobs?.(kernel.jobs, self, kernel)
-    if (m.readSteps) kernel.readSteps.push(...m.readSteps(self, kernel))
-    if (m.graphql) kernel.graphql.push({ module: m.name, contribute: (builder) => m.graphql!(builder, self, kernel) })
-    if (m.ready) kernel.readiness.push({ module: m.name, check: () => m.ready!(self, kernel) })
-    if (m.admit) kernel.admissions.push({ module: m.name, admit: (request) => m.admit!(self, kernel, request) })
-    if (m.metrics && kernel.metrics) m.metrics(kernel.metrics.registry, self, kernel)
-  }
-  // Preview tokens (kernel/preview.ts): draft reads verify them through the module that mints them.
-  const verifiers = modules.filter((m) => m.previewTokens)
-  if (verifiers.length > 1) throw new Error(`modules ${verifiers.map((m) => `"${m.name}"`).join(', ')} all provide previewTokens: only one may`)
-  kernel.previewTokens = verifiers[0] ? verifiers[0].previewTokens!(stateOf(verifiers[0]), kernel) : null
-  const connected = kernel.bus.connect(kernel.db, kernel.logger)
+  const { use, stateOf, spaceOwner, connected } = wireModules(kernel, modules)
 
   // HTTP: the kernel plugin, each module's routes, the OpenAPI description.
   const front = new RequestFront(
@@ -203,73 +139,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
   for (const m of modules) for (const r of m.fast?.(contextOf(m)) ?? []) fastRoutes.push({ ...r, module: m.name })
 
   const elysiaFetch = app.fetch as (request: Request) => Response | Promise<Response>
-  const metrics = kernel.metrics
-  // The fast path (kernel/fast-path.ts): public reads answered from memory, and the beacon, before Elysia.
-  const { get: fastGet, post: fastPost, dispatch: fast } = createFastPath(kernel, front, fastRoutes, elysiaFetch)
-
-  /** The limits of the HTTP layer, answered in the shared error shape before any route (see ListenOptions). */
-  let bodyLimit = Number.POSITIVE_INFINITY
-  const urlTooLong = (request: Request, server: PeerSource | null | undefined) => {
-    const url = request.url
-    const target = url.length - url.indexOf('/', url.indexOf('//') + 2)
-    if (target <= MAX_URL_BYTES) return undefined
-    return front.refuse(
-      request,
-      server,
-      KernelErrors.uriTooLong(`The request URL (path and query) is longer than ${bytesText(MAX_URL_BYTES)}. Send long GraphQL queries with POST.`),
-    )
-  }
-  const bodyTooLarge = (request: Request, server: PeerSource | null | undefined) => {
-    const length = request.headers.get('content-length')
-    if (length === null || !(Number(length) > bodyLimit)) return undefined
-    return front.refuse(
-      request,
-      server,
-      KernelErrors.payloadTooLarge(
-        `The request body is larger than ${bytesText(bodyLimit)}, the most this server takes (an asset upload: a file of at most ${bytesText(kernel.config.assetMaxBytes)} and its multipart envelope).`,
-      ),
-    )
-  }
-
-  // POST routes that take any input (the beacon: 204 whatever arrives) are offered the request before the HTTP
-  // layer's own 414/413; the others after them.
-  const anyInputPost = fastPost.filter((r) => r.anyInput)
-  const boundedPost = fastPost.filter((r) => !r.anyInput)
-  const pacer = new GcPacer()
-  const serve = (request: Request, server?: PeerSource | null): Response | Promise<Response> => {
-    pacer.count()
-    const method = request.method
-    if (anyInputPost.length && method === 'POST') {
-      const r = fast(request, server, 'POST', anyInputPost)
-      if (r !== undefined) return r
-    }
-    // One length comparison on the hot path; the exact request target is measured only for a long URL.
-    if (request.url.length > MAX_URL_BYTES) {
-      const refused = urlTooLong(request, server)
-      if (refused !== undefined) return refused
-    }
-    if (method === 'GET') {
-      if (fastGet.length) {
-        const r = fast(request, server, 'GET', fastGet)
-        if (r !== undefined) return r
-      }
-    } else {
-      // A GET's body is never read (Bun discards it): only methods that carry one are checked.
-      const refused = bodyTooLarge(request, server)
-      if (refused !== undefined) return refused
-      if (method === 'POST' && boundedPost.length) {
-        const r = fast(request, server, 'POST', boundedPost)
-        if (r !== undefined) return r
-      }
-    }
-    return elysiaFetch(request)
-  }
-  // GET /metrics on the main listener only with METRICS=on (not with METRICS_PORT alone): otherwise no check at all.
-  const fetch =
-    metrics !== null && kernel.config.metrics
-      ? (request: Request, server?: PeerSource | null): Response | Promise<Response> =>
-          request.method === 'GET' && pathOf(request.url) === '/metrics' ? metrics.response() : serve(request, server)
-      : serve
+  const { fetch, setBodyLimit, pacer } = createHttpFront(kernel, front, fastRoutes, elysiaFetch)
 
   let started: Promise<void> | null = null
   let closing: Promise<void> | null = null
@@ -288,7 +158,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
       return started
     },
     listen(o) {
-      bodyLimit = o.maxRequestBodySize
+      setBodyLimit(o.maxRequestBodySize)
       const server = Bun.serve({
         port: o.port,
         hostname: o.hostname,

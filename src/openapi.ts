@@ -118,7 +118,7 @@ function sanitize(node: unknown, components: Record<string, unknown>, isNameMap 
 const NAME_MAPS = new Set(['properties', 'patternProperties', 'schemas', 'responses', 'content', 'headers', 'securitySchemes'])
 
 /**
- * The app as the generator should see it. The kernel's body parser is a function hook (kernel/plugin.ts), which the
+ * The app as the generator should see it. The kernel's body parser is a function hook (kernel/request-body.ts), which the
  * generator cannot name, so it would publish `requestBody.content: {}`: name it by what it takes, JSON. (A route that
  * takes another type declares its own `detail.requestBody` and no body schema: the asset upload, the beacon.)
  */

@@ -1,7 +1,7 @@
 import { pathOf } from './http'
 import type { Kernel } from './kernel'
 import type { FastRequest, FastRoute } from './module'
-import type { PeerSource, RequestFront, RequestInfo } from './plugin'
+import type { PeerSource, RequestFront, RequestInfo } from './request-front'
 import type { RateLimitDecision } from './rate-limit'
 
 /**

@@ -2,7 +2,7 @@ import { KernelErrors } from './errors'
 
 /**
  * The public side's contract: anonymous routes that name a Space in their path (`/cdn/{space}/...`) resolve it
- * through the `publicSpace` macro of the guards (kernel/plugin.ts), which asks the one resolver the module owning
+ * through the `publicSpace` macro of the guards (kernel/guards.ts), which asks the one resolver the module owning
  * Spaces provides (`publicSpaceResolver` in kernel/module.ts). The kernel names no module: it only knows this shape.
  */
 

@@ -20,7 +20,9 @@ import {
  * The worker side of the job queue: the queues this process defined, claiming due jobs under a lease
  * (`FOR UPDATE SKIP LOCKED`), running their handlers, settling them (retry delays, keepPayload, the claim token that
  * makes a lost lease harmless), renewing leases, reclaiming expired ones and enforcing `timeoutMs`. The queue
- * (`queue.ts`) owns its life: `isStarted` and `track` are its own.
+ * (`queue.ts`) owns its life: `isStarted` and `track` are its own. One class of a little over 300 lines, on purpose:
+ * claiming, running, settling and expiring share the claim tokens and the map of running attempts, and split apart
+ * they would hand each other that state.
  */
 interface ClaimedRow {
   id: number | string

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
 import {
   AiJobListQuery,

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data } from '../../kernel/schemas'
 import { InsightsModel, OverviewModel, SpaceParams, StoriesAnalyticsModel, StoriesQuery, StoryAnalyticsModel, StoryAnalyticsQuery, StoryParams } from './model'
 import type { RollupCache } from './repo'

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { publicOrigin } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
 import { AssetListQuery, AssetModel, AssetParams, SignBody, SignedUrlModel, UpdateAssetBody } from './model'
 import { deleteAsset, getAsset, listAssets, signTransformUrl, updateAsset, uploadAsset, uploadTmpDir } from './service'

@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, ErrorBody, PageMeta } from '../../kernel/schemas'
 import { addCartItem, createCart, getCart, removeCartItem } from './carts'
 import {

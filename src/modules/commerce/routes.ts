@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
 import { OrderListQuery, OrderModel, OrderParams, OrderPatch, ProductBody, ProductListQuery, ProductModel, ProductParams, ProductPatch, ShopSettingsModel, ShopSettingsPatch } from './model'
 import { getOrder, listOrders, setOrderStatus } from './orders'

@@ -1,6 +1,6 @@
 import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { CancelAnswer, HoneypotAnswer, IcsParams, PublicDetailQuery, PublicEventModel, PublicEventParams, PublicEventList, PublicListQuery, RegisterAccepted, RegisterBody, TokenParams } from './model'
 import { cancelByToken, cancelLinkState, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
 import type { FieldValidators } from './schema'

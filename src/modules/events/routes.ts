@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
 import { EventBody, EventListQuery, EventModel, EventParams, RegistrationListQuery, RegistrationModel, RegistrationParams } from './model'
 import {

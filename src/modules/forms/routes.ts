@@ -1,7 +1,8 @@
 import { Elysia, t } from 'elysia'
 import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards, RequestInfo } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
+import type { RequestInfo } from '../../kernel/request-front'
 import { Data, DataList, honeypotFirst, Paged, SpaceParams } from '../../kernel/schemas'
 import type { FormCache } from './cache'
 import {

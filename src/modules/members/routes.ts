@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { RouteSummary } from '../../kernel/module'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
 import {
   AcceptedModel,

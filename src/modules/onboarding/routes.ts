@@ -1,6 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, DataList, ErrorBody } from '../../kernel/schemas'
 import { SignUpAcceptedModel } from '../auth/model'
 import { assertRegistrationOpen, type AuthState, signUpAccepted } from '../auth/service'

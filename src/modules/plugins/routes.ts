@@ -1,7 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { CallLog } from './caller'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
 import { PluginCallModel, PluginLogQuery, PluginModel, PluginParams, PluginWithSecretModel, pluginBodies } from './model'
 import { createPlugin, deletePlugin, getPlugin, listPlugins, pluginLog, rotatePluginSecret, updatePlugin } from './service'

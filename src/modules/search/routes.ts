@@ -1,5 +1,5 @@
 import { Elysia } from 'elysia'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import { SearchParams, SearchQuery, SearchResponseModel } from './model'
 import type { SearchRegistry } from './registry'
 import { searchStories } from './service'

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { Guards, RequestInfo } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
+import type { RequestInfo } from '../../kernel/request-front'
 import { SpaceSlug } from '../../kernel/schemas'
 import type { SegmentCache } from './cache'
 import { ResolvedSegmentModel } from './model'

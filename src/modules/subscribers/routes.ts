@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import { AppError, notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { LINK_PAGE_RESPONSE, LINK_POST_BODY, linkPageResponse, postedFromPage } from '../../kernel/link-page'
-import type { Guards } from '../../kernel/plugin'
+import type { Guards } from '../../kernel/guards'
 import type { PublicSpace } from '../../kernel/public-space'
 import { Data, honeypotFirst, Paged, SpaceParams } from '../../kernel/schemas'
 import {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { rowsOf, type Tx } from '../src/kernel/db'
-import { failed, GroupCommit, inSavepoint } from '../src/kernel/group-commit'
-import { freshDatabase, type TestDatabase } from './helpers/db'
+import { rowsOf, type Tx } from '../../src/kernel/db'
+import { failed, GroupCommit, inSavepoint } from '../../src/kernel/group-commit'
+import { freshDatabase, type TestDatabase } from '../helpers/db'
 
 setDefaultTimeout(30_000)
 

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
-import { transact } from '../src/kernel/events'
-import { JobQueue, type JobQueueOptions, nextCronRun, parseCron, PermanentJobError, startWorkers } from '../src/kernel/jobs'
-import { createLogger } from '../src/kernel/logger'
-import { type TestApp, testApp } from './helpers/app'
+import { transact } from '../../src/kernel/events'
+import { JobQueue, type JobQueueOptions, nextCronRun, parseCron, PermanentJobError, startWorkers } from '../../src/kernel/jobs'
+import { createLogger } from '../../src/kernel/logger'
+import { type TestApp, testApp } from '../helpers/app'
 
 // Generous: on a loaded machine the embedded database alone can take minutes to start; no test waits on speed.
 setDefaultTimeout(300_000)

@@ -1,5 +1,5 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { ScopedCache, type ScopedCacheOptions } from '../src/kernel/cache'
+import { ScopedCache, type ScopedCacheOptions } from '../../src/kernel/cache'
 
 setDefaultTimeout(30_000)
 

@@ -1,6 +1,6 @@
 import { expect, setDefaultTimeout, test } from 'bun:test'
-import type { JobQueue } from '../src/kernel/jobs'
-import '../src/modules'
+import type { JobQueue } from '../../src/kernel/jobs'
+import '../../src/modules'
 
 setDefaultTimeout(30_000)
 

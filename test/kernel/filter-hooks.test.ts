@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { AppError, defineError } from '../src/kernel/errors'
-import { type FilterActor, type FilterCall, FilterHooks } from '../src/kernel/filters'
-import { defineModule } from '../src/kernel/module'
-import { type TestApp, testApp } from './helpers/app'
+import { AppError, defineError } from '../../src/kernel/errors'
+import { type FilterActor, type FilterCall, FilterHooks } from '../../src/kernel/filters'
+import { defineModule } from '../../src/kernel/module'
+import { type TestApp, testApp } from '../helpers/app'
 
 setDefaultTimeout(60_000)
 
@@ -10,7 +10,7 @@ setDefaultTimeout(60_000)
  * The `filters` slot of the module contract (kernel/filters.ts), with probe modules that are not part of the product:
  * one owns two hooks, three others handle them. The kernel runs handlers in module-list order and names no module.
  */
-declare module '../src/kernel/filters' {
+declare module '../../src/kernel/filters' {
   interface FilterMap {
     'probe.before_change': { value: string }
     'probe.before_remove': { id: number }

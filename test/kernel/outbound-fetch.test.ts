@@ -4,8 +4,8 @@
  * captcha verifier's answer is read to a cap.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { isInternalAddress, isMetadataAddress, OutboundError, resolveTarget } from '../src/kernel/outbound'
-import { type TestApp, testApp } from './helpers/app'
+import { isInternalAddress, isMetadataAddress, OutboundError, resolveTarget } from '../../src/kernel/outbound'
+import { type TestApp, testApp } from '../helpers/app'
 
 setDefaultTimeout(60_000)
 
