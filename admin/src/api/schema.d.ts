@@ -7056,7 +7056,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Success */
+            /** @description `unauthorized`: missing, invalid or expired preview token (`Authorization: Bearer p_…`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19848,7 +19848,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;
@@ -19932,7 +19932,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;

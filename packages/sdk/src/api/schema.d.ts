@@ -7057,7 +7057,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Success */
+            /** @description `unauthorized`: missing, invalid or expired preview token (`Authorization: Bearer p_…`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19849,7 +19849,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;
@@ -19933,7 +19933,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;
