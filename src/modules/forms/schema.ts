@@ -1,5 +1,6 @@
 import Ajv2020, { type ErrorObject, type ValidateFunction } from 'ajv/dist/2020'
 import addFormats from 'ajv-formats'
+import { parseIsoDateTime } from '../../kernel/dates'
 import { type FieldType, type FormFieldDef, VALUE_LIMIT } from './model'
 
 /**
@@ -221,7 +222,8 @@ export function parseRenderedAt(v: unknown): Date | null {
   if (typeof v === 'number' && Number.isFinite(v)) return new Date(v)
   if (typeof v === 'string' && v.trim()) {
     const s = v.trim()
-    const d = /^\d{10,16}$/.test(s) ? new Date(Number(s)) : new Date(s)
+    // Strictly: an impossible date (`2026-02-30`) is unreadable, not rolled over.
+    const d = /^\d{10,16}$/.test(s) ? new Date(Number(s)) : (parseIsoDateTime(s)?.date ?? new Date(Number.NaN))
     return Number.isNaN(d.getTime()) ? null : d
   }
   return null
