@@ -171,10 +171,13 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
     if (wildcard) path = `${path.slice(0, -2)}/{path}`
     const sample = path.replace(/\{[^}]+\}/g, 'x')
     for (const [method, op] of Object.entries(item)) {
-      const bearer = Array.isArray(op.security) && op.security.length > 0
+      // `bearer`: the guards' user or Space tokens; `preview`: a route that checks a preview token itself.
+      const declared = Array.isArray(op.security) ? (op.security as Record<string, string[]>[]) : []
+      const bearer = declared.some((s) => s && 'bearer' in s)
+      const previewToken = declared.some((s) => s && 'preview' in s)
       const guard = typeof op['x-guard'] === 'string' ? op['x-guard'] : ''
       const spaceScoped = guard.startsWith('role ')
-      if (!bearer) op.security = []
+      if (!bearer && !previewToken) op.security = []
       if (wildcard) {
         op.parameters = (op.parameters ?? []).filter((p) => p.name !== '*')
         op.parameters.unshift({ name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'The rest of the path' } as never)
@@ -217,7 +220,15 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
         add(413, '`payload_too_large`: the body is over the size limit', true)
         add(415, `\`unsupported_media_type\`: the body is not ${bodyTypes.length ? bodyTypes.join(' or ') : 'application/json'}`, true)
       }
-      add(401, bearer ? '`unauthorized`: missing, invalid, expired or revoked bearer token' : '', bearer)
+      add(
+        401,
+        bearer
+          ? '`unauthorized`: missing, invalid, expired or revoked bearer token'
+          : previewToken
+            ? '`unauthorized`: missing, invalid or expired preview token (`Authorization: Bearer p_…`)'
+            : '',
+        bearer || previewToken,
+      )
       add(403, bearer ? (spaceScoped ? '`forbidden`: the role in this Space is too low for this action' : '`forbidden`: this token kind may not do this') : '', bearer)
       if (bearer && guard.includes('user_required')) {
         const extra = own(403)
@@ -267,6 +278,12 @@ export function buildDocument(app: AnyElysia, kernel: Kernel, modules: readonly 
           type: 'http',
           scheme: 'bearer',
           description: 'A user token from POST /v1/auth/login or a Space-scoped token (`<id>.<secret>`).',
+        },
+        preview: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'A preview token (`p_…`, one hour, read-only) from POST /v1/spaces/{space}/preview-tokens: reads drafts of its Space and answers GET /v1/cdn/{space}/preview.',
         },
       },
     },

@@ -215,7 +215,8 @@ describe('the beacon', () => {
       await child.exited
       rmSync(dataDir, { recursive: true, force: true })
     }
-  })
+    // A server process starts in seconds; a loaded machine may take much longer to migrate its fresh data folder.
+  }, 180_000)
 
   test('an unknown route method or a path below the beacon is not taken by it', async () => {
     expect((await t.request('GET', `/v1/cdn/${space}/_beacon`)).status).toBe(404)

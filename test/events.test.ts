@@ -116,6 +116,24 @@ describe('management', () => {
     await bad({ starts_at: iso(s), ends_at: iso(s) }, 'ends_at')
     await bad({ starts_at: '2026-06-01T18:00:00' }, 'starts_at')
     await bad({ starts_at: 'tomorrow' }, 'starts_at')
+    // Impossible dates are refused naming their own field, never rolled over into the next month.
+    const exact = async (over: Record<string, unknown>, keys: string[]) => {
+      const r = await t.request('POST', `/v1/spaces/${space}/events`, { token: admin, body: eventBody(over) })
+      expect({ over, status: r.status, keys: Object.keys(r.body.errors ?? {}) }).toEqual({ over, status: 422, keys })
+    }
+    await exact({ starts_at: '2026-02-30T10:00:00Z', ends_at: '2026-03-02T12:00:00Z' }, ['starts_at'])
+    await exact({ starts_at: '2027-02-29T10:00:00+01:00', ends_at: '2027-03-02T12:00:00Z' }, ['starts_at'])
+    await exact({ starts_at: '2026-04-30T10:00:00Z', ends_at: '2026-04-31T12:00:00Z' }, ['ends_at'])
+    await exact({ starts_at: '2026-05-01T24:00:00Z', ends_at: '2026-05-02T12:00:00Z' }, ['starts_at'])
+    await exact({ starts_at: '2026-05-01T10:00:00+25:00', ends_at: '2026-05-02T12:00:00Z' }, ['starts_at'])
+    await exact({ registration_closes_at: '2026-06-31T00:00:00Z' }, ['registration_closes_at'])
+    // A leap day is a real day.
+    const leap = await t.request('POST', `/v1/spaces/${space}/events`, { token: admin, body: eventBody({ starts_at: '2028-02-29T10:00:00Z', ends_at: '2028-02-29T12:00:00+01:00' }) })
+    expect(leap.status).toBe(201)
+    expect(leap.body.data.starts_at).toBe('2028-02-29T10:00:00.000Z')
+    expect(leap.body.data.ends_at).toBe('2028-02-29T11:00:00.000Z')
+    const list = await t.request('GET', `/v1/cdn/${space}/events?from=2026-02-30`)
+    expect({ status: list.status, keys: Object.keys(list.body.errors ?? {}) }).toEqual({ status: 422, keys: ['from'] })
     await bad({ title: { fr: 'Rencontre' } }, 'title')
     await bad({ title: {} }, 'title')
     await bad({ location: { name: 'x', url: 'javascript:alert(1)' } }, 'location/url')

@@ -496,6 +496,49 @@ describe('every route against hostile input', () => {
     expect(failures).toEqual([])
   })
 
+  test('GraphQL documents that multiply or nest (fragment bombs, deep nesting, token floods) are refused cheaply', async () => {
+    const bomb = (levels: number, fan = 10) => {
+      let q = 'query Q{...F0}'
+      for (let i = 0; i < levels; i++) q += ` fragment F${i} on Query{${Array(fan).fill(`...F${i + 1}`).join(' ')}}`
+      return `${q} fragment F${levels} on Query{__typename}`
+    }
+    let nested = '__typename'
+    for (let i = 0; i < 200; i++) nested = `__type(name: "Query") { ofType { ${nested} } }`
+    const documents = [
+      bomb(6),
+      bomb(20),
+      bomb(1400, 5),
+      `{ ${nested} }`,
+      `{ ${'__typename '.repeat(5000)}}`,
+      `query { ...A } fragment A on Query { ...B } fragment B on Query { ...A }`,
+      `{ ${Array.from({ length: 300 }, (_, i) => `a${i}: __typename`).join(' ')} }`,
+    ]
+    for (const query of documents) {
+      for (const method of ['POST', 'GET'] as const) {
+        const path = method === 'GET' ? `/v1/graphql?${new URLSearchParams({ query })}` : '/v1/graphql'
+        const status = await probe({ method, path, raw: method === 'POST' ? JSON.stringify({ query }) : undefined, what: `graphql ${query.slice(0, 30)}` })
+        if (status !== undefined && status !== 200 && status !== 413 && status !== 414) failures.push(`graphql ${method} ${query.slice(0, 40)}: ${status}`)
+      }
+    }
+    expect(failures).toEqual([])
+  })
+
+  test('the beacon answers 204 to any body or URL, whatever its size', async () => {
+    const long = 'q'.repeat(70 * 1024)
+    const cases: { path: string; raw: string | Uint8Array; contentType?: string }[] = [
+      { path: `/v1/cdn/${world.space}/_beacon`, raw: 'x'.repeat(2 * 1024 * 1024), contentType: 'text/plain' },
+      { path: `/v1/cdn/${world.space}/_beacon?${long}`, raw: '{}' },
+      { path: `/v1/cdn/${'s'.repeat(70 * 1024)}/_beacon`, raw: '{}' },
+      { path: `/v1/cdn/${world.space}/_beacon`, raw: `${'['.repeat(100_000)}${']'.repeat(100_000)}` },
+      { path: `/v1/cdn/${world.space}/_beacon`, raw: new Uint8Array(8192).fill(0xff), contentType: 'application/octet-stream' },
+    ]
+    for (const c of cases) {
+      const status = await probe({ method: 'POST', path: c.path, raw: c.raw, contentType: c.contentType ?? 'application/json', what: 'beacon' })
+      if (status !== 204) failures.push(`beacon ${c.path.slice(0, 60)}: ${status}`)
+    }
+    expect(failures).toEqual([])
+  })
+
   test('a deep body does not stall other requests', async () => {
     await ensureWorld()
     const deep = `{"name":${'['.repeat(200_000)}${']'.repeat(200_000)}}`

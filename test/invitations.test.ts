@@ -162,6 +162,21 @@ describe('invitations', () => {
     expect((await t.request('GET', '/v1/invite/short')).status).toBe(404)
   })
 
+  test('invitation ids in paths are positive int32 integers: anything else names nothing (404), never a database error', async () => {
+    const { owner, space } = await adminWithSpace()
+    const created = await invite(owner.token, space, address())
+    expect(typeof created.body.data.id).toBe('number')
+    for (const bad of ['0', '01', '-1', '1.0', '1e3', '%2B1', '2147483648', '9999999999', '99999999999999999999', 'abc']) {
+      for (const [method, suffix] of [['DELETE', ''], ['POST', '/resend']] as const) {
+        const r = await t.request(method, `/v1/spaces/${space}/invitations/${bad}${suffix}`, { token: owner.token })
+        expect({ bad, method, status: r.status, error: r.body.error }).toEqual({ bad, method, status: 404, error: 'not_found' })
+      }
+    }
+    // The largest int32 is a well-formed id that names no invitation.
+    expect((await t.request('DELETE', `/v1/spaces/${space}/invitations/2147483647`, { token: owner.token })).status).toBe(404)
+    expect((await t.request('DELETE', `/v1/spaces/${space}/invitations/${created.body.data.id}`, { token: owner.token })).status).toBe(204)
+  })
+
   test('only admins manage invitations; input is validated; at most 50 pending', async () => {
     const { owner, space } = await adminWithSpace()
     const editor = await t.member(owner.tenant.id, space, 'editor')

@@ -86,6 +86,19 @@ describe('the OpenAPI description', () => {
     expect(doc.components.schemas.ErrorBody.required).toEqual(['error', 'message'])
   })
 
+  test('the preview check declares its preview-token security and its 401, as it answers', async () => {
+    const op = doc.paths['/v1/cdn/{space}/preview'].get
+    expect(op.security).toEqual([{ preview: [] }])
+    expect(doc.components.securitySchemes.preview).toMatchObject({ type: 'http', scheme: 'bearer' })
+    expect(op.responses['401'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorBody')
+    expect(op.responses['401'].description).toContain('preview token')
+    // What the description says is what the route does: no token, 401.
+    const owner = await t.register()
+    const space = (await t.createSpace(owner.token)).slug
+    const r = await t.request('GET', `/v1/cdn/${space}/preview`)
+    expect({ status: r.status, error: r.body.error }).toEqual({ status: 401, error: 'unauthorized' })
+  })
+
   test('passes `redocly lint` with the recommended rules and no errors', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cs-openapi-'))
     try {
@@ -232,11 +245,21 @@ describe('the OpenAPI description serves generated clients', () => {
     expect(param('/v1/spaces/{space}/stories', 'get', 'page')).toMatchObject({ type: 'integer', minimum: 1 })
     expect(param('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}', 'get', 'version_no')).toMatchObject({ type: 'integer', minimum: 1 })
     expect(param('/v1/spaces/{space}/webhooks/{id}', 'get', 'id')).toMatchObject({ type: 'integer', minimum: 1 })
-    // No parameter is an integer in disguise (a string of digits by pattern).
+    expect(param('/v1/spaces/{space}/invitations/{id}', 'delete', 'id')).toMatchObject({ type: 'integer', minimum: 1, maximum: 2_147_483_647 })
+    expect(param('/v1/spaces/{space}/invitations/{id}/resend', 'post', 'id')).toMatchObject({ type: 'integer', minimum: 1 })
+    // No parameter is an integer in disguise (a string of digits by pattern): neither by the pattern's look, nor by
+    // what it accepts (digits, and no word).
+    const digitsOnly = (pattern: string) => {
+      const re = new RegExp(pattern)
+      return (re.test('1') || re.test('12')) && !['a', 'me', 'abc', 'A1', '1a', 'x'].some((w) => re.test(w))
+    }
     const disguised: string[] = []
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) {
-        for (const p of op.parameters ?? []) if (p.schema?.type === 'string' && /^\^\(\?:(?:\[?\d|\\d)/.test(p.schema.pattern ?? '') && !/[a-z]-[a-z]/.test(p.schema.pattern)) disguised.push(`${method} ${path} ${p.name}`)
+        for (const p of op.parameters ?? []) {
+          if (p.schema?.type !== 'string' || typeof p.schema.pattern !== 'string') continue
+          if ((/^\^\(\?:(?:\[?\d|\\d)/.test(p.schema.pattern) && !/[a-z]-[a-z]/.test(p.schema.pattern)) || digitsOnly(p.schema.pattern)) disguised.push(`${method} ${path} ${p.name}`)
+        }
       }
     }
     expect(disguised).toEqual([])

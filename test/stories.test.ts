@@ -177,8 +177,15 @@ describe('content validation against blueprints', () => {
         block('hero', { headline: 'x'.repeat(41), theme: 'neon', image: 'not-an-asset', extra: 1 }),
         block('hero', {}),
         block('teaser', { count: '3', live: 'yes', at: 'yesterday', link: { url: 'javascript:alert(1)' } }),
+        // Impossible dates are refused, not rolled over into March.
+        block('teaser', { at: '2026-02-30' }),
+        block('teaser', { at: '2026-04-31T10:00:00Z' }),
+        block('teaser', { at: '2028-02-29T10:00:00Z' }),
       ),
     )
+    expect(errors['blocks/5/at']).toEqual(['must be an ISO 8601 date or date-time'])
+    expect(errors['blocks/6/at']).toEqual(['must be an ISO 8601 date or date-time'])
+    expect(errors['blocks/7/at']).toBeUndefined()
     expect(errors['blocks/1/component'][0]).toContain('unknown component')
     expect(errors['blocks/2/headline'][0]).toContain('at most 40')
     expect(errors['blocks/2/theme']).toBeDefined()

@@ -1,3 +1,5 @@
+import { validationFailed } from './errors'
+
 /**
  * BCP-47 language tags, validated and canonicalised by the platform's ICU (Intl.getCanonicalLocales):
  * `de-at` → `de-AT`, `zh-hant-tw` → `zh-Hant-TW`. Returns null for anything that is not a well-formed tag.
@@ -67,4 +69,28 @@ export function bestAcceptLanguage(header: string, codes: string[]): string | nu
     if (regional) return regional
   }
   return null
+}
+
+/**
+ * `?lang` of a public read — one rule for every route that takes it (Stories, the Story list, products, events,
+ * galleries, the overlay, segments): absent (undefined or null) → undefined; a BCP-47 tag → its canonical form; anything
+ * else (`!!`, empty) → 422 `validation_failed` naming `lang`, never a silent fallback to the default locale.
+ */
+export function langParam(lang: string | undefined | null): string | undefined {
+  if (lang === undefined || lang === null) return undefined
+  const c = canonicalLocale(lang)
+  if (!c) throw validationFailed({ lang: [`"${String(lang).slice(0, 40)}" is not a valid BCP-47 language tag.`] })
+  return c
+}
+
+/** The locale a public read asks for: `?lang` (see `langParam`), else the best Accept-Language match, else null. */
+export function requestedLocale(lang: string | undefined | null, acceptLanguage: string | null, codes: string[]): string | null {
+  const c = langParam(lang)
+  if (c !== undefined) return c
+  return acceptLanguage ? bestAcceptLanguage(acceptLanguage, codes) : null
+}
+
+/** The locale chain of a public read (`requestedLocale`, then `localeChain`). */
+export function publicLocaleChain(space: LocaleSettings, lang: string | undefined | null, acceptLanguage: string | null): string[] {
+  return localeChain(space, requestedLocale(lang, acceptLanguage, space.codes))
 }

@@ -7132,7 +7132,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Success */
+            /** @description `unauthorized`: missing, invalid or expired preview token (`Authorization: Bearer p_…`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19924,7 +19924,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;
@@ -20008,7 +20008,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;

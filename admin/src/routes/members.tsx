@@ -211,7 +211,7 @@ function Invitations({ space, onDone }: { space: string; onDone: (text: string) 
   const list = useQuery(invitationsQuery(space))
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'invitations'] })
   const resend = useMutation({
-    mutationFn: (id: number) => unwrap(api.POST('/v1/spaces/{space}/invitations/{id}/resend', { params: { path: { space, id: String(id) } } })),
+    mutationFn: (id: number) => unwrap(api.POST('/v1/spaces/{space}/invitations/{id}/resend', { params: { path: { space, id } } })),
     onSuccess: async ({ data }) => {
       onDone(t('members.resent', { email: data.email }))
       await refresh()
@@ -219,7 +219,7 @@ function Invitations({ space, onDone }: { space: string; onDone: (text: string) 
   })
   const revoke = useMutation({
     mutationFn: (inv: { id: number; email: string }) =>
-      unwrap(api.DELETE('/v1/spaces/{space}/invitations/{id}', { params: { path: { space, id: String(inv.id) } } })),
+      unwrap(api.DELETE('/v1/spaces/{space}/invitations/{id}', { params: { path: { space, id: inv.id } } })),
     onSuccess: async (_d, inv) => {
       onDone(t('members.revoked', { email: inv.email }))
       await refresh()

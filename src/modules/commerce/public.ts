@@ -5,17 +5,19 @@ import { validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
-import { bestAcceptLanguage, canonicalLocale, localeChain } from '../../kernel/locale'
+import { publicLocaleChain } from '../../kernel/locale'
 import type { PublicSpace } from '../../kernel/public-space'
 import { RASTER_TYPES } from '../assets/model'
 import { assetInfos, assetUrl } from '../assets/service'
 import { CommerceErrors, type PublicProductView, type ShopSettingsInput, type ShopSettingsView } from './model'
 import { inStock, isCurrency, likeEscape, type ProductRow } from './products'
 
-/** The locales a public read tries, in order: `?lang` (else the best Accept-Language match), then the Story fallbacks. */
+/**
+ * The locales a public read tries, in order: `?lang` (422 when not a tag, like every public read), else the best
+ * Accept-Language match, then the Story fallbacks.
+ */
 export function chainOf(space: PublicSpace, lang: string | undefined, acceptLanguage: string | null): string[] {
-  const requested = lang ? canonicalLocale(lang) : acceptLanguage ? bestAcceptLanguage(acceptLanguage, space.codes) : null
-  return localeChain(space, requested)
+  return publicLocaleChain(space, lang, acceptLanguage)
 }
 
 /** The text of a locale map in the first locale of `chain` that has one (else any), and that locale. */

@@ -1,4 +1,5 @@
 import { tzlib_get_timezones } from 'timezones-ical-library'
+import { parseIsoDateTime } from '../../kernel/dates'
 import { compileJsonSchema, type ErrorObject, fieldErrors as ajvFieldErrors, type ValidateFunction } from '../../kernel/json-schema'
 
 /**
@@ -49,18 +50,18 @@ export function isTimeZone(name: string): boolean {
 const INSTANT_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})$/i
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/
 
-/** An ISO 8601 instant with Z or an offset; null otherwise (a time without an offset is ambiguous). */
+/**
+ * An ISO 8601 instant with Z or an offset; null otherwise (a time without an offset is ambiguous) — and null for an
+ * impossible one (`2026-02-30T10:00Z`, `T24:00`): the kernel's strict parser, never JavaScript's roll-over.
+ */
 export function parseInstant(s: string): Date | null {
   if (!INSTANT_RE.test(s)) return null
-  const d = new Date(s)
-  return Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1970 || d.getUTCFullYear() > 9999 ? null : d
+  const d = parseIsoDateTime(s)?.date
+  return !d || Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1970 || d.getUTCFullYear() > 9999 ? null : d
 }
 
 /** A `YYYY-MM-DD` date (UTC midnight) or an instant; null otherwise. */
 export function parseDateOrInstant(s: string): Date | null {
-  if (DATE_RE.test(s)) {
-    const d = new Date(`${s}T00:00:00Z`)
-    return Number.isNaN(d.getTime()) || d.toISOString().slice(0, 10) !== s ? null : d
-  }
+  if (DATE_RE.test(s)) return parseIsoDateTime(s)?.date ?? null
   return parseInstant(s)
 }

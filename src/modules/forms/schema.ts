@@ -1,3 +1,4 @@
+import { parseIsoDateTime } from '../../kernel/dates'
 import { compileJsonSchema, type ErrorObject, fieldErrors as ajvFieldErrors, type ValidateFunction } from '../../kernel/json-schema'
 import { type FieldType, type FormFieldDef, VALUE_LIMIT } from './model'
 
@@ -207,7 +208,8 @@ export function parseRenderedAt(v: unknown): Date | null {
   if (typeof v === 'number' && Number.isFinite(v)) return new Date(v)
   if (typeof v === 'string' && v.trim()) {
     const s = v.trim()
-    const d = /^\d{10,16}$/.test(s) ? new Date(Number(s)) : new Date(s)
+    // Strictly: an impossible date (`2026-02-30`) is unreadable, not rolled over.
+    const d = /^\d{10,16}$/.test(s) ? new Date(Number(s)) : (parseIsoDateTime(s)?.date ?? new Date(Number.NaN))
     return Number.isNaN(d.getTime()) ? null : d
   }
   return null

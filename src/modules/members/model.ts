@@ -1,6 +1,6 @@
 import { t } from 'elysia'
 import { defineError } from '../../kernel/errors'
-import { Int, oneOf, PageMeta, pageQuery, SpaceSlug, Timestamp } from '../../kernel/schemas'
+import { Int, IntId, oneOf, PageMeta, pageQuery, SpaceSlug, Timestamp } from '../../kernel/schemas'
 
 export const MemberErrors = {
   lastAdmin: defineError('last_admin', 409, 'The last admin of a Space cannot be removed or demoted; make someone else admin first.'),
@@ -81,7 +81,7 @@ export const CreateInvitationBody = t.Object({
   email: t.String({ pattern: EMAIL, maxLength: 254, error: 'must be a valid e-mail address' }),
   role: RoleName,
 })
-export const InvitationParams = t.Object({ space: SpaceSlug, id: t.String({ pattern: '^[1-9][0-9]{0,9}$', error: 'must be an invitation id' }) })
+export const InvitationParams = t.Object({ space: SpaceSlug, id: IntId })
 export const InviteTokenParams = t.Object({
   token: t.String({ pattern: '^[A-Za-z0-9_-]{43}$', description: 'The token from the invitation link' }),
 })

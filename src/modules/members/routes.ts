@@ -107,7 +107,7 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
     .delete(
       '/spaces/:space/invitations/:id',
       async ({ access, params, set }) => {
-        await revokeInvitation(kernel, access, Number(params.id))
+        await revokeInvitation(kernel, access, params.id)
         set.status = 204
       },
       {
@@ -120,7 +120,7 @@ export function memberRoutes(kernel: Kernel, guards: Guards, routeTable: () => r
     .post(
       '/spaces/:space/invitations/:id/resend',
       async ({ access, params }) => ({
-        data: await resendInvitation(kernel, access, Number(params.id)),
+        data: await resendInvitation(kernel, access, params.id),
       }),
       {
         params: InvitationParams,

@@ -55,6 +55,7 @@ export function previewCdnRoutes(kernel: Kernel, guards: Guards) {
       response: { 200: Data(PreviewSessionModel), 401: ErrorBody },
       detail: {
         summary: 'Check a preview token (Authorization: Bearer p_…): its Space, expiry and the admin app’s URL',
+        security: [{ preview: [] }],
         description: 'What `/service-admin.js` asks before it shows anything: 401 for a missing, invalid or expired preview token, 404 for a token of another Space.',
       },
     },

@@ -1,6 +1,7 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
+import { langParam } from '../../kernel/locale'
 import type { RequestInfo } from '../../kernel/request-front'
 import { SpaceSlug } from '../../kernel/schemas'
 import type { SegmentCache } from './cache'
@@ -20,6 +21,7 @@ export function segmentCdnRoutes(kernel: Kernel, guards: Guards, cache: SegmentC
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public read'] }).use(guards).get(
     '/segment',
     async ({ space, query, request, set }) => {
+      langParam(query.lang) // a bad tag is 422, as on every public read
       const set_ = await cache.get(space.id)
       const r = resolve(set_, request, requestInfo(request).viaTrustedProxy, countryHeader, query.lang)
       set.headers['cache-control'] = 'private, no-store'

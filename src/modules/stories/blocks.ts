@@ -1,6 +1,8 @@
 // Story documents and component blueprints: the shapes, and validation of one against the other. Pure functions; the
 // services load blueprints and call these.
 
+import { parseIsoDateTime } from '../../kernel/dates'
+
 export const FIELD_TYPES = [
   'text',
   'textarea',
@@ -240,7 +242,7 @@ function validateField(
       if (typeof value !== 'boolean') add(errors, at, 'must be true or false')
       return
     case 'datetime':
-      if (typeof value !== 'string' || !ISO_DATETIME.test(value) || Number.isNaN(Date.parse(value))) {
+      if (typeof value !== 'string' || !ISO_DATETIME.test(value) || parseIsoDateTime(value) === null) {
         add(errors, at, 'must be an ISO 8601 date or date-time')
       }
       return

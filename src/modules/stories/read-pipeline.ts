@@ -1,7 +1,7 @@
 import { requireDraftReader } from '../../kernel/preview'
-import { notFound, validationFailed } from '../../kernel/errors'
+import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { bestAcceptLanguage, canonicalLocale, localeChain } from '../../kernel/locale'
+import { publicLocaleChain } from '../../kernel/locale'
 import type { ReadContext, ReadRequest, ReadStep, RenderDraft } from '../../kernel/read'
 import type { PublicSpace, PublicSpaces } from '../spaces/public'
 import { applyUntranslatable, type Doc } from './blocks'
@@ -72,16 +72,9 @@ export class StoryReadPipeline {
 
   chain(space: PublicSpace, lang: string | undefined, acceptLanguage: string | null): string[] {
     const key = lang !== undefined ? `?${lang}` : (acceptLanguage ?? '')
-    let chain = space.chains.get(key)
-    if (chain) return chain
-    let requested: string | null
-    if (lang !== undefined) {
-      requested = canonicalLocale(lang)
-      if (!requested) throw validationFailed({ lang: [`"${lang.slice(0, 40)}" is not a valid BCP-47 language tag.`] })
-    } else {
-      requested = acceptLanguage ? bestAcceptLanguage(acceptLanguage, space.codes) : null
-    }
-    chain = localeChain(space, requested)
+    const known = space.chains.get(key)
+    if (known) return known
+    const chain = publicLocaleChain(space, lang, acceptLanguage)
     if (space.chains.size >= MAX_CHAINS_PER_SPACE) space.chains.clear()
     space.chains.set(key, chain)
     return chain

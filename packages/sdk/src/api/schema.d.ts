@@ -7133,7 +7133,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Success */
+            /** @description `unauthorized`: missing, invalid or expired preview token (`Authorization: Bearer p_…`) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -19925,7 +19925,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;
@@ -20009,7 +20009,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: string;
+                id: number;
                 space: string;
             };
             cookie?: never;
