@@ -21,6 +21,7 @@ Commands:
   export                one archive of a Space: blueprints, Stories, assets with their bytes
   import                restore an archive into an empty Space (any server), every uuid remapped
   create                scaffold a site (Astro) wired to a Space
+  migrate create|run    content migrations: a function from a block to a block for one blueprint
 
 Options everywhere:
   --server <url>        the server (default: CONTENT_SERVICE_URL, else the one logged in to last)
@@ -75,6 +76,19 @@ made for the site (the caller must be an admin of the Space; else --site-token, 
 (exit 5 otherwise). The full sample set of onboarding (every locale, a form, a datasource) has no API for an existing
 Space: on the server, \`content-service seed --space <slug>\` writes it.`
 
+HELP.migrate = `content-service-cli migrate <create | run>
+
+  create <name> --component <blueprint> [--dir migrations] [--ts]
+  run <name> --space <slug> [--dir migrations] [--apply] [--publish] [--starts-with <path>]
+
+create writes <dir>/<name>.mjs (type-checked through JSDoc; --ts writes .ts, which needs a runtime stripping types:
+Node 22.18+/23.6+, Bun, Deno): export default {component, migrate(block, {story, lang})} returning the block as it
+should be (null removes it). run applies it to every block of that blueprint (nested ones too) in every translation
+of every Story. Runs are dry unless --apply: each changed translation is listed with its diff. With --apply each is
+saved with expected_version_no (the version read), so a Story saved by someone else meanwhile is reported as a
+conflict and not written (exit 5; run again); --publish publishes again what was published (and had no unpublished
+changes before the run).`
+
 export function parseArgs(argv: string[]): Args {
   const positional: string[] = []
   const flags: Record<string, string | true> = {}
@@ -95,7 +109,7 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags }
 }
 
-const BOOLEAN = new Set(['json', 'help', 'dry-run', 'watch', 'sample', 'publish'])
+const BOOLEAN = new Set(['json', 'help', 'dry-run', 'watch', 'sample', 'publish', 'apply', 'ts'])
 
 
 async function main(argv: string[]): Promise<number> {

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { exportSpace, importSpace, readArchive } from './archive'
+import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
 import { astroTemplate, TEMPLATES, writeSample, writeSite } from './create'
 import { type Args, EXIT, UsageError } from './shared'
 import { type Blueprint, generateTypes, generateValidator } from './typegen'
@@ -392,6 +393,71 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       `Created ${dir} (Astro) for the Space ${space} on ${t.server}; .env holds ${tokenKind}.${sample ? `\nSample content: ${sample.stories.join(', ')} (published).` : ''}\nNext: cd ${dir} && npm install && npm run dev`,
     )
     return EXIT.ok
+  },
+
+  async migrate(args) {
+    const sub = args.positional[1]
+    const name = args.positional[2]
+    const dir = flag(args, 'dir', false) ?? 'migrations'
+    if (sub === 'create') {
+      if (!name) throw new UsageError('migrate create <name> --component <blueprint>: the name is required.')
+      const component = flag(args, 'component')!
+      let file: string
+      try {
+        file = createMigration(dir, name, component, !!args.flags.ts)
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+      out(args, { file, component }, `Wrote ${file}: edit migrate(block), then run content-service-cli migrate run ${name} --space <slug>.`)
+      return EXIT.ok
+    }
+    if (sub === 'run') {
+      if (!name) throw new UsageError('migrate run <name> --space <slug>: the name is required.')
+      const space = flag(args, 'space')!
+      if (args.flags.apply && args.flags['dry-run']) throw new UsageError('--apply and --dry-run exclude each other.')
+      let loaded: Awaited<ReturnType<typeof loadMigration>>
+      try {
+        loaded = await loadMigration(dir, name)
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+      const t = target(args)
+      const applying = !!args.flags.apply
+      const results = await runMigration({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, loaded.migration, {
+        apply: applying,
+        publish: !!args.flags.publish,
+        startsWith: flag(args, 'starts-with', false),
+        onProgress: (s) => progress(args, `migrate: ${s}`),
+      })
+      progressDone(args)
+      const count = (r: MigratedTranslation['result']) => results.filter((x) => x.result === r).length
+      const summary = {
+        dry_run: !applying,
+        migration: loaded.file,
+        component: loaded.migration.component,
+        translations: results.length,
+        changed: count('changed'),
+        saved: count('saved'),
+        unchanged: count('unchanged'),
+        conflicts: count('conflict'),
+        failed: count('failed'),
+        published: results.filter((r) => r.published).length,
+      }
+      const human = results
+        .filter((r) => r.result !== 'unchanged')
+        .map((r) => {
+          const head = `${r.result === 'changed' ? (applying ? 'changed' : 'would change') : r.result} ${r.full_path} [${r.lang}]${r.published ? ' (published)' : ''}${r.error ? `: ${r.error}` : ''}`
+          return [head, ...r.diff.map((d) => `  ${d}`)].join('\n')
+        })
+      human.push(
+        applying
+          ? `Saved ${summary.saved} translations (${summary.published} published), ${summary.conflicts} conflicts (someone saved meanwhile: not written, run again), ${summary.failed} failed.`
+          : `Dry run: ${summary.changed} translations would change. Run again with --apply to save them.`,
+      )
+      out(args, { ...summary, stories: results.filter((r) => r.result !== 'unchanged') }, human.join('\n'))
+      return summary.conflicts || summary.failed ? EXIT.refused : EXIT.ok
+    }
+    throw new UsageError('migrate: create or run. See content-service-cli migrate --help.')
   },
 
   async types(args) {
