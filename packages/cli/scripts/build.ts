@@ -7,7 +7,7 @@ const root = join(import.meta.dir, '..')
 const dist = join(root, 'dist')
 rmSync(dist, { recursive: true, force: true })
 const out = await Bun.build({
-  entrypoints: [join(root, 'src', 'cli.ts'), join(root, 'src', 'typegen.ts')],
+  entrypoints: [join(root, 'src', 'cli.ts'), join(root, 'src', 'typegen.ts'), join(root, 'src', 'migration-types.ts')],
   outdir: dist,
   format: 'esm',
   target: 'node',

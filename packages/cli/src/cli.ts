@@ -20,6 +20,8 @@ Commands:
   types                 TypeScript types (and a validator) from a Space's blueprints
   export                one archive of a Space: blueprints, Stories, assets with their bytes
   import                restore an archive into an empty Space (any server), every uuid remapped
+  create                scaffold a site (Astro) wired to a Space
+  migrate create|run    content migrations: a function from a block to a block for one blueprint
 
 Options everywhere:
   --server <url>        the server (default: CONTENT_SERVICE_URL, else the one logged in to last)
@@ -64,6 +66,29 @@ updated, assets uploaded (an asset with the same SHA-256 already in the Space is
 uuids — every Story and asset uuid in content (asset, link and relation fields) rewritten to the new one — and those
 that were published published again. Exits 5 when the Space already has Stories.`
 
+HELP.create = `content-service-cli create [--template astro] <dir> --space <slug> [--sample] [--site-token <token>]
+
+Scaffolds an Astro 5 site in <dir> (new or empty) wired to the Space with @content-service/astro: the loader over the
+Space's locales, a page per Story and locale, a component per blueprint of the starter set (page, post, author,
+text_block), and .env with CONTENT_SERVICE_URL, CONTENT_SERVICE_SPACE and CONTENT_SERVICE_TOKEN — a viewer Space token
+made for the site (the caller must be an admin of the Space; else --site-token, else the CLI's own token is written).
+--sample writes the starter blueprints and Stories (published, default locale) into the Space when it has no Stories
+(exit 5 otherwise). The full sample set of onboarding (every locale, a form, a datasource) has no API for an existing
+Space: on the server, \`content-service seed --space <slug>\` writes it.`
+
+HELP.migrate = `content-service-cli migrate <create | run>
+
+  create <name> --component <blueprint> [--dir migrations] [--ts]
+  run <name> --space <slug> [--dir migrations] [--apply] [--publish] [--starts-with <path>]
+
+create writes <dir>/<name>.mjs (type-checked through JSDoc; --ts writes .ts, which needs a runtime stripping types:
+Node 22.18+/23.6+, Bun, Deno): export default {component, migrate(block, {story, lang})} returning the block as it
+should be (null removes it). run applies it to every block of that blueprint (nested ones too) in every translation
+of every Story. Runs are dry unless --apply: each changed translation is listed with its diff. With --apply each is
+saved with expected_version_no (the version read), so a Story saved by someone else meanwhile is reported as a
+conflict and not written (exit 5; run again); --publish publishes again what was published (and had no unpublished
+changes before the run).`
+
 export function parseArgs(argv: string[]): Args {
   const positional: string[] = []
   const flags: Record<string, string | true> = {}
@@ -84,7 +109,7 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags }
 }
 
-const BOOLEAN = new Set(['json', 'help', 'dry-run', 'watch'])
+const BOOLEAN = new Set(['json', 'help', 'dry-run', 'watch', 'sample', 'publish', 'apply', 'ts'])
 
 
 async function main(argv: string[]): Promise<number> {

@@ -1,7 +1,9 @@
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { exportSpace, importSpace, readArchive } from './archive'
+import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
+import { astroTemplate, TEMPLATES, writeSample, writeSite } from './create'
 import { type Args, EXIT, UsageError } from './shared'
 import { type Blueprint, generateTypes, generateValidator } from './typegen'
 
@@ -347,6 +349,115 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     progressDone(args)
     out(args, r, `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published).`)
     return EXIT.ok
+  },
+
+  async create(args) {
+    const template = flag(args, 'template', false) ?? 'astro'
+    if (!(TEMPLATES as readonly string[]).includes(template)) throw new UsageError(`--template: one of ${TEMPLATES.join(', ')}`)
+    const dir = args.positional[1]
+    if (!dir) throw new UsageError('create --template astro <dir> --space <slug>: the folder is required.')
+    const space = flag(args, 'space')!
+    const t = target(args)
+    if (existsSync(dir) && readdirSync(dir).length) throw new UsageError(`${dir} exists and is not empty.`)
+    const sp = `/spaces/${encodeURIComponent(space)}`
+    const info = (await api<{ data: { default_lang?: string } }>(t, 'GET', sp)).data
+    const locales = ((await api<{ data: unknown[] }>(t, 'GET', `${sp}/locales`)).data ?? []).map((l) => (typeof l === 'string' ? l : (l as { code: string }).code))
+    const defaultLang = info.default_lang ?? locales[0] ?? 'en'
+    let sample: { components: string[]; stories: string[] } | null = null
+    if (args.flags.sample) {
+      try {
+        sample = await writeSample({ ...t, call: (m, p, b) => api(t, m, p, b) }, space)
+      } catch (err) {
+        if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
+        throw err
+      }
+    }
+    // The site reads with a Space token of the viewer role (made here when the caller is an admin of the Space), never
+    // with the caller's own token; --site-token gives one made elsewhere.
+    let siteToken = flag(args, 'site-token', false)
+    let tokenKind = 'given'
+    if (!siteToken) {
+      try {
+        siteToken = (await api<{ data: { token: string } }>(t, 'POST', `${sp}/tokens`, { name: `astro site ${basename(dir)}`.slice(0, 100), role: 'viewer' })).data.token
+        tokenKind = 'space token (viewer)'
+      } catch (err) {
+        if (!(err instanceof ApiError) || (err.status !== 403 && err.status !== 401) || !t.token) throw err
+        siteToken = t.token
+        tokenKind = 'the CLI token (not an admin of the Space: pass --site-token <viewer token> to use a Space token)'
+      }
+    }
+    const files = writeSite(dir, astroTemplate({ server: t.server, space, token: siteToken!, locales, defaultLang, name: basename(dir).toLowerCase().replace(/[^a-z0-9._-]+/g, '-') || 'site' }))
+    out(
+      args,
+      { dir, template, space, server: t.server, locales: [defaultLang, ...locales.filter((l) => l !== defaultLang)], token: tokenKind, files, sample },
+      `Created ${dir} (Astro) for the Space ${space} on ${t.server}; .env holds ${tokenKind}.${sample ? `\nSample content: ${sample.stories.join(', ')} (published).` : ''}\nNext: cd ${dir} && npm install && npm run dev`,
+    )
+    return EXIT.ok
+  },
+
+  async migrate(args) {
+    const sub = args.positional[1]
+    const name = args.positional[2]
+    const dir = flag(args, 'dir', false) ?? 'migrations'
+    if (sub === 'create') {
+      if (!name) throw new UsageError('migrate create <name> --component <blueprint>: the name is required.')
+      const component = flag(args, 'component')!
+      let file: string
+      try {
+        file = createMigration(dir, name, component, !!args.flags.ts)
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+      out(args, { file, component }, `Wrote ${file}: edit migrate(block), then run content-service-cli migrate run ${name} --space <slug>.`)
+      return EXIT.ok
+    }
+    if (sub === 'run') {
+      if (!name) throw new UsageError('migrate run <name> --space <slug>: the name is required.')
+      const space = flag(args, 'space')!
+      if (args.flags.apply && args.flags['dry-run']) throw new UsageError('--apply and --dry-run exclude each other.')
+      let loaded: Awaited<ReturnType<typeof loadMigration>>
+      try {
+        loaded = await loadMigration(dir, name)
+      } catch (err) {
+        throw new UsageError((err as Error).message)
+      }
+      const t = target(args)
+      const applying = !!args.flags.apply
+      const results = await runMigration({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, loaded.migration, {
+        apply: applying,
+        publish: !!args.flags.publish,
+        startsWith: flag(args, 'starts-with', false),
+        onProgress: (s) => progress(args, `migrate: ${s}`),
+      })
+      progressDone(args)
+      const count = (r: MigratedTranslation['result']) => results.filter((x) => x.result === r).length
+      const summary = {
+        dry_run: !applying,
+        migration: loaded.file,
+        component: loaded.migration.component,
+        translations: results.length,
+        changed: count('changed'),
+        saved: count('saved'),
+        unchanged: count('unchanged'),
+        conflicts: count('conflict'),
+        failed: count('failed'),
+        published: results.filter((r) => r.published).length,
+      }
+      const human = results
+        .filter((r) => r.result !== 'unchanged')
+        .map((r) => {
+          const head = `${r.result === 'changed' ? (applying ? 'changed' : 'would change') : r.result} ${r.full_path} [${r.lang}]${r.published ? ' (published)' : ''}${r.error ? `: ${r.error}` : ''}`
+          return [head, ...r.diff.map((d) => `  ${d}`)].join('\n')
+        })
+      human.push(
+        applying
+          ? `Saved ${summary.saved} translations (${summary.published} published), ${summary.conflicts} conflicts (someone saved meanwhile: not written, run again), ${summary.failed} failed.`
+          : `Dry run: ${summary.changed} translations would change. Run again with --apply to save them.`,
+      )
+      out(args, { ...summary, stories: results.filter((r) => r.result !== 'unchanged') }, human.join('\n'))
+      return summary.conflicts || summary.failed ? EXIT.refused : EXIT.ok
+    }
+    throw new UsageError('migrate: create or run. See content-service-cli migrate --help.')
   },
 
   async types(args) {
