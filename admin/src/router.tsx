@@ -2,6 +2,7 @@ import type { QueryClient } from '@tanstack/react-query'
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router'
 import { getToken } from './auth'
 import { SpaceLayout } from './routes/space-layout'
+import { RouteFocus, SkipLink } from './components/route-focus'
 import { AppShell } from './components/shell'
 
 export interface RouterContext {
@@ -15,7 +16,17 @@ export function safeRedirect(value: unknown): string | undefined {
 
 // Every screen is loaded with its first visit: a chunk of its own (the bundle is built with `splitting`), fetched
 // from /admin/assets/ when the route is first entered (or on hover/focus of a link to it: defaultPreload 'intent').
-const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Outlet })
+function Root() {
+  return (
+    <>
+      <SkipLink />
+      <Outlet />
+      <RouteFocus />
+    </>
+  )
+}
+
+const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Root })
 
 const signInRoute = createRoute({
   getParentRoute: () => rootRoute,

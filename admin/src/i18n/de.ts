@@ -9,6 +9,15 @@ export const de: Record<MessageKey, string> = {
   'common.you': 'Sie',
   'common.retry': 'Erneut versuchen',
 
+  'shell.product': 'Content Service',
+  'shell.title': '{screen} · Content Service',
+  'shell.skip': 'Zum Inhalt springen',
+  'shell.signOut': 'Abmelden',
+  'shell.theme': 'Darstellung',
+  'shell.theme.system': 'Wie das System',
+  'shell.theme.light': 'Hell',
+  'shell.theme.dark': 'Dunkel',
+
   'nav.sections': 'Bereiche des Space',
   'nav.stories': 'Storys',
   'nav.components': 'Komponenten',

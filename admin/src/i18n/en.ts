@@ -1,7 +1,7 @@
 /**
  * The English message catalog: the source of every key. `{name}` marks a value filled in by `t(key, {name})`.
  * de.ts must carry every key (the type checks it). Keys are grouped by screen: `common.`, `nav.`, `invite.`,
- * `members.`, `tokens.`, `roles.`, `error.` (the API's error codes, shown instead of the server's English message).
+ * `shell.`, `members.`, `tokens.`, `roles.`, `error.` (the API's error codes, shown instead of the server's English message).
  */
 export const en = {
   'common.cancel': 'Cancel',
@@ -10,6 +10,15 @@ export const en = {
   'common.none': 'none',
   'common.you': 'you',
   'common.retry': 'Try again',
+
+  'shell.product': 'Content Service',
+  'shell.title': '{screen} · Content Service',
+  'shell.skip': 'Skip to content',
+  'shell.signOut': 'Sign out',
+  'shell.theme': 'Theme',
+  'shell.theme.system': 'System',
+  'shell.theme.light': 'Light',
+  'shell.theme.dark': 'Dark',
 
   'nav.sections': 'Space sections',
   'nav.stories': 'Stories',
