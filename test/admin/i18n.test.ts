@@ -18,6 +18,7 @@ const CATALOGUED = [
   'routes/members.tsx',
   'routes/tokens.tsx',
   'routes/sign-in.tsx',
+  'routes/register.tsx',
   'routes/spaces.tsx',
   'routes/space-layout.tsx',
   'components/shell.tsx',
