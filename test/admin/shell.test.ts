@@ -81,6 +81,22 @@ describe.skipIf(!hasChromium)('the admin shell in Chromium', () => {
     await context.close()
   })
 
+  test('in German, sign-in, registration and the skip link speak German, and the title follows', async () => {
+    const context = await h.browser.newContext({ baseURL: h.origin, locale: 'de-DE' })
+    const page = await context.newPage()
+    await page.goto('/admin/sign-in')
+    await page.getByRole('heading', { name: 'Anmelden', level: 1 }).waitFor()
+    await until(() => page.title(), 'Anmelden · Content Service')
+    await page.getByLabel('Passwort').waitFor()
+    expect(await page.getByRole('link', { name: 'Zum Inhalt springen' }).count()).toBe(1)
+    await page.getByRole('link', { name: 'Konto anlegen' }).click()
+    await page.getByRole('heading', { name: 'Konto anlegen', level: 1 }).waitFor()
+    await until(() => page.title(), 'Konto anlegen · Content Service')
+    await until(() => page.evaluate(() => document.activeElement?.tagName), 'H1')
+    await page.getByLabel('Ihr Name').waitFor()
+    await context.close()
+  })
+
   test('the skip link is the first Tab stop and takes focus to the screen', async () => {
     const { context, page, errors } = await h.signedIn(owner.token)
     await page.goto(`/admin/spaces/${space}`)
