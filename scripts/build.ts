@@ -48,6 +48,9 @@ const result = await Bun.build({
   // BUILD_BYTECODE=0 builds without it (for A/B runs).
   bytecode,
   format: 'esm',
+  // Chunk splitting, which the admin app's HTML import is bundled with too: every screen (admin/src/router.tsx imports
+  // each lazily) and the rich-text editor become chunks of their own, embedded and served from /admin/assets/.
+  splitting: true,
   minify: true,
   plugins: [tailwind],
   define: { 'process.env.NODE_ENV': '"production"' },

@@ -5,6 +5,9 @@ import { createRoot } from 'react-dom/client'
 import { ApiFailure, handleUnauthorized } from './api/client'
 import { setToken } from './auth'
 import { createAppRouter } from './router'
+import { initTheme } from './theme'
+
+initTheme()
 
 const queryClient = new QueryClient({
   defaultOptions: {

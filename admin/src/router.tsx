@@ -1,14 +1,8 @@
 import type { QueryClient } from '@tanstack/react-query'
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router'
 import { getToken } from './auth'
-import { AssetsScreen } from './routes/assets'
-import { ComponentsScreen } from './routes/components'
-import { RegisterScreen } from './routes/register'
-import { SignInScreen } from './routes/sign-in'
 import { SpaceLayout } from './routes/space-layout'
-import { SpacesScreen } from './routes/spaces'
-import { StoryEditorScreen } from './routes/story-editor'
-import { StoryTreeScreen } from './routes/stories'
+import { RouteFocus, SkipLink } from './components/route-focus'
 import { AppShell } from './components/shell'
 
 export interface RouterContext {
@@ -20,16 +14,28 @@ export function safeRedirect(value: unknown): string | undefined {
   return typeof value === 'string' && value.startsWith('/') && !value.startsWith('//') && !value.startsWith('/\\') ? value : undefined
 }
 
-const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Outlet })
+// Every screen is loaded with its first visit: a chunk of its own (the bundle is built with `splitting`), fetched
+// from /admin/assets/ when the route is first entered (or on hover/focus of a link to it: defaultPreload 'intent').
+function Root() {
+  return (
+    <>
+      <SkipLink />
+      <Outlet />
+      <RouteFocus />
+    </>
+  )
+}
+
+const rootRoute = createRootRouteWithContext<RouterContext>()({ component: Root })
 
 const signInRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/sign-in',
   validateSearch: (search: Record<string, unknown>): { redirect?: string } => ({ redirect: safeRedirect(search.redirect) }),
-  component: SignInScreen,
+  component: lazyRouteComponent(() => import('./routes/sign-in'), 'SignInScreen'),
 })
 
-const registerRoute = createRoute({ getParentRoute: () => rootRoute, path: '/register', component: RegisterScreen })
+const registerRoute = createRoute({ getParentRoute: () => rootRoute, path: '/register', component: lazyRouteComponent(() => import('./routes/register'), 'RegisterScreen') })
 
 // The page an invitation mail leads to (the service redirects /invite/{token} here): open to anyone with the link.
 const inviteRoute = createRoute({
@@ -48,7 +54,7 @@ const appRoute = createRoute({
   component: AppShell,
 })
 
-const spacesRoute = createRoute({ getParentRoute: () => appRoute, path: '/', component: SpacesScreen })
+const spacesRoute = createRoute({ getParentRoute: () => appRoute, path: '/', component: lazyRouteComponent(() => import('./routes/spaces'), 'SpacesScreen') })
 
 const spaceRoute = createRoute({ getParentRoute: () => appRoute, path: '/spaces/$space', component: SpaceLayout })
 
@@ -56,21 +62,20 @@ const storiesRoute = createRoute({
   getParentRoute: () => spaceRoute,
   path: '/',
   validateSearch: (search: Record<string, unknown>): { q?: string } => ({ q: typeof search.q === 'string' && search.q ? search.q : undefined }),
-  component: StoryTreeScreen,
+  component: lazyRouteComponent(() => import('./routes/stories'), 'StoryTreeScreen'),
 })
 
 const storyRoute = createRoute({
   getParentRoute: () => spaceRoute,
   path: '/stories/$uuid',
   validateSearch: (search: Record<string, unknown>): { lang?: string } => ({ lang: typeof search.lang === 'string' && search.lang ? search.lang : undefined }),
-  component: StoryEditorScreen,
+  component: lazyRouteComponent(() => import('./routes/story-editor'), 'StoryEditorScreen'),
 })
 
-const componentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/components', component: ComponentsScreen })
+const componentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/components', component: lazyRouteComponent(() => import('./routes/components'), 'ComponentsScreen') })
 
-const assetsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/assets', component: AssetsScreen })
+const assetsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/assets', component: lazyRouteComponent(() => import('./routes/assets'), 'AssetsScreen') })
 
-// Screens loaded with their first visit (a chunk of their own when the bundle is split).
 const membersRoute = createRoute({
   getParentRoute: () => spaceRoute,
   path: '/members',

@@ -13,7 +13,19 @@ import { en, type MessageKey } from '../../admin/src/i18n/en'
 setDefaultTimeout(60_000)
 
 const ADMIN = join(import.meta.dir, '..', '..', 'admin', 'src')
-const CATALOGUED = ['routes/invite.tsx', 'routes/members.tsx', 'routes/tokens.tsx', 'components/catalog-error.tsx', 'components/notice.tsx']
+const CATALOGUED = [
+  'routes/invite.tsx',
+  'routes/members.tsx',
+  'routes/tokens.tsx',
+  'routes/sign-in.tsx',
+  'routes/register.tsx',
+  'routes/spaces.tsx',
+  'routes/space-layout.tsx',
+  'components/shell.tsx',
+  'components/route-focus.tsx',
+  'components/catalog-error.tsx',
+  'components/notice.tsx',
+]
 
 const READ_ATTRIBUTES = new Set(['aria-label', 'title', 'placeholder', 'label', 'hint', 'alt', 'what'])
 

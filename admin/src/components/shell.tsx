@@ -1,8 +1,34 @@
 import { useQueryClient } from '@tanstack/react-query'
 import { Link, Outlet, useNavigate } from '@tanstack/react-router'
+import { useState } from 'react'
 import { api } from '../api/client'
 import { setToken } from '../auth'
+import { t } from '../i18n'
+import { type ThemeChoice, setThemeChoice, themeChoice } from '../theme'
 import { Button } from './ui'
+
+/** System, light or dark; remembered in this browser (theme.ts). */
+function ThemeSwitch() {
+  const [choice, setChoice] = useState<ThemeChoice>(themeChoice)
+  return (
+    <label className="flex items-center gap-2 text-sm text-slate-700">
+      {t('shell.theme')}
+      <select
+        value={choice}
+        onChange={(e) => {
+          const next = e.target.value as ThemeChoice
+          setChoice(next)
+          setThemeChoice(next)
+        }}
+        className="rounded border border-slate-300 bg-white px-2 py-1 text-slate-900"
+      >
+        <option value="system">{t('shell.theme.system')}</option>
+        <option value="light">{t('shell.theme.light')}</option>
+        <option value="dark">{t('shell.theme.dark')}</option>
+      </select>
+    </label>
+  )
+}
 
 /** The frame of every signed-in screen: the product name, the Space switcher slot, sign-out. */
 export function AppShell() {
@@ -19,11 +45,12 @@ export function AppShell() {
     <div className="min-h-screen">
       <header className="flex items-center gap-4 border-b border-slate-200 bg-white px-4 py-2">
         <Link to="/" className="flex-1 font-semibold text-indigo-800">
-          Content Service
+          {t('shell.product')}
         </Link>
-        <Button onClick={signOut}>Sign out</Button>
+        <ThemeSwitch />
+        <Button onClick={signOut}>{t('shell.signOut')}</Button>
       </header>
-      <main className="mx-auto max-w-5xl p-4">
+      <main id="main" className="mx-auto max-w-5xl p-4">
         <Outlet />
       </main>
     </div>

@@ -1,7 +1,7 @@
 /**
  * The English message catalog: the source of every key. `{name}` marks a value filled in by `t(key, {name})`.
  * de.ts must carry every key (the type checks it). Keys are grouped by screen: `common.`, `nav.`, `invite.`,
- * `members.`, `tokens.`, `roles.`, `error.` (the API's error codes, shown instead of the server's English message).
+ * `shell.`, `members.`, `tokens.`, `roles.`, `error.` (the API's error codes, shown instead of the server's English message).
  */
 export const en = {
   'common.cancel': 'Cancel',
@@ -11,12 +11,59 @@ export const en = {
   'common.you': 'you',
   'common.retry': 'Try again',
 
+  'shell.product': 'Content Service',
+  'shell.title': '{screen} · Content Service',
+  'shell.skip': 'Skip to content',
+  'shell.signOut': 'Sign out',
+  'shell.theme': 'Theme',
+  'shell.theme.system': 'System',
+  'shell.theme.light': 'Light',
+  'shell.theme.dark': 'Dark',
+
   'nav.sections': 'Space sections',
   'nav.stories': 'Stories',
   'nav.components': 'Components',
   'nav.assets': 'Assets',
   'nav.members': 'Members',
   'nav.tokens': 'Tokens',
+
+  'layout.switcher': 'Space switcher',
+  'layout.space': 'Space',
+  'layout.yourRole': 'Your role:',
+
+  'signIn.title': 'Sign in',
+  'signIn.email': 'E-mail',
+  'signIn.password': 'Password',
+  'signIn.submit': 'Sign in',
+  'signIn.busy': 'Signing in…',
+  'signIn.noAccount': 'No account yet?',
+  'signIn.register': 'Create one',
+
+  'register.title': 'Create your account',
+  'register.checkMail': 'Check your mail',
+  'register.confirmed': 'Confirmed already?',
+  'register.name': 'Your name',
+  'register.passwordHint': 'At least 8 characters.',
+  'register.organisation': 'Organisation (optional)',
+  'register.withSpace': 'Create my first Space now',
+  'register.firstSpace': 'Your first Space',
+  'register.spaceName': 'Space name',
+  'register.spaceNameHint': "One site's content. Its address is made from the name.",
+  'register.sample': 'Add sample content to explore (blueprints, published pages in every locale, a form)',
+  'register.submit': 'Create account',
+  'register.busy': 'Creating…',
+  'register.haveAccount': 'Have an account?',
+
+  'spaces.title': 'Spaces',
+  'spaces.loading': 'Loading your Spaces',
+  'spaces.empty': 'No Space yet',
+  'spaces.emptyHint': 'A Space holds the Stories, components and assets of one site. Create your first Space below, then add a component blueprint and your first Story.',
+  'spaces.slugAndRole': '{slug} · your role:',
+  'spaces.new': 'New Space',
+  'spaces.name': 'Name',
+  'spaces.slug': 'Slug',
+  'spaces.slugHint': 'Lower case letters, digits and dashes: it appears in API URLs.',
+  'spaces.create': 'Create Space',
 
   'roles.viewer': 'Viewer',
   'roles.editor': 'Editor',

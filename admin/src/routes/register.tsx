@@ -4,6 +4,7 @@ import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { setToken } from '../auth'
 import { Button, ErrorNotice, TextField } from '../components/ui'
+import { t } from '../i18n'
 import { AuthFrame } from './sign-in'
 
 /** A Space slug from its name: lower case letters, digits and dashes, starting with a letter (at most 64). */
@@ -86,14 +87,14 @@ export function RegisterScreen() {
 
   if (mailed) {
     return (
-      <AuthFrame title="Check your mail">
+      <AuthFrame title={t('register.checkMail')}>
         <p className="text-sm text-slate-800" role="status">
           {mailed}
         </p>
         <p className="mt-4 text-sm text-slate-700">
-          Confirmed already?{' '}
+          {t('register.confirmed')}{' '}
           <Link to="/sign-in" search={{}} className="font-medium text-indigo-800 underline">
-            Sign in
+            {t('signIn.submit')}
           </Link>
         </p>
       </AuthFrame>
@@ -101,49 +102,49 @@ export function RegisterScreen() {
   }
 
   return (
-    <AuthFrame title="Create your account">
+    <AuthFrame title={t('register.title')}>
       <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
-        <TextField label="Your name" name="name" autoComplete="name" required errors={fieldErrors.name} />
-        <TextField label="E-mail" name="email" type="email" autoComplete="email" required errors={fieldErrors.email} />
+        <TextField label={t('register.name')} name="name" autoComplete="name" required errors={fieldErrors.name} />
+        <TextField label={t('signIn.email')} name="email" type="email" autoComplete="email" required errors={fieldErrors.email} />
         <TextField
-          label="Password"
+          label={t('signIn.password')}
           name="password"
           type="password"
           autoComplete="new-password"
           required
-          hint="At least 8 characters."
+          hint={t('register.passwordHint')}
           errors={fieldErrors.password}
         />
-        <TextField label="Organisation (optional)" name="tenant_name" autoComplete="organization" errors={fieldErrors.tenant_name} />
+        <TextField label={t('register.organisation')} name="tenant_name" autoComplete="organization" errors={fieldErrors.tenant_name} />
         <label className="flex items-center gap-2 text-sm text-slate-800">
           <input type="checkbox" name="with_space" checked={withSpace} onChange={(e) => setWithSpace(e.target.checked)} />
-          Create my first Space now
+          {t('register.withSpace')}
         </label>
         {withSpace ? (
           <fieldset className="flex flex-col gap-3 rounded border border-slate-300 p-3">
-            <legend className="px-1 text-sm font-medium text-slate-800">Your first Space</legend>
+            <legend className="px-1 text-sm font-medium text-slate-800">{t('register.firstSpace')}</legend>
             <TextField
-              label="Space name"
+              label={t('register.spaceName')}
               name="space_name"
               required
-              hint="One site's content. Its address is made from the name."
+              hint={t('register.spaceNameHint')}
               errors={[...(fieldErrors['space/name'] ?? []), ...(fieldErrors['space/slug'] ?? []), ...(fieldErrors.space ?? [])]}
             />
             <label className="flex items-center gap-2 text-sm text-slate-800">
               <input type="checkbox" name="sample_content" defaultChecked />
-              Add sample content to explore (blueprints, published pages in every locale, a form)
+              {t('register.sample')}
             </label>
           </fieldset>
         ) : null}
         <ErrorNotice error={error} />
         <Button tone="primary" type="submit" disabled={busy}>
-          {busy ? 'Creating…' : 'Create account'}
+          {busy ? t('register.busy') : t('register.submit')}
         </Button>
       </form>
       <p className="mt-4 text-sm text-slate-700">
-        Have an account?{' '}
+        {t('register.haveAccount')}{' '}
         <Link to="/sign-in" search={{}} className="font-medium text-indigo-800 underline">
-          Sign in
+          {t('signIn.submit')}
         </Link>
       </p>
     </AuthFrame>

@@ -4,6 +4,7 @@ import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { setToken } from '../auth'
 import { Button, ErrorNotice, TextField } from '../components/ui'
+import { t } from '../i18n'
 
 const route = getRouteApi('/sign-in')
 
@@ -45,19 +46,19 @@ export function SignInScreen() {
   }
 
   return (
-    <AuthFrame title="Sign in">
+    <AuthFrame title={t('signIn.title')}>
       <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
-        <TextField label="E-mail" name="email" type="email" autoComplete="username" required errors={fieldErrors.email} />
-        <TextField label="Password" name="password" type="password" autoComplete="current-password" required errors={fieldErrors.password} />
+        <TextField label={t('signIn.email')} name="email" type="email" autoComplete="username" required errors={fieldErrors.email} />
+        <TextField label={t('signIn.password')} name="password" type="password" autoComplete="current-password" required errors={fieldErrors.password} />
         <ErrorNotice error={error} />
         <Button tone="primary" type="submit" disabled={busy}>
-          {busy ? 'Signing in…' : 'Sign in'}
+          {busy ? t('signIn.busy') : t('signIn.submit')}
         </Button>
       </form>
       <p className="mt-4 text-sm text-slate-700">
-        No account yet?{' '}
+        {t('signIn.noAccount')}{' '}
         <Link to="/register" className="font-medium text-indigo-800 underline">
-          Create one
+          {t('signIn.register')}
         </Link>
       </p>
     </AuthFrame>

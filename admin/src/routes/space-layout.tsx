@@ -23,9 +23,9 @@ export function SpaceLayout() {
   const readOnly = role !== undefined && !canWrite
   return (
     <div className="flex flex-col gap-4">
-      <nav aria-label="Space switcher" className="flex flex-wrap items-center gap-3 rounded-lg bg-white px-4 py-2 ring-1 ring-slate-200">
+      <nav aria-label={t('layout.switcher')} className="flex flex-wrap items-center gap-3 rounded-lg bg-white px-4 py-2 ring-1 ring-slate-200">
         <label htmlFor={id} className="text-sm font-medium">
-          Space
+          {t('layout.space')}
         </label>
         <select
           id={id}
@@ -42,17 +42,17 @@ export function SpaceLayout() {
         </select>
         {current ? (
           <span className="text-sm text-slate-700" data-testid="role">
-            Your role: <strong>{current.role}</strong>
+            {t('layout.yourRole')} <strong>{current.role}</strong>
           </span>
         ) : null}
         <Link to="/spaces/$space" params={{ space }} search={{}} className="ml-auto text-sm font-medium text-indigo-800 underline">
-          Stories
+          {t('nav.stories')}
         </Link>
         <Link to="/spaces/$space/components" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
-          Components
+          {t('nav.components')}
         </Link>
         <Link to="/spaces/$space/assets" params={{ space }} className="text-sm font-medium text-indigo-800 underline">
-          Assets
+          {t('nav.assets')}
         </Link>
         {canManagePeople ? (
           <Link to="/spaces/$space/members" params={{ space }} className="text-sm font-medium text-indigo-800 underline">

@@ -4,21 +4,19 @@ import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { Button, EmptyState, ErrorNotice, Loading, TextField } from '../components/ui'
+import { t } from '../i18n'
 
 /** The Spaces this user can reach, with their role; creating the first one is the next step of a new account. */
 export function SpacesScreen() {
   const spaces = useQuery(spacesQuery())
-  if (spaces.isPending) return <Loading what="Loading your Spaces" />
+  if (spaces.isPending) return <Loading what={t('spaces.loading')} />
   if (spaces.isError) return <ErrorNotice error={spaces.error} />
   const live = spaces.data.filter((s) => !s.archived)
   return (
     <div className="flex flex-col gap-6">
-      <h1 className="text-2xl font-semibold">Spaces</h1>
+      <h1 className="text-2xl font-semibold">{t('spaces.title')}</h1>
       {live.length === 0 ? (
-        <EmptyState title="No Space yet">
-          A Space holds the Stories, components and assets of one site. Create your first Space below, then add a component
-          blueprint and your first Story.
-        </EmptyState>
+        <EmptyState title={t('spaces.empty')}>{t('spaces.emptyHint')}</EmptyState>
       ) : (
         <ul className="divide-y divide-slate-200 rounded-lg bg-white ring-1 ring-slate-200">
           {live.map((s) => (
@@ -27,7 +25,7 @@ export function SpacesScreen() {
                 {s.name}
               </Link>
               <span className="text-sm text-slate-700">
-                {s.slug} · your role: <strong>{s.role}</strong>
+                {t('spaces.slugAndRole', { slug: s.slug })} <strong>{s.role}</strong>
               </span>
             </li>
           ))}
@@ -58,13 +56,13 @@ function CreateSpace() {
   }
   return (
     <form onSubmit={submit} className="flex flex-col gap-3 rounded-lg bg-white p-4 ring-1 ring-slate-200" noValidate>
-      <h2 className="text-lg font-semibold">New Space</h2>
-      <TextField label="Name" name="name" required errors={errors.name} />
-      <TextField label="Slug" name="slug" required hint="Lower case letters, digits and dashes: it appears in API URLs." errors={errors.slug} />
+      <h2 className="text-lg font-semibold">{t('spaces.new')}</h2>
+      <TextField label={t('spaces.name')} name="name" required errors={errors.name} />
+      <TextField label={t('spaces.slug')} name="slug" required hint={t('spaces.slugHint')} errors={errors.slug} />
       <ErrorNotice error={create.error} />
       <div>
         <Button tone="primary" type="submit" disabled={create.isPending}>
-          Create Space
+          {t('spaces.create')}
         </Button>
       </div>
     </form>
