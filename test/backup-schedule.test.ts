@@ -27,7 +27,9 @@ const HOUR = 3_600_000
 
 test('BACKUP_CRON writes a backup per tick into BACKUP_DIR and keeps the newest BACKUP_KEEP', async () => {
   const backupDir = join(temp, 'backups')
-  const env = { LOG_LEVEL: 'silent', BACKUP_CRON: '0 3 * * *', BACKUP_KEEP: '2', BACKUP_DIR: backupDir }
+  // S3_* set: the manifest records the bucket (nothing here reaches it: the backup copies no object).
+  const s3 = { S3_BUCKET: 'media', S3_ENDPOINT: 'http://127.0.0.1:9', S3_ACCESS_KEY_ID: 'k', S3_SECRET_ACCESS_KEY: 's', S3_PREFIX: 'cms/' }
+  const env = { LOG_LEVEL: 'silent', BACKUP_CRON: '0 3 * * *', BACKUP_KEEP: '2', BACKUP_DIR: backupDir, ...s3 }
   const clock = new ManualClock(Date.parse('2026-03-01T03:00:00Z'))
   let kernel
   if (process.env.TEST_DATABASE_URL) {
@@ -56,6 +58,7 @@ test('BACKUP_CRON writes a backup per tick into BACKUP_DIR and keeps the newest 
   const entries = await new Bun.Archive(await Bun.file(join(backupDir, files[1])).bytes()).files()
   expect(manifest.driver).toBe(kernel.db.driver)
   expect(manifest.created_at).toBe('2026-03-04T03:00:00.000Z')
+  expect(manifest.asset_store).toMatchObject({ kind: 's3', bucket: 'media', prefix: 'cms/', endpoint: expect.stringContaining('127.0.0.1:9') })
   if (kernel.db.driver === 'pglite') {
     expect(entries.has('data/PG_VERSION')).toBe(true)
     expect(entries.has('data/secret.key')).toBe(true)
