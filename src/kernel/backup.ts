@@ -103,35 +103,26 @@ function paxRecord(key: string, value: string): string {
 class TarWriter {
   private gzip = createGzip({ level: 1 })
   private done: Promise<void>
-  /** Compressed bytes written so far. */
-  written = 0
   constructor(out: Writable) {
-    this.gzip.on('data', (c: Buffer) => {
-      this.written += c.byteLength
-    })
     this.done = pipeline(this.gzip, out)
     // pipeline's promise rejects with the sink's error; keep it from being unhandled until finish() awaits it.
     this.done.catch(() => {})
   }
+  /**
+   * Hands `chunk` to the compressor and waits until it has been consumed: the caller may then reuse its buffer (the
+   * copy loops read into one buffer, so garbage does not pile up between collections), and memory stays flat.
+   */
   private async push(chunk: Uint8Array) {
     if (this.gzip.destroyed) throw new BackupError('the backup stream was closed')
-    if (!this.gzip.write(chunk)) {
-      await new Promise<void>((resolve, reject) => {
-        const onDrain = () => {
-          this.gzip.off('error', onError)
-          this.gzip.off('close', onClose)
-          resolve()
-        }
-        const onError = (err: Error) => {
-          this.gzip.off('drain', onDrain)
-          reject(err)
-        }
-        const onClose = () => reject(new BackupError('the backup stream was closed'))
-        this.gzip.once('drain', onDrain)
-        this.gzip.once('error', onError)
-        this.gzip.once('close', onClose)
+    await new Promise<void>((resolve, reject) => {
+      const onClose = () => reject(new BackupError('the backup stream was closed'))
+      this.gzip.once('close', onClose)
+      this.gzip.write(chunk, (err) => {
+        this.gzip.off('close', onClose)
+        if (err) reject(err)
+        else resolve()
       })
-    }
+    })
   }
   private async header(name: string, size: number, type: '0' | '5', mode: number) {
     const mtime = Math.floor(Date.now() / 1000)
@@ -166,8 +157,8 @@ class TarWriter {
       while (n < size) {
         const got = readSync(fd, buf, 0, Math.min(buf.byteLength, size - n), null)
         if (got === 0) throw new BackupError(`${name} shrank while it was copied`)
-        // The gzip stream copies what it is given before write() returns, so the buffer can be reused.
-        await this.push(Buffer.from(buf.subarray(0, got)))
+        // push() returns once the compressor has consumed the piece: the buffer is reused.
+        await this.push(buf.subarray(0, got))
         n += got
         onBytes(got)
       }
@@ -457,24 +448,23 @@ async function runPgDump(databaseUrl: string, onPart: (chunk: Uint8Array) => Pro
   })
   const errText = new Response(proc.stderr).text()
   try {
-    let pending: Buffer[] = []
+    // One part buffer, reused: onPart returns once the part has been consumed.
+    const part = Buffer.allocUnsafe(DUMP_PART)
     let n = 0
     for await (const chunk of proc.stdout as unknown as AsyncIterable<Uint8Array>) {
-      let c = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
-      while (n + c.byteLength >= DUMP_PART) {
-        const take = DUMP_PART - n
-        pending.push(c.subarray(0, take))
-        await onPart(Buffer.concat(pending))
-        pending = []
-        n = 0
-        c = c.subarray(take)
-      }
-      if (c.byteLength) {
-        pending.push(Buffer.from(c))
-        n += c.byteLength
+      let at = 0
+      while (at < chunk.byteLength) {
+        const take = Math.min(DUMP_PART - n, chunk.byteLength - at)
+        part.set(chunk.subarray(at, at + take), n)
+        n += take
+        at += take
+        if (n === DUMP_PART) {
+          await onPart(part)
+          n = 0
+        }
       }
     }
-    if (n) await onPart(Buffer.concat(pending))
+    if (n) await onPart(part.subarray(0, n))
   } catch (err) {
     proc.kill()
     throw err
