@@ -122,6 +122,10 @@ async function main(argv: string[]) {
         const r = await runRestore(config, { file: positionals[0], force: !!values.force })
         const where = r.driver === 'postgres' ? 'the database at DATABASE_URL' : config.dataDir
         console.log(`restored the backup of ${r.createdAt} into ${where} (${formatBytes(r.bytes)}); start the server to use it`)
+        if (r.assetStore) {
+          const at = r.assetStore.endpoint ? ` at ${r.assetStore.endpoint}` : ''
+          console.log(`asset bytes are not in the backup: they are in S3 bucket ${r.assetStore.bucket}${at}, prefix "${r.assetStore.prefix}"; set S3_* to it`)
+        }
       }
     } catch (err) {
       if (err instanceof BackupError) {

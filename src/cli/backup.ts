@@ -1,18 +1,20 @@
 import { acquireDataDirLock } from '../kernel/data-dir'
-import { chmodSync, renameSync, rmSync, statSync } from 'node:fs'
+import { chmodSync, createWriteStream, renameSync, rmSync, statSync } from 'node:fs'
+import { Readable } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
 import { resolve } from 'node:path'
 import postgres from 'postgres'
 import type { Config } from '../config'
 import {
   BackupError,
   controlSocketPath,
-  createBackup,
   emptyDir,
   isEmptyDir,
-  openBackup,
   type Progress,
+  readBackupManifest,
   restoreDataDir,
   restorePostgres,
+  writeBackupFile,
 } from '../kernel/backup'
 import { openDatabase } from '../kernel/db'
 import { SERVICE_VERSION } from '../modules/system/service'
@@ -48,29 +50,38 @@ export function defaultBackupName(now: Date): string {
   return `content-service-backup-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}.tar.gz`
 }
 
-/** Asks the server holding the data folder for a snapshot; null when no server answers on its socket. */
-async function backupFromRunningServer(dataDir: string, progress: Progress): Promise<Uint8Array | null> {
+/**
+ * Asks the server holding the data folder for a snapshot and streams it into `partial`; false when no server answers
+ * on its socket.
+ */
+async function backupFromRunningServer(dataDir: string, partial: string, progress: Progress): Promise<boolean> {
   const socket = controlSocketPath(dataDir)
-  if (!socket) return null
+  if (!socket) return false
   let res: Response
   try {
     res = await fetch('http://content-service/backup', { unix: socket } as RequestInit)
   } catch (err) {
     // No socket, or a stale one left by a process that is gone: no server holds the folder.
     const code = (err as { code?: string }).code
-    if (code === 'ENOENT' || code === 'ECONNREFUSED') return null
+    if (code === 'ENOENT' || code === 'ECONNREFUSED') return false
     throw new BackupError(`cannot reach the running server on ${socket}: ${(err as Error).message}`)
   }
   if (!res.ok) throw new BackupError(`the running server could not take the snapshot: ${(await res.text()).trim()}`)
   progress('the running server takes the snapshot')
-  const chunks: Uint8Array[] = []
   let n = 0
-  for await (const chunk of res.body! as unknown as AsyncIterable<Uint8Array>) {
-    chunks.push(chunk)
-    n += chunk.byteLength
-    progress('receiving the snapshot from the running server', n)
+  const counted = (async function* () {
+    for await (const chunk of res.body! as unknown as AsyncIterable<Uint8Array>) {
+      n += chunk.byteLength
+      progress('receiving the snapshot from the running server', n)
+      yield chunk
+    }
+  })()
+  try {
+    await pipeline(Readable.from(counted), createWriteStream(partial, { mode: 0o600 }))
+  } catch (err) {
+    throw new BackupError(`the running server could not finish the snapshot: ${(err as Error).message}`)
   }
-  return Buffer.concat(chunks)
+  return true
 }
 
 /** True when a server answers on the data folder's control socket. */
@@ -92,25 +103,39 @@ export interface BackupResult {
   source: 'running server' | 'data folder' | 'pg_dump'
 }
 
-/** `content-service backup [--out FILE]`. */
+/** `content-service backup [--out FILE]`: the archive is written as it is read (memory stays flat). */
 export async function runBackup(config: Config, opts: { out?: string; now?: Date } = {}): Promise<BackupResult> {
   const now = opts.now ?? new Date()
   const file = resolve(opts.out ?? defaultBackupName(now))
   const progress = terminalProgress()
-  let bytes: Uint8Array | null = null
   let source: BackupResult['source'] = 'pg_dump'
+  let bytes: number
+  const s3 = config.s3
   try {
     if (!config.databaseUrl) {
-      bytes = await backupFromRunningServer(config.dataDir, progress)
+      // Written aside, then renamed: a backup file is whole or absent. 0600: it holds the data folder's secret key.
+      const partial = `${file}.partial`
+      let fromServer = false
+      try {
+        fromServer = await backupFromRunningServer(config.dataDir, partial, progress)
+        if (fromServer) {
+          chmodSync(partial, 0o600)
+          renameSync(partial, file)
+        }
+      } catch (err) {
+        rmSync(partial, { force: true })
+        throw err
+      }
       source = 'running server'
-      if (!bytes) {
+      if (fromServer) bytes = statSync(file).size
+      else {
         if (isEmptyDir(config.dataDir)) throw new BackupError(`no database in ${config.dataDir} (DATA_DIR)`)
         source = 'data folder'
         // No server holds the folder: this process opens it (openDatabase takes the data folder's lock, so a server
         // starting meanwhile is refused rather than writing under the copy).
         const db = await openDatabase({ databaseUrl: null, dataDir: config.dataDir })
         try {
-          bytes = await createBackup(db, SERVICE_VERSION, { clockNow: now, progress })
+          bytes = await writeBackupFile(db, SERVICE_VERSION, file, { clockNow: now, progress, s3 })
         } finally {
           await db.close()
         }
@@ -118,32 +143,23 @@ export async function runBackup(config: Config, opts: { out?: string; now?: Date
     } else {
       const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
       try {
-        bytes = await createBackup(db, SERVICE_VERSION, { databaseUrl: config.databaseUrl, clockNow: now, progress })
+        bytes = await writeBackupFile(db, SERVICE_VERSION, file, { databaseUrl: config.databaseUrl, clockNow: now, progress, s3 })
       } finally {
         await db.close()
       }
     }
-    progress('writing the file')
-    // Written aside, then renamed: a backup file is whole or absent. 0600: it holds the data folder's secret key.
-    const partial = `${file}.partial`
-    try {
-      await Bun.write(partial, bytes)
-      chmodSync(partial, 0o600)
-      renameSync(partial, file)
-    } catch (err) {
-      rmSync(partial, { force: true })
-      throw err
-    }
   } finally {
     progress.done()
   }
-  return { file, bytes: bytes.byteLength, source }
+  return { file, bytes, source }
 }
 
 export interface RestoreResult {
   driver: 'pglite' | 'postgres'
   createdAt: string
   bytes: number
+  /** With the S3 store: the bucket and prefix the backup's assets are in (not in the file). */
+  assetStore?: { bucket: string; prefix: string; endpoint: string | null }
 }
 
 async function postgresHasTables(url: string): Promise<boolean> {
@@ -167,7 +183,9 @@ export async function runRestore(config: Config, opts: { file: string; force?: b
   const progress = terminalProgress()
   try {
     progress('reading the backup', size)
-    const { manifest, files } = await openBackup(await Bun.file(opts.file).bytes())
+    const manifest = await readBackupManifest(opts.file)
+    const store = manifest.asset_store
+    const assetStore = store ? { bucket: store.bucket, prefix: store.prefix, endpoint: store.endpoint } : undefined
     if (manifest.driver === 'pglite') {
       if (config.databaseUrl) {
         throw new BackupError('this backup is of the embedded database: unset DATABASE_URL and set DATA_DIR to the folder to restore into')
@@ -184,7 +202,7 @@ export async function runRestore(config: Config, opts: { file: string; force?: b
           lock.release()
         }
       }
-      const bytes = await restoreDataDir(manifest, files, dir, progress)
+      const bytes = await restoreDataDir(manifest, opts.file, dir, progress)
       // Open it once: the database recovers from the snapshot's WAL now, and a broken backup fails here, not at start.
       progress('checking the restored database')
       const db = await openDatabase({ databaseUrl: null, dataDir: dir })
@@ -193,18 +211,15 @@ export async function runRestore(config: Config, opts: { file: string; force?: b
       } finally {
         await db.close()
       }
-      return { driver: 'pglite', createdAt: manifest.created_at, bytes }
+      return { driver: 'pglite', createdAt: manifest.created_at, bytes, assetStore }
     }
     if (!config.databaseUrl) throw new BackupError('this backup is a Postgres dump: set DATABASE_URL to the database to restore into')
-    const dump = files.get('postgres.dump')
-    if (!dump) throw new BackupError('the backup has no postgres.dump')
     const occupied = await postgresHasTables(config.databaseUrl)
     if (occupied && !opts.force) {
       throw new BackupError('the database at DATABASE_URL is not empty: restore into an empty database, or add --force to replace its tables')
     }
-    progress('pg_restore', dump.size)
-    await restorePostgres(dump, config.databaseUrl, occupied)
-    return { driver: 'postgres', createdAt: manifest.created_at, bytes: dump.size }
+    const bytes = await restorePostgres(opts.file, config.databaseUrl, occupied, progress)
+    return { driver: 'postgres', createdAt: manifest.created_at, bytes, assetStore }
   } finally {
     progress.done()
   }

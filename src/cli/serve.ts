@@ -1,6 +1,6 @@
 import { createRuntime } from '../app'
 import type { Config } from '../config'
-import { createBackup, startControlSocket } from '../kernel/backup'
+import { startControlSocket, writeBackup } from '../kernel/backup'
 import { startWorkers } from '../kernel/jobs'
 import { StartupError } from '../kernel/data-dir'
 import { MAX_URL_BYTES, PARSER_HEADER_BYTES, PARSER_HEADER_LIMIT } from '../kernel/http'
@@ -56,7 +56,7 @@ export async function startServer(config: Config, opts: ServeOptions = {}): Prom
   // `content-service backup` asks this process for a consistent snapshot of the embedded database it holds.
   const control = config.memoryDb
     ? null
-    : startControlSocket(kernel.db, config.dataDir, () => createBackup(kernel.db, SERVICE_VERSION, { clockNow: kernel.clock.now() }), kernel.logger)
+    : startControlSocket(kernel.db, config.dataDir, (out) => writeBackup(kernel.db, SERVICE_VERSION, out, { clockNow: kernel.clock.now(), s3: config.s3 }), kernel.logger)
   // METRICS_PORT: Prometheus scrapes a listener of its own, which answers nothing else.
   const metrics = kernel.metrics
   const metricsServer =

@@ -1,6 +1,6 @@
-import { chmodSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { mkdirSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { createBackup } from '../../kernel/backup'
+import { writeBackupFile } from '../../kernel/backup'
 import type { Kernel } from '../../kernel/kernel'
 import { SERVICE_VERSION } from '../system/service'
 
@@ -18,20 +18,13 @@ export function scheduledBackupName(at: Date): string {
 export async function takeScheduledBackup(kernel: Kernel): Promise<string> {
   const { backupDir, backupKeep, databaseUrl } = kernel.config
   const at = kernel.clock.now()
-  const bytes = await createBackup(kernel.db, SERVICE_VERSION, { databaseUrl, clockNow: at })
   mkdirSync(backupDir, { recursive: true, mode: 0o700 })
   const file = join(backupDir, scheduledBackupName(at))
-  const partial = `${file}.partial`
-  try {
-    await Bun.write(partial, bytes)
-    chmodSync(partial, 0o600)
-    renameSync(partial, file)
-  } finally {
-    rmSync(partial, { force: true })
-  }
+  // Streamed into `.partial`, then renamed: a file there is always whole.
+  const bytes = await writeBackupFile(kernel.db, SERVICE_VERSION, file, { databaseUrl, clockNow: at, s3: kernel.config.s3 })
   const kept = readdirSync(backupDir).filter((n) => SCHEDULED_NAME.test(n)).sort()
   const removed = kept.slice(0, Math.max(0, kept.length - backupKeep))
   for (const name of removed) rmSync(join(backupDir, name), { force: true })
-  kernel.logger.info('backup written', { file, bytes: bytes.byteLength, removed: removed.length })
+  kernel.logger.info('backup written', { file, bytes, removed: removed.length })
   return file
 }
