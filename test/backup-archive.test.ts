@@ -1,11 +1,13 @@
 // The streaming archive reader against archives written by another tar writer (Bun.Archive, which wrote the backups of
 // earlier versions): the manifest is found wherever it is, files come back byte for byte, long names included, and
 // paths leaving the data folder are refused.
-import { afterAll, expect, test } from 'bun:test'
+import { afterAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { BACKUP_FORMAT, type BackupManifest, readBackupManifest, restoreDataDir } from '../src/kernel/backup'
+
+setDefaultTimeout(60_000)
 
 const temp = mkdtempSync(join(tmpdir(), 'cs-backup-archive-'))
 afterAll(() => rmSync(temp, { recursive: true, force: true }))
