@@ -326,6 +326,7 @@ export const de: Record<MessageKey, string> = {
   'ai.decidedAt': 'Dieser Auftrag ist {status} ({at}).',
   'ai.noResult': 'Noch kein Ergebnis.',
   'ai.diffIntro': 'Was Annehmen an der Fassung {lang} der Story ändert, verglichen mit dem jetzigen Stand:',
+  'ai.diffNew': 'Die Story hat noch keine Fassung {lang}: Annehmen legt sie mit allem unten an.',
   'ai.noChanges': 'Keine Unterschiede.',
   'ai.changes': 'Änderungen',
   'ai.now': 'jetzt',

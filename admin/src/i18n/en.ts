@@ -328,6 +328,7 @@ export const en = {
   'ai.decidedAt': 'This job is {status} ({at}).',
   'ai.noResult': 'No result yet.',
   'ai.diffIntro': 'What approving changes in the Story’s {lang} version, against what is there now:',
+  'ai.diffNew': 'The Story has no {lang} version yet: approving creates it with everything below.',
   'ai.noChanges': 'No differences.',
   'ai.changes': 'Changes',
   'ai.now': 'now',

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link } from '@tanstack/react-router'
 import { useId, useState } from 'react'
-import { api, unwrap } from '../../api/client'
+import { ApiFailure, api, unwrap } from '../../api/client'
 import { storyQuery } from '../../api/queries'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
@@ -186,17 +186,17 @@ function JobReview({ space, job, onDecided }: { space: string; job: AiJob; onDec
 function TranslationDiff({ space, job }: { space: string; job: AiJob }) {
   const uuid = String(job.target.story_uuid ?? '')
   const lang = String(job.target.target_lang ?? '')
-  const current = useQuery(storyQuery(space, uuid, lang))
+  const current = useQuery({ ...storyQuery(space, uuid, lang), retry: false })
+  // No version in the target locale yet (404 translation_not_found): everything the job proposes is new.
+  const missing = current.error instanceof ApiFailure && current.error.body.error === 'translation_not_found'
   if (current.isPending) return <Loading what={t('common.loading')} />
-  if (current.error) return <CatalogError error={current.error} />
+  if (current.error && !missing) return <CatalogError error={current.error} />
   if (!job.result) return <p className="text-sm text-slate-700">{t('ai.noResult')}</p>
-  const changes = diffStories(
-    { name: current.data.name, content: current.data.content },
-    { name: String(job.result.name ?? current.data.name), content: job.result.content },
-  )
+  const now = missing ? { name: '', content: null } : { name: current.data!.name, content: current.data!.content }
+  const changes = diffStories(now, { name: String(job.result.name ?? now.name), content: job.result.content })
   return (
     <>
-      <p className="text-sm text-slate-700">{t('ai.diffIntro', { lang })}</p>
+      <p className="text-sm text-slate-700">{missing ? t('ai.diffNew', { lang }) : t('ai.diffIntro', { lang })}</p>
       {changes.length === 0 ? <p className="text-sm">{t('ai.noChanges')}</p> : null}
       <ul aria-label={t('ai.changes')} className="flex max-h-96 flex-col gap-2 overflow-auto text-sm">
         {changes.slice(0, 200).map((c) => (
