@@ -142,7 +142,7 @@ describe.skipIf(!hasChromium)('operations screens in Chromium', () => {
     const order = (await h.call('GET', `/v1/spaces/${space}/plugins`, owner.token)).body.data.map((p: { name: string }) => p.name)
     expect(order).toEqual(['Second check', 'First check'])
     await page.getByRole('button', { name: 'Deactivate: First check' }).click()
-    await page.getByRole('button', { name: 'Activate: First check' }).waitFor()
+    await page.getByRole('button', { name: 'Activate: First check', exact: true }).waitFor()
     const first = (await h.call('GET', `/v1/spaces/${space}/plugins`, owner.token)).body.data.find((p: { name: string }) => p.name === 'First check')
     expect(first.active).toBe(false)
     expect(errors).toEqual([])
