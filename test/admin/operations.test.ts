@@ -47,7 +47,15 @@ describe.skipIf(!hasChromium)('operations screens in Chromium', () => {
     translator()
     h = await startAdmin({
       config: { outboundAllowPrivate: true },
-      env: { AI_BASE_URL: fake.url, AI_API_KEY: 'sk-test', AI_MODEL: 'fake-chat', AI_MONTHLY_TOKENS: '100000' },
+      env: {
+        AI_BASE_URL: fake.url,
+        AI_API_KEY: 'sk-test',
+        AI_MODEL: 'fake-chat',
+        AI_MONTHLY_TOKENS: '100000',
+        BILLING_SELF_SERVE: 'true',
+        // A plan whose monthly requests are used up at once: every write past it is 402 plan_limit.
+        PLANS: JSON.stringify({ spent: { spaces: null, stories_per_space: null, asset_bytes: null, members_per_space: null, requests_per_month: 1 } }),
+      },
     })
     owner = await h.t.register({ name: 'Olga Owner' })
     space = (await h.t.createSpace(owner.token, { name: 'Ops Site' })).slug
@@ -241,6 +249,25 @@ describe.skipIf(!hasChromium)('operations screens in Chromium', () => {
         expect({ screen, scheme, violations: await axeViolations(page) }).toEqual({ screen, scheme, violations: [] })
       }
     }
+    expect(errors).toEqual([])
+  })
+
+  test('a 402 names the limit that was reached and links to Billing, where the plan is changed', async () => {
+    expect((await h.call('PATCH', `/v1/spaces/${space}/billing`, owner.token, { plan: 'spent' })).status).toBe(200)
+    const { page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${space}/webhooks`)
+    await page.locator('[data-row="Site rebuild"]').waitFor()
+    await page.getByRole('button', { name: 'Ping: Site rebuild' }).click()
+    const refusal = page.locator('[data-error="plan_limit"]')
+    await refusal.waitFor()
+    expect(await refusal.textContent()).toContain('The plan’s limit is reached: API requests this month.')
+    await refusal.getByRole('link', { name: 'See the plan and its limits' }).click()
+    await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor()
+    expect(await page.getByTestId('plan').textContent()).toContain('spent')
+    await page.getByLabel('Plan', { exact: true }).selectOption('unlimited')
+    await page.getByRole('button', { name: 'Change plan' }).click()
+    await page.getByRole('status').filter({ hasText: 'The plan is now “unlimited”.' }).waitFor()
+    expect((await h.call('GET', `/v1/spaces/${space}/billing`, owner.token)).body.data.plan).toBe('unlimited')
     expect(errors).toEqual([])
   })
 })
