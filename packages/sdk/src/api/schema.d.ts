@@ -14213,6 +14213,24 @@ export interface operations {
                             };
                             /** @description The Tenant's plan */
                             plan: string;
+                            /** @description The configured plans (PLANS), to choose from when self_serve is true */
+                            plans: {
+                                limits: {
+                                    /** @description Bytes of the assets of all the Tenant's Spaces; null: unlimited */
+                                    asset_bytes: number | null;
+                                    /** @description Members of one Space; null: unlimited */
+                                    members_per_space: number | null;
+                                    /** @description Authenticated management API requests of the Tenant per calendar month (UTC); null: unlimited */
+                                    requests_per_month: number | null;
+                                    /** @description Live (not archived) Spaces of the Tenant; null: unlimited */
+                                    spaces: number | null;
+                                    /** @description Stories (not archived) in one Space; null: unlimited */
+                                    stories_per_space: number | null;
+                                };
+                                name: string;
+                            }[];
+                            /** @description Whether a Tenant admin may change the plan here (BILLING_SELF_SERVE); false: the operator does */
+                            self_serve: boolean;
                             /** @description What counts against each limit now (the per-Space ones: of this Space) */
                             usage: {
                                 asset_bytes: number;
@@ -14322,6 +14340,24 @@ export interface operations {
                             };
                             /** @description The Tenant's plan */
                             plan: string;
+                            /** @description The configured plans (PLANS), to choose from when self_serve is true */
+                            plans: {
+                                limits: {
+                                    /** @description Bytes of the assets of all the Tenant's Spaces; null: unlimited */
+                                    asset_bytes: number | null;
+                                    /** @description Members of one Space; null: unlimited */
+                                    members_per_space: number | null;
+                                    /** @description Authenticated management API requests of the Tenant per calendar month (UTC); null: unlimited */
+                                    requests_per_month: number | null;
+                                    /** @description Live (not archived) Spaces of the Tenant; null: unlimited */
+                                    spaces: number | null;
+                                    /** @description Stories (not archived) in one Space; null: unlimited */
+                                    stories_per_space: number | null;
+                                };
+                                name: string;
+                            }[];
+                            /** @description Whether a Tenant admin may change the plan here (BILLING_SELF_SERVE); false: the operator does */
+                            self_serve: boolean;
                             /** @description What counts against each limit now (the per-Space ones: of this Space) */
                             usage: {
                                 asset_bytes: number;
