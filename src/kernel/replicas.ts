@@ -67,7 +67,9 @@ function formatLsn(n: bigint): string {
 
 /** Errors of a statement that would fail on the primary too: the replica stays in. Everything else takes it out. */
 function replicaAtFault(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code
+  // Drizzle wraps the driver's error (DrizzleQueryError) in `cause`.
+  const e = err as { code?: unknown; cause?: { code?: unknown } }
+  const code = e?.code ?? e?.cause?.code
   if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true // no SQLSTATE: the connection failed
   // 08 connection, 53 resources, 57 operator intervention (shutdown, cannot connect now), 58 system, XX internal,
   // 40001 a conflict with recovery (the standby cancelled the query).
@@ -127,10 +129,8 @@ export class ReplicaRouter {
   /** Starts polling (the first poll is awaited: a replica that answers serves from the first request). */
   async start(): Promise<void> {
     if (!this.enabled || this.timer) return
+    // Logs each replica's first state (serves reads, lags, or is down and why).
     await this.poll()
-    for (const r of this.replicas) {
-      this.logger.info(`read replica ${r.name}: ${r.state}`, { replica: r.name, state: r.state, lag_ms: r.lagMs })
-    }
     this.timer = setInterval(() => void this.poll(), POLL_MS)
     this.timer.unref?.()
   }
