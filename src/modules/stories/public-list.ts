@@ -342,7 +342,11 @@ export class PublicLists {
       })
     }
     if (!links.length) return
-    const byUuid = await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, links.map((l) => l.story_uuid)))
+    const uuids = links.map((l) => l.story_uuid)
+    // Drafts (a preview) read the primary, as the rest of a draft read does.
+    const byUuid = base.preview
+      ? await repo.publishedPathsByUuids(this.kernel.db.db, space.id, uuids)
+      : await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, uuids))
     const chain = this.pipeline.chain(space, base.lang, base.acceptLanguage)
     await this.pipeline.prime(space, [...byUuid.values()])
     const now = this.kernel.clock.ms()
@@ -376,7 +380,11 @@ export class PublicLists {
     const uuids = [...new Set(found)].filter((u) => !own.has(u))
     const take = uuids.slice(0, MAX_RELS)
     const unresolved = uuids.slice(MAX_RELS)
-    const paths = take.length ? await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, take)) : new Map<string, string>()
+    const paths = !take.length
+      ? new Map<string, string>()
+      : draft
+        ? await repo.publishedPathsByUuids(this.kernel.db.db, space.id, take)
+        : await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, take))
     if (!draft) await this.pipeline.prime(space, [...paths.values()])
     const served = (await Promise.all(take.flatMap((u) => (paths.has(u) ? [this.readOne(base, space, paths.get(u)!, draft, authorization)] : []))))
       .filter((s): s is Served => s !== null)
