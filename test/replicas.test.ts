@@ -2,7 +2,7 @@
 // pg_basebackup in a temporary folder (test/helpers/replica.ts). Postgres only: under PGlite (no TEST_DATABASE_URL),
 // or when this machine cannot run a standby, the replica tests skip and say why; the PGlite test runs there.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import type { Config } from '../src/config'
+import { type Config, ConfigError, loadConfig } from '../src/config'
 import { createLogger } from '../src/kernel/logger'
 import { type TestApp, testApp } from './helpers/app'
 import { type Standby, startStandby } from './helpers/replica'
@@ -235,5 +235,25 @@ describe('the embedded database', () => {
     } finally {
       await app.close()
     }
+  })
+})
+
+describe('configuration', () => {
+  test('DATABASE_REPLICA_URLS takes comma-separated postgres:// URLs; anything else is refused without echoing it', () => {
+    const c = loadConfig({ DATABASE_REPLICA_URLS: ' postgres://r@a:5432/db , postgresql://r@b/db ', REPLICA_MAX_LAG_MS: '500' })
+    expect(c.databaseReplicaUrls).toEqual(['postgres://r@a:5432/db', 'postgresql://r@b/db'])
+    expect(c.replicaMaxLagMs).toBe(500)
+    expect(loadConfig({}).databaseReplicaUrls).toEqual([])
+    expect(loadConfig({}).replicaMaxLagMs).toBe(2000)
+    let err: unknown
+    try {
+      loadConfig({ DATABASE_REPLICA_URLS: 'postgres://r@a/db,mysql://u:hunter2@b/db' })
+    } catch (e) {
+      err = e
+    }
+    expect(err).toBeInstanceOf(ConfigError)
+    expect(String((err as Error).message)).toContain('DATABASE_REPLICA_URLS[1]')
+    expect(String((err as Error).message)).not.toContain('hunter2')
+    expect(() => loadConfig({ REPLICA_MAX_LAG_MS: '10' })).toThrow(ConfigError)
   })
 })
