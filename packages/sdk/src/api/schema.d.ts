@@ -1069,7 +1069,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited) */
+        /** Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited). With read replicas configured, `replicas` reports each one (a replica down or lagging never fails readiness: its reads go to the primary) */
         get: operations["getHealthReady"];
         put?: never;
         post?: never;
@@ -8726,6 +8726,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Each read replica (DATABASE_REPLICA_URLS), when configured: reported, never failing readiness */
+                        replicas?: {
+                            /** @description Milliseconds behind the primary; null until it first answered */
+                            lag_ms: (string | number) | null;
+                            /** @description host:port/database of the replica (never credentials) */
+                            name: string;
+                            /** @enum {string} */
+                            state: "up" | "lagging" | "down";
+                        }[];
                         /** @constant */
                         status: "ok";
                     };
