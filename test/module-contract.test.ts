@@ -24,6 +24,8 @@ const probeModule = defineModule({
       idOf: String,
       load: async () => ++loads,
       now: () => kernel.clock.ms(),
+      maxBytes: 1 << 16,
+      sizeOf: () => 8,
       invalidateOn: { 'space.updated': (e) => e.spaceId },
     }),
   }),

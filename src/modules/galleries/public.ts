@@ -1,4 +1,4 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace } from '../../kernel/public-space'
 import { type AssetInfo, assetInfos, assetUrl } from '../assets/service'
@@ -41,6 +41,8 @@ export class GalleryCache {
       now: () => kernel.clock.ms(),
       ttlMs: TTL_MS,
       maxEntries: MAX_GALLERIES,
+      maxBytes: cacheShare(kernel.config, 1 / 16),
+      sizeOf: plainSize,
       maxNegatives: 1_000,
       invalidateOn: {
         'gallery.created': (e) => e.spaceId,

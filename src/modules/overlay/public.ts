@@ -1,4 +1,4 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
@@ -113,6 +113,8 @@ export class OverlayReader {
       load: (spaceId) => this.load(spaceId),
       now: () => kernel.clock.ms(),
       maxEntries: MAX_SPACES,
+      maxBytes: cacheShare(kernel.config, 1 / 16),
+      sizeOf: plainSize,
       invalidateOn: {
         'dom_overlay.created': (e) => e.spaceId,
         'dom_overlay.updated': (e) => e.spaceId,
