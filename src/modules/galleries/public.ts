@@ -12,7 +12,12 @@ export interface LiveGallery {
   assets: Map<string, AssetInfo>
   /** Rendered bodies by locale chain and origin (bounded). */
   renders: Map<string, RenderedGallery>
+  /** Tells the cache that holds it that its renders grew or shrank by `delta` bytes (its byte budget counts them). */
+  grew?(delta: number): void
 }
+
+/** Estimated bytes of a render: the body string, the view it was made from (about as large), the key. */
+const renderBytes = (key: string, r: RenderedGallery) => r.body.length * 4 + key.length * 2 + 128
 
 export interface RenderedGallery {
   view: PublicGallery['data']
@@ -65,7 +70,9 @@ export class GalleryCache {
     if (!row) return null
     const uuids = [...new Set(row.items.map((i) => i.asset_uuid))]
     const assets = new Map((await assetInfos(this.kernel, spaceId, uuids)).map((a) => [a.uuid.toLowerCase(), a]))
-    return { row, assets, renders: new Map() }
+    const g: LiveGallery = { row, assets, renders: new Map() }
+    g.grew = (delta) => this.cache.resize(`${spaceId}:${slug}`, g, delta)
+    return g
   }
 }
 
@@ -120,8 +127,13 @@ export function renderGallery(g: LiveGallery, space: PublicSpace, chain: readonl
   const body = JSON.stringify({ data: view })
   const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
   const rendered = { view, body, etag }
-  if (g.renders.size >= MAX_RENDERS) g.renders.clear()
+  let delta = renderBytes(key, rendered)
+  if (g.renders.size >= MAX_RENDERS) {
+    for (const [k, v] of g.renders) delta -= renderBytes(k, v)
+    g.renders.clear()
+  }
   g.renders.set(key, rendered)
+  g.grew?.(delta)
   return rendered
 }
 
