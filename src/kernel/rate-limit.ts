@@ -237,6 +237,8 @@ export class PostgresRateLimitStore implements RateLimitStore {
     private database: Database,
     private keyHash: Uint8Array | null = null,
     private onFallback: (error: unknown) => void = () => {},
+    /** A flush failed for another reason than an unreachable database (logged by the kernel). */
+    private onFlushError: (error: unknown) => void = () => {},
   ) {}
 
   /** The key as stored: a keyed digest (base64url, 22 characters) when a hash key is set. */
@@ -297,13 +299,14 @@ export class PostgresRateLimitStore implements RateLimitStore {
           this.flushes++
           rows = await this.database.query(
             `insert into rate_limit_counters (key, count, reset_at)
-             select k, greatest(n, 0), r from unnest($1::text[], $2::int[], $3::timestamptz[]) as t(k, n, r)
+             select k, greatest(n, 0), r from jsonb_to_recordset($1::jsonb) as t(k text, n int, r timestamptz)
              on conflict (key) do update set
-               count = case when rate_limit_counters.reset_at <= $4 then greatest(excluded.count, 0)
+               count = case when rate_limit_counters.reset_at <= $2 then greatest(excluded.count, 0)
                             else greatest(rate_limit_counters.count + excluded.count, 0) end,
-               reset_at = case when rate_limit_counters.reset_at <= $4 then excluded.reset_at else rate_limit_counters.reset_at end
+               reset_at = case when rate_limit_counters.reset_at <= $2 then excluded.reset_at else rate_limit_counters.reset_at end
              returning key, count, reset_at`,
-            [stored, part.map(([, , n]) => n), part.map(([, c]) => new Date(c.resetAt).toISOString()), new Date(now).toISOString()],
+            // One JSON parameter (not arrays: both drivers pass text the same way).
+            [JSON.stringify(part.map(([, c, n], j) => ({ k: stored[j], n, r: new Date(c.resetAt).toISOString() }))), new Date(now).toISOString()],
           )
         } catch (err) {
           if (!isDatabaseUnavailable(err)) throw err
@@ -324,7 +327,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
       }
     }
     this.flushing = run()
-      .catch(() => {})
+      .catch((err) => this.onFlushError(err))
       .finally(() => (this.flushing = null))
     return this.flushing
   }
