@@ -52,6 +52,7 @@ export function wireModules(kernel: Kernel, modules: readonly Module[]): WiredMo
   const stateOf = (m: Module) => states.get(m)!
 
   // Reactions, filter hooks, jobs, read steps and GraphQL fields.
+  const caches: { name: string; stats: { bytes: number; entries: number; maxBytes: number; evictions: number } }[] = []
   for (const m of modules) {
     const self = stateOf(m)
     for (const cache of m.caches?.(self) ?? []) {
@@ -59,6 +60,10 @@ export function wireModules(kernel: Kernel, modules: readonly Module[]): WiredMo
         if (what) kernel.bus.subscribe(type as never, (e) => cache.invalidateFor((what as (e: unknown) => never)(e)))
       }
       kernel.bus.onResync(() => cache.clear())
+    }
+    for (const memo of m.memos?.(self) ?? []) {
+      kernel.bus.subscribe('*', (e) => memo.onEvent(e))
+      kernel.bus.onResync(() => memo.clear())
     }
     for (const [type, handler] of Object.entries(m.on ?? {})) {
       if (handler) kernel.bus.subscribe(type as never, (e, d) => (handler as (...a: unknown[]) => unknown)(e, self, kernel, d) as void)
@@ -84,7 +89,9 @@ export function wireModules(kernel: Kernel, modules: readonly Module[]): WiredMo
     if (m.ready) kernel.readiness.push({ module: m.name, check: () => m.ready!(self, kernel) })
     if (m.admit) kernel.admissions.push({ module: m.name, admit: (request) => m.admit!(self, kernel, request) })
     if (m.metrics && kernel.metrics) m.metrics(kernel.metrics.registry, self, kernel)
+    if (kernel.metrics) for (const c of [...(m.caches?.(self) ?? []), ...(m.memos?.(self) ?? [])]) caches.push(c)
   }
+  if (kernel.metrics) kernel.metrics.caches(caches)
   // Preview tokens (kernel/preview.ts): draft reads verify them through the module that mints them.
   const verifiers = modules.filter((m) => m.previewTokens)
   if (verifiers.length > 1) throw new Error(`modules ${verifiers.map((m) => `"${m.name}"`).join(', ')} all provide previewTokens: only one may`)

@@ -86,6 +86,19 @@ describe('GET /metrics with METRICS=on', () => {
     expect(Number(m.get('nodejs_heap_size_used_bytes')!.metrics[0].value)).toBeGreaterThan(0)
   })
 
+  test('reports bytes, budget, entries and evictions of every cache and memo, by name', async () => {
+    await t.request('GET', `/v1/cdn/${space}/stories/home`)
+    await t.request('GET', `/v1/cdn/${space}/stories/home`)
+    const m = await scrape()
+    const of = (name: string, cache: string) => m.get(name)!.metrics.find((x) => x.labels?.cache === cache)
+    expect(Number(of('content_service_cache_bytes', 'stories.read')!.value)).toBeGreaterThan(0)
+    expect(Number(of('content_service_cache_max_bytes', 'stories.read')!.value)).toBeGreaterThan(0)
+    expect(Number(of('content_service_cache_entries', 'spaces.public')!.value)).toBeGreaterThan(0)
+    expect(Number(of('content_service_cache_bytes', 'stories.read-memo')!.value)).toBeGreaterThan(0)
+    expect(m.get('content_service_cache_evictions_total')!.type).toBe('COUNTER')
+    expect(of('content_service_cache_evictions_total', 'search.memo')).toBeDefined()
+  })
+
   test('the job queue depth is counted by queue', async () => {
     await t.kernel.jobs.enqueue('webhooks.prune', { olderThanDays: 30 }, { runAt: new Date(t.kernel.clock.ms() + 3_600_000) })
     const m = await scrape()

@@ -24,6 +24,8 @@ const probeModule = defineModule({
       idOf: String,
       load: async () => ++loads,
       now: () => kernel.clock.ms(),
+      maxBytes: 1 << 16,
+      sizeOf: () => 8,
       invalidateOn: { 'space.updated': (e) => e.spaceId },
     }),
   }),
@@ -53,7 +55,7 @@ let t: TestApp
 beforeAll(async () => {
   // Management routes open to one origin only: public paths must then answer `*` because they are declared public.
   t = await testApp({ corsOrigins: ['https://admin.example'] }, {}, { modules: [...MODULES, probeModule] })
-})
+}, 120_000)
 afterAll(async () => {
   await t?.close()
 })

@@ -376,7 +376,7 @@ describe('dom overlays: what set_attribute and inserted HTML may do to a page', 
     // A rule stored under the older policy (the id and name kept in the row) is cleaned when the rules are loaded.
     await t.kernel.db.query('update dom_overlays set content = $1 where uuid = $2', [JSON.stringify({ en: html }), saved.id])
     t.state(overlayModule).reader.cache.clear()
-    t.state(overlayModule).reader.dropMemo()
+    t.state(overlayModule).reader.memo.clear()
     const read1 = await read('path=/clobber/page')
     expect(read1.status).toBe(200)
     const served = read1.body.data.rules.find((r: any) => r.id === saved.id)
@@ -395,7 +395,7 @@ describe('dom overlays: what set_attribute and inserted HTML may do to a page', 
     await t.kernel.db.query(`update dom_overlays set attribute = 'onclick' where uuid = $1`, [kept.id])
     const fine = await createOk({ path_pattern: '/legacy/**', selector: 'h3', action: 'set_attribute', attribute: 'title', content: { en: 'kept' } })
     t.state(overlayModule).reader.cache.clear()
-    t.state(overlayModule).reader.dropMemo()
+    t.state(overlayModule).reader.memo.clear()
     const r = await read('path=/legacy/page')
     expect(ids(r)).toContain(fine.id)
     for (const skipped of [ok.id, kept.id, iframe.id]) expect(ids(r)).not.toContain(skipped)

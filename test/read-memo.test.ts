@@ -120,6 +120,30 @@ describe('the read memo', () => {
     expect(cache.generation).toBeGreaterThan(before)
   })
 
+  test("a change in one Space drops that Space's memoised reads only", async () => {
+    const other = (await t.createSpace(owner, { default_lang: 'en' })).slug
+    const otherEditor = (await t.spaceToken(owner, other, 'editor')).token
+    await t.request('POST', `/v1/spaces/${other}/components`, { token: otherEditor, body: { name: 'hero', schema: { headline: { type: 'text', required: true } } } })
+    const r = await t.request('POST', `/v1/spaces/${other}/stories`, { token: otherEditor, body: { name: 'theirs', slug: 'theirs', content: doc('Theirs') } })
+    await t.request('POST', `/v1/spaces/${other}/stories/${r.body.data.uuid}/publish`, { token: otherEditor })
+    await publish('ours', 'Ours')
+    const theirs = () => t.request('GET', `/v1/cdn/${other}/stories/theirs`)
+    for (let i = 0; i < 2; i++) {
+      expect(headline(await theirs())).toBe('Theirs')
+      expect(headline(await cdn('ours'))).toBe('Ours')
+    }
+    const keys = () => [`http://localhost/v1/cdn/${other}/stories/theirs`, `http://localhost/v1/cdn/${space}/stories/ours`].map((u) => memo().memo.peekEntry(u) !== undefined)
+    expect(keys()).toEqual([true, true])
+    // A publish in this Space: its entries go, the other Space's stay (and still serve what a full read would).
+    await publish('ours-too', 'Ours too')
+    expect(keys()).toEqual([true, false])
+    expect(headline(await theirs())).toBe('Theirs')
+    expect(headline(await cdn('ours'))).toBe('Ours')
+    // A resync drops them all.
+    t.kernel.bus.resync()
+    expect(keys()).toEqual([false, false])
+  })
+
   test('personalised reads: the header short-cut and the signals each resolve as a full read would', async () => {
     const s = await publish('offer', 'Default offer')
     const seg = async (key: string, rules: unknown[], priority: number) => {

@@ -1,4 +1,8 @@
 import type { DomainEvent, EventType } from './events'
+import { type Scope, SieveStore } from './sieve'
+import { approxBytes } from './sizeof'
+
+export type { Scope }
 
 /**
  * The one in-memory cache primitive of the modules (Spaces by slug, segments, forms, datasources, the Story read).
@@ -9,7 +13,9 @@ import type { DomainEvent, EventType } from './events'
  *   the epoch).
  * - `clear()` (events may have been missed: the bus resynced) moves a global generation that every scope's epoch
  *   includes, so it also discards loads in flight for scopes with nothing cached yet.
- * - One eviction policy: oldest stored first, against an entry budget and/or a byte budget (`sizeOf`).
+ * - Bounded in bytes: every cache declares `maxBytes` and `sizeOf` (the constructor refuses one without), optionally
+ *   an entry count too; past the budget SIEVE evicts (kernel/sieve.ts: scan-resistant, a hit sets one bit).
+ * - Epochs are kept only for scopes invalidated lately (MAX_EPOCHS), so 50,000 tenants' events do not grow a map.
  * - TTL per entry as a safety net (`ttlMs`, `negativeTtlMs` for `null` values, which are negative entries; their count
  *   is capped by `maxNegatives`: past it a miss is served but not stored).
  * - Invalidation is declared, not hand-wired: `invalidateOn: {'datasource.changed': (e) => e.spaceId}`. The runtime
@@ -17,8 +23,6 @@ import type { DomainEvent, EventType } from './events'
  *
  * A cached read costs one Map lookup and a comparison (`peek`, `get`); nothing is allocated on a hit.
  */
-
-export type Scope = number | string
 
 /** What an event invalidates: a whole scope, or some keys of it (their ids); null or undefined: nothing. */
 export type Invalidation = Scope | { scope: Scope; ids: readonly string[] } | null | undefined
@@ -42,32 +46,26 @@ export interface ScopedCacheOptions<K, V> {
   negativeTtlMs?: number
   /** At most this many `null` entries; past it a `null` is not stored (random misses must not push real entries out). */
   maxNegatives?: number
-  /** At most this many entries; the oldest stored goes first. */
+  /** At most this many entries as well (SIEVE evicts past it). */
   maxEntries?: number
-  /** At most this many bytes (as `sizeOf` counts them); the oldest stored goes first. */
-  maxBytes?: number
-  sizeOf?(value: V, id: string): number
+  /** At most this many bytes, as `sizeOf` counts them (SIEVE evicts past it). Required: memory is set by configuration. */
+  maxBytes: number
+  /** The bytes an entry holds (an estimate: `approxBytes` of kernel/sizeof.ts for plain data). */
+  sizeOf(value: V, id: string): number
   /** Whether a loaded value is kept (default: every value). */
   storable?(value: V): boolean
   /** The events that invalidate entries, and what of the cache each one invalidates. */
   invalidateOn?: InvalidateOn
 }
 
-interface Entry<V> {
-  value: V
-  expiresAt: number
-  scope: Scope
-  size: number
-}
+/** Scopes whose epoch is remembered; past it every epoch is forgotten at once (and the generation jumps past them). */
+const MAX_EPOCHS = 4096
 
 export class ScopedCache<K, V> {
-  private entries = new Map<string, Entry<V>>()
+  private store_: SieveStore<V>
   private inflight = new Map<string, Promise<V>>()
   private epochs = new Map<Scope, number>()
-  /** The ids stored per scope: invalidating a scope touches its entries only. */
-  private byScope = new Map<Scope, Set<string>>()
   private generation = 0
-  private bytes = 0
   private negatives = 0
   /**
    * Moves with every change of a live entry (a drop, an eviction, an invalidation, a clear): a memo of lookups is
@@ -75,7 +73,14 @@ export class ScopedCache<K, V> {
    */
   changes = 0
 
-  constructor(readonly options: ScopedCacheOptions<K, V>) {}
+  constructor(readonly options: ScopedCacheOptions<K, V>) {
+    if (typeof options.sizeOf !== 'function') throw new Error(`cache ${options.name}: a cache needs a sizeOf (its bytes are bounded)`)
+    if (!(Number.isFinite(options.maxBytes) && options.maxBytes > 0)) throw new Error(`cache ${options.name}: a cache needs a positive, finite maxBytes`)
+    this.store_ = new SieveStore<V>(options.maxBytes, options.maxEntries ?? Number.POSITIVE_INFINITY, (e) => {
+      if (e.expiresAt > this.options.now()) this.changes++
+      if (e.value === null) this.negatives--
+    })
+  }
 
   get name() {
     return this.options.name
@@ -87,17 +92,15 @@ export class ScopedCache<K, V> {
 
   /** The cached value of `id`, or undefined when none is cached or it expired. */
   peek(id: string, now: number): V | undefined {
-    const e = this.entries.get(id)
-    if (e === undefined || e.expiresAt <= now) return undefined
-    return e.value
+    return this.store_.hit(id, now)
   }
 
   /** The value of `key`: synchronous when cached, else one load shared by every caller of the same epoch. */
   get(key: K): V | Promise<V> {
     const o = this.options
     const id = o.idOf(key)
-    const e = this.entries.get(id)
-    if (e !== undefined && e.expiresAt > o.now()) return e.value
+    const v = this.store_.hit(id, o.now())
+    if (v !== undefined) return v
     return this.load(key, id)
   }
 
@@ -130,7 +133,7 @@ export class ScopedCache<K, V> {
 
   /** When the entry of `id` expires (epoch ms), or 0 when none is cached. */
   expiresAt(id: string): number {
-    return this.entries.get(id)?.expiresAt ?? 0
+    return this.store_.entry(id)?.expiresAt ?? 0
   }
 
   /**
@@ -142,55 +145,41 @@ export class ScopedCache<K, V> {
     if (this.epoch(scope) !== epoch) return false
     if (o.storable && !o.storable(value)) return false
     const now = o.now()
-    const old = this.entries.get(id)
-    if (old !== undefined) this.drop(id, old, old.expiresAt <= now)
+    this.store_.delete(id)
     if (value === null && o.maxNegatives !== undefined && this.negatives >= o.maxNegatives) return false
-    const size = o.sizeOf ? o.sizeOf(value, id) : 0
     const ttl = value === null ? (o.negativeTtlMs ?? o.ttlMs) : o.ttlMs
-    this.entries.set(id, { value, expiresAt: ttl === undefined ? Number.POSITIVE_INFINITY : now + ttl, scope, size })
-    let ids = this.byScope.get(scope)
-    if (!ids) this.byScope.set(scope, (ids = new Set()))
-    ids.add(id)
-    this.bytes += size
+    const expiresAt = ttl === undefined ? Number.POSITIVE_INFINITY : now + ttl
     if (value === null) this.negatives++
-    this.evict()
-    return true
+    const stored = this.store_.set(id, scope, value, o.sizeOf(value, id), expiresAt)
+    if (!stored && value === null) this.negatives--
+    return stored
   }
 
   /** The entry of `id` grew (or shrank) by `delta` bytes, if `value` is still what is cached there. */
   resize(id: string, value: V, delta: number) {
-    const e = this.entries.get(id)
+    const e = this.store_.entry(id)
     if (e === undefined || e.value !== value) return
-    e.size += delta
-    this.bytes += delta
-    this.evict()
+    this.store_.resize(e, delta)
   }
 
   /** Drops the scope's entries (or only `ids` of it) and moves its epoch: loads in flight for it are not stored. */
   invalidate(scope: Scope, ids?: readonly string[]) {
+    if (this.epochs.size >= MAX_EPOCHS && !this.epochs.has(scope)) this.forgetEpochs()
     this.epochs.set(scope, (this.epochs.get(scope) ?? 0) + 1)
     this.changes++
-    const stored = this.byScope.get(scope)
-    if (!stored) return
-    for (const id of ids ?? [...stored]) {
-      const e = this.entries.get(id)
-      if (e !== undefined && e.scope === scope) this.drop(id, e)
-    }
+    this.store_.dropScope(scope, ids)
   }
 
   /** Drops the entry of `id` without moving any epoch (it is known to be outdated; a reload may be stored). */
   delete(id: string) {
-    const e = this.entries.get(id)
-    if (e !== undefined) this.drop(id, e)
+    this.store_.delete(id)
   }
 
   /** Events may have been missed: forget everything, and store no load that is in flight. */
   clear() {
-    this.generation++
+    this.forgetEpochs()
     this.changes++
-    this.entries.clear()
-    this.byScope.clear()
-    this.bytes = 0
+    this.store_.clear()
     this.negatives = 0
   }
 
@@ -202,30 +191,39 @@ export class ScopedCache<K, V> {
   }
 
   get stats() {
-    return { entries: this.entries.size, negatives: this.negatives, bytes: this.bytes }
-  }
-
-  private drop(id: string, e: Entry<V>, expired = false) {
-    if (!expired) this.changes++
-    this.entries.delete(id)
-    const ids = this.byScope.get(e.scope)
-    if (ids) {
-      ids.delete(id)
-      if (!ids.size) this.byScope.delete(e.scope)
-    }
-    this.bytes -= e.size
-    if (e.value === null) this.negatives--
-  }
-
-  /** Oldest stored first: a simple, allocation-free policy; hot entries come straight back on their next read. */
-  private evict() {
-    const { maxEntries, maxBytes } = this.options
-    while (
-      this.entries.size > 0 &&
-      ((maxEntries !== undefined && this.entries.size > maxEntries) || (maxBytes !== undefined && this.bytes > maxBytes))
-    ) {
-      const id = this.entries.keys().next().value!
-      this.drop(id, this.entries.get(id)!)
+    return {
+      entries: this.store_.size,
+      negatives: this.negatives,
+      bytes: this.store_.bytes,
+      maxBytes: this.options.maxBytes,
+      evictions: this.store_.evictions,
+      epochs: this.epochs.size,
     }
   }
+
+  /**
+   * Forgets every scope's epoch: the generation jumps past every epoch handed out so far, so each scope's epoch only
+   * grows (a load that started before is never stored). The epochs matter only to loads in flight, which this
+   * discards — a small cost, paid once per MAX_EPOCHS invalidated scopes.
+   */
+  private forgetEpochs() {
+    let max = 0
+    for (const n of this.epochs.values()) if (n > max) max = n
+    this.generation += max + 1
+    this.epochs.clear()
+  }
+}
+
+/**
+ * A cache's byte budget as a share of the read-cache budget (CDN_CACHE_MB): the Story read cache takes all of it, the
+ * smaller caches and memos of the public side a fixed fraction each (docs/operations.md lists them), so the memory of
+ * every cache follows one setting. Never below 256 KiB.
+ */
+export function cacheShare(config: { cdnCacheBytes: number }, fraction: number): number {
+  return Math.max(256 * 1024, Math.floor(config.cdnCacheBytes * fraction))
+}
+
+/** The size function of caches of plain records: the value's estimated heap bytes and its id. */
+export function plainSize<V>(value: V, id: string): number {
+  return approxBytes(value) + 16 + id.length * 2
 }

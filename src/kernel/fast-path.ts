@@ -91,8 +91,8 @@ export function createFastPath(
     for (let i = 0; i < routes.length; i++) {
       const route = routes[i]
       if (!route.matches(pathname)) continue
-      // Counting with the Postgres store needs an await: such requests take the Elysia path.
-      if (!route.selfLimited && !limiter.synchronous) return undefined
+      // Counting a small rule on the Postgres store needs an await: such requests take the Elysia path.
+      if (!route.selfLimited && !limiter.synchronousFor(method, pathname)) return undefined
       const ri = front.begin(request, server, pathname, false)
       const decision = route.selfLimited ? null : (front.count(method, ri) as RateLimitDecision | null)
       if (decision && !decision.allowed) {

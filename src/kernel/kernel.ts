@@ -179,6 +179,7 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     config.rateLimitStore === 'postgres'
       ? new PostgresRateLimitStore(db, secrets.derive('rate-limit-keys'), (err) =>
           logger.warn('rate limits: Postgres cannot be reached; counting in this process until it is back', { error: String((err as Error)?.message ?? err) }),
+        (err) => logger.error('rate limits: a flush of the counted requests failed', { error: String((err as Error)?.message ?? err) }),
         )
       : new MemoryRateLimitStore()
   const jobs = new JobQueue({

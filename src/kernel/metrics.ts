@@ -78,6 +78,37 @@ export class Metrics {
     })
   }
 
+  /**
+   * The bytes, budget, entries and evictions of every cache and memo the modules declare (`caches`, `memos`), one
+   * label per cache, read at scrape time.
+   */
+  caches(list: readonly { name: string; stats: { bytes: number; entries: number; maxBytes: number; evictions: number } }[]): void {
+    const registry = this.registry
+    const gauge = (name: string, help: string, read: (s: (typeof list)[number]['stats']) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['cache'],
+        registers: [registry],
+        collect() {
+          for (const c of list) this.set({ cache: c.name }, read(c.stats))
+        },
+      })
+    gauge('content_service_cache_bytes', 'Bytes held by each in-memory cache and memo (as its size function counts them)', (s) => s.bytes)
+    gauge('content_service_cache_max_bytes', 'The byte budget of each in-memory cache and memo', (s) => s.maxBytes)
+    gauge('content_service_cache_entries', 'Entries in each in-memory cache and memo', (s) => s.entries)
+    new Counter({
+      name: 'content_service_cache_evictions_total',
+      help: 'Entries each in-memory cache and memo evicted to stay within its byte budget (SIEVE)',
+      labelNames: ['cache'],
+      registers: [registry],
+      collect() {
+        this.reset()
+        for (const c of list) this.inc({ cache: c.name }, c.stats.evictions)
+      },
+    })
+  }
+
   /** One answered request (route: the template, or null when no route matched). */
   request(method: string, route: string | null, status: number, ms: number): void {
     const r = route ?? 'unmatched'

@@ -1,6 +1,7 @@
 import type { Admission, Role } from './auth'
 import type { AnyElysia } from 'elysia'
 import type { ScopedCache } from './cache'
+import type { ScopedMemo } from './memo'
 import type { ErrorDef } from './errors'
 import type { FilterCall, FilterDeclarations, FilterMap, FilterName, FilterResult } from './filters'
 import type { GraphQLBuilder } from './graphql'
@@ -171,6 +172,12 @@ export interface ModuleDefinition<S extends object> {
    * every instance, before the module's own `on` handlers) and clears it on resync.
    */
   caches?(self: S): readonly ScopedCache<any, any>[]
+  /**
+   * The module's memos (kernel/memo.ts: answers it computed from its caches, e.g. whole public reads): the runtime drops
+   * a memo's entries of the Space of every committed event (all of them for an event of no Space) and clears it on
+   * resync. Their bytes and evictions are on /metrics beside the caches'.
+   */
+  memos?(self: S): readonly ScopedMemo<any>[]
   /**
    * The filter hooks this module calls (`kernel.filters.run(name, payload, actor)` before it opens its transaction):
    * description, whether a handler may amend the payload, the routes it runs on. Payload types: FilterMap

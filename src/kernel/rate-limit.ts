@@ -190,13 +190,43 @@ export class MemoryRateLimitStore implements RateLimitStore {
   }
 }
 
+/** Rules with at least this many requests per window are counted in memory and flushed (see `hitBuffered`). */
+export const BUFFERED_MIN_LIMIT = 120
+/** How often the buffered counts of an instance reach Postgres (at most; only while requests come). */
+const FLUSH_INTERVAL_MS = 1000
+/** At most this many counters in one flush statement. */
+const FLUSH_BATCH = 5000
+
+interface BufferedCounter {
+  /** The count Postgres answered at the last flush (every instance's hits, ours included). */
+  shared: number
+  /** This instance's hits not yet flushed (a refund may make it negative). */
+  pending: number
+  resetAt: number
+  windowMs: number
+}
+
 /**
- * Fixed-window counters in Postgres, shared by every instance: one atomic upsert per hit. Keys hold client IPs, so
- * with a `keyHash` key (every instance derives the same one from SERVICE_SECRET_KEY) they are stored as keyed
- * SHA-256 digests: no client address is ever written to the database.
+ * Fixed-window counters in Postgres, shared by every instance. Keys hold client IPs, so with a `keyHash` key (every
+ * instance derives the same one from SERVICE_SECRET_KEY) they are stored as keyed SHA-256 digests: no client address
+ * is ever written to the database.
+ *
+ * Two ways of counting, by the rule's size:
+ * - **Buffered** (rules of BUFFERED_MIN_LIMIT requests a window and more: the public read surface): a hit is counted
+ *   in this process and answered at once from the count Postgres last returned plus this instance's hits since; the
+ *   hits are flushed at most once a second, all counters in one upsert that returns the fleet's totals. A cached read
+ *   thus costs no query and writes nothing; across N instances a limit can be exceeded by what the others counted in
+ *   the last second — a few per cent of a limit this size.
+ * - **Exact** (smaller rules: sign-in, sign-up mail, management writes): one atomic upsert per hit, as a guess
+ *   spread over instances must meet the same count at once.
  */
 export class PostgresRateLimitStore implements RateLimitStore {
   private lastSweep = 0
+  private buffered = new Map<string, BufferedCounter>()
+  private lastFlush = 0
+  private flushing: Promise<void> | null = null
+  /** Statements the buffered counters sent (flushes), for tests and metrics. */
+  flushes = 0
   /**
    * While Postgres cannot be reached, requests are counted here, per process: the limits still hold (per instance),
    * and what needs no database (cached public reads) keeps answering instead of failing with the store.
@@ -207,6 +237,8 @@ export class PostgresRateLimitStore implements RateLimitStore {
     private database: Database,
     private keyHash: Uint8Array | null = null,
     private onFallback: (error: unknown) => void = () => {},
+    /** A flush failed for another reason than an unreachable database (logged by the kernel). */
+    private onFlushError: (error: unknown) => void = () => {},
   ) {}
 
   /** The key as stored: a keyed digest (base64url, 22 characters) when a hash key is set. */
@@ -228,7 +260,84 @@ export class PostgresRateLimitStore implements RateLimitStore {
     }
   }
 
+  /**
+   * Counts one hit of a buffered rule in memory and answers synchronously; starts a flush when the last is a second
+   * old (not awaited: the request does not wait for it).
+   */
+  hitBuffered(rawKey: string, windowMs: number, now: number): Hit {
+    let c = this.buffered.get(rawKey)
+    if (c === undefined || c.resetAt <= now) {
+      c = { shared: 0, pending: 0, resetAt: now + windowMs, windowMs }
+      this.buffered.set(rawKey, c)
+    }
+    c.pending++
+    if (now - this.lastFlush >= FLUSH_INTERVAL_MS && this.flushing === null) void this.flush(now)
+    return { count: c.shared + c.pending, resetAt: c.resetAt }
+  }
+
+  /**
+   * Sends the buffered hits to Postgres (one upsert per FLUSH_BATCH counters) and learns the fleet's totals. A failure
+   * keeps the hits for the next flush: counting goes on in memory meanwhile.
+   */
+  flush(now: number): Promise<void> {
+    if (this.flushing) return this.flushing
+    this.lastFlush = now
+    const run = async () => {
+      const batch: [string, BufferedCounter, number][] = []
+      for (const [key, c] of this.buffered) {
+        if (c.resetAt <= now) {
+          this.buffered.delete(key) // the window is over: its count no longer matters
+          continue
+        }
+        if (c.pending !== 0) batch.push([key, c, c.pending])
+      }
+      for (let i = 0; i < batch.length; i += FLUSH_BATCH) {
+        const part = batch.slice(i, i + FLUSH_BATCH)
+        const stored = part.map(([key]) => this.storedKey(key))
+        let rows: { key: string; count: number; reset_at: string | Date }[]
+        try {
+          this.flushes++
+          rows = await this.database.query(
+            `insert into rate_limit_counters (key, count, reset_at)
+             select k, greatest(n, 0), r from jsonb_to_recordset($1::jsonb) as t(k text, n int, r timestamptz)
+             on conflict (key) do update set
+               count = case when rate_limit_counters.reset_at <= $2 then greatest(excluded.count, 0)
+                            else greatest(rate_limit_counters.count + excluded.count, 0) end,
+               reset_at = case when rate_limit_counters.reset_at <= $2 then excluded.reset_at else rate_limit_counters.reset_at end
+             returning key, count, reset_at`,
+            // One JSON parameter (not arrays: both drivers pass text the same way).
+            [JSON.stringify(part.map(([, c, n], j) => ({ k: stored[j], n, r: new Date(c.resetAt).toISOString() }))), new Date(now).toISOString()],
+          )
+        } catch (err) {
+          if (!isDatabaseUnavailable(err)) throw err
+          return
+        }
+        const byKey = new Map(rows.map((r) => [r.key, r]))
+        part.forEach(([key, c, sent], j) => {
+          const row = byKey.get(stored[j])
+          if (!row || this.buffered.get(key) !== c) return
+          c.pending -= sent
+          c.shared = Number(row.count)
+          c.resetAt = new Date(row.reset_at).getTime()
+        })
+      }
+      if (now - this.lastSweep > 60_000) {
+        this.lastSweep = now
+        await this.database.db.execute(sql`delete from rate_limit_counters where reset_at <= ${new Date(now).toISOString()}`)
+      }
+    }
+    this.flushing = run()
+      .catch((err) => this.onFlushError(err))
+      .finally(() => (this.flushing = null))
+    return this.flushing
+  }
+
   async refund(rawKey: string, now: number): Promise<void> {
+    const b = this.buffered.get(rawKey)
+    if (b !== undefined && b.resetAt > now) {
+      if (b.shared + b.pending > 0) b.pending--
+      return
+    }
     try {
       await this.database.query(`update rate_limit_counters set count = count - 1 where key = $1 and reset_at > $2 and count > 0`, [
         this.storedKey(rawKey),
@@ -241,6 +350,7 @@ export class PostgresRateLimitStore implements RateLimitStore {
   }
 
   async clear(rawKey: string): Promise<void> {
+    this.buffered.delete(rawKey)
     try {
       await this.database.query(`delete from rate_limit_counters where key = $1`, [this.storedKey(rawKey)])
     } catch (err) {
@@ -303,9 +413,21 @@ export class RateLimiter {
     return this.clock.ms()
   }
 
-  /** Whether check() answers synchronously (the in-memory store). */
+  /** Whether check() answers synchronously for every route (the in-memory store). */
   get synchronous(): boolean {
     return this.store instanceof MemoryRateLimitStore
+  }
+
+  /** Whether check() answers synchronously for this route (no rule, the memory store, or a buffered rule). */
+  synchronousFor(method: string, pathname: string): boolean {
+    if (this.store instanceof MemoryRateLimitStore) return true
+    const rule = this.table.match(method, pathname)
+    return rule === undefined || (this.store instanceof PostgresRateLimitStore && rule.limit >= BUFFERED_MIN_LIMIT)
+  }
+
+  /** Sends counts kept in memory to the shared store now (tests; a closing instance). */
+  flush(): Promise<void> {
+    return this.store instanceof PostgresRateLimitStore ? this.store.flush(this.clock.ms()) : Promise.resolve()
   }
 
   /**
@@ -359,6 +481,7 @@ export class RateLimiter {
   hit(rule: CompiledRule, ip: string, now = this.clock.ms()): RateLimitDecision | Promise<RateLimitDecision> {
     const store = this.store
     if (store instanceof MemoryRateLimitStore) return decide(rule, store.counter(rule.id, ip, rule.windowMs, now), now)
+    if (store instanceof PostgresRateLimitStore && rule.limit >= BUFFERED_MIN_LIMIT) return decide(rule, store.hitBuffered(rule.id + '|' + ip, rule.windowMs, now), now)
     const hit = store.hit(rule.id + '|' + ip, rule.windowMs, now)
     return hit instanceof Promise ? hit.then((h) => decide(rule, h, now)) : decide(rule, hit, now)
   }

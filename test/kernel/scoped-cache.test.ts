@@ -13,6 +13,8 @@ function harness(opts: Partial<ScopedCacheOptions<string, string | null>> = {}) 
     idOf: (k) => k,
     load: (key) => new Promise((resolve) => pending.push({ key, resolve })),
     now: () => now,
+    maxBytes: 1 << 20,
+    sizeOf: (v) => (v?.length ?? 0) + 1,
     ...opts,
   })
   const answer = async (value: string | null) => {
@@ -79,7 +81,7 @@ describe('the kernel cache', () => {
     expect(h.cache.peek('s1/a', h.now())).toBeUndefined()
   })
 
-  test('the entry and byte budgets evict the oldest stored first', () => {
+  test('without hits, the entry and byte budgets evict the oldest stored first', () => {
     const h = harness({ maxEntries: 2, maxBytes: 10, sizeOf: (v) => v?.length ?? 0 })
     const put = (k: string, v: string) => h.cache.store('s', k, v, h.cache.epoch('s'))
     put('a', 'xx')

@@ -39,14 +39,12 @@ export const assetsModule = defineModule({
   events: assetEvents,
   filterHooks: assetFilterHooks,
   on: {
-    'asset.uploaded': (e, self) => self.refs.changed(e.spaceId!, e.payload.asset.uuid),
-    'asset.updated': (e, self) => self.refs.changed(e.spaceId!, e.payload.asset.uuid),
     'asset.deleted': (e, self) => {
       self.images.dropAsset(e.payload.asset.uuid)
-      self.refs.changed(e.spaceId!, e.payload.asset.uuid)
     },
   },
-  onResync: (self) => self.refs.resync(),
+  // What Story reads know of assets: invalidated by the asset events it declares, cleared on resync.
+  caches: (self) => [self.refs.cache],
   // Asset fields of Story content resolved to URLs, alt text and sizes (CDN, previews, GraphQL).
   readSteps: (self, kernel) => [assetStep(kernel, self.refs)],
   rateLimits: [

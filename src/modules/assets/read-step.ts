@@ -1,3 +1,4 @@
+import { cacheShare, plainSize, ScopedCache } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { ReadContext, ReadStep } from '../../kernel/read'
 import { RASTER_TYPES } from './model'
@@ -24,8 +25,6 @@ import { type AssetInfo, assetInfos, assetUrl } from './service'
  * one WeakMap and one Map lookup more.
  */
 
-/** Asset infos remembered across all Spaces (null: known not to exist); all are forgotten when the limit is reached. */
-const MAX_CACHED_ASSETS = 50_000
 const MAX_PREFIXES_PER_STORY = 64
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
@@ -42,64 +41,57 @@ export interface ResolvedAsset {
   [stored: string]: unknown
 }
 
+type AssetKey = { spaceId: number; uuid: string }
+const idOf = (spaceId: number, uuid: string) => `${spaceId}:${uuid}`
+const changedAsset = (e: { spaceId: number | null; payload: { asset: { uuid: string } } }) =>
+  e.spaceId === null ? null : { scope: e.spaceId, ids: [idOf(e.spaceId, e.payload.asset.uuid.toLowerCase())] }
+
 /**
- * What Story reads know of assets, per Space, kept fresh by the assets module's events (`changed`, on every
- * instance) and dropped on resync. The epoch of a Space changes with any change to one of its assets.
+ * What Story reads know of assets, per Space: a kernel cache of asset infos (null: known not to exist) under its byte
+ * share of CDN_CACHE_MB, kept fresh by the assets module's events (declared below: the runtime applies them on every
+ * instance, and clears the cache on resync). The render-key part of a Space is its cache epoch, which moves with any
+ * change to one of its assets and with every clear, and only grows.
  */
 export class AssetRefs {
-  private infos = new Map<number, Map<string, AssetInfo | null>>()
-  private size = 0
-  private epochs = new Map<number, number>()
-  /** Bumped on resync: every Space's epoch is then unknown, so every key changes. */
-  private generation = 0
+  readonly cache: ScopedCache<AssetKey, AssetInfo | null>
 
-  constructor(private kernel: Kernel) {}
+  constructor(private kernel: Kernel) {
+    this.cache = new ScopedCache<AssetKey, AssetInfo | null>({
+      name: 'assets.refs',
+      scopeOf: (k) => k.spaceId,
+      idOf: (k) => idOf(k.spaceId, k.uuid),
+      load: async (k) => (await assetInfos(this.kernel, k.spaceId, [k.uuid]))[0] ?? null,
+      now: () => kernel.clock.ms(),
+      maxBytes: cacheShare(kernel.config, 1 / 32),
+      sizeOf: plainSize,
+      invalidateOn: { 'asset.uploaded': changedAsset, 'asset.updated': changedAsset, 'asset.deleted': changedAsset },
+    })
+  }
 
   /** The render-key part of a Space's asset state. */
   keyPart(spaceId: number): string {
-    return `as:${this.generation}.${this.epochs.get(spaceId) ?? 0}`
-  }
-
-  changed(spaceId: number, uuid: string) {
-    this.epochs.set(spaceId, (this.epochs.get(spaceId) ?? 0) + 1)
-    const space = this.infos.get(spaceId)
-    if (space?.delete(uuid.toLowerCase())) this.size--
-  }
-
-  resync() {
-    this.generation++
-    this.infos.clear()
-    this.size = 0
+    return `as:${this.cache.epoch(spaceId)}`
   }
 
   /** The infos of `uuids` (lower case) in the Space: from memory, the rest in one query. */
   async load(spaceId: number, uuids: string[]): Promise<Map<string, AssetInfo | null>> {
     const out = new Map<string, AssetInfo | null>()
-    let space = this.infos.get(spaceId)
+    const now = this.kernel.clock.ms()
     const missing: string[] = []
     for (const u of uuids) {
-      const hit = space?.get(u)
+      const hit = this.cache.peek(idOf(spaceId, u), now)
       if (hit !== undefined) out.set(u, hit)
       else missing.push(u)
     }
     if (!missing.length) return out
-    const before = this.keyPart(spaceId)
+    // A change that lands while the query runs moves the epoch: its rows serve this read and are not stored.
+    const epoch = this.cache.epoch(spaceId)
     const rows = await assetInfos(this.kernel, spaceId, missing)
     const found = new Map(rows.map((r) => [r.uuid.toLowerCase(), r]))
-    // A change that landed while the query ran may not be in its rows: use them for this read, remember them not.
-    const fresh = this.keyPart(spaceId) === before
-    if (fresh && this.size + missing.length > MAX_CACHED_ASSETS) {
-      this.infos.clear()
-      this.size = 0
-    }
-    if (fresh && !(space = this.infos.get(spaceId))) this.infos.set(spaceId, (space = new Map()))
     for (const u of missing) {
       const info = found.get(u) ?? null
       out.set(u, info)
-      if (fresh && space && !space.has(u)) {
-        space.set(u, info)
-        this.size++
-      }
+      this.cache.store(spaceId, idOf(spaceId, u), info, epoch)
     }
     return out
   }

@@ -1,4 +1,4 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { addRequests, periodAt, type Plan, planLimitError, planOfTenant, recordedRequests } from './service'
 
@@ -44,6 +44,8 @@ export class RequestCounter {
       now: () => kernel.clock.ms(),
       ttlMs: kernel.config.billingFlushSeconds * 1000,
       maxEntries: 10_000,
+      maxBytes: cacheShare(kernel.config, 1 / 128),
+      sizeOf: plainSize,
       invalidateOn: { 'billing.plan_changed': (e) => e.payload.tenant_id },
     })
   }

@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { datasourceEntrySets, datasources } from '../../../db/schema'
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 
 /**
@@ -48,6 +48,8 @@ export class DatasourceStore {
       load: (spaceId) => this.loadRefs(spaceId),
       now,
       maxEntries: MAX_SPACES,
+      maxBytes: cacheShare(kernel.config, 1 / 64),
+      sizeOf: plainSize,
       invalidateOn: { 'datasource.changed': (e) => e.spaceId },
     })
     this.sets = new ScopedCache({
@@ -57,6 +59,8 @@ export class DatasourceStore {
       load: (k) => this.loadSet(k.spaceId, k.key),
       now,
       maxEntries: MAX_SETS,
+      maxBytes: cacheShare(kernel.config, 1 / 16),
+      sizeOf: plainSize,
       // A missing datasource is not remembered: the refs map (null there) already answers it.
       storable: (set) => set !== null,
       invalidateOn: {

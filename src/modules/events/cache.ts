@@ -1,6 +1,6 @@
 import { and, eq } from 'drizzle-orm'
 import { calendarEvents } from '../../../db/schema'
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { EventRow } from './service'
 
@@ -16,7 +16,7 @@ const MAX_ENTRIES = 10_000
 export class PublishedEventCache {
   readonly cache: ScopedCache<string, EventRow | null>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {
+  constructor(private kernel: Pick<Kernel, 'db' | 'clock' | 'config'>) {
     const bySpace = (e: { spaceId: number | null }) => e.spaceId
     this.cache = new ScopedCache({
       name: 'events',
@@ -26,6 +26,8 @@ export class PublishedEventCache {
       now: () => kernel.clock.ms(),
       ttlMs: TTL_MS,
       maxEntries: MAX_ENTRIES,
+      maxBytes: cacheShare(kernel.config, 1 / 32),
+      sizeOf: plainSize,
       invalidateOn: { 'event.created': bySpace, 'event.updated': bySpace, 'event.deleted': bySpace },
     })
   }

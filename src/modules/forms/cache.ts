@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { forms } from '../../../db/schema'
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { FormRow } from './service'
 
@@ -15,7 +15,7 @@ const MAX_ENTRIES = 10_000
 export class FormCache {
   readonly cache: ScopedCache<string, FormRow | null>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {
+  constructor(private kernel: Pick<Kernel, 'db' | 'clock' | 'config'>) {
     this.cache = new ScopedCache({
       name: 'forms',
       scopeOf: (id) => id,
@@ -24,6 +24,8 @@ export class FormCache {
       now: () => kernel.clock.ms(),
       ttlMs: TTL_MS,
       maxEntries: MAX_ENTRIES,
+      maxBytes: cacheShare(kernel.config, 1 / 64),
+      sizeOf: plainSize,
       invalidateOn: { 'form.changed': (e) => `${e.payload.space_id}:${e.payload.slug}` },
     })
   }

@@ -1,4 +1,4 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace } from '../../kernel/public-space'
 import { type AssetInfo, assetInfos, assetUrl } from '../assets/service'
@@ -12,7 +12,12 @@ export interface LiveGallery {
   assets: Map<string, AssetInfo>
   /** Rendered bodies by locale chain and origin (bounded). */
   renders: Map<string, RenderedGallery>
+  /** Tells the cache that holds it that its renders grew or shrank by `delta` bytes (its byte budget counts them). */
+  grew?(delta: number): void
 }
+
+/** Estimated bytes of a render: the body string, the view it was made from (about as large), the key. */
+const renderBytes = (key: string, r: RenderedGallery) => r.body.length * 4 + key.length * 2 + 128
 
 export interface RenderedGallery {
   view: PublicGallery['data']
@@ -41,6 +46,8 @@ export class GalleryCache {
       now: () => kernel.clock.ms(),
       ttlMs: TTL_MS,
       maxEntries: MAX_GALLERIES,
+      maxBytes: cacheShare(kernel.config, 1 / 16),
+      sizeOf: plainSize,
       maxNegatives: 1_000,
       invalidateOn: {
         'gallery.created': (e) => e.spaceId,
@@ -63,7 +70,9 @@ export class GalleryCache {
     if (!row) return null
     const uuids = [...new Set(row.items.map((i) => i.asset_uuid))]
     const assets = new Map((await assetInfos(this.kernel, spaceId, uuids)).map((a) => [a.uuid.toLowerCase(), a]))
-    return { row, assets, renders: new Map() }
+    const g: LiveGallery = { row, assets, renders: new Map() }
+    g.grew = (delta) => this.cache.resize(`${spaceId}:${slug}`, g, delta)
+    return g
   }
 }
 
@@ -118,8 +127,13 @@ export function renderGallery(g: LiveGallery, space: PublicSpace, chain: readonl
   const body = JSON.stringify({ data: view })
   const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
   const rendered = { view, body, etag }
-  if (g.renders.size >= MAX_RENDERS) g.renders.clear()
+  let delta = renderBytes(key, rendered)
+  if (g.renders.size >= MAX_RENDERS) {
+    for (const [k, v] of g.renders) delta -= renderBytes(k, v)
+    g.renders.clear()
+  }
   g.renders.set(key, rendered)
+  g.grew?.(delta)
   return rendered
 }
 

@@ -21,9 +21,6 @@ export const overlayModule = defineModule({
     const pipeline = use(storiesModule).pipeline
     const segments = use(segmentsModule)
     const reader = new OverlayReader(kernel, use(spacesModule).publicSpaces, pipeline.chain.bind(pipeline), segments.resolve)
-    // Memoised whole reads follow every change anywhere (a Space, its locales, segments, rules), as Story reads do.
-    kernel.bus.subscribe('*', () => reader.dropMemo())
-    kernel.bus.onResync(() => reader.dropMemo())
     return { reader, isSegmentKey: segments.isSegmentKey }
   },
   routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey),
@@ -32,6 +29,8 @@ export const overlayModule = defineModule({
   graphql: (builder, self) => overlayGraphql(builder, self.reader),
   events: overlayEvents,
   caches: (self) => [self.reader.cache],
+  // Memoised whole reads follow every change of their Space (its locales, segments, rules), as Story reads do.
+  memos: (self) => [self.reader.memo],
   rateLimits: [
     // Spec 4.2.
     { id: 'cdn.dom-overlay', method: 'GET', path: '/v1/cdn/:space/dom-overlay', limit: 600, windowSeconds: MIN },

@@ -1,4 +1,5 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
+import { ScopedMemo } from '../../kernel/memo'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
@@ -38,6 +39,7 @@ export interface OverlayAnswer {
 }
 
 interface SpaceOverlays {
+  spaceId: number
   rules: CompiledRule[]
   /** Matching rules (indexes into `rules`, joined) by segment and path. */
   matches: Map<string, string>
@@ -50,15 +52,18 @@ export interface ServedOverlay {
   answer: OverlayAnswer
   /** Resolved from the request's own signals in a Space with active segments: `Cache-Control: private`. */
   private: boolean
+  spaceId: number
 }
+
+/** Estimated bytes of a rendered answer: its body, the view it was made from, four prebuilt Headers. */
+const answerBytes = (key: string, a: OverlayAnswer) => a.body.size * 3 + key.length * 2 + 1024
 
 /** Paths and answers remembered per Space; past either bound that map is dropped and filled anew. */
 const MAX_MATCHES = 4096
 const MAX_ANSWERS = 1024
 /** Whole reads memoised by URL, Accept-Language and X-Service-Segment (see `memoised`). */
-const MAX_MEMO = 20_000
 const MAX_MEMO_KEY = 1024
-/** A memoised read lives at most this long (a safety net: every event and resync drops them all anyway). */
+/** A memoised read lives at most this long (a safety net: every event of its Space and a resync drop it anyway). */
 const MEMO_TTL_MS = 60_000
 const MAX_SPACES = 10_000
 const VARY = 'Accept-Language, X-Service-Segment'
@@ -81,10 +86,6 @@ export interface OverlayReadRequest {
   viaTrustedProxy: boolean
 }
 
-interface MemoEntry {
-  served: ServedOverlay
-  expiresAt: number
-}
 
 export class OverlayReader {
   readonly cache: ScopedCache<number, SpaceOverlays>
@@ -94,7 +95,8 @@ export class OverlayReader {
    * without active segments, or a header naming one); the module drops it on every event the bus delivers and on
    * resync, so it never outlives a change of the Space, its locales, segments or rules.
    */
-  private memo = new Map<string, MemoEntry>()
+  /** Whole reads by URL, Accept-Language and X-Service-Segment (the module's `memos`: dropped per Space on events). */
+  readonly memo: ScopedMemo<ServedOverlay>
   private readonly publicCC: string
   private readonly privateCC: string
 
@@ -106,6 +108,12 @@ export class OverlayReader {
   ) {
     this.publicCC = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
     this.privateCC = `private, max-age=${kernel.config.cdnMaxAge}`
+    this.memo = new ScopedMemo<ServedOverlay>({
+      name: 'dom-overlays.memo',
+      maxBytes: cacheShare(kernel.config, 1 / 64),
+      // The answer is the overlay cache's too; counted here as well, so the memo alone cannot hold more than its share.
+      sizeOf: (served, key) => answerBytes(key, served.answer) + 64,
+    })
     this.cache = new ScopedCache({
       name: 'dom-overlays',
       scopeOf: (spaceId) => spaceId,
@@ -113,6 +121,8 @@ export class OverlayReader {
       load: (spaceId) => this.load(spaceId),
       now: () => kernel.clock.ms(),
       maxEntries: MAX_SPACES,
+      maxBytes: cacheShare(kernel.config, 1 / 16),
+      sizeOf: plainSize,
       invalidateOn: {
         'dom_overlay.created': (e) => e.spaceId,
         'dom_overlay.updated': (e) => e.spaceId,
@@ -138,11 +148,7 @@ export class OverlayReader {
       }
       rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content, segmentKey: r.segmentKey, priority: r.priority })
     }
-    return { rules, matches: new Map(), answers: new Map() }
-  }
-
-  dropMemo() {
-    this.memo.clear()
+    return { spaceId, rules, matches: new Map(), answers: new Map() }
   }
 
   /** The memo's key of a request; null when it is not memoisable (too long). */
@@ -158,18 +164,13 @@ export class OverlayReader {
 
   /** A memoised read of this request, or undefined. */
   memoised(key: string, now: number): ServedOverlay | undefined {
-    const e = this.memo.get(key)
-    if (e === undefined) return undefined
-    if (e.expiresAt > now) return e.served
-    this.memo.delete(key)
-    return undefined
+    return this.memo.get(key, now)
   }
 
   /** Remembers a synchronous read that no per-visitor signal decided. */
   remember(key: string, served: ServedOverlay, now: number) {
     if (served.private) return
-    if (this.memo.size >= MAX_MEMO) this.memo.clear()
-    this.memo.set(key, { served, expiresAt: now + MEMO_TTL_MS })
+    this.memo.set(served.spaceId, key, served, now + MEMO_TTL_MS)
   }
 
   /** The read; throws AppError 404/422. Synchronous when the Space, its rules and its segments are cached. */
@@ -197,17 +198,27 @@ export class OverlayReader {
     let matched = set.matches.get(pathKey)
     if (matched === undefined) {
       matched = matching(set.rules, decodedPath(req.path), segment)
-      if (set.matches.size >= MAX_MATCHES) set.matches.clear()
+      let delta = pathKey.length * 2 + matched.length * 2 + 48
+      if (set.matches.size >= MAX_MATCHES) {
+        for (const [k, v] of set.matches) delta -= k.length * 2 + v.length * 2 + 48
+        set.matches.clear()
+      }
       set.matches.set(pathKey, matched)
+      this.cache.resize(String(set.spaceId), set, delta)
     }
     const key = `${matched}\u0000${chain.join(',')}\u0000${seg}`
     let answer = set.answers.get(key)
     if (answer === undefined) {
       answer = this.render(matched, chain, set, segment)
-      if (set.answers.size >= MAX_ANSWERS) set.answers.clear()
+      let delta = answerBytes(key, answer)
+      if (set.answers.size >= MAX_ANSWERS) {
+        for (const [k, v] of set.answers) delta -= answerBytes(k, v)
+        set.answers.clear()
+      }
       set.answers.set(key, answer)
+      this.cache.resize(String(set.spaceId), set, delta)
     }
-    return { answer, private: fromSignals }
+    return { answer, private: fromSignals, spaceId: set.spaceId }
   }
 
   private render(matched: string, chain: string[], set: SpaceOverlays, segment: string | null): OverlayAnswer {

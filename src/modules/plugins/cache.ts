@@ -1,6 +1,6 @@
 import { and, asc, eq } from 'drizzle-orm'
 import { plugins } from '../../../db/schema'
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 
 export type PluginRow = typeof plugins.$inferSelect
@@ -20,7 +20,7 @@ const EMPTY: SpacePlugins = { byHook: new Map() }
 export class PluginCache {
   readonly cache: ScopedCache<number, SpacePlugins>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {
+  constructor(private kernel: Pick<Kernel, 'db' | 'clock' | 'config'>) {
     this.cache = new ScopedCache({
       name: 'plugins',
       scopeOf: (spaceId) => spaceId,
@@ -29,6 +29,8 @@ export class PluginCache {
       now: () => kernel.clock.ms(),
       ttlMs: 60_000,
       maxEntries: 50_000,
+      maxBytes: cacheShare(kernel.config, 1 / 64),
+      sizeOf: plainSize,
       invalidateOn: { 'plugin.changed': (e) => e.payload.space_id },
     })
   }

@@ -1,3 +1,4 @@
+import { ScopedMemo } from '../../kernel/memo'
 import type { FastRequest, FastRoute } from '../../kernel/module'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
 import type { SearchIndex } from './engine'
@@ -109,42 +110,43 @@ interface MemoEntry {
 }
 
 /**
- * Recent search answers, bounded by count and bytes, oldest first out (a cycle longer than the memo never hits: such
- * traffic costs the lookup, not a growing memo). An entry is
- * served only while `space`, `index` and `index.revision` are what they were when it was computed.
+ * Recent search answers in a kernel memo (kernel/memo.ts): bounded in bytes and count, SIEVE eviction (a cycle longer
+ * than the memo costs the lookup, not the hot answers), dropped per Space by the runtime on that Space's events and
+ * all on resync (the search module's `memos`). An entry is also served only while `space`, `index` and
+ * `index.revision` are what they were when it was computed.
  */
 export class SearchMemo {
-  private entries = new Map<string, MemoEntry>()
-  private bytes = 0
+  readonly memo: ScopedMemo<MemoEntry>
   hits = 0
   misses = 0
 
   constructor(
     readonly maxEntries = 2048,
     readonly maxBytes = 4 * 1024 * 1024,
-  ) {}
+  ) {
+    this.memo = new ScopedMemo<MemoEntry>({ name: 'search.memo', maxBytes, maxEntries, sizeOf: (e) => e.bytes })
+  }
 
   get size() {
-    return this.entries.size
+    return this.memo.stats.entries
   }
 
   get byteSize() {
-    return this.bytes
+    return this.memo.stats.bytes
   }
 
   clear() {
-    this.entries.clear()
-    this.bytes = 0
+    this.memo.clear()
   }
 
   get(key: string, space: PublicSpace, index: SearchIndex | null): Blob | undefined {
-    const e = this.entries.get(key)
+    const e = this.memo.get(key, 0)
     if (e === undefined) {
       this.misses++
       return undefined
     }
     if (e.space !== space || e.index !== (index === null ? null : index.serial) || (index !== null && e.revision !== index.revision)) {
-      this.delete(key, e)
+      this.memo.delete(key)
       this.misses++
       return undefined
     }
@@ -155,20 +157,7 @@ export class SearchMemo {
   set(key: string, space: PublicSpace, index: SearchIndex | null, revision: number, body: Blob) {
     const bytes = body.size + key.length * 2 + 64
     if (bytes > this.maxBytes >>> 4) return // one answer never takes more than a sixteenth of the budget
-    const old = this.entries.get(key)
-    if (old !== undefined) this.delete(key, old)
-    while (this.entries.size >= this.maxEntries || this.bytes + bytes > this.maxBytes) {
-      const first = this.entries.entries().next().value
-      if (first === undefined) break
-      this.delete(first[0], first[1])
-    }
-    this.entries.set(key, { space, index: index === null ? null : index.serial, revision, body, bytes })
-    this.bytes += bytes
-  }
-
-  private delete(key: string, e: MemoEntry) {
-    this.entries.delete(key)
-    this.bytes -= e.bytes
+    this.memo.set(space.id, key, { space, index: index === null ? null : index.serial, revision, body, bytes })
   }
 }
 

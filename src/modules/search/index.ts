@@ -57,6 +57,7 @@ export const searchModule = defineModule({
   },
   publicRoutes: ({ guards, self }) => searchCdnRoutes(guards, self.registry),
   fast: ({ self }) => [searchFastRoute(self.registry, self.spaces, self.memo)],
+  memos: (self) => [self.memo.memo],
   graphql: (builder, self) => searchGraphql(builder, self),
   on: {
     'story.published': (e, self) => self.registry.onStoryEvent(e),
@@ -64,7 +65,6 @@ export const searchModule = defineModule({
     'story.deleted': (e, self) => self.registry.onStoryEvent(e),
     'version.created': (e, self) => self.registry.onSaved(e),
     'space.archived': (e, self) => {
-      self.memo.clear()
       if (e.spaceId !== null) self.registry.dropSpace(e.spaceId)
     },
   },

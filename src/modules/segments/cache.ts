@@ -1,6 +1,6 @@
 import { asc, eq } from 'drizzle-orm'
 import { audienceSegments } from '../../../db/schema'
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { type CompiledRule, compileRule, ruleMatches, type Signals } from './rules'
 
@@ -41,7 +41,7 @@ const MAX_SPACES = 10_000
  */
 export type SegmentCache = ScopedCache<number, SegmentSet>
 
-export function segmentCache(kernel: Pick<Kernel, 'db' | 'clock'>): SegmentCache {
+export function segmentCache(kernel: Pick<Kernel, 'db' | 'clock' | 'config'>): SegmentCache {
   return new ScopedCache({
     name: 'segments',
     scopeOf: (spaceId) => spaceId,
@@ -49,6 +49,8 @@ export function segmentCache(kernel: Pick<Kernel, 'db' | 'clock'>): SegmentCache
     load: (spaceId) => loadSegments(kernel, spaceId),
     now: () => kernel.clock.ms(),
     maxEntries: MAX_SPACES,
+    maxBytes: cacheShare(kernel.config, 1 / 32),
+    sizeOf: plainSize,
     invalidateOn: {
       'audience_segment.changed': (e) => e.spaceId,
       'space.archived': (e) => e.spaceId,

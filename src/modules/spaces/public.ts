@@ -1,6 +1,6 @@
 import { and, eq, isNull } from 'drizzle-orm'
 import { spaces } from '../../../db/schema'
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
 import { isSpaceSlug } from '../../kernel/schemas'
@@ -25,7 +25,7 @@ const MAX_ENTRIES = 10_000
 export class PublicSpaces implements PublicSpaceResolver {
   readonly cache: ScopedCache<string, PublicSpace | null>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'replicas' | 'clock'>) {
+  constructor(private kernel: Pick<Kernel, 'db' | 'replicas' | 'clock' | 'config'>) {
     const bySlug = (e: { payload: { space: { slug: string } } }) => e.payload.space.slug
     this.cache = new ScopedCache({
       name: 'spaces.public',
@@ -35,6 +35,8 @@ export class PublicSpaces implements PublicSpaceResolver {
       now: () => kernel.clock.ms(),
       ttlMs: TTL_MS,
       maxEntries: MAX_ENTRIES,
+      maxBytes: cacheShare(kernel.config, 1 / 32),
+      sizeOf: plainSize,
       invalidateOn: { 'space.created': bySlug, 'space.updated': bySlug, 'space.locales_changed': bySlug, 'space.archived': bySlug },
     })
   }

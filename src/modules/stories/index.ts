@@ -1,5 +1,6 @@
 import { Gauge } from 'prom-client'
 import { Elysia } from 'elysia'
+import { cacheShare } from '../../kernel/cache'
 import { defineModule } from '../../kernel/module'
 import { MIN } from '../../kernel/rate-limit'
 import { spacesModule } from '../spaces'
@@ -34,10 +35,8 @@ export const storiesModule = defineModule({
     const lists = new PublicLists(kernel, pipeline)
     // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
     const published = new PublishedStoryIndex(kernel)
-    // Whole reads memoised per URL on the fast path; any event anywhere (and a resync) drops them all.
-    const memo = new ReadMemo(() => kernel.readSteps, () => cache.generation)
-    kernel.bus.subscribe('*', () => memo.dropAll())
-    kernel.bus.onResync(() => memo.dropAll())
+    // Whole reads memoised per URL on the fast path; an event drops its Space's (the `memos` slot), a resync all.
+    const memo = new ReadMemo(() => kernel.readSteps, cacheShare(kernel.config, 1 / 8))
     return { cache, pipeline, published, memo, versions, lists }
   },
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
@@ -65,7 +64,8 @@ export const storiesModule = defineModule({
   errors: Object.values(StoryErrors),
   events: storyEvents,
   filterHooks: storyFilterHooks,
-  caches: (self) => [self.cache.entries, self.versions.cache, self.lists.pages],
+  caches: (self) => [self.cache.entries, self.versions.cache, self.lists.pages, self.published.cache],
+  memos: (self) => [self.memo.memo],
   // The public change feed and the Space content version, in the transaction of each change (changes.ts).
   inTx: {
     'story.published': (tx, e, _emit, _self, kernel) => recordPublished(tx, e, kernel.clock.now()).then(() => {}),
@@ -82,9 +82,6 @@ export const storiesModule = defineModule({
     'story.deleted': (e, self) => {
       self.published.removed(e.spaceId!, e.payload.story.uuid)
     },
-  },
-  onResync: (self) => {
-    self.published.clear()
   },
   rateLimits: [
     // 4.2 (specific rows; the rest of /cdn has the kernel's 600/min default)

@@ -1,4 +1,4 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import { AppError, notFound, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import { requireDraftReader } from '../../kernel/preview'
@@ -187,6 +187,8 @@ export class PublicLists {
       now: () => kernel.clock.ms(),
       ttlMs: 10 * 60_000,
       maxEntries: 20_000,
+      maxBytes: cacheShare(this.kernel.config, 1 / 16),
+      sizeOf: plainSize,
       invalidateOn: {
         'story.published': space,
         'story.unpublished': space,

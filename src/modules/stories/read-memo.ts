@@ -1,5 +1,6 @@
 import type { ReadSpace, ReadStep } from '../../kernel/read'
 import type { Served } from './read-pipeline'
+import { ScopedMemo } from '../../kernel/memo'
 
 /**
  * The fast path's memo of whole public reads: URL → the Space it names and, per Accept-Language and the steps' `vary`
@@ -7,21 +8,22 @@ import type { Served } from './read-pipeline'
  * `select` and the render key — the JavaScript of a cached read shrinks to the rate limit and the response.
  *
  * It stays exact because an entry holds only while nothing it was built from can have changed:
- * - every event the bus delivers (any module's change, on this instance or another) and every resync drop it all
- *   (`dropAll`); the caches the read consults change in their own `on` handlers, synchronously;
- * - so does every change of the Story cache (a drop, an eviction, an invalidation: its `generation`), so the memo
- *   never keeps alive a body the cache let go;
+ * - every event the bus delivers (any module's change, on this instance or another) drops the entries of its Space
+ *   (every entry for an event of no Space), and a resync drops them all: the memo is in the module's `memos` slot
+ *   (kernel/memo.ts), so the runtime does it; the caches the read consults change in their own handlers of the same
+ *   events, synchronously;
  * - it expires with the Story and Space entries it was built from (their safety-net TTLs);
  * - only synchronous reads are memoised: a body being rendered, a step loading its state, a read that is not
  *   cacheable never enter it.
- * Bounded: URLs (the Host header is part of the URL) and keys per URL are capped by count and cleared when full, and
- * a key longer than MAX_KEY_LENGTH (a large Cookie header) is not memoised.
+ * Bounded in bytes (its share of CDN_CACHE_MB): an entry counts its URL, its keys and the bodies it serves (shared with
+ * the Story cache while that holds them, so the count errs high), and SIEVE evicts past the budget; keys per URL are
+ * capped, and a key longer than MAX_KEY_LENGTH (a large Cookie header) is not memoised.
  */
 
-const MAX_URLS = 50_000
 const MAX_KEYS_PER_URL = 32
 /** Longer keys (a large Cookie or Accept-Language header) are not memoised: memory stays bounded by the counts. */
 const MAX_KEY_LENGTH = 512
+const ENTRY_BYTES = 160
 
 interface UrlMemo {
   expiresAt: number
@@ -31,22 +33,29 @@ interface UrlMemo {
   byKey: Map<string, Served>
 }
 
+const servedBytes = (key: string, served: Served) => served.rendered.body.size + key.length * 2 + 64
+
 export class ReadMemo {
-  private byUrl = new Map<string, UrlMemo>()
-  /** The Story cache's generation the entries were built at: when it moves, they all go (nothing it dropped stays alive here). */
-  private cacheSeen = -1
+  readonly memo: ScopedMemo<UrlMemo>
   private varying: ReadStep[] | null = null
   /** A step with `select` and no `vary`: memoising would be wrong, so the memo stays off. */
   private off = false
 
   constructor(
     private steps: () => ReadStep[],
-    private cacheGeneration: () => number,
-  ) {}
-
-  /** Something changed somewhere: every memoised read is dropped. */
-  dropAll() {
-    this.byUrl.clear()
+    maxBytes: number,
+  ) {
+    this.memo = new ScopedMemo<UrlMemo>({
+      name: 'stories.read-memo',
+      maxBytes,
+      // The bodies the entry serves when stored; what is added later is counted by `resize`.
+      sizeOf: (m, url) => {
+        let n = ENTRY_BYTES + url.length * 2
+        if (m.plain) n += servedBytes('', m.plain)
+        for (const [k, v] of m.byKey) n += servedBytes(k, v)
+        return n
+      },
+    })
   }
 
   private varyingSteps(): ReadStep[] | null {
@@ -71,20 +80,11 @@ export class ReadMemo {
     return key.length > MAX_KEY_LENGTH ? null : key
   }
 
-  private sync() {
-    const g = this.cacheGeneration()
-    if (g !== this.cacheSeen) {
-      this.cacheSeen = g
-      this.dropAll()
-    }
-  }
-
   get(url: string, request: Request, acceptLanguage: string | null, viaTrustedProxy: boolean, now: number): Served | undefined {
-    this.sync()
-    const m = this.byUrl.get(url)
+    const m = this.memo.get(url, now)
     if (m === undefined) return undefined
     if (m.expiresAt <= now) {
-      this.byUrl.delete(url)
+      this.memo.delete(url)
       return undefined
     }
     const key = this.keyOf(request, m.space, acceptLanguage, viaTrustedProxy)
@@ -95,21 +95,30 @@ export class ReadMemo {
   set(url: string, request: Request, acceptLanguage: string | null, viaTrustedProxy: boolean, space: ReadSpace, now: number, expiresAt: number, served: Served) {
     const key = this.keyOf(request, space, acceptLanguage, viaTrustedProxy)
     if (key === null) return
-    this.sync()
-    let m = this.byUrl.get(url)
+    let m = this.memo.peekEntry(url)?.value
     if (m === undefined || m.space !== space || m.expiresAt <= now) {
-      if (this.byUrl.size >= MAX_URLS) this.byUrl.clear()
-      m = { expiresAt, space, plain: undefined, byKey: new Map() }
-      this.byUrl.set(url, m)
-    } else if (key !== '' && m.byKey.size >= MAX_KEYS_PER_URL) {
-      m.byKey.clear()
+      m = { expiresAt, space, plain: key === '' ? served : undefined, byKey: key === '' ? new Map() : new Map([[key, served]]) }
+      this.memo.set(space.id, url, m)
+      return
+    }
+    let delta = servedBytes(key, served)
+    if (key === '') {
+      if (m.plain) delta -= servedBytes('', m.plain)
+      m.plain = served
+    } else {
+      if (m.byKey.size >= MAX_KEYS_PER_URL) {
+        for (const [k, v] of m.byKey) delta -= servedBytes(k, v)
+        m.byKey.clear()
+      }
+      const old = m.byKey.get(key)
+      if (old) delta -= servedBytes(key, old)
+      m.byKey.set(key, served)
     }
     m.expiresAt = Math.min(m.expiresAt, expiresAt)
-    if (key === '') m.plain = served
-    else m.byKey.set(key, served)
+    this.memo.resize(url, m, delta)
   }
 
   get size() {
-    return this.byUrl.size
+    return this.memo.stats.entries
   }
 }

@@ -1,4 +1,4 @@
-import { ScopedCache } from '../../kernel/cache'
+import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { contentVersion } from './changes'
 import type { ContentVersions } from './read-pipeline'
@@ -20,6 +20,8 @@ export function contentVersions(kernel: Kernel): ContentVersions & { cache: Scop
     now: () => kernel.clock.ms(),
     ttlMs: TTL_MS,
     maxEntries: 100_000,
+    maxBytes: cacheShare(kernel.config, 1 / 128),
+    sizeOf: plainSize,
     invalidateOn: {
       'story.published': space,
       'story.unpublished': space,
