@@ -72,9 +72,8 @@ Scaffolds an Astro 5 site in <dir> (new or empty) wired to the Space with @conte
 Space's locales, a page per Story and locale, a component per blueprint of the starter set (page, post, author,
 text_block), and .env with CONTENT_SERVICE_URL, CONTENT_SERVICE_SPACE and CONTENT_SERVICE_TOKEN — a viewer Space token
 made for the site (the caller must be an admin of the Space; else --site-token, else the CLI's own token is written).
---sample writes the starter blueprints and Stories (published, default locale) into the Space when it has no Stories
-(exit 5 otherwise). The full sample set of onboarding (every locale, a form, a datasource) has no API for an existing
-Space: on the server, \`content-service seed --space <slug>\` writes it.`
+--sample has the server write onboarding's sample content (blueprints, published Stories in every locale, a form, a
+datasource) into the Space; a Space with Stories is refused (exit 5) and nothing is written.`
 
 HELP.migrate = `content-service-cli migrate <create | run>
 

@@ -97,8 +97,13 @@ async function api<T>(t: Target, method: string, path: string, body?: unknown): 
   return parsed as T
 }
 
+const apiOf = (t: Target) => ({ ...t, call: <T>(m: string, p: string, b?: unknown) => api<T>(t, m, p, b) })
+
 function exitOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage
+  if ((err as { refused?: boolean }).refused) return EXIT.refused
+  if (!(err instanceof ApiError) && typeof (err as { status?: unknown }).status !== 'number') return 1
+  if (!(err instanceof ApiError)) err = new ApiError((err as Error).message, (err as { status: number }).status, (err as { code?: string }).code ?? 'http_error')
   if (!(err instanceof ApiError)) return 1
   if (err.status === 401 || err.status === 403) return EXIT.auth
   if (err.status === 404) return EXIT.notFound
@@ -308,12 +313,30 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
   async export(args) {
     const space = flag(args, 'space')!
     const file = flag(args, 'out')!
+    const versions = flag(args, 'versions', false) ?? 'current'
+    if (versions !== 'all' && versions !== 'current') throw new UsageError('--versions: all or current')
     const t = target(args)
-    const archive = await exportSpace({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, (s) => progress(args, `export: ${s}`))
+    const archive = await exportSpace(apiOf(t), space, (s) => progress(args, `export: ${s}`), { versions })
     progressDone(args)
     writeFileSync(file, JSON.stringify(archive))
-    const summary = { file, components: archive.components.length, assets: archive.assets.length, stories: archive.stories.length, locales: archive.locales }
-    out(args, summary, `Wrote ${file}: ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories (${archive.locales.join(', ')}).`)
+    const summary = {
+      file,
+      versions,
+      components: archive.components.length,
+      assets: archive.assets.length,
+      stories: archive.stories.length,
+      story_versions: archive.stories.reduce((n, s) => n + (s.versions?.length ?? 0), 0),
+      variants: archive.stories.reduce((n, s) => n + (s.variants?.length ?? 0), 0),
+      segments: archive.segments?.length ?? 0,
+      forms: archive.forms?.length ?? 0,
+      datasources: archive.datasources?.length ?? 0,
+      locales: archive.locales,
+    }
+    out(
+      args,
+      summary,
+      `Wrote ${file}: ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories${versions === 'all' ? ` (${summary.story_versions} versions)` : ''}, ${summary.variants} variants, ${summary.segments} segments, ${summary.forms} forms, ${summary.datasources} datasources (${archive.locales.join(', ')}).`,
+    )
     return EXIT.ok
   },
 
@@ -335,19 +358,35 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     }
     const t = target(args)
     if (args.flags['dry-run']) {
-      const summary = { dry_run: true, components: archive.components.length, assets: archive.assets.length, stories: archive.stories.length }
-      out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets and ${summary.stories} Stories into ${space}.`)
+      const summary = {
+        dry_run: true,
+        components: archive.components.length,
+        assets: archive.assets.length,
+        stories: archive.stories.length,
+        segments: archive.segments?.length ?? 0,
+        forms: archive.forms?.length ?? 0,
+        datasources: archive.datasources?.length ?? 0,
+      }
+      out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories, ${summary.segments} segments, ${summary.forms} forms and ${summary.datasources} datasources into ${space}.`)
       return EXIT.ok
     }
     let r: Awaited<ReturnType<typeof importSpace>>
     try {
-      r = await importSpace({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, archive, (s) => progress(args, `import: ${s}`))
+      r = await importSpace(apiOf(t), space, archive, (s) => progress(args, `import: ${s}`))
     } catch (err) {
       if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
       throw err
     }
     progressDone(args)
-    out(args, r, `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published).`)
+    out(
+      args,
+      r,
+      [
+        `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published${r.versions ? `, ${r.versions} versions replayed` : ''}), ${r.variants} variants, ${r.segments} segments, ${r.forms} forms, ${r.datasources} datasources.`,
+        ...Object.entries(r.secrets).map(([k, v]) => `Push secret of the datasource ${k} (shown once): ${v}`),
+        ...r.warnings.map((w) => `warning: ${w}`),
+      ].join('\n'),
+    )
     return EXIT.ok
   },
 
@@ -365,12 +404,7 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     const defaultLang = info.default_lang ?? locales[0] ?? 'en'
     let sample: { components: string[]; stories: string[] } | null = null
     if (args.flags.sample) {
-      try {
-        sample = await writeSample({ ...t, call: (m, p, b) => api(t, m, p, b) }, space)
-      } catch (err) {
-        if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
-        throw err
-      }
+      sample = await writeSample({ ...t, call: (m, p, b) => api(t, m, p, b) }, space)
     }
     // The site reads with a Space token of the viewer role (made here when the caller is an admin of the Space), never
     // with the caller's own token; --site-token gives one made elsewhere.
