@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { exportSpace, importSpace, readArchive } from './archive'
+import { type Kind, pull, push } from './content'
 import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
 import { astroTemplate, TEMPLATES, writeSample, writeSite } from './create'
 import { type Args, EXIT, UsageError } from './shared'
@@ -390,6 +391,10 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     return EXIT.ok
   },
 
+  stories: (args) => contentCommand('stories', args),
+  assets: (args) => contentCommand('assets', args),
+  datasources: (args) => contentCommand('datasources', args),
+
   async create(args) {
     const template = flag(args, 'template', false) ?? 'astro'
     if (!(TEMPLATES as readonly string[]).includes(template)) throw new UsageError(`--template: one of ${TEMPLATES.join(', ')}`)
@@ -531,6 +536,47 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       out(args, { files, components: components.length, changed: true }, `Blueprints changed: wrote ${files.join(', ')}.`)
     }
   },
+}
+
+/** `<kind> pull | push`: a folder of JSON files plus a manifest (src/content.ts). */
+async function contentCommand(kind: Kind, args: Args): Promise<number> {
+  const sub = args.positional[1]
+  if (sub !== 'pull' && sub !== 'push') throw new UsageError(`${kind}: pull or push. See content-service-cli ${kind} --help.`)
+  const space = flag(args, 'space')!
+  const dir = flag(args, 'dir', false) ?? 'content'
+  const t = target(args)
+  const usage = (err: unknown) => {
+    if ((err as { usage?: boolean }).usage || err instanceof SyntaxError) throw new UsageError((err as Error).message)
+    throw err
+  }
+  if (sub === 'pull') {
+    const r = await pull(apiOf(t), space, kind, dir, (s) => progress(args, `pull: ${s}`)).catch(usage)
+    progressDone(args)
+    out(args, r, `Wrote ${r.count} ${kind} of ${space} to ${dir}${kind === 'assets' ? ` (${r.fetched} downloaded)` : ''}${r.removed ? `, removed ${r.removed} no longer there` : ''}.`)
+    return EXIT.ok
+  }
+  const dryRun = !!args.flags['dry-run']
+  const r = await push(apiOf(t), space, kind, dir, { dryRun, onProgress: (s) => progress(args, `push: ${s}`) }).catch(usage)
+  progressDone(args)
+  const count = (c: string) => r.changes.filter((x) => x.change === c).length
+  const summary = {
+    ...r,
+    created: count('create'),
+    updated: count('update'),
+    uploaded: count('upload'),
+    reused: count('reuse'),
+    unchanged: count('unchanged'),
+    published: r.changes.filter((x) => x.published).length,
+  }
+  const verb = (c: string) => (dryRun ? `would ${c}` : c === 'create' ? 'created' : c === 'update' ? 'updated' : c === 'upload' ? 'uploaded' : c === 'reuse' ? 'reused' : c)
+  const lines = r.changes.filter((c) => c.change !== 'unchanged').map((c) => `${verb(c.change)} ${c.item}${c.published ? (dryRun ? ' and publish' : ' (published)') : ''}`)
+  lines.push(
+    `${dryRun ? 'Dry run: nothing written. ' : ''}${kind} → ${space}: ${summary.created} created, ${summary.updated} updated${kind === 'assets' ? `, ${summary.uploaded} uploaded, ${summary.reused} reused (same SHA-256)` : ''}, ${summary.unchanged} unchanged.`,
+    ...Object.entries(r.secrets).map(([k, v]) => `Push secret of the datasource ${k} (shown once): ${v}`),
+    ...r.warnings.map((w) => `warning: ${w}`),
+  )
+  out(args, summary, lines.join('\n'))
+  return EXIT.ok
 }
 
 interface WhoAmI {
