@@ -8,14 +8,12 @@
  * SHA-256 are reused, not uploaded again.
  */
 
+import type { Api } from './http'
+
 export const ARCHIVE_FORMAT = 'content-service-space-export'
 export const ARCHIVE_VERSION = 2
 
-export interface Api {
-  server: string
-  token: string | null
-  call<T = any>(method: string, path: string, body?: unknown): Promise<T>
-}
+export type { Api } from './http'
 
 export interface ArchivedStory {
   uuid: string
@@ -240,17 +238,12 @@ export async function uploadAsset(api: Api, space: string, asset: { filename: st
   const fd = new FormData()
   if (asset.alt && Object.keys(asset.alt).length) fd.append('alt', JSON.stringify(asset.alt))
   fd.append('file', new Blob([bytes as BlobPart], { type: asset.content_type }), asset.filename)
-  const res = await fetch(`${api.server}/v1/spaces/${enc(space)}/assets`, { method: 'POST', body: fd, headers: api.token ? { Authorization: `Bearer ${api.token}` } : {} })
-  const body = (await res.json().catch(() => null)) as { data?: { uuid: string }; message?: string; error?: string } | null
-  if (!res.ok || !body?.data) throw Object.assign(new Error(`asset ${asset.filename}: ${body?.message ?? `HTTP ${res.status}`}`), { status: res.status || 502, code: body?.error ?? 'http_error' })
-  return body.data.uuid
+  return (await api.call<{ data: { uuid: string } }>('POST', `/spaces/${enc(space)}/assets`, fd, { raw: true })).data.uuid
 }
 
 /** An asset's bytes, read through the public delivery route with the token. */
 export async function downloadAsset(api: Api, space: string, uuid: string): Promise<Uint8Array> {
-  const res = await fetch(`${api.server}/v1/cdn/${enc(space)}/assets/${uuid}`, { headers: api.token ? { Authorization: `Bearer ${api.token}` } : {} })
-  if (!res.ok) throw Object.assign(new Error(`asset ${uuid}: HTTP ${res.status}`), { status: res.status, code: 'http_error' })
-  return new Uint8Array(await res.arrayBuffer())
+  return api.call<Uint8Array>('GET', `/cdn/${enc(space)}/assets/${uuid}`, undefined, { bytes: true, headers: { Accept: '*/*' } })
 }
 
 /**
@@ -290,11 +283,7 @@ export async function pushEntries(api: Api, space: string, key: string, entries:
   const ts = String(Math.floor(Date.now() / 1000))
   const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Service-Timestamp': ts }
   if (secret) headers['X-Service-Signature'] = `sha256=${createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}`
-  const res = await fetch(`${api.server}/v1/spaces/${enc(space)}/datasources/${enc(key)}/webhook`, { method: 'POST', headers, body })
-  if (!res.ok) {
-    const b = (await res.json().catch(() => null)) as { message?: string; error?: string } | null
-    throw Object.assign(new Error(`datasource ${key}: push of its entries: ${b?.message ?? `HTTP ${res.status}`}`), { status: res.status, code: b?.error ?? 'http_error' })
-  }
+  await api.call('POST', `/spaces/${enc(space)}/datasources/${enc(key)}/webhook`, body, { raw: true, headers })
 }
 
 /** Restores an archive into a Space that has no Stories yet (blueprints and assets may exist: they are reused). */

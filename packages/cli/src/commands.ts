@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { exportSpace, importSpace, readArchive } from './archive'
 import { type Kind, pull, push } from './content'
+import { ApiError, connect } from './http'
 import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
 import { astroTemplate, TEMPLATES, writeSample, writeSite } from './create'
 import { type Args, EXIT, UsageError } from './shared'
@@ -45,17 +46,6 @@ const normalizeServer = (s: string) => {
 
 // ---- the API ----
 
-class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code: string,
-    readonly errors?: Record<string, string[]>,
-  ) {
-    super(message)
-  }
-}
-
 interface Target {
   server: string
   token: string | null
@@ -71,34 +61,10 @@ function target(args: Args, serverFlag = 'server', tokenFlag = 'token'): Target 
   return { server, token }
 }
 
-async function api<T>(t: Target, method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' }
-  if (t.token) headers.Authorization = `Bearer ${t.token}`
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
-  let res: Response | undefined
-  for (let attempt = 0; ; attempt++) {
-    try {
-      res = await fetch(`${t.server}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
-    } catch (err) {
-      if (attempt < 2 && method === 'GET') continue
-      throw new ApiError(`${t.server} cannot be reached: ${(err as Error).message}`, 0, 'network_error')
-    }
-    if ((res.status === 429 || res.status === 503) && attempt < 3) {
-      await new Promise((r) => setTimeout(r, Math.min(10_000, Number(res!.headers.get('retry-after') ?? 1) * 1000)))
-      continue
-    }
-    break
-  }
-  const text = await res.text()
-  let parsed: any = null
-  try {
-    parsed = text ? JSON.parse(text) : null
-  } catch {}
-  if (!res.ok) throw new ApiError(parsed?.message ?? `HTTP ${res.status}`, res.status, parsed?.error ?? 'http_error', parsed?.errors)
-  return parsed as T
-}
+/** One call through the SDK (src/http.ts). */
+const api = <T>(t: Target, method: string, path: string, body?: unknown): Promise<T> => connect(t.server, t.token).call<T>(method, path, body)
 
-const apiOf = (t: Target) => ({ ...t, call: <T>(m: string, p: string, b?: unknown) => api<T>(t, m, p, b) })
+const apiOf = (t: Target) => connect(t.server, t.token)
 
 function exitOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage
@@ -409,7 +375,7 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     const defaultLang = info.default_lang ?? locales[0] ?? 'en'
     let sample: { components: string[]; stories: string[] } | null = null
     if (args.flags.sample) {
-      sample = await writeSample({ ...t, call: (m, p, b) => api(t, m, p, b) }, space)
+      sample = await writeSample(apiOf(t), space)
     }
     // The site reads with a Space token of the viewer role (made here when the caller is an admin of the Space), never
     // with the caller's own token; --site-token gives one made elsewhere.
@@ -462,7 +428,7 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       }
       const t = target(args)
       const applying = !!args.flags.apply
-      const results = await runMigration({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, loaded.migration, {
+      const results = await runMigration(apiOf(t), space, loaded.migration, {
         apply: applying,
         publish: !!args.flags.publish,
         startsWith: flag(args, 'starts-with', false),
