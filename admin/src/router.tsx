@@ -88,11 +88,19 @@ const tokensRoute = createRoute({
   component: lazyRouteComponent(() => import('./routes/tokens'), 'TokensScreen'),
 })
 
+// Operations (issue 51): webhooks and plugins are the generated resource screen (components/resource/), AI and
+// billing are built by hand; each is a chunk of its own under features/<feature>/.
+const webhooksRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/webhooks', component: lazyRouteComponent(() => import('./features/webhooks/webhooks-screen'), 'WebhooksScreen') })
+const pluginsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/plugins', component: lazyRouteComponent(() => import('./features/plugins/plugins-screen'), 'PluginsScreen') })
+const aiRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/ai', component: lazyRouteComponent(() => import('./features/ai/ai-screen'), 'AiScreen') })
+const billingRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/billing', component: lazyRouteComponent(() => import('./features/billing/billing-screen'), 'BillingScreen') })
+const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
   inviteRoute,
-  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute])]),
+  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, ...operationsRoutes])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -25,6 +25,15 @@ const CATALOGUED = [
   'components/route-focus.tsx',
   'components/catalog-error.tsx',
   'components/notice.tsx',
+  'components/meter.tsx',
+  'components/resource/cells.tsx',
+  'components/resource/resource-form.tsx',
+  'components/resource/resource-log.tsx',
+  'components/resource/resource-screen.tsx',
+  'features/webhooks/webhooks-screen.tsx',
+  'features/plugins/plugins-screen.tsx',
+  'features/ai/ai-screen.tsx',
+  'features/billing/billing-screen.tsx',
 ]
 
 const READ_ATTRIBUTES = new Set(['aria-label', 'title', 'placeholder', 'label', 'hint', 'alt', 'what'])

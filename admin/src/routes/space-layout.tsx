@@ -2,9 +2,16 @@ import { useQuery } from '@tanstack/react-query'
 import { getRouteApi, Link, Outlet, useNavigate } from '@tanstack/react-router'
 import { useId } from 'react'
 import { spacesQuery } from '../api/queries'
-import { useCan, useSpaceRole } from '../api/roles'
+import { atLeast, minRoleOf, useCan, useSpaceRole } from '../api/roles'
 import { roleName, t } from '../i18n'
 import { ErrorNotice } from '../components/ui'
+
+const OPERATIONS = [
+  { to: '/spaces/$space/webhooks', list: '/v1/spaces/{space}/webhooks', label: 'nav.webhooks' },
+  { to: '/spaces/$space/plugins', list: '/v1/spaces/{space}/plugins', label: 'nav.plugins' },
+  { to: '/spaces/$space/ai', list: '/v1/spaces/{space}/ai-jobs', label: 'nav.ai' },
+  { to: '/spaces/$space/billing', list: '/v1/spaces/{space}/billing', label: 'nav.billing' },
+] as const
 
 const route = getRouteApi('/app/spaces/$space')
 
@@ -64,6 +71,12 @@ export function SpaceLayout() {
             {t('nav.tokens')}
           </Link>
         ) : null}
+        {/* Operations: one link per screen whose list operation the caller's role reaches. */}
+        {OPERATIONS.filter((o) => atLeast(role, minRoleOf('GET', o.list) ?? 'admin')).map((o) => (
+          <Link key={o.to} to={o.to} params={{ space }} className="text-sm font-medium text-indigo-800 underline">
+            {t(o.label)}
+          </Link>
+        ))}
       </nav>
       {readOnly && role ? (
         <p className="rounded-md bg-slate-100 px-3 py-2 text-sm text-slate-800" data-testid="read-only-space">
