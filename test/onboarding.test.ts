@@ -278,3 +278,37 @@ describe('content-service seed', () => {
     }
   }, 300_000)
 })
+
+describe('POST /v1/spaces/{space}/sample-content', () => {
+  test('an admin fills an empty Space with the starter set; a second call, a Space with Stories or an editor are refused, nothing written', async () => {
+    const owner = (await t.register()).token
+    const space = (await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de'] })).slug
+    const editor = (await t.spaceToken(owner, space, 'editor')).token
+    const denied = await t.request('POST', `/v1/spaces/${space}/sample-content`, { token: editor })
+    expect(denied.status).toBe(403)
+    expect((await t.request('GET', `/v1/spaces/${space}/components`, { token: owner })).body.data).toEqual([])
+
+    const r = await t.request('POST', `/v1/spaces/${space}/sample-content`, { token: owner })
+    expect(r.status).toBe(201)
+    expect(r.body.data).toMatchObject({ components: ['text_block', 'page', 'post', 'author'], locales: ['en', 'de'], forms: ['contact'], datasources: ['site_facts'] })
+    expect(r.body.data.stories.length).toBe(6)
+    const home = await t.request('GET', `/v1/cdn/${space}/stories/home?lang=de`)
+    expect(home.status).toBe(200)
+    expect(home.body.data.content.blocks[0].headline).toContain('Willkommen')
+
+    const storiesBefore = (await t.request('GET', `/v1/spaces/${space}/stories?per_page=100`, { token: owner })).body.meta.total
+    const again = await t.request('POST', `/v1/spaces/${space}/sample-content`, { token: owner })
+    expect(again.status).toBe(409)
+    expect(again.body).toMatchObject({ error: 'conflict' })
+    expect(again.body.message).toContain('6 Stories')
+    expect((await t.request('GET', `/v1/spaces/${space}/stories?per_page=100`, { token: owner })).body.meta.total).toBe(storiesBefore)
+
+    // Only blueprints in the way (no Story): still refused before anything is written.
+    const other = (await t.createSpace(owner)).slug
+    await t.request('POST', `/v1/spaces/${other}/components`, { token: owner, body: { name: 'post', is_root: true, schema: { x: { type: 'text' } } } })
+    const blocked = await t.request('POST', `/v1/spaces/${other}/sample-content`, { token: owner })
+    expect([blocked.status, blocked.body.message]).toEqual([409, expect.stringContaining('the blueprints post')])
+    expect((await t.request('GET', `/v1/spaces/${other}/components`, { token: owner })).body.data.map((c: any) => c.name)).toEqual(['post'])
+    expect((await t.request('POST', `/v1/spaces/no-such-space-x/sample-content`, { token: owner })).status).toBe(404)
+  })
+})

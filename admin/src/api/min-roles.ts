@@ -130,6 +130,7 @@ export const MIN_ROLES = {
   "POST /v1/spaces/{space}/plugins/{id}/rotate-secret": "admin",
   "POST /v1/spaces/{space}/preview-tokens": "editor",
   "POST /v1/spaces/{space}/products": "editor",
+  "POST /v1/spaces/{space}/sample-content": "admin",
   "POST /v1/spaces/{space}/stories": "editor",
   "POST /v1/spaces/{space}/stories/bulk": "editor",
   "POST /v1/spaces/{space}/stories/{uuid}/archive": "editor",

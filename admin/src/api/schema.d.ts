@@ -2647,6 +2647,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/sample-content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write the starter content of onboarding into an existing Space (admin)
+         * @description The set `POST /onboard {sample_content: true}` writes: blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale of the Space and published, a `contact` form and a `site_facts` datasource (webhook_push, two entries) the home page reads a marker from. Only into a Space holding nothing it would collide with: a Space with any Story (archived ones too), a blueprint named like a sample one, a form `contact` or a datasource `site_facts` answers 409 `conflict` (the message says what is in the way) and nothing is written, so a second call never duplicates. Each piece is written through its service (validated, versioned, published, announced to search, the CDN cache and webhooks).
+         */
+        post: operations["sampleContentSpace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/shop": {
         parameters: {
             query?: never;
@@ -23453,6 +23473,109 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    sampleContentSpace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            components: string[];
+                            datasources: string[];
+                            forms: string[];
+                            locales: string[];
+                            /** @description Full paths of the sample Stories (folders included); every other one is published in every locale */
+                            stories: string[];
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action; `pitch_unavailable` (Pitch demos are off on this service (PITCH_DEMOS=off, the default), or it has no PUBLIC_URL to build the mailed demo link from; the message says which); `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `pitch_invitee_exists` (A pitch invitee with this slug exists already (slugs are unique across the service)); `pitch_invitee_limit` (The Tenant has 1,000 pitch invitees; delete some first); `already_provisioned` (The demo account of this pitch invitee was provisioned already (once per invitee)); `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it); `slug_taken` (The Space slug is taken (slugs are unique across the service)) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,20 +1,19 @@
 /**
  * `export` and `import`: one JSON archive of a Space — its locales, component blueprints, assets with their bytes
- * (base64) and alt texts, and every Story (folders included, not archived ones) with the current draft of each
- * translation and whether it was published — restorable into an empty Space on any server. Every uuid is remapped on
+ * (base64) and alt texts, every Story (folders included, not archived ones) with the current draft of each
+ * translation, whether it was published, its variants and (with `versions: 'all'`) every version, the audience
+ * segments, the forms and the datasources with their entries — restorable into an empty Space on any server. Every uuid is remapped on
  * import: Stories and assets get new ones, and every string in content equal to an exported Story or asset uuid (asset
  * fields, link fields, relation fields) is rewritten to its new uuid. Assets already in the target Space with the same
  * SHA-256 are reused, not uploaded again.
  */
 
-export const ARCHIVE_FORMAT = 'content-service-space-export'
-export const ARCHIVE_VERSION = 1
+import type { Api } from './http'
 
-export interface Api {
-  server: string
-  token: string | null
-  call<T = any>(method: string, path: string, body?: unknown): Promise<T>
-}
+export const ARCHIVE_FORMAT = 'content-service-space-export'
+export const ARCHIVE_VERSION = 2
+
+export type { Api } from './http'
 
 export interface ArchivedStory {
   uuid: string
@@ -27,6 +26,28 @@ export interface ArchivedStory {
   status: string
   /** locale → the current draft's name and content */
   translations: Record<string, { name: string; content: unknown }>
+  /** Content served instead to one audience segment (by key) in one locale. */
+  variants?: { segment_key: string; lang: string; content: unknown }[]
+  /** With `versions: 'all'`: every version, oldest first. */
+  versions?: { version_no: number; lang: string; name: string; content: unknown }[]
+}
+
+export interface ArchivedDatasource {
+  key: string
+  label: string
+  type: 'http_json' | 'webhook_push'
+  /** As the server answers it: secrets never (a push secret is made anew; masked URL parts and header values are dropped). */
+  config: Record<string, unknown>
+  entries: Record<string, unknown>[]
+}
+
+export interface ArchivedSegment {
+  key: string
+  label: string
+  priority: number
+  active: boolean
+  rules: unknown[]
+  match_all: boolean
 }
 
 export interface ArchivedAsset {
@@ -49,11 +70,18 @@ export interface Archive {
   components: Record<string, unknown>[]
   assets: ArchivedAsset[]
   stories: ArchivedStory[]
+  /** Which versions of each Story the archive holds (archive version 2 on). */
+  versions?: 'all' | 'current'
+  segments?: ArchivedSegment[]
+  /** Form definitions as `POST /forms` takes them (no submissions, no secrets). */
+  forms?: Record<string, unknown>[]
+  datasources?: ArchivedDatasource[]
 }
 
-const enc = encodeURIComponent
+export const enc = encodeURIComponent
+export const MASK = '••••'
 
-async function pages<T>(api: Api, path: string): Promise<T[]> {
+export async function pages<T>(api: Api, path: string): Promise<T[]> {
   const out: T[] = []
   for (let page = 1; ; page++) {
     const r = await api.call<{ data: T[]; meta?: { total?: number } }>('GET', `${path}${path.includes('?') ? '&' : '?'}page=${page}&per_page=100`)
@@ -62,12 +90,12 @@ async function pages<T>(api: Api, path: string): Promise<T[]> {
   }
 }
 
-function localeCodes(data: unknown): string[] {
+export function localeCodes(data: unknown): string[] {
   return (Array.isArray(data) ? data : []).map((l) => (typeof l === 'string' ? l : (l as { code: string }).code))
 }
 
 /** Reads a whole Space into an archive. `onProgress` gets a line per step. */
-export async function exportSpace(api: Api, space: string, onProgress: (s: string) => void = () => {}): Promise<Archive> {
+export async function exportSpace(api: Api, space: string, onProgress: (s: string) => void = () => {}, opts: { versions?: 'all' | 'current' } = {}): Promise<Archive> {
   const sp = `/spaces/${enc(space)}`
   const info = (await api.call<{ data: { default_lang?: string; locales?: unknown } }>('GET', sp)).data
   const locales = localeCodes((await api.call<{ data: unknown }>('GET', `${sp}/locales`)).data)
@@ -79,25 +107,20 @@ export async function exportSpace(api: Api, space: string, onProgress: (s: strin
   const assets: ArchivedAsset[] = []
   for (const [i, a] of assetRows.entries()) {
     onProgress(`assets ${i + 1}/${assetRows.length}`)
-    const res = await fetch(`${api.server}/v1/cdn/${enc(space)}/assets/${a.uuid}`, { headers: api.token ? { Authorization: `Bearer ${api.token}` } : {} })
-    if (!res.ok) throw new Error(`asset ${a.uuid}: ${res.status}`)
-    const bytes = new Uint8Array(await res.arrayBuffer())
+    const bytes = await downloadAsset(api, space, a.uuid)
     assets.push({ uuid: a.uuid, filename: a.filename, content_type: a.content_type, sha256: a.sha256, alt: a.alt, data: Buffer.from(bytes).toString('base64') })
   }
-  const rows = await pages<{ uuid: string; parent_uuid: string | null; name: string; slug: string; full_path: string; is_folder: boolean; primary_lang: string; status: string; translations: string[] }>(
-    api,
-    `${sp}/stories`,
-  )
+  const rows = await pages<StoryRow>(api, `${sp}/stories`)
   const stories: ArchivedStory[] = []
   for (const [i, s] of rows.entries()) {
     onProgress(`stories ${i + 1}/${rows.length}`)
-    const translations: ArchivedStory['translations'] = {}
-    for (const lang of s.translations) {
-      const v = (await api.call<{ data: { name: string; content: unknown } }>('GET', `${sp}/stories/${s.uuid}?lang=${enc(lang)}`)).data
-      translations[lang] = { name: v.name, content: v.content }
-    }
-    stories.push({ uuid: s.uuid, parent_uuid: s.parent_uuid, name: s.name, slug: s.slug, full_path: s.full_path, is_folder: s.is_folder, primary_lang: s.primary_lang, status: s.status, translations })
+    stories.push(await readStory(api, space, s, opts.versions ?? 'current'))
   }
+  onProgress('segments, forms, datasources')
+  const segments = await readSegments(api, space)
+  const forms = (await api.call<{ data: Record<string, unknown>[] }>('GET', `${sp}/forms`)).data.map(formBody)
+  const datasources: ArchivedDatasource[] = []
+  for (const d of (await api.call<{ data: { key: string }[] }>('GET', `${sp}/datasources`)).data) datasources.push(await readDatasource(api, space, d.key))
   return {
     format: ARCHIVE_FORMAT,
     version: ARCHIVE_VERSION,
@@ -107,8 +130,67 @@ export async function exportSpace(api: Api, space: string, onProgress: (s: strin
     default_lang: info.default_lang ?? null,
     components,
     assets,
-    stories: stories.sort((a, b) => depth(a.full_path) - depth(b.full_path) || (a.full_path < b.full_path ? -1 : 1)),
+    stories: sortStories(stories),
+    versions: opts.versions ?? 'current',
+    segments,
+    forms,
+    datasources,
   }
+}
+
+export interface StoryRow {
+  uuid: string
+  parent_uuid: string | null
+  name: string
+  slug: string
+  full_path: string
+  is_folder: boolean
+  primary_lang: string
+  status: string
+  has_unpublished_changes?: boolean
+  translations: string[]
+}
+
+export const sortStories = <T extends { full_path: string }>(list: T[]) => list.sort((a, b) => depth(a.full_path) - depth(b.full_path) || (a.full_path < b.full_path ? -1 : 1))
+
+/** One Story as archived: each translation's current draft, its variants, and with `all` every version. */
+export async function readStory(api: Api, space: string, s: StoryRow, versions: 'all' | 'current'): Promise<ArchivedStory> {
+  const sp = `/spaces/${enc(space)}`
+  const translations: ArchivedStory['translations'] = {}
+  for (const lang of s.translations) {
+    const v = (await api.call<{ data: { name: string; content: unknown } }>('GET', `${sp}/stories/${s.uuid}?lang=${enc(lang)}`)).data
+    translations[lang] = { name: v.name, content: v.content }
+  }
+  const out: ArchivedStory = { uuid: s.uuid, parent_uuid: s.parent_uuid, name: s.name, slug: s.slug, full_path: s.full_path, is_folder: s.is_folder, primary_lang: s.primary_lang, status: s.status, translations }
+  if (s.is_folder) return out
+  const variants = (await api.call<{ data: { segment_key: string; lang: string; content: unknown }[] }>('GET', `${sp}/stories/${s.uuid}/variants`)).data
+  if (variants.length) out.variants = variants.map((v) => ({ segment_key: v.segment_key, lang: v.lang, content: v.content }))
+  if (versions === 'all') {
+    const list = await pages<{ version_no: number }>(api, `${sp}/stories/${s.uuid}/versions`)
+    out.versions = []
+    for (const v of list.sort((a, b) => a.version_no - b.version_no)) {
+      const full = (await api.call<{ data: { version_no: number; lang: string; name: string; content: unknown } }>('GET', `${sp}/stories/${s.uuid}/versions/${v.version_no}`)).data
+      out.versions.push({ version_no: full.version_no, lang: full.lang, name: full.name, content: full.content })
+    }
+  }
+  return out
+}
+
+export async function readSegments(api: Api, space: string): Promise<ArchivedSegment[]> {
+  const list = (await api.call<{ data: ArchivedSegment[] }>('GET', `/spaces/${enc(space)}/audience-segments`)).data
+  return list.map((g) => ({ key: g.key, label: g.label, priority: g.priority, active: g.active, rules: g.rules, match_all: g.match_all }))
+}
+
+const FORM_FIELDS = ['slug', 'label', 'fields', 'submit_action', 'notification_email', 'webhook_url', 'redirect_url', 'success_message', 'rate_limit_per_ip', 'spam_provider']
+/** A form as `POST /forms` takes it: no uuid, secrets or timestamps. */
+export const formBody = (f: Record<string, unknown>) => Object.fromEntries(FORM_FIELDS.filter((k) => f[k] !== undefined).map((k) => [k, f[k]]))
+
+/** A datasource's settings (as answered: secrets masked) and all its entries. */
+export async function readDatasource(api: Api, space: string, key: string): Promise<ArchivedDatasource> {
+  const base = `/spaces/${enc(space)}/datasources/${enc(key)}`
+  const d = (await api.call<{ data: ArchivedDatasource & { config: Record<string, unknown> } }>('GET', base)).data
+  const entries = await pages<Record<string, unknown>>(api, `${base}/entries`)
+  return { key: d.key, label: d.label, type: d.type, config: d.config, entries }
 }
 
 const depth = (p: string) => p.split('/').filter(Boolean).length
@@ -126,6 +208,15 @@ export interface ImportResult {
   assets: { uploaded: number; reused: number }
   stories: number
   published: number
+  versions: number
+  variants: number
+  segments: number
+  forms: number
+  datasources: number
+  /** What could not be carried as it was (masked secrets, new push secrets), one line each. */
+  warnings: string[]
+  /** Push secrets made for webhook_push datasources (shown once): key → secret. */
+  secrets: Record<string, string>
   /** old uuid → new uuid (Stories and assets) */
   uuids: Record<string, string>
 }
@@ -142,11 +233,66 @@ export function readArchive(text: string): Archive {
   return a
 }
 
+/** Uploads an asset (bytes and alt texts); answers its new uuid. */
+export async function uploadAsset(api: Api, space: string, asset: { filename: string; content_type: string; alt: Record<string, string> | null }, bytes: Uint8Array): Promise<string> {
+  const fd = new FormData()
+  if (asset.alt && Object.keys(asset.alt).length) fd.append('alt', JSON.stringify(asset.alt))
+  fd.append('file', new Blob([bytes as BlobPart], { type: asset.content_type }), asset.filename)
+  return (await api.call<{ data: { uuid: string } }>('POST', `/spaces/${enc(space)}/assets`, fd, { raw: true })).data.uuid
+}
+
+/** An asset's bytes, read through the public delivery route with the token. */
+export async function downloadAsset(api: Api, space: string, uuid: string): Promise<Uint8Array> {
+  return api.call<Uint8Array>('GET', `/cdn/${enc(space)}/assets/${uuid}`, undefined, { bytes: true, headers: { Accept: '*/*' } })
+}
+
+/**
+ * Creates a datasource from its archived form and restores its entries. Secrets cannot travel (the server answers them
+ * masked): a webhook_push datasource gets a new push secret (returned, shown once) and its entries are pushed signed
+ * with it; an http_json datasource keeps its URL when nothing in it was masked (else it is not created) and loses its
+ * masked header values (named in the warnings); its entries come from its next pull.
+ */
+export async function createDatasourceFrom(api: Api, space: string, d: ArchivedDatasource, warnings: string[]): Promise<{ created: boolean; secret?: string }> {
+  const base = `/spaces/${enc(space)}/datasources`
+  const c = d.config
+  let config: Record<string, unknown>
+  if (d.type === 'webhook_push') {
+    config = { secret_hash: 'auto', ...(c.allow_unsigned !== undefined ? { allow_unsigned: c.allow_unsigned } : {}), ...(c.schema ? { schema: c.schema } : {}) }
+  } else {
+    if (typeof c.url === 'string' && c.url.includes(MASK)) {
+      warnings.push(`datasource ${d.key}: its URL holds secret parts the server shows masked; create it by hand`)
+      return { created: false }
+    }
+    const headers = (c.headers ?? {}) as Record<string, string>
+    const masked = Object.keys(headers).filter((h) => headers[h] === MASK)
+    if (masked.length) warnings.push(`datasource ${d.key}: set the header values of ${masked.join(', ')} again (they are never shown)`)
+    config = { url: c.url, json_path: c.json_path, cron: c.cron, headers: Object.fromEntries(Object.entries(headers).filter(([, v]) => v !== MASK)) }
+  }
+  const made = (await api.call<{ data: { webhook_secret?: string } }>('POST', base, { key: d.key, label: d.label, type: d.type, config })).data
+  if (d.type === 'webhook_push') {
+    if (d.entries.length) await pushEntries(api, space, d.key, d.entries, made.webhook_secret ?? null)
+    warnings.push(`datasource ${d.key}: a new push secret was made (the old one cannot be read): give it to whatever pushes to it`)
+  } else if (d.entries.length) warnings.push(`datasource ${d.key}: its ${d.entries.length} entries come back with its next pull (POST …/sync or its cron)`)
+  return { created: true, secret: made.webhook_secret }
+}
+
+/** Replaces a webhook_push datasource's entries through its signed push (HMAC-SHA256 of `<timestamp>.<body>`). */
+export async function pushEntries(api: Api, space: string, key: string, entries: unknown[], secret: string | null) {
+  const { createHmac } = await import('node:crypto')
+  const body = JSON.stringify(entries)
+  const ts = String(Math.floor(Date.now() / 1000))
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', 'X-Service-Timestamp': ts }
+  if (secret) headers['X-Service-Signature'] = `sha256=${createHmac('sha256', secret).update(`${ts}.${body}`).digest('hex')}`
+  await api.call('POST', `/spaces/${enc(space)}/datasources/${enc(key)}/webhook`, body, { raw: true, headers })
+}
+
 /** Restores an archive into a Space that has no Stories yet (blueprints and assets may exist: they are reused). */
 export async function importSpace(api: Api, space: string, a: Archive, onProgress: (s: string) => void = () => {}): Promise<ImportResult> {
   const sp = `/spaces/${enc(space)}`
   const existing = await pages<{ uuid: string }>(api, `${sp}/stories`)
   if (existing.length) throw Object.assign(new Error(`the Space ${space} already has ${existing.length} Stories: import needs an empty Space`), { refused: true })
+  const warnings: string[] = []
+  const secrets: Record<string, string> = {}
 
   // Locales first (asset alt texts and translations need them).
   const have = new Set(localeCodes((await api.call<{ data: unknown }>('GET', `${sp}/locales`)).data))
@@ -166,6 +312,37 @@ export async function importSpace(api: Api, space: string, a: Archive, onProgres
   }
   for (const c of a.components) await api.call('PUT', `${sp}/components/${enc(String(c.name))}`, c)
 
+  // Audience segments (variants name them), by key: an existing one is replaced.
+  const segmentIds = new Map<string, number>()
+  const haveSegments = new Map((await api.call<{ data: { id: number; key: string }[] }>('GET', `${sp}/audience-segments`)).data.map((g) => [g.key, g.id]))
+  for (const g of a.segments ?? []) {
+    const saved = haveSegments.has(g.key)
+      ? await api.call<{ data: { id: number } }>('PUT', `${sp}/audience-segments/${enc(g.key)}`, g)
+      : await api.call<{ data: { id: number } }>('POST', `${sp}/audience-segments`, g)
+    segmentIds.set(g.key, saved.data.id)
+  }
+
+  // Datasources (Stories' markers read them) and forms.
+  const haveDs = new Set((await api.call<{ data: { key: string }[] }>('GET', `${sp}/datasources`)).data.map((d) => d.key))
+  let datasources = 0
+  for (const d of a.datasources ?? []) {
+    onProgress(`datasource ${d.key}`)
+    if (haveDs.has(d.key)) {
+      warnings.push(`datasource ${d.key}: exists in ${space} already, left as it is`)
+      continue
+    }
+    const r = await createDatasourceFrom(api, space, d, warnings)
+    if (r.secret) secrets[d.key] = r.secret
+    if (r.created) datasources++
+  }
+  const haveForms = new Map((await api.call<{ data: { uuid: string; slug: string }[] }>('GET', `${sp}/forms`)).data.map((f) => [f.slug, f.uuid]))
+  for (const f of a.forms ?? []) {
+    const uuid = haveForms.get(String(f.slug))
+    if (uuid) await api.call('PUT', `${sp}/forms/${uuid}`, f)
+    else await api.call('POST', `${sp}/forms`, f)
+    if (f.spam_provider) warnings.push(`form ${f.slug}: set its ${f.spam_provider} secret again (it is never shown)`)
+  }
+
   // Assets: deduplicated by SHA-256 against the target Space.
   const map = new Map<string, string>()
   const bySha = new Map((await pages<{ uuid: string; sha256: string }>(api, `${sp}/assets`)).map((x) => [x.sha256, x.uuid]))
@@ -179,14 +356,9 @@ export async function importSpace(api: Api, space: string, a: Archive, onProgres
       reused++
       continue
     }
-    const fd = new FormData()
-    if (asset.alt && Object.keys(asset.alt).length) fd.append('alt', JSON.stringify(asset.alt))
-    fd.append('file', new Blob([Buffer.from(asset.data, 'base64')], { type: asset.content_type }), asset.filename)
-    const res = await fetch(`${api.server}/v1${sp}/assets`, { method: 'POST', body: fd, headers: api.token ? { Authorization: `Bearer ${api.token}` } : {} })
-    const body = (await res.json().catch(() => null)) as { data?: { uuid: string }; message?: string } | null
-    if (!res.ok || !body?.data) throw new Error(`asset ${asset.filename}: ${res.status} ${body?.message ?? ''}`)
-    map.set(asset.uuid, body.data.uuid)
-    bySha.set(asset.sha256, body.data.uuid)
+    const uuid = await uploadAsset(api, space, asset, Buffer.from(asset.data, 'base64'))
+    map.set(asset.uuid, uuid)
+    bySha.set(asset.sha256, uuid)
     uploaded++
   }
 
@@ -208,18 +380,55 @@ export async function importSpace(api: Api, space: string, a: Archive, onProgres
     map.set(s.uuid, created.uuid)
   }
   let published = 0
-  for (const s of a.stories) {
+  let versions = 0
+  let variants = 0
+  for (const [i, s] of a.stories.entries()) {
     if (s.is_folder) continue
+    onProgress(`content ${i + 1}/${a.stories.length}`)
     const uuid = map.get(s.uuid)!
+    // The history first (each version saved again, oldest first), then each translation's current draft when the
+    // last version of it differs.
+    const last = new Map<string, string>()
+    for (const v of s.versions ?? []) {
+      const body = { lang: v.lang, name: v.name, content: remap(v.content, map) }
+      await api.call('PUT', `${sp}/stories/${uuid}`, body)
+      last.set(v.lang, JSON.stringify([body.name, body.content]))
+      versions++
+    }
     const langs = [s.primary_lang, ...Object.keys(s.translations).filter((l) => l !== s.primary_lang)]
     for (const lang of langs) {
       const tr = s.translations[lang]
-      if (tr) await api.call('PUT', `${sp}/stories/${uuid}`, { lang, name: tr.name, content: remap(tr.content, map) })
+      if (!tr) continue
+      const content = remap(tr.content, map)
+      if (last.get(lang) === JSON.stringify([tr.name, content])) continue
+      await api.call('PUT', `${sp}/stories/${uuid}`, { lang, name: tr.name, content })
+    }
+    for (const v of s.variants ?? []) {
+      const segment = segmentIds.get(v.segment_key)
+      if (segment === undefined) {
+        warnings.push(`${s.full_path}: a variant for the segment ${v.segment_key}, which the archive does not hold, was left out`)
+        continue
+      }
+      await api.call('POST', `${sp}/stories/${uuid}/variants`, { audience_segment_id: segment, lang: v.lang, content: remap(v.content, map) })
+      variants++
     }
     if (s.status === 'published') {
       await api.call('POST', `${sp}/stories/${uuid}/publish`)
       published++
     }
   }
-  return { components: a.components.length, assets: { uploaded, reused }, stories: a.stories.length, published, uuids: Object.fromEntries(map) }
+  return {
+    components: a.components.length,
+    assets: { uploaded, reused },
+    stories: a.stories.length,
+    published,
+    versions,
+    variants,
+    segments: a.segments?.length ?? 0,
+    forms: a.forms?.length ?? 0,
+    datasources,
+    warnings,
+    secrets,
+    uuids: Object.fromEntries(map),
+  }
 }

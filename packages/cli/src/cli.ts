@@ -18,7 +18,10 @@ Commands:
   components push       create or update blueprints in a Space from a file or another Space
   components diff       compare blueprints between Spaces, servers or a file
   types                 TypeScript types (and a validator) from a Space's blueprints
-  export                one archive of a Space: blueprints, Stories, assets with their bytes
+  stories pull|push     a Space's Stories as a folder of JSON files (+ manifest); push remaps uuids, resumes
+  assets pull|push      assets and their bytes in that folder; push deduplicates by SHA-256
+  datasources pull|push datasources (settings and entries) in that folder
+  export                one archive of a Space: blueprints, Stories, assets, datasources, forms, segments
   import                restore an archive into an empty Space (any server), every uuid remapped
   create                scaffold a site (Astro) wired to a Space
   migrate create|run    content migrations: a function from a block to a block for one blueprint
@@ -55,16 +58,50 @@ isValidContent/contentErrors (needs @content-service/sdk). --file reads blueprin
 the server; --watch regenerates whenever the Space's blueprints change (every 2 s).`,
 }
 
-HELP.export = `content-service-cli export --space <slug> --out <file.json>
+const CONTENT_HELP = (kind: string, what: string) => `content-service-cli ${kind} <pull | push>
 
-One JSON archive of the Space: its locales, component blueprints, assets (bytes and alt texts) and every Story that is
-not archived (folders included) with the current draft of each translation and whether it is published.`
+  pull --space <slug> [--dir content]
+  push --space <slug> [--dir content] [--dry-run]
+
+${what}
+pull writes them into <dir> (a folder of JSON files) and records them in <dir>/manifest.json; what the Space no longer
+has leaves the folder. push writes them into a Space (any server): every Story and asset uuid is remapped (Stories
+matched by full path, assets by SHA-256), --dry-run lists what would change and writes nothing. The manifest records
+each item a push finished, so a push that was interrupted continues where it stopped when run again, without
+duplicates.`
+HELP.stories = CONTENT_HELP(
+  'stories',
+  `Stories (folders too): <dir>/stories/<full path>.json, each translation's current draft and whether it is published.
+push creates the missing ones (parents first), saves a translation only when it differs (no empty versions), rewrites
+Story and asset uuids in content (asset, link, relation fields) and publishes again what was published. Push the
+blueprints first (components push) and the assets (assets push) to resolve asset fields.`,
+)
+HELP.assets = CONTENT_HELP(
+  'assets',
+  `Assets: <dir>/assets/<uuid>.json (file name, type, SHA-256, alt texts) and the bytes next to it (not downloaded again
+when unchanged). push uploads only assets whose SHA-256 the Space does not have yet.`,
+)
+HELP.datasources = CONTENT_HELP(
+  'datasources',
+  `Datasources: <dir>/datasources/<key>.json, settings and entries. Secrets never travel (the server shows them masked):
+a datasource push creates gets a new push secret (printed once) and its entries pushed; an existing one gets its
+label and settings, its entries stay.`,
+)
+
+HELP.export = `content-service-cli export --space <slug> --out <file.json> [--versions current|all]
+
+One JSON archive of the Space: its locales, component blueprints, assets (bytes and alt texts), every Story that is
+not archived (folders included) with the current draft of each translation, whether it is published and its variants
+(--versions all: every version too), the audience segments, the forms (no submissions) and the datasources with their
+entries. Secrets are never in it.`
 HELP.import = `content-service-cli import <file.json> --space <slug> [--dry-run]
 
 Restores an archive into a Space without Stories, on any server: missing locales are added, blueprints created or
 updated, assets uploaded (an asset with the same SHA-256 already in the Space is reused), Stories created with new
 uuids — every Story and asset uuid in content (asset, link and relation fields) rewritten to the new one — and those
-that were published published again. Exits 5 when the Space already has Stories.`
+that were published published again; segments, forms, datasources (entries included; a new push secret, printed once)
+and variants restored, and with an archive of --versions all every version saved again, oldest first. Exits 5 when
+the Space already has Stories.`
 
 HELP.create = `content-service-cli create [--template astro] <dir> --space <slug> [--sample] [--site-token <token>]
 
@@ -72,9 +109,8 @@ Scaffolds an Astro 5 site in <dir> (new or empty) wired to the Space with @conte
 Space's locales, a page per Story and locale, a component per blueprint of the starter set (page, post, author,
 text_block), and .env with CONTENT_SERVICE_URL, CONTENT_SERVICE_SPACE and CONTENT_SERVICE_TOKEN — a viewer Space token
 made for the site (the caller must be an admin of the Space; else --site-token, else the CLI's own token is written).
---sample writes the starter blueprints and Stories (published, default locale) into the Space when it has no Stories
-(exit 5 otherwise). The full sample set of onboarding (every locale, a form, a datasource) has no API for an existing
-Space: on the server, \`content-service seed --space <slug>\` writes it.`
+--sample has the server write onboarding's sample content (blueprints, published Stories in every locale, a form, a
+datasource) into the Space; a Space with Stories is refused (exit 5) and nothing is written.`
 
 HELP.migrate = `content-service-cli migrate <create | run>
 

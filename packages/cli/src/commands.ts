@@ -2,6 +2,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileS
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { exportSpace, importSpace, readArchive } from './archive'
+import { type Kind, pull, push } from './content'
+import { ApiError, connect } from './http'
 import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
 import { astroTemplate, TEMPLATES, writeSample, writeSite } from './create'
 import { type Args, EXIT, UsageError } from './shared'
@@ -44,17 +46,6 @@ const normalizeServer = (s: string) => {
 
 // ---- the API ----
 
-class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code: string,
-    readonly errors?: Record<string, string[]>,
-  ) {
-    super(message)
-  }
-}
-
 interface Target {
   server: string
   token: string | null
@@ -70,35 +61,16 @@ function target(args: Args, serverFlag = 'server', tokenFlag = 'token'): Target 
   return { server, token }
 }
 
-async function api<T>(t: Target, method: string, path: string, body?: unknown): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' }
-  if (t.token) headers.Authorization = `Bearer ${t.token}`
-  if (body !== undefined) headers['Content-Type'] = 'application/json'
-  let res: Response | undefined
-  for (let attempt = 0; ; attempt++) {
-    try {
-      res = await fetch(`${t.server}/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(30_000) })
-    } catch (err) {
-      if (attempt < 2 && method === 'GET') continue
-      throw new ApiError(`${t.server} cannot be reached: ${(err as Error).message}`, 0, 'network_error')
-    }
-    if ((res.status === 429 || res.status === 503) && attempt < 3) {
-      await new Promise((r) => setTimeout(r, Math.min(10_000, Number(res!.headers.get('retry-after') ?? 1) * 1000)))
-      continue
-    }
-    break
-  }
-  const text = await res.text()
-  let parsed: any = null
-  try {
-    parsed = text ? JSON.parse(text) : null
-  } catch {}
-  if (!res.ok) throw new ApiError(parsed?.message ?? `HTTP ${res.status}`, res.status, parsed?.error ?? 'http_error', parsed?.errors)
-  return parsed as T
-}
+/** One call through the SDK (src/http.ts). */
+const api = <T>(t: Target, method: string, path: string, body?: unknown): Promise<T> => connect(t.server, t.token).call<T>(method, path, body)
+
+const apiOf = (t: Target) => connect(t.server, t.token)
 
 function exitOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage
+  if ((err as { refused?: boolean }).refused) return EXIT.refused
+  if (!(err instanceof ApiError) && typeof (err as { status?: unknown }).status !== 'number') return 1
+  if (!(err instanceof ApiError)) err = new ApiError((err as Error).message, (err as { status: number }).status, (err as { code?: string }).code ?? 'http_error')
   if (!(err instanceof ApiError)) return 1
   if (err.status === 401 || err.status === 403) return EXIT.auth
   if (err.status === 404) return EXIT.notFound
@@ -308,12 +280,30 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
   async export(args) {
     const space = flag(args, 'space')!
     const file = flag(args, 'out')!
+    const versions = flag(args, 'versions', false) ?? 'current'
+    if (versions !== 'all' && versions !== 'current') throw new UsageError('--versions: all or current')
     const t = target(args)
-    const archive = await exportSpace({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, (s) => progress(args, `export: ${s}`))
+    const archive = await exportSpace(apiOf(t), space, (s) => progress(args, `export: ${s}`), { versions })
     progressDone(args)
     writeFileSync(file, JSON.stringify(archive))
-    const summary = { file, components: archive.components.length, assets: archive.assets.length, stories: archive.stories.length, locales: archive.locales }
-    out(args, summary, `Wrote ${file}: ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories (${archive.locales.join(', ')}).`)
+    const summary = {
+      file,
+      versions,
+      components: archive.components.length,
+      assets: archive.assets.length,
+      stories: archive.stories.length,
+      story_versions: archive.stories.reduce((n, s) => n + (s.versions?.length ?? 0), 0),
+      variants: archive.stories.reduce((n, s) => n + (s.variants?.length ?? 0), 0),
+      segments: archive.segments?.length ?? 0,
+      forms: archive.forms?.length ?? 0,
+      datasources: archive.datasources?.length ?? 0,
+      locales: archive.locales,
+    }
+    out(
+      args,
+      summary,
+      `Wrote ${file}: ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories${versions === 'all' ? ` (${summary.story_versions} versions)` : ''}, ${summary.variants} variants, ${summary.segments} segments, ${summary.forms} forms, ${summary.datasources} datasources (${archive.locales.join(', ')}).`,
+    )
     return EXIT.ok
   },
 
@@ -335,21 +325,41 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     }
     const t = target(args)
     if (args.flags['dry-run']) {
-      const summary = { dry_run: true, components: archive.components.length, assets: archive.assets.length, stories: archive.stories.length }
-      out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets and ${summary.stories} Stories into ${space}.`)
+      const summary = {
+        dry_run: true,
+        components: archive.components.length,
+        assets: archive.assets.length,
+        stories: archive.stories.length,
+        segments: archive.segments?.length ?? 0,
+        forms: archive.forms?.length ?? 0,
+        datasources: archive.datasources?.length ?? 0,
+      }
+      out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories, ${summary.segments} segments, ${summary.forms} forms and ${summary.datasources} datasources into ${space}.`)
       return EXIT.ok
     }
     let r: Awaited<ReturnType<typeof importSpace>>
     try {
-      r = await importSpace({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, archive, (s) => progress(args, `import: ${s}`))
+      r = await importSpace(apiOf(t), space, archive, (s) => progress(args, `import: ${s}`))
     } catch (err) {
       if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
       throw err
     }
     progressDone(args)
-    out(args, r, `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published).`)
+    out(
+      args,
+      r,
+      [
+        `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published${r.versions ? `, ${r.versions} versions replayed` : ''}), ${r.variants} variants, ${r.segments} segments, ${r.forms} forms, ${r.datasources} datasources.`,
+        ...Object.entries(r.secrets).map(([k, v]) => `Push secret of the datasource ${k} (shown once): ${v}`),
+        ...r.warnings.map((w) => `warning: ${w}`),
+      ].join('\n'),
+    )
     return EXIT.ok
   },
+
+  stories: (args) => contentCommand('stories', args),
+  assets: (args) => contentCommand('assets', args),
+  datasources: (args) => contentCommand('datasources', args),
 
   async create(args) {
     const template = flag(args, 'template', false) ?? 'astro'
@@ -365,12 +375,7 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     const defaultLang = info.default_lang ?? locales[0] ?? 'en'
     let sample: { components: string[]; stories: string[] } | null = null
     if (args.flags.sample) {
-      try {
-        sample = await writeSample({ ...t, call: (m, p, b) => api(t, m, p, b) }, space)
-      } catch (err) {
-        if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
-        throw err
-      }
+      sample = await writeSample(apiOf(t), space)
     }
     // The site reads with a Space token of the viewer role (made here when the caller is an admin of the Space), never
     // with the caller's own token; --site-token gives one made elsewhere.
@@ -423,7 +428,7 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       }
       const t = target(args)
       const applying = !!args.flags.apply
-      const results = await runMigration({ ...t, call: (m, p, b) => api(t, m, p, b) }, space, loaded.migration, {
+      const results = await runMigration(apiOf(t), space, loaded.migration, {
         apply: applying,
         publish: !!args.flags.publish,
         startsWith: flag(args, 'starts-with', false),
@@ -497,6 +502,47 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       out(args, { files, components: components.length, changed: true }, `Blueprints changed: wrote ${files.join(', ')}.`)
     }
   },
+}
+
+/** `<kind> pull | push`: a folder of JSON files plus a manifest (src/content.ts). */
+async function contentCommand(kind: Kind, args: Args): Promise<number> {
+  const sub = args.positional[1]
+  if (sub !== 'pull' && sub !== 'push') throw new UsageError(`${kind}: pull or push. See content-service-cli ${kind} --help.`)
+  const space = flag(args, 'space')!
+  const dir = flag(args, 'dir', false) ?? 'content'
+  const t = target(args)
+  const usage = (err: unknown) => {
+    if ((err as { usage?: boolean }).usage || err instanceof SyntaxError) throw new UsageError((err as Error).message)
+    throw err
+  }
+  if (sub === 'pull') {
+    const r = await pull(apiOf(t), space, kind, dir, (s) => progress(args, `pull: ${s}`)).catch(usage)
+    progressDone(args)
+    out(args, r, `Wrote ${r.count} ${kind} of ${space} to ${dir}${kind === 'assets' ? ` (${r.fetched} downloaded)` : ''}${r.removed ? `, removed ${r.removed} no longer there` : ''}.`)
+    return EXIT.ok
+  }
+  const dryRun = !!args.flags['dry-run']
+  const r = await push(apiOf(t), space, kind, dir, { dryRun, onProgress: (s) => progress(args, `push: ${s}`) }).catch(usage)
+  progressDone(args)
+  const count = (c: string) => r.changes.filter((x) => x.change === c).length
+  const summary = {
+    ...r,
+    created: count('create'),
+    updated: count('update'),
+    uploaded: count('upload'),
+    reused: count('reuse'),
+    unchanged: count('unchanged'),
+    published: r.changes.filter((x) => x.published).length,
+  }
+  const verb = (c: string) => (dryRun ? `would ${c}` : c === 'create' ? 'created' : c === 'update' ? 'updated' : c === 'upload' ? 'uploaded' : c === 'reuse' ? 'reused' : c)
+  const lines = r.changes.filter((c) => c.change !== 'unchanged').map((c) => `${verb(c.change)} ${c.item}${c.published ? (dryRun ? ' and publish' : ' (published)') : ''}`)
+  lines.push(
+    `${dryRun ? 'Dry run: nothing written. ' : ''}${kind} → ${space}: ${summary.created} created, ${summary.updated} updated${kind === 'assets' ? `, ${summary.uploaded} uploaded, ${summary.reused} reused (same SHA-256)` : ''}, ${summary.unchanged} unchanged.`,
+    ...Object.entries(r.secrets).map(([k, v]) => `Push secret of the datasource ${k} (shown once): ${v}`),
+    ...r.warnings.map((w) => `warning: ${w}`),
+  )
+  out(args, summary, lines.join('\n'))
+  return EXIT.ok
 }
 
 interface WhoAmI {

@@ -2,9 +2,8 @@
  * `create --template astro <dir> --space <slug>`: scaffolds an Astro 5 site wired to a Space through
  * `@content-service/astro` — the loader over the Space's locales, a page per Story and locale, a component per blueprint
  * of the starter set (page, post, author, text_block: the blueprints of onboarding's sample content) — and writes its
- * `.env` (server, Space, a read token). With `--sample` the Space, when it has no Stories yet, gets that starter set
- * through the management API (the server has no endpoint writing onboarding's sample content into an existing Space;
- * `content-service seed --space <slug>` on the server writes the full set, in every locale, with a form and a datasource).
+ * `.env` (server, Space, a read token). With `--sample` the server writes onboarding's sample content into the Space
+ * when it has no Stories yet (every locale, a form and a datasource too).
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
@@ -12,87 +11,15 @@ import type { Api } from './archive'
 
 export const TEMPLATES = ['astro'] as const
 
-/** The blueprints of onboarding's sample content (src/modules/onboarding/sample.ts), which the template renders. */
-export const SAMPLE_BLUEPRINTS = [
-  { name: 'text_block', display_name: 'Text block', is_root: false, is_nestable: true, schema: { text: { type: 'textarea', required: true } } },
-  {
-    name: 'page',
-    display_name: 'Page',
-    is_root: true,
-    is_nestable: false,
-    schema: { headline: { type: 'text', required: true, max_length: 200 }, lead: { type: 'textarea' }, body: { type: 'blocks', component_whitelist: ['text_block'] } },
-  },
-  {
-    name: 'post',
-    display_name: 'Blog post',
-    is_root: true,
-    is_nestable: false,
-    schema: { headline: { type: 'text', required: true, max_length: 200 }, lead: { type: 'textarea' }, body: { type: 'markdown' }, tags: { type: 'tags' }, author: { type: 'text', translatable: false } },
-  },
-  { name: 'author', display_name: 'Author', is_root: true, is_nestable: false, schema: { headline: { type: 'text', required: true, translatable: false }, lead: { type: 'textarea' } } },
-]
-
-const doc = (...blocks: Record<string, unknown>[]) => ({ type: 'doc', blocks })
-
-/** The sample Stories (the default locale only), parents first. */
-const SAMPLE_STORIES = (space: string) => [
-  {
-    slug: 'home',
-    name: `Welcome to ${space}`,
-    content: doc({
-      component: 'page',
-      _uid: 'home',
-      headline: `Welcome to ${space}`,
-      lead: 'This home page is sample content: edit it, publish it, or delete it.',
-      body: [{ component: 'text_block', _uid: 'intro', text: 'Every page of this site is a Story of the Space, rendered by a component per blueprint.' }],
-    }),
-  },
-  { slug: 'blog', name: 'Blog', folder: true },
-  {
-    slug: 'hello-world',
-    parent: 'blog',
-    name: 'Hello, world',
-    content: doc({ component: 'post', _uid: 'post', headline: 'Hello, world', lead: 'The first post of the sample blog.', body: 'A post is **markdown** text.', tags: ['sample', 'news'], author: 'Sample Author' }),
-  },
-  { slug: 'authors', name: 'Authors', folder: true },
-  {
-    slug: 'sample-author',
-    parent: 'authors',
-    name: 'Sample Author',
-    content: doc({ component: 'author', _uid: 'author', headline: 'Sample Author', lead: 'Writes the sample posts of this Space.' }),
-  },
-]
-
 const enc = encodeURIComponent
 
-/** Writes the starter blueprints (created or left as they are) and Stories (published) into a Space without Stories. */
-export async function writeSample(api: Api, space: string): Promise<{ components: string[]; stories: string[] }> {
-  const sp = `/spaces/${enc(space)}`
-  const existing = await api.call<{ data: unknown[] }>('GET', `${sp}/stories?per_page=1`)
-  if (existing.data.length) throw Object.assign(new Error(`the Space ${space} already has Stories: --sample writes only into a Space without Stories`), { refused: true })
-  const have = new Set((await api.call<{ data: { name: string }[] }>('GET', `${sp}/components`)).data.map((c) => c.name))
-  const components: string[] = []
-  for (const b of SAMPLE_BLUEPRINTS) {
-    if (have.has(b.name)) continue
-    await api.call('POST', `${sp}/components`, b)
-    components.push(b.name)
-  }
-  const uuids = new Map<string, string>()
-  const stories: string[] = []
-  for (const s of SAMPLE_STORIES(space)) {
-    const created = (
-      await api.call<{ data: { uuid: string; full_path: string } }>('POST', `${sp}/stories`, {
-        name: s.name,
-        slug: s.slug,
-        parent_uuid: s.parent ? uuids.get(s.parent) : undefined,
-        ...(s.folder ? { is_folder: true } : { content: s.content }),
-      })
-    ).data
-    uuids.set(s.slug, created.uuid)
-    stories.push(created.full_path)
-    if (!s.folder) await api.call('POST', `${sp}/stories/${created.uuid}/publish`)
-  }
-  return { components, stories }
+/**
+ * Onboarding's starter set into the Space, by the server (`POST /spaces/{space}/sample-content`, admin): blueprints,
+ * published Stories in every locale, a form and a datasource. A Space with Stories (or a blueprint, form or datasource
+ * of those names) answers 409 and nothing is written.
+ */
+export async function writeSample(api: Api, space: string): Promise<{ components: string[]; stories: string[]; locales: string[]; forms: string[]; datasources: string[] }> {
+  return (await api.call<{ data: { components: string[]; stories: string[]; locales: string[]; forms: string[]; datasources: string[] } }>('POST', `/spaces/${enc(space)}/sample-content`)).data
 }
 
 export interface SiteOptions {

@@ -2,10 +2,12 @@
  * `export` and `import` as a user runs them (the built command under node, a subprocess) between two real servers,
  * each with its own database: a Space in two locales with a folder, a draft, an asset, links and relations is exported
  * from one and imported into an empty Space on the other; every Story, translation, asset byte, link and relation is
- * equal there, with every uuid remapped. A second import into the same Space is refused; a --dry-run writes nothing.
+ * equal there, with every uuid remapped — and so are its audience segments, variants, forms, datasources (entries
+ * included) and, with --versions all, each Story's history. A second import into the same Space is refused; a
+ * --dry-run writes nothing.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -63,15 +65,48 @@ async function snapshot(s: Side) {
   const swap = (v: unknown): unknown =>
     typeof v === 'string' ? (names.get(v) ?? v) : Array.isArray(v) ? v.map(swap) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, swap(x)])) : v
   const out: Record<string, unknown> = {}
+  const history: Record<string, unknown[]> = {}
   for (const x of list) {
     const tr: Record<string, unknown> = {}
     for (const lang of x.translations) {
       const v = (await s.t.request('GET', `/v1/spaces/${s.space}/stories/${x.uuid}?lang=${lang}`, { token: s.token })).body.data
       tr[lang] = { name: v.name, content: swap(v.content) }
     }
-    out[x.full_path] = { folder: x.is_folder, status: x.status, parent: x.parent_uuid ? names.get(x.parent_uuid) : null, tr }
+    const variants = x.is_folder ? [] : ((await s.t.request('GET', `/v1/spaces/${s.space}/stories/${x.uuid}/variants`, { token: s.token })).body.data as any[])
+    const versions: unknown[] = []
+    if (!x.is_folder) {
+      const list = (await s.t.request('GET', `/v1/spaces/${s.space}/stories/${x.uuid}/versions?per_page=100`, { token: s.token })).body.data as any[]
+      for (const v of list.sort((p, q) => p.version_no - q.version_no)) {
+        const full = (await s.t.request('GET', `/v1/spaces/${s.space}/stories/${x.uuid}/versions/${v.version_no}`, { token: s.token })).body.data
+        versions.push({ lang: full.lang, name: full.name, content: swap(full.content) })
+      }
+    }
+    out[x.full_path] = {
+      folder: x.is_folder,
+      status: x.status,
+      parent: x.parent_uuid ? names.get(x.parent_uuid) : null,
+      tr,
+      variants: variants.map((v) => ({ segment: v.segment_key, lang: v.lang, content: swap(v.content) })),
+    }
+    history[x.full_path] = versions
   }
-  return { stories: out, assets: assets.map((x) => ({ sha256: x.sha256, filename: x.filename, alt: x.alt })), uuids: [...names.keys()] }
+  const get = async (path: string) => (await s.t.request('GET', `/v1/spaces/${s.space}${path}`, { token: s.token })).body.data as any[]
+  const segments = (await get('/audience-segments')).map(({ id: _i, created_at: _c, updated_at: _u, ...g }) => g)
+  const forms = (await get('/forms')).map((f) => ({ slug: f.slug, label: f.label, fields: f.fields, submit_action: f.submit_action, success_message: f.success_message }))
+  const datasources: unknown[] = []
+  for (const d of await get('/datasources')) {
+    const entries = (await s.t.request('GET', `/v1/spaces/${s.space}/datasources/${d.key}/entries?per_page=100`, { token: s.token })).body.data
+    datasources.push({ key: d.key, label: d.label, type: d.type, schema: d.config.schema, entries })
+  }
+  return {
+    stories: out,
+    history,
+    assets: assets.map((x) => ({ sha256: x.sha256, filename: x.filename, alt: x.alt })),
+    segments,
+    forms,
+    datasources,
+    uuids: [...names.keys()],
+  }
 }
 
 beforeAll(async () => {
@@ -108,6 +143,24 @@ beforeAll(async () => {
   })
   await call(A, 'PUT', `/stories/${two.uuid}`, { lang: 'de', name: 'Zwei', content: doc('Zwei', { image: { uuid: asset.uuid }, link: { story_uuid: one.uuid }, related: [one.uuid] }) })
   await call(A, 'POST', '/stories', { name: 'Draft', slug: 'draft', content: doc('Only a draft') })
+  // An audience segment with a variant of Two (linking One), a form, a datasource with pushed entries.
+  const segment = (await A.t.request('POST', `/v1/spaces/${A.space}/audience-segments`, {
+    token: A.token,
+    body: { key: 'germans', label: 'German speakers', priority: 1, rules: [{ type: 'language', operator: 'eq', value: 'de' }] },
+  })).body.data
+  await call(A, 'POST', `/stories/${two.uuid}/variants`, { audience_segment_id: segment.id, lang: 'en', content: doc('Two for Germans', { link: { story_uuid: one.uuid } }) })
+  await call(A, 'POST', '/forms', { slug: 'contact', label: 'Contact', fields: [{ key: 'email', type: 'email', label: 'E-mail', required: true }], success_message: { en: 'Thanks', de: 'Danke' } })
+  const ds = await call(A, 'POST', '/datasources', { key: 'facts', label: 'Facts', type: 'webhook_push', config: { secret_hash: 'auto', schema: { key: 'string', value: 'string' } } })
+  const entries = JSON.stringify([{ key: 'tagline', value: 'Hello' }, { key: 'founded', value: '1999' }])
+  const ts = String(Math.floor(A.t.clock.ms() / 1000))
+  const pushed = await fetch(`${A.base}/v1/spaces/${A.space}/datasources/facts/webhook`, {
+    method: 'POST',
+    body: entries,
+    headers: { 'Content-Type': 'application/json', 'X-Service-Timestamp': ts, 'X-Service-Signature': `sha256=${createHmac('sha256', ds.webhook_secret).update(`${ts}.${entries}`).digest('hex')}` },
+  })
+  if (!pushed.ok) throw new Error(`push: ${pushed.status} ${await pushed.text()}`)
+  // A second version of One (its history has two).
+  await call(A, 'PUT', `/stories/${one.uuid}`, { lang: 'en', name: 'One', content: doc('One, edited') })
   for (const s of [one, two]) await call(A, 'POST', `/stories/${s.uuid}/publish`)
 }, 240_000)
 
@@ -122,23 +175,35 @@ afterAll(async () => {
 describe('export → import into an empty Space on another server', () => {
   test('everything arrives equal, every uuid remapped', async () => {
     const file = join(home, 'space.json')
-    const ex = await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--json'])
+    const ex = await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--versions', 'all', '--json'])
     expect(ex.code).toBe(0)
-    expect(ex.json()).toMatchObject({ components: 2, assets: 1, stories: 4 })
+    expect(ex.json()).toMatchObject({ versions: 'all', components: 2, assets: 1, stories: 4, variants: 1, segments: 1, forms: 1, datasources: 1 })
     expect(ex.json().locales.sort()).toEqual(['de', 'en'])
 
     const dry = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space, '--dry-run', '--json'])
     expect(dry.code).toBe(0)
     expect((await B.t.request('GET', `/v1/spaces/${B.space}/stories`, { token: B.token })).body.data).toEqual([])
 
+    B.t.clock.set(Date.now()) // the datasource's entries are pushed signed, with a timestamp the server checks
     const im = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space, '--json'])
     expect(im.stderr).toBe('')
     expect(im.code).toBe(0)
-    expect(im.json()).toMatchObject({ components: 2, assets: { uploaded: 1, reused: 0 }, stories: 4, published: 2 })
+    expect(im.json()).toMatchObject({ components: 2, assets: { uploaded: 1, reused: 0 }, stories: 4, published: 2, variants: 1, segments: 1, forms: 1, datasources: 1 })
+    expect(im.json().secrets.facts).toMatch(/.{32,}/)
 
     const [a, b] = [await snapshot(A), await snapshot(B)]
     expect(b.stories).toEqual(a.stories)
     expect(b.assets).toEqual(a.assets)
+    expect(b.segments).toEqual(a.segments)
+    expect(b.forms).toEqual(a.forms)
+    expect(b.datasources).toEqual(a.datasources)
+    expect(a.datasources).toMatchObject([{ key: 'facts', entries: [{ key: 'tagline' }, { key: 'founded' }] }])
+    // Every version again, in order, after the empty one each Story is created with.
+    for (const [path, versions] of Object.entries(a.history)) expect(b.history[path].slice(1)).toEqual(versions)
+    expect(a.history[Object.keys(a.history).find((p) => /one$/.test(p))!].length).toBe(2)
+    // The variant's link points at the new One.
+    const variant = (b.stories[Object.keys(b.stories).find((p) => /two$/.test(p))!] as any).variants[0]
+    expect(variant).toMatchObject({ segment: 'germans', lang: 'en', content: { blocks: [{ headline: 'Two for Germans', link: { story_uuid: expect.stringMatching(/^story:\/?blog\/one$/) } }] } })
     expect(b.uuids.filter((u) => a.uuids.includes(u))).toEqual([])
     // The link and relation point at the new Story; the asset's bytes are the same.
     const two = (b.stories['/blog/two'] ?? b.stories['blog/two']) as any
@@ -155,6 +220,13 @@ describe('export → import into an empty Space on another server', () => {
     const again = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space])
     expect(again.code).toBe(5)
     expect(again.stderr).toContain('import needs an empty Space')
+  })
+
+  test('--versions current (the default) holds no history', async () => {
+    const file = join(home, 'current.json')
+    const ex = await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--json'])
+    expect(ex.json()).toMatchObject({ versions: 'current', story_versions: 0, stories: 4 })
+    expect((await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--versions', 'some'])).code).toBe(2)
   })
 
   test('a file that is not an archive is a usage error', async () => {

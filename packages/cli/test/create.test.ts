@@ -62,7 +62,9 @@ describe('create --template astro', () => {
     expect(r.code).toBe(0)
     const summary = r.json()
     expect(summary).toMatchObject({ template: 'astro', space, server: base, locales: ['en', 'de'], token: 'space token (viewer)' })
-    expect(summary.sample.stories).toEqual(['home', 'blog', 'blog/hello-world', 'authors', 'authors/sample-author'].map((p) => expect.stringMatching(new RegExp(`^/?${p}$`))))
+    // The server's sample set (POST /spaces/{space}/sample-content): every locale, a form and a datasource too.
+    expect(summary.sample.stories).toEqual(['home', 'blog', 'blog/hello-world', 'blog/getting-started', 'authors', 'authors/sample-author'].map((p) => expect.stringMatching(new RegExp(`^/?${p}$`))))
+    expect(summary.sample).toMatchObject({ components: ['text_block', 'page', 'post', 'author'], locales: ['en', 'de'], forms: ['contact'], datasources: ['site_facts'] })
 
     const dir = join(home, 'my-site')
     for (const f of [
@@ -112,9 +114,9 @@ describe('create --template astro', () => {
 
     // The sample content is published: the site's token (and anyone) reads it on the public read.
     const home_ = await fetch(`${base}/v1/cdn/${space}/stories/home`).then((x) => x.json())
-    expect(home_.data.content.blocks[0]).toMatchObject({ component: 'page', headline: `Welcome to ${space}` })
-    const post = await fetch(`${base}/v1/cdn/${space}/stories/blog/hello-world`).then((x) => x.json())
-    expect(post.data.content.blocks[0]).toMatchObject({ component: 'post', headline: 'Hello, world' })
+    expect(home_.data.content.blocks[0]).toMatchObject({ component: 'page', headline: expect.stringMatching(/^Welcome to /) })
+    const post = await fetch(`${base}/v1/cdn/${space}/stories/blog/hello-world?lang=de`).then((x) => x.json())
+    expect(post.data.content.blocks[0]).toMatchObject({ component: 'post', headline: 'Hallo Welt' })
   })
 
   test('a folder that is not empty is a usage error; --sample into a Space with Stories is refused', async () => {

@@ -1,10 +1,11 @@
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
-import { Data, DataList, ErrorBody } from '../../kernel/schemas'
+import { Data, DataList, ErrorBody, SpaceParams } from '../../kernel/schemas'
 import { SignUpAcceptedModel } from '../auth/model'
 import { assertRegistrationOpen, type AuthState, signUpAccepted } from '../auth/service'
-import { OnboardBody, OnboardedModel, PitchClaimBody, PitchClaimedModel, PitchInviteeBody, PitchInviteeModel, PitchMailedModel, PitchParams } from './model'
+import { OnboardBody, OnboardedModel, SampleSummaryModel, PitchClaimBody, PitchClaimedModel, PitchInviteeBody, PitchInviteeModel, PitchMailedModel, PitchParams } from './model'
+import { seedEmptySpace } from './sample'
 import { assertPitchDemosOn, claimPitchDemo, createPitchInvitee, deletePitchInvitee, listPitchInvitees, mailPitchLink, onboard } from './service'
 
 const PITCH_MAILED = 'If the invitee can have a demo, a mail with a link to start it is on its way to their address.'
@@ -36,6 +37,23 @@ export function onboardingRoutes(kernel: Kernel, guards: Guards, auth: AuthState
           summary: 'Sign up a User, its Tenant and a first Space (admin) in one step, optionally with sample content',
           description:
             'Anonymous, 5 per 60 min per IP. A sign-up exactly as `POST /auth/register` (REGISTRATION, REGISTRATION_VERIFY, the same answer whatever the address), whose account comes with a first Space. The first account of the service is made at once: User, Tenant, Space, the admin membership and the returned token in one transaction, 201. Every later sign-up answers 202 with the body of `POST /auth/register`: the Space follows the account when it is made (at once with REGISTRATION_VERIFY=off, else when the mailed link is followed; a slug taken in between becomes a warning of the confirmation). A Space slug taken now: 409 `slug_taken`, nothing made. Emits `space.created`. With `sample_content: true` the Space also gets starter content — blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale and published (CDN, search and GraphQL answer at once), a `contact` form and a `site_facts` datasource. That step runs after the account committed, through the stories, forms and datasources services: if it fails, the account and Space stay, with `sample_content: null` and a `warnings` entry. The request log keeps no client address for this route.',
+        },
+      },
+    )
+    .post(
+      '/spaces/:space/sample-content',
+      async ({ access, set }) => {
+        set.status = 201
+        return { data: await seedEmptySpace(kernel, access) }
+      },
+      {
+        params: SpaceParams,
+        spaceRole: 'admin',
+        response: { 201: Data(SampleSummaryModel), 409: ErrorBody },
+        detail: {
+          summary: 'Write the starter content of onboarding into an existing Space (admin)',
+          description:
+            'The set `POST /onboard {sample_content: true}` writes: blueprints (page, post, author, text_block), a home page, a blog folder with two posts and an authors folder with one author, each in every locale of the Space and published, a `contact` form and a `site_facts` datasource (webhook_push, two entries) the home page reads a marker from. Only into a Space holding nothing it would collide with: a Space with any Story (archived ones too), a blueprint named like a sample one, a form `contact` or a datasource `site_facts` answers 409 `conflict` (the message says what is in the way) and nothing is written, so a second call never duplicates. Each piece is written through its service (validated, versioned, published, announced to search, the CDN cache and webhooks).',
         },
       },
     )

@@ -1,10 +1,11 @@
 import type { SpaceAccess } from '../../kernel/auth'
 import type { Kernel } from '../../kernel/kernel'
-import { createDatasource, pushTarget, storePush } from '../datasources/service'
-import { createForm } from '../forms/service'
+import { conflict } from '../../kernel/errors'
+import { createDatasource, listDatasources, pushTarget, storePush } from '../datasources/service'
+import { createForm, listForms } from '../forms/service'
 import { getSpace } from '../spaces/service'
-import { createComponent } from '../stories/components'
-import { createStory, publishStory, updateStory } from '../stories/service'
+import { createComponent, listComponents } from '../stories/components'
+import { createStory, listStories, publishStory, updateStory } from '../stories/service'
 
 // The starter content of a new Space (onboarding with `sample_content: true`, pitch demos, `content-service seed`):
 // written through the stories, forms and datasources services (never their tables), so it is validated, versioned,
@@ -256,4 +257,23 @@ export async function seedSampleContent(kernel: Kernel, access: SpaceAccess): Pr
     forms: [form.slug],
     datasources: [ds.key],
   }
+}
+
+/**
+ * `POST /spaces/{space}/sample-content`: the starter set into an existing Space, only while it holds nothing the set
+ * would collide with — no Story (archived ones included), no blueprint named like a sample one, no `contact` form, no
+ * `site_facts` datasource. Otherwise 409 `conflict` naming what is in the way, and nothing is written.
+ */
+export async function seedEmptySpace(kernel: Kernel, access: SpaceAccess): Promise<SampleSummary> {
+  const inTheWay: string[] = []
+  let stories = 0
+  for (const status of [undefined, 'archived'] as const) stories += (await listStories(kernel, access, { status, page: 1, per_page: 1 })).meta.total
+  if (stories > 0) inTheWay.push(`${stories} Stories`)
+  const names = new Set<string>(BLUEPRINTS.map((b) => b.name))
+  const taken = (await listComponents(kernel, access)).filter((c) => names.has(c.name)).map((c) => c.name)
+  if (taken.length) inTheWay.push(`the blueprints ${taken.join(', ')}`)
+  if ((await listForms(kernel, access, false)).some((f) => f.slug === 'contact')) inTheWay.push('a form "contact"')
+  if ((await listDatasources(kernel, access)).some((d) => d.key === 'site_facts')) inTheWay.push('a datasource "site_facts"')
+  if (inTheWay.length) throw conflict(`The sample content goes only into a Space without it: this one has ${inTheWay.join(', ')}.`)
+  return seedSampleContent(kernel, access)
 }
