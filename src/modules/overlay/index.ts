@@ -24,12 +24,12 @@ export const overlayModule = defineModule({
     // Memoised whole reads follow every change anywhere (a Space, its locales, segments, rules), as Story reads do.
     kernel.bus.subscribe('*', () => reader.dropMemo())
     kernel.bus.onResync(() => reader.dropMemo())
-    return { reader, isSegmentKey: segments.isSegmentKey }
+    return { reader, isSegmentKey: segments.isSegmentKey, segmentHeader: segments.header }
   },
   routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey),
-  publicRoutes: (ctx) => overlayCdnRoutes(ctx, ctx.self.reader),
+  publicRoutes: (ctx) => overlayCdnRoutes(ctx, ctx.self.reader, ctx.self.segmentHeader),
   fast: ({ self }) => [overlayFastRoute(self.reader)],
-  graphql: (builder, self) => overlayGraphql(builder, self.reader),
+  graphql: (builder, self, kernel) => overlayGraphql(builder, self.reader, kernel.readSteps),
   events: overlayEvents,
   caches: (self) => [self.reader.cache],
   rateLimits: [
