@@ -1,7 +1,7 @@
 import { requireDraftReader } from '../../kernel/preview'
 import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { publicLocaleChain } from '../../kernel/locale'
+import { spaceLocaleChain } from '../../kernel/locale'
 import { answerHeaders, type AnswerHeaders, cacheControls, type CacheControls, etagOf } from '../../kernel/public-answer'
 import { type ReadContext, type ReadRequest, type ReadStep, readVary, type RenderDraft } from '../../kernel/read'
 import type { PublicSpace, PublicSpaces } from '../spaces/public'
@@ -30,7 +30,6 @@ export interface Served {
   decided?: DecidedHeaders
 }
 
-const MAX_CHAINS_PER_SPACE = 512
 const encoder = new TextEncoder()
 
 /** The Space content version (`meta.cv`) as the stories module keeps it: from memory when it can. */
@@ -85,13 +84,7 @@ export class StoryReadPipeline {
   // ---- Stage 2: locale ----
 
   chain(space: PublicSpace, lang: string | undefined, acceptLanguage: string | null): string[] {
-    const key = lang !== undefined ? `?${lang}` : (acceptLanguage ?? '')
-    const known = space.chains.get(key)
-    if (known) return known
-    const chain = publicLocaleChain(space, lang, acceptLanguage)
-    if (space.chains.size >= MAX_CHAINS_PER_SPACE) space.chains.clear()
-    space.chains.set(key, chain)
-    return chain
+    return spaceLocaleChain(space, lang, acceptLanguage)
   }
 
   // ---- Stage 3: snapshot ----
