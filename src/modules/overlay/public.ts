@@ -95,8 +95,8 @@ interface MemoEntry {
 export class OverlayReader {
   readonly cache: ScopedCache<number, SpaceOverlays>
   /**
-   * Whole reads by request (URL, Accept-Language, the headers the read steps declare), as the Story read memoises them: a hit skips the
-   * query parsing and every lookup. Only reads that did not depend on other request signals enter it (a Space
+   * Whole reads by request (URL, Accept-Language, the headers the read steps declare), as the Story read memoises
+   * them: a hit skips the query parsing and every lookup. Only reads that did not depend on other request signals enter it (a Space
    * without active segments, or a header naming one); the module drops it on every event the bus delivers and on
    * resync, so it never outlives a change of the Space, its locales, segments or rules.
    */
