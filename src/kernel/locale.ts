@@ -94,3 +94,21 @@ export function requestedLocale(lang: string | undefined | null, acceptLanguage:
 export function publicLocaleChain(space: LocaleSettings, lang: string | undefined | null, acceptLanguage: string | null): string[] {
   return localeChain(space, requestedLocale(lang, acceptLanguage, space.codes))
 }
+
+/** Chains memoised per Space; past it the Space's memo is dropped and filled anew. */
+const MAX_CHAINS_PER_SPACE = 512
+
+/**
+ * The locale chain of a public read in a live Space (`publicLocaleChain`), memoised on the Space object by `?lang` or
+ * Accept-Language — the one place every public read (Stories, lists, GraphQL, the overlay, galleries, products,
+ * events) gets its chain. A malformed `lang` throws (422) and is never memoised.
+ */
+export function spaceLocaleChain(space: LocaleSettings & { chains: Map<string, string[]> }, lang: string | undefined | null, acceptLanguage: string | null): string[] {
+  const key = lang !== undefined && lang !== null ? `?${lang}` : (acceptLanguage ?? '')
+  const known = space.chains.get(key)
+  if (known) return known
+  const chain = publicLocaleChain(space, lang, acceptLanguage)
+  if (space.chains.size >= MAX_CHAINS_PER_SPACE) space.chains.clear()
+  space.chains.set(key, chain)
+  return chain
+}

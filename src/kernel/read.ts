@@ -1,3 +1,4 @@
+import { validationFailed } from './errors'
 import type { FieldMap } from '@pothos/core'
 import type { TProperties } from '@sinclair/typebox'
 import type { GraphQLTypes } from './graphql'
@@ -107,8 +108,34 @@ export interface ReadStepMeta {
   graphql(t: PothosSchemaTypes.ObjectFieldBuilder<GraphQLTypes, StoryMeta>): FieldMap
 }
 
+/**
+ * A request header a step's `select` decides on and a shared cache may key on (it then goes into `Vary`), e.g. the
+ * segments module's `X-Service-Segment`. Headers that make the answer per-visitor (a cookie) are not declared: the step
+ * makes such an answer `private` instead.
+ */
+export interface ReadStepHeader {
+  /** The header as sent, e.g. `X-Service-Segment`. */
+  name: string
+  /**
+   * The argument of the public GraphQL reads that stands in for the header (the header's value when given), e.g.
+   * `segment`; none when absent.
+   */
+  argument?: {
+    name: string
+    description: string
+    /** Checks a given value: an error message (GraphQL `validation_failed` on the argument), or null when valid. */
+    check(value: string): string | null
+  }
+}
+
 export interface ReadStep {
   name: string
+  /**
+   * The request headers this step's `select` reads (see ReadStepHeader): the read's `Vary` (`readVary`), the GraphQL
+   * arguments standing in for them (`readArguments`), and whatever else keys on them (the overlay's memo) come from
+   * these declarations, so no other module names the header.
+   */
+  headers?: ReadStepHeader[]
   /** The `meta` entries this step's `transform` writes (see ReadStepMeta); none when absent. */
   meta?: ReadStepMeta
   /**
@@ -127,4 +154,47 @@ export interface ReadStep {
    * memo is dropped on every event the bus delivers.
    */
   vary?(request: Request, space: ReadSpace, viaTrustedProxy: boolean): string | null
+}
+
+/** `Vary` of a read the steps decide: Accept-Language (the locale chain), then the headers the steps declare. */
+export function readVary(steps: readonly ReadStep[]): string {
+  const names = ['Accept-Language']
+  for (const s of steps) for (const h of s.headers ?? []) if (!names.some((n) => n.toLowerCase() === h.name.toLowerCase())) names.push(h.name)
+  return names.join(', ')
+}
+
+/** The declared headers that have a GraphQL argument standing in for them, in step order. */
+export function readArguments(steps: readonly ReadStep[]): (ReadStepHeader & { argument: NonNullable<ReadStepHeader['argument']> })[] {
+  return steps.flatMap((s) => (s.headers ?? []).filter((h): h is ReadStepHeader & { argument: NonNullable<ReadStepHeader['argument']> } => !!h.argument))
+}
+
+/** The declared request headers, lower-cased, in step order (for keys of memoised reads). */
+export function readHeaderNames(steps: readonly ReadStep[]): string[] {
+  const out: string[] = []
+  for (const s of steps) for (const h of s.headers ?? []) if (!out.includes(h.name.toLowerCase())) out.push(h.name.toLowerCase())
+  return out
+}
+
+/**
+ * The values of the declared headers' GraphQL arguments given in `args`, checked (422 `validation_failed` naming the
+ * argument), as [header, value] pairs in step order; empty when none is given.
+ */
+export function argumentHeaders(steps: readonly ReadStep[], args: Record<string, unknown>): [string, string][] {
+  const out: [string, string][] = []
+  for (const h of readArguments(steps)) {
+    const v = args[h.argument.name]
+    if (v === undefined || v === null) continue
+    const error = typeof v === 'string' ? h.argument.check(v) : 'must be a string'
+    if (error) throw validationFailed({ [h.argument.name]: [error] })
+    out.push([h.name, v as string])
+  }
+  return out
+}
+
+/** `request` with the given headers set (a copy; the request itself when there are none). */
+export function requestWithHeaders(request: Request, pairs: readonly [string, string][]): Request {
+  if (!pairs.length) return request
+  const headers = new Headers(request.headers)
+  for (const [k, v] of pairs) headers.set(k, v)
+  return new Request(request.url, { headers })
 }

@@ -1,6 +1,7 @@
 import { basename } from 'node:path'
 import { promisify } from 'node:util'
 import { brotliCompress, constants as zlib, gzip } from 'node:zlib'
+import { etagOf } from '../../kernel/public-answer'
 // Bun's HTML import: `bun build --compile` bundles the app (React, the router, Tailwind through the build's plugin)
 // and embeds its files; the import is then a manifest `{index, files: [{path, loader, headers}]}` of embedded files.
 // Run from source (`bun run`, `bun test`) it is a bare HTMLBundle naming index.html: the files are built on first use.
@@ -42,7 +43,7 @@ const TYPES: Record<string, string> = {
 const typeOf = (name: string) => TYPES[name.slice(name.lastIndexOf('.') + 1)] ?? 'application/octet-stream'
 
 function file(name: string, body: Uint8Array<ArrayBuffer>): AdminFile {
-  return { name, type: typeOf(name), body, etag: `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 22)}"` }
+  return { name, type: typeOf(name), body, etag: etagOf(body) }
 }
 
 /**

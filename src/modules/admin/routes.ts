@@ -1,5 +1,6 @@
 import { Elysia } from 'elysia'
 import { notFound } from '../../kernel/errors'
+import { notModified } from '../../kernel/public-answer'
 import { ADMIN_BASE, type AdminFile, encodedBody, loadAdminBundle } from './bundle'
 
 /**
@@ -34,7 +35,8 @@ const IMMUTABLE = 'public, max-age=31536000, immutable'
 
 function answer(request: Request, f: AdminFile, cacheControl: string): Response {
   const headers: Record<string, string> = { ...SECURITY_HEADERS, 'Content-Type': f.type, 'Cache-Control': cacheControl, ETag: f.etag, Vary: 'Accept-Encoding' }
-  if (request.headers.get('if-none-match') === f.etag) return new Response(null, { status: 304, headers })
+  const unchanged = notModified(request, f.etag, headers)
+  if (unchanged) return unchanged
   const { body, encoding } = encodedBody(f, request.headers.get('accept-encoding'))
   if (encoding) headers['Content-Encoding'] = encoding
   return new Response(body, { headers })

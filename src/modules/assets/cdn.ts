@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises'
 import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
+import { notModified } from '../../kernel/public-answer'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
 import type { ImageService } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
@@ -16,15 +17,6 @@ const CORP = { 'Cross-Origin-Resource-Policy': 'cross-origin' }
 const OUTPUT_TYPES: Record<OutputFormat, string> = { webp: 'image/webp', jpg: 'image/jpeg', png: 'image/png', avif: 'image/avif' }
 /** An SVG opened directly must never run script or load anything. */
 const SVG_HEADERS = { 'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'", 'X-Content-Type-Options': 'nosniff' }
-
-function etagMatches(header: string | null, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  return header.split(',').some((p) => {
-    const v = p.trim()
-    return v === etag || v === `W/${etag}`
-  })
-}
 
 /** `attachment`-free disposition with the stored name: plain ASCII fallback plus RFC 5987 UTF-8. */
 function disposition(filename: string) {
@@ -87,7 +79,8 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
           ...CORP,
           ...(asset.contentType === 'image/svg+xml' ? SVG_HEADERS : {}),
         }
-        if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
+        const unchanged = notModified(request, etag, headers)
+        if (unchanged) return unchanged
         if (asset.store === 's3' && kernel.config.assetDelivery === 'redirect') return redirectToObject(kernel, asset, headers)
         headers['Content-Type'] = asset.contentType
         const ifRange = request.headers.get('if-range')
@@ -120,11 +113,10 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
       const key = `${asset.sha256.slice(0, 16)}-${w ?? ''}x${h ?? ''}-${fit}-q${format === 'png' ? '' : quality}`
       const name = `${asset.uuid}.${key}.${format}`
       const etag = `"${key}.${format}"`
-      const headers: Record<string, string> = { ETag: etag, 'Cache-Control': IMMUTABLE, ...CORP, 'Content-Type': OUTPUT_TYPES[format as OutputFormat] }
-      if (etagMatches(request.headers.get('if-none-match'), etag)) {
-        delete headers['Content-Type']
-        return new Response(null, { status: 304, headers })
-      }
+      const headers: Record<string, string> = { ETag: etag, 'Cache-Control': IMMUTABLE, ...CORP }
+      const unchanged = notModified(request, etag, headers)
+      if (unchanged) return unchanged
+      headers['Content-Type'] = OUTPUT_TYPES[format as OutputFormat]
       const load = async () => ({
         source: await readAllBytes(kernel, asset),
         sourceType: asset.contentType,

@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import { KernelErrors } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
+import { cacheControls, jsonAnswer } from '../../kernel/public-answer'
 import { Data, ErrorBody, PageMeta } from '../../kernel/schemas'
 import { addCartItem, createCart, getCart, removeCartItem } from './carts'
 import {
@@ -24,40 +25,19 @@ import { SpaceSlug } from '../../kernel/schemas'
 const NoContent = t.Void({ description: 'No content' })
 const NO_STORE = { 'Cache-Control': 'no-store' }
 
-/** `If-None-Match` against a strong ETag (weak comparison, RFC 9110 for GET). */
-function etagMatches(header: string | null, etag: string): boolean {
-  if (!header || header.length > 4096) return false
-  if (header.trim() === '*') return true
-  return header.split(',').some((p) => {
-    const v = p.trim()
-    return v === etag || (v.startsWith('W/') && v.slice(2) === etag)
-  })
-}
-
-/** A public read answered like a Story read: strong ETag, 304, Vary: Accept-Language, public Cache-Control. */
-function cacheable(kernel: Kernel, request: Request, value: unknown): Response {
-  const body = JSON.stringify(value)
-  const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
-  const headers: Record<string, string> = {
-    ETag: etag,
-    'Cache-Control': `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`,
-    Vary: 'Accept-Language',
-  }
-  if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-  return new Response(body, { headers: { ...headers, 'Content-Type': 'application/json' } })
-}
-
 const CACHE_NOTE =
   'Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.'
 
 /** The public shop: products (cacheable) and anonymous carts whose uuid is the capability. */
 export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Payments, checkouts: CheckoutBatcher) {
+  // Cacheable like a Story read: strong ETag, 304, Vary: Accept-Language, public Cache-Control.
+  const cacheable = { cacheControl: cacheControls(kernel.config).public, vary: 'Accept-Language' }
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public shop'] })
     .use(guards)
     .get(
       '/products',
       async ({ space, origin, query, request }) =>
-        cacheable(kernel, request, await publicProductList(kernel, space, query, request.headers.get('accept-language'), origin)),
+        jsonAnswer(request, await publicProductList(kernel, space, query, request.headers.get('accept-language'), origin), cacheable),
       {
         publicSpace: true,
         params: t.Object({ space: SpaceSlug }),
@@ -71,7 +51,7 @@ export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Paym
       async ({ space, origin, params, query, request }) => {
         const p = await publicProduct(kernel, space, params.slug, query.lang, request.headers.get('accept-language'), origin)
         if (!p) throw KernelErrors.notFound('Product not found.')
-        return cacheable(kernel, request, { data: p })
+        return jsonAnswer(request, { data: p }, cacheable)
       },
       {
         publicSpace: { notFound: 'Product' },

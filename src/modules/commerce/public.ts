@@ -5,7 +5,7 @@ import { validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
-import { publicLocaleChain } from '../../kernel/locale'
+import { spaceLocaleChain } from '../../kernel/locale'
 import type { PublicSpace } from '../../kernel/public-space'
 import { RASTER_TYPES } from '../assets/model'
 import { assetInfos, assetUrl } from '../assets/service'
@@ -17,7 +17,7 @@ import { inStock, isCurrency, likeEscape, type ProductRow } from './products'
  * Accept-Language match, then the Story fallbacks.
  */
 export function chainOf(space: PublicSpace, lang: string | undefined, acceptLanguage: string | null): string[] {
-  return publicLocaleChain(space, lang, acceptLanguage)
+  return spaceLocaleChain(space, lang, acceptLanguage)
 }
 
 /** The text of a locale map in the first locale of `chain` that has one (else any), and that locale. */

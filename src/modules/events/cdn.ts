@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
+import { bodyAnswer, cacheControls, jsonAnswer } from '../../kernel/public-answer'
 import { CancelAnswer, HoneypotAnswer, IcsParams, PublicDetailQuery, PublicEventModel, PublicEventParams, PublicEventList, PublicListQuery, RegisterAccepted, RegisterBody, TokenParams } from './model'
 import { cancelByToken, cancelLinkState, chainOf, icsForToken, publicEvents, publicEventView, publishedEvent, register } from './public'
 import type { FieldValidators } from './schema'
@@ -10,28 +11,6 @@ import { AppError, notFound } from '../../kernel/errors'
 import { LINK_PAGE_RESPONSE, LINK_POST_BODY, linkPageResponse, postedFromPage } from '../../kernel/link-page'
 import { Data, honeypotFirst, SpaceParams } from '../../kernel/schemas'
 
-/** `If-None-Match` against a strong ETag (weak comparison, as for GET). */
-function etagMatches(header: string | null, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  if (header.length > 4096) return false
-  for (const part of header.split(',')) {
-    const v = part.trim()
-    if (v === etag || (v.startsWith('W/') && v.slice(2) === etag)) return true
-  }
-  return false
-}
-
-const etagOf = (body: string) => `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
-
-/** A public read's answer: JSON with a strong ETag (304 on a match) and the given caching headers. */
-function cacheable(request: Request, value: unknown, headers: Record<string, string>): Response {
-  const body = JSON.stringify(value)
-  const etag = etagOf(body)
-  const h: Record<string, string> = { ...headers, ETag: etag }
-  if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers: h })
-  return new Response(body, { headers: { ...h, 'Content-Type': 'application/json' } })
-}
 
 const CACHING =
   'Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. Texts through the locale chain: `?lang` (BCP-47; the tag, its explicit fallback, its language, the Space default), else the best Accept-Language match; `lang` in each item names the locale used.'
@@ -47,7 +26,7 @@ function deadCancelLink(request: Request): Response {
 
 /** The public event routes (issue 30; spec 4.2 limits): anonymous, rate limited per IP. */
 export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache }) {
-  const cc = () => `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+  const cacheControl = cacheControls(kernel.config).public
   return new Elysia({ prefix: '/cdn/:space/events', tags: ['Public events'] })
     .use(guards)
     .get(
@@ -55,7 +34,7 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
       async ({ space, query, request }) => {
         const chain = chainOf(space, query.lang, request.headers.get('accept-language'))
         const list = await publicEvents(kernel, space, query, chain)
-        return cacheable(request, list, { 'Cache-Control': cc(), Vary: 'Accept-Language' })
+        return jsonAnswer(request, list, { cacheControl, vary: 'Accept-Language' })
       },
       {
         publicSpace: true,
@@ -75,7 +54,7 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
         const chain = chainOf(space, query.lang, request.headers.get('accept-language'))
         const row = await publishedEvent(kernel, space.id, params.slug)
         if (!row) throw notFound('Event')
-        return cacheable(request, { data: publicEventView(row, chain, kernel.clock.ms()) }, { 'Cache-Control': cc(), Vary: 'Accept-Language' })
+        return jsonAnswer(request, { data: publicEventView(row, chain, kernel.clock.ms()) }, { cacheControl, vary: 'Accept-Language' })
       },
       {
         publicSpace: { notFound: 'Event' },
@@ -176,10 +155,11 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
       async ({ space, origin, params, request }) => {
         const token = params.icsToken.endsWith('.ics') ? params.icsToken.slice(0, -4) : params.icsToken
         const ics = await icsForToken(kernel, space, params.slug, token, origin)
-        const etag = etagOf(ics)
-        const headers: Record<string, string> = { ETag: etag, 'Cache-Control': 'private, no-cache', 'Content-Disposition': `inline; filename="${params.slug}.ics"` }
-        if (etagMatches(request.headers.get('if-none-match'), etag)) return new Response(null, { status: 304, headers })
-        return new Response(ics, { headers: { ...headers, 'Content-Type': 'text/calendar; charset=utf-8' } })
+        return bodyAnswer(request, ics, {
+          cacheControl: 'private, no-cache',
+          contentType: 'text/calendar; charset=utf-8',
+          headers: { 'Content-Disposition': `inline; filename="${params.slug}.ics"` },
+        })
       },
       {
         publicSpace: { notFound: 'Calendar file' },

@@ -5,7 +5,7 @@ import { normalizeEmail } from '../../kernel/email'
 import { KernelErrors, notFound, validationFailed } from '../../kernel/errors'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
-import { canonicalLocale, localeChain, publicLocaleChain } from '../../kernel/locale'
+import { canonicalLocale, localeChain, spaceLocaleChain } from '../../kernel/locale'
 import type { PublicSpace } from '../../kernel/public-space'
 import { icsFile } from './ics'
 import { EventErrors, type LocationView, type PublicEventView } from './model'
@@ -16,7 +16,7 @@ import type { PublishedEventCache } from './cache'
 
 /** The locale chain of a public request: `?lang` (422 when not a tag), else the best Accept-Language match. */
 export function chainOf(space: PublicSpace, lang: string | undefined | null, acceptLanguage: string | null): string[] {
-  return publicLocaleChain(space, lang, acceptLanguage)
+  return spaceLocaleChain(space, lang, acceptLanguage)
 }
 
 export function publicEventView(row: EventRow, chain: string[], now: number): PublicEventView {

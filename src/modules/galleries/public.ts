@@ -1,5 +1,6 @@
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
+import { etagOf } from '../../kernel/public-answer'
 import type { PublicSpace } from '../../kernel/public-space'
 import { type AssetInfo, assetInfos, assetUrl } from '../assets/service'
 import type { PublicGallery } from './model'
@@ -125,7 +126,7 @@ export function renderGallery(g: LiveGallery, space: PublicSpace, chain: readonl
   }
   const view = { id: g.row.uuid, slug: g.row.slug, lang: chain[0] ?? space.defaultLang, title: inChain(g.row.title, chain), items }
   const body = JSON.stringify({ data: view })
-  const etag = `"${new Bun.CryptoHasher('sha256').update(body).digest('base64url').slice(0, 27)}"`
+  const etag = etagOf(body)
   const rendered = { view, body, etag }
   let delta = renderBytes(key, rendered)
   if (g.renders.size >= MAX_RENDERS) {
@@ -135,16 +136,4 @@ export function renderGallery(g: LiveGallery, space: PublicSpace, chain: readonl
   g.renders.set(key, rendered)
   g.grew?.(delta)
   return rendered
-}
-
-/** `If-None-Match` against a strong ETag (weak comparison, RFC 9110 for GET); garbage never matches. */
-export function etagMatches(header: string | null, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  if (header.length > 4096) return false
-  for (const part of header.split(',')) {
-    const t = part.trim()
-    if (t === etag || (t.startsWith('W/') && t.slice(2) === etag)) return true
-  }
-  return false
 }

@@ -3,10 +3,11 @@ import { KernelErrors } from '../../kernel/errors'
 import { publicOrigin } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
+import { answerHeaders, cacheControls, conditionalAnswer } from '../../kernel/public-answer'
 import type { PublicSpace } from '../../kernel/public-space'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
 import { GalleryBody, GalleryListQuery, GalleryModel, GalleryParams, MAX_ITEMS, PublicGalleryModel, PublicGalleryParams, PublicGalleryQuery } from './model'
-import { etagMatches, type GalleryCache, renderGallery } from './public'
+import { type GalleryCache, renderGallery } from './public'
 import { createGallery, deleteGallery, getGallery, listGalleries, updateGallery } from './service'
 
 const NoContent = t.Void({ description: 'No content' })
@@ -75,7 +76,7 @@ type Chain = (space: PublicSpace, lang: string | undefined, acceptLanguage: stri
 
 /** `GET /cdn/{space}/galleries/{slug}`. */
 export function galleryCdnRoutes(kernel: Kernel, guards: Guards, cache: GalleryCache, chainOf: Chain) {
-  const cacheControl = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+  const cacheControl = cacheControls(kernel.config).public
   const widths = kernel.config.imageWidths
   return new Elysia({ prefix: '/cdn/:space/galleries', tags: ['Public read'] }).use(guards).get(
     '/:slug',
@@ -84,9 +85,9 @@ export function galleryCdnRoutes(kernel: Kernel, guards: Guards, cache: GalleryC
       const g = await cache.get(space.id, params.slug)
       if (!g) throw KernelErrors.notFound('Gallery not found.')
       const r = renderGallery(g, space, chain, origin ?? publicOrigin(kernel.config, request.url), widths)
-      const headers: Record<string, string> = { ETag: r.etag, 'Cache-Control': cacheControl, Vary: 'Accept-Language', 'Content-Language': r.view.lang }
-      if (etagMatches(request.headers.get('if-none-match'), r.etag)) return new Response(null, { status: 304, headers })
-      return new Response(r.body, { headers: { ...headers, 'Content-Type': 'application/json; charset=utf-8' } })
+      // Content-Language on the 304 too: the gallery's locale is part of what the cache revalidates.
+      const h = answerHeaders(r.etag, { cacheControl, vary: 'Accept-Language', headers: { 'Content-Language': r.view.lang } })
+      return conditionalAnswer(request, r.etag, r.body, h.ok, h.notModified)
     },
     {
       publicSpace: { notFound: 'Gallery' },

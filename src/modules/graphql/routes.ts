@@ -7,6 +7,8 @@ import { publicOrigin } from '../../kernel/http'
 import { readJson } from '../../kernel/json'
 import type { Kernel } from '../../kernel/kernel'
 import type { RouteContext } from '../../kernel/module'
+import { answerHeaders, bodyAnswer, cacheControls, conditionalAnswer, etagOf, JSON_TYPE } from '../../kernel/public-answer'
+import { readArguments, type ReadStep, readVary } from '../../kernel/read'
 import { expandedSelections, LIMITS, operationCost, VALIDATION_RULES } from './limits'
 import { buildSchema } from './schema'
 
@@ -153,8 +155,6 @@ function maskError(kernel: Kernel, e: GraphQLError, requestId: string): GraphQLE
   })
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
-const VARY = 'Accept-Language, X-Service-Segment'
 
 const GraphQLQuery = t.Object({
   // No maxLength here: a longer document is 413 payload_too_large (bytes of UTF-8, checked in `execute`), not a 422.
@@ -208,8 +208,11 @@ const RESULT_DOC = {
   },
 }
 
-const ABOUT = `Read-only: a Query type only (a mutation or subscription is a GraphQL error). Fields come from the modules:
-\`story(space, path | uuid, lang, segment)\`, \`stories(space, startsWith, page, perPage, lang, sortBy)\`,
+/** The endpoint's description; `story`'s arguments include those the read steps declare for their headers. */
+const about = (steps: readonly ReadStep[]) => `Read-only: a Query type only (a mutation or subscription is a GraphQL error). Fields come from the modules:
+\`story(space, path | uuid, lang${readArguments(steps)
+  .map((h) => `, ${h.argument.name}`)
+  .join('')})\`, \`stories(space, startsWith, page, perPage, lang, sortBy)\`,
 \`search(space, q, lang, page, perPage)\`, \`space(slug)\` — through the same services as the REST routes (published
 content only, locale fallback, segment resolution, datasource markers). The schema: GET /v1/graphql/schema.gql.
 
@@ -229,8 +232,11 @@ error body (400/413/422). A bad argument value is a GraphQL error with \`extensi
 export function graphqlRoutes(ctx: RouteContext<unknown>) {
   const { kernel } = ctx
   const { schema, sdl } = buildSchema(kernel.graphql)
-  const publicCache = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
-  const sdlEtag = `"${new Bun.CryptoHasher('sha256').update(sdl).digest('base64url').slice(0, 27)}"`
+  const publicCache = cacheControls(kernel.config).public
+  const vary = readVary(kernel.readSteps)
+  const ABOUT = about(kernel.readSteps)
+  const sdlEtag = etagOf(sdl)
+  const sdlHeaders = answerHeaders(sdlEtag, { cacheControl: 'public, max-age=300', contentType: 'text/plain; charset=utf-8' })
 
   const yoga = createYoga<Record<string, unknown>>({
     schema: schema as GraphQLSchema,
@@ -258,7 +264,7 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
     const info = ctx.requestInfo(request)
     const origin = publicOrigin(kernel.config, request.url)
     // yoga gets the parsed parameters as a JSON POST (the kernel read and checked the body already) with the
-    // caller's headers, so resolvers see Accept-Language, X-Service-Segment and the rest as sent.
+    // caller's headers, so resolvers see Accept-Language, the headers read steps read and the rest as sent.
     const headers = new Headers(request.headers)
     headers.delete('content-length')
     headers.set('content-type', 'application/json')
@@ -280,20 +286,10 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
       } catch {}
       throw KernelErrors.validationFailed(message, { query: [message] })
     }
-    const out: Record<string, string> = { 'Content-Type': JSON_TYPE }
     if (method === 'GET' && context.outcome.executed && !context.outcome.errored) {
-      const etag = `"${new Bun.CryptoHasher('sha256').update(text).digest('base64url').slice(0, 27)}"`
-      out.ETag = etag
-      out['Cache-Control'] = cacheControlOf(context.hints, publicCache)
-      out.Vary = VARY
-      if (etagMatches(request.headers.get('if-none-match'), etag)) {
-        delete out['Content-Type']
-        return new Response(null, { status: 304, headers: out })
-      }
-    } else {
-      out['Cache-Control'] = 'no-store'
+      return bodyAnswer(request, text, { cacheControl: cacheControlOf(context.hints, publicCache), vary })
     }
-    return new Response(text, { status: 200, headers: out })
+    return new Response(text, { status: 200, headers: { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' } })
   }
 
   return new Elysia({ tags: ['GraphQL'] })
@@ -310,7 +306,7 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
         query: GraphQLQuery,
         detail: {
           summary: 'GraphQL query over GET (cacheable)',
-          description: `${ABOUT}\n\nA GET answer without errors carries \`ETag\` (If-None-Match → 304), \`Cache-Control\` like the public Story read (\`no-store\` when it includes search results, \`private\` when a personalised variant was served) and \`Vary: ${VARY}\`.`,
+          description: `${ABOUT}\n\nA GET answer without errors carries \`ETag\` (If-None-Match → 304), \`Cache-Control\` like the public Story read (\`no-store\` when it includes search results, \`private\` when a personalised variant was served) and \`Vary: ${vary}\`.`,
           responses: { 200: RESULT_DOC, 304: { description: 'Not modified (If-None-Match matched the ETag)' } },
         },
       },
@@ -332,9 +328,7 @@ export function graphqlRoutes(ctx: RouteContext<unknown>) {
     .get(
       '/graphql/schema.gql',
       ({ request }) => {
-        const headers: Record<string, string> = { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'public, max-age=300', ETag: sdlEtag }
-        if (etagMatches(request.headers.get('if-none-match'), sdlEtag)) return new Response(null, { status: 304, headers })
-        return new Response(sdl, { headers })
+        return conditionalAnswer(request, sdlEtag, sdl, sdlHeaders.ok, sdlHeaders.notModified)
       },
       {
         detail: {
@@ -386,14 +380,4 @@ function operationNotFound(text: string): boolean {
   } catch {
     return false
   }
-}
-
-/** `If-None-Match` against a strong ETag (weak comparison, as for GET). */
-function etagMatches(header: string | null, etag: string): boolean {
-  if (!header || header.length > 4096) return false
-  if (header.trim() === '*') return true
-  return header.split(',').some((p) => {
-    const v = p.trim()
-    return v === etag || v === `W/${etag}`
-  })
 }

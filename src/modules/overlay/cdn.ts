@@ -1,5 +1,6 @@
 import { Elysia, t } from 'elysia'
 import type { FastRequest, FastRoute, RouteContext } from '../../kernel/module'
+import { readVary } from '../../kernel/read'
 import { SpaceSlug } from '../../kernel/schemas'
 import { PublicOverlayModel, PublicOverlayQuery } from './model'
 import { type OverlayReader, overlayResponse } from './public'
@@ -7,11 +8,12 @@ import { type OverlayReader, overlayResponse } from './public'
 const PREFIX = '/v1/cdn/'
 const SUFFIX = '/dom-overlay'
 
-export const PUBLIC_DESCRIPTION =
+/** The read's OpenAPI description: `vary` and the segment header from the declarations (kernel/read.ts). */
+const publicDescription = (vary: string, segmentHeader: string) =>
   'The active rules for the page at `path`, in priority order (lower first; embed.js applies them in that order), for embed.js to apply. Anonymous, 600/min/IP. ' +
   'A rule is served when its `path_pattern` glob matches `path` (percent-escapes decoded), its `segment_key` is empty or names the segment this request resolves to, and it has content in the locale chain of `lang` (else the best Accept-Language match; then the explicit fallback, the language, the Space default) — `hide` needs none. `content` is the text of the first locale of the chain that has one. ' +
-  'Audience segments resolve as on Story reads: an `X-Service-Segment` header naming an active segment is taken as is (publicly cacheable), else the request’s own signals decide and, in a Space with active segments, the answer is `Cache-Control: private, max-age=CDN_MAX_AGE`; the resolved key is `data.segment` and the `X-Service-Segment` response header. ' +
-  'Strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`.'
+  `Audience segments resolve as on Story reads: an \`${segmentHeader}\` header naming an active segment is taken as is (publicly cacheable), else the request’s own signals decide and, in a Space with active segments, the answer is \`Cache-Control: private, max-age=CDN_MAX_AGE\`; the resolved key is \`data.segment\` and the \`${segmentHeader}\` response header. ` +
+  `Strong \`ETag\` (If-None-Match → 304), \`Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE\`, \`Vary: ${vary}\`.`
 
 /** Valid query text: no NUL, no lone surrogate (the Elysia path answers those 422, as every route does). */
 const clean = (v: string) => v.indexOf('\u0000') === -1 && v.isWellFormed()
@@ -69,7 +71,7 @@ export function overlayFastRoute(reader: OverlayReader): FastRoute {
 }
 
 /** `GET /cdn/{space}/dom-overlay` through Elysia: validation errors, unknown Spaces, and the Postgres rate-limit store. */
-export function overlayCdnRoutes(ctx: RouteContext<unknown>, reader: OverlayReader) {
+export function overlayCdnRoutes(ctx: RouteContext<unknown>, reader: OverlayReader, segmentHeader: string) {
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public read'] }).use(ctx.guards).get(
     '/dom-overlay',
     async ({ space, query, request }) => {
@@ -83,7 +85,7 @@ export function overlayCdnRoutes(ctx: RouteContext<unknown>, reader: OverlayRead
       response: { 200: PublicOverlayModel },
       detail: {
         summary: 'DOM overlay rules for a page (applied by embed.js)',
-        description: PUBLIC_DESCRIPTION,
+        description: publicDescription(readVary(ctx.kernel.readSteps), segmentHeader),
         responses: { 304: { description: 'Not modified (If-None-Match matched the ETag)' } },
       },
     },

@@ -1,15 +1,17 @@
 import type { GraphQLBuilder } from '../../kernel/graphql'
+import { argumentHeaders, readArguments, type ReadStep, requestWithHeaders } from '../../kernel/read'
 import type { PublicOverlay } from './model'
 import type { OverlayReader } from './public'
 
 type OverlayView = PublicOverlay['data'] & { path: string }
 
 /**
- * `domOverlay(space, path, lang, segment)`: the rules `GET /cdn/{space}/dom-overlay` serves (the same cached answer),
- * with `segment` standing in for the X-Service-Segment header. An answer resolved from the request's own signals is
- * `private`, as in REST.
+ * `domOverlay(space, path, lang, ...)`: the rules `GET /cdn/{space}/dom-overlay` serves (the same cached answer), with
+ * the arguments the read steps declare for their request headers (`segment`) standing in for them. An answer resolved
+ * from the request's own signals is `private`, as in REST.
  */
-export function overlayGraphql(builder: GraphQLBuilder, reader: OverlayReader) {
+export function overlayGraphql(builder: GraphQLBuilder, reader: OverlayReader, steps: readonly ReadStep[]) {
+  const declared = readArguments(steps)
   const Rule = builder.objectRef<OverlayView['rules'][number]>('DomOverlayRule').implement({
     description: 'One DOM overlay rule as embed.js applies it.',
     fields: (t) => ({
@@ -39,15 +41,10 @@ export function overlayGraphql(builder: GraphQLBuilder, reader: OverlayReader) {
         space: t.arg.string({ required: true }),
         path: t.arg.string({ required: true, description: 'The page path, starting with /' }),
         lang: t.arg.string({ description: 'BCP-47 tag; a fallback chain applies (else Accept-Language)' }),
-        segment: t.arg.string({ description: 'An audience segment key (as the X-Service-Segment header)' }),
+        ...Object.fromEntries(declared.map((h) => [h.argument.name, t.arg.string({ description: h.argument.description })])),
       },
       resolve: async (_root, args, ctx) => {
-        let request = ctx.request
-        if (args.segment) {
-          const headers = new Headers(request.headers)
-          headers.set('x-service-segment', args.segment.slice(0, 64))
-          request = new Request(request.url, { headers })
-        }
+        const request = requestWithHeaders(ctx.request, argumentHeaders(steps, args as Record<string, unknown>))
         let served
         try {
           served = await reader.read({ spaceSlug: args.space, path: args.path, lang: args.lang ?? undefined, request, viaTrustedProxy: ctx.viaTrustedProxy })

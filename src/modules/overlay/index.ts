@@ -21,12 +21,12 @@ export const overlayModule = defineModule({
     const pipeline = use(storiesModule).pipeline
     const segments = use(segmentsModule)
     const reader = new OverlayReader(kernel, use(spacesModule).publicSpaces, pipeline.chain.bind(pipeline), segments.resolve)
-    return { reader, isSegmentKey: segments.isSegmentKey }
+    return { reader, isSegmentKey: segments.isSegmentKey, segmentHeader: segments.header }
   },
   routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey),
-  publicRoutes: (ctx) => overlayCdnRoutes(ctx, ctx.self.reader),
+  publicRoutes: (ctx) => overlayCdnRoutes(ctx, ctx.self.reader, ctx.self.segmentHeader),
   fast: ({ self }) => [overlayFastRoute(self.reader)],
-  graphql: (builder, self) => overlayGraphql(builder, self.reader),
+  graphql: (builder, self, kernel) => overlayGraphql(builder, self.reader, kernel.readSteps),
   events: overlayEvents,
   caches: (self) => [self.reader.cache],
   // Memoised whole reads follow every change of their Space (its locales, segments, rules), as Story reads do.

@@ -2,7 +2,9 @@ import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import { ScopedMemo } from '../../kernel/memo'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
+import { answerHeaders, cacheControls, conditionalAnswer, etagOf } from '../../kernel/public-answer'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'
+import { readHeaderNames, readVary } from '../../kernel/read'
 import { HTML_ACTIONS, type OverlayAction, type PublicOverlay } from './model'
 import { attributeError, attributeTargetError, compilePattern, MAX_PATH, sanitize } from './rules'
 import { activeOverlays } from './service'
@@ -61,12 +63,11 @@ const answerBytes = (key: string, a: OverlayAnswer) => a.body.size * 3 + key.len
 /** Paths and answers remembered per Space; past either bound that map is dropped and filled anew. */
 const MAX_MATCHES = 4096
 const MAX_ANSWERS = 1024
-/** Whole reads memoised by URL, Accept-Language and X-Service-Segment (see `memoised`). */
+/** Whole reads memoised by URL, Accept-Language and the read steps' declared headers (see `memoised`). */
 const MAX_MEMO_KEY = 1024
 /** A memoised read lives at most this long (a safety net: every event of its Space and a resync drop it anyway). */
 const MEMO_TTL_MS = 60_000
 const MAX_SPACES = 10_000
-const VARY = 'Accept-Language, X-Service-Segment'
 const encoder = new TextEncoder()
 
 export type Resolve = (
@@ -74,7 +75,12 @@ export type Resolve = (
   request: Request,
   viaTrustedProxy: boolean,
   lang: string | undefined,
-) => { segment: { key: string } | null; fromSignals: boolean } | Promise<{ segment: { key: string } | null; fromSignals: boolean }>
+) => Resolution | Promise<Resolution>
+/** A request's audience segment (the segments module's resolution): its key and the response headers that name it. */
+export interface Resolution {
+  segment: { key: string; headers: Record<string, string> } | null
+  fromSignals: boolean
+}
 export type Chain = (space: PublicSpace, lang: string | undefined, acceptLanguage: string | null) => string[]
 
 export interface OverlayReadRequest {
@@ -90,15 +96,17 @@ export interface OverlayReadRequest {
 export class OverlayReader {
   readonly cache: ScopedCache<number, SpaceOverlays>
   /**
-   * Whole reads by request (URL, Accept-Language, X-Service-Segment), as the Story read memoises them: a hit skips the
-   * query parsing and every lookup. Only reads that did not depend on other request signals enter it (a Space
-   * without active segments, or a header naming one); the module drops it on every event the bus delivers and on
-   * resync, so it never outlives a change of the Space, its locales, segments or rules.
+   * Whole reads by request (URL, Accept-Language, the headers the read steps declare), as the Story read memoises
+   * them: a hit skips the query parsing and every lookup. Only reads that did not depend on other request signals enter it (a Space
+   * without active segments, or a header naming one). It is the module's `memos`: the runtime drops a Space's entries
+   * on every event of that Space and all of them on resync, so it never outlives a change of the Space, its locales,
+   * segments or rules.
    */
-  /** Whole reads by URL, Accept-Language and X-Service-Segment (the module's `memos`: dropped per Space on events). */
   readonly memo: ScopedMemo<ServedOverlay>
   private readonly publicCC: string
   private readonly privateCC: string
+  /** `Vary` and the memo's request headers, from the read steps' declarations (all registered by the first read). */
+  private declared: { vary: string; headers: string[] } | undefined
 
   constructor(
     private kernel: Kernel,
@@ -106,8 +114,9 @@ export class OverlayReader {
     private chainOf: Chain,
     private resolve: Resolve,
   ) {
-    this.publicCC = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
-    this.privateCC = `private, max-age=${kernel.config.cdnMaxAge}`
+    const cc = cacheControls(kernel.config)
+    this.publicCC = cc.public
+    this.privateCC = cc.private
     this.memo = new ScopedMemo<ServedOverlay>({
       name: 'dom-overlays.memo',
       maxBytes: cacheShare(kernel.config, 1 / 64),
@@ -151,14 +160,26 @@ export class OverlayReader {
     return { spaceId, rules, matches: new Map(), answers: new Map() }
   }
 
+  /** The read steps' declared request headers and the `Vary` made of them (with Accept-Language). */
+  private get steps() {
+    return (this.declared ??= { vary: readVary(this.kernel.readSteps), headers: readHeaderNames(this.kernel.readSteps) })
+  }
+
   /** The memo's key of a request; null when it is not memoisable (too long). */
   memoKey(url: string, request: Request): string | null {
     const h = request.headers
     const al = h.get('accept-language')
-    const seg = h.get('x-service-segment')
-    // The common read carries neither: the URL alone (no URL holds a NUL), no string built.
-    if (al === null && seg === null) return url.length > MAX_MEMO_KEY ? null : url
-    const key = `${url}\u0000${al ?? ''}\u0000${seg ?? ''}`
+    const names = this.steps.headers
+    let rest = ''
+    let any = al !== null
+    for (let i = 0; i < names.length; i++) {
+      const v = h.get(names[i])
+      if (v !== null) any = true
+      rest += `\u0000${v ?? ''}`
+    }
+    // The common read carries none: the URL alone (no URL holds a NUL), no string built.
+    if (!any) return url.length > MAX_MEMO_KEY ? null : url
+    const key = `${url}\u0000${al ?? ''}${rest}`
     return key.length > MAX_MEMO_KEY ? null : key
   }
 
@@ -187,12 +208,13 @@ export class OverlayReader {
     const set = this.cache.get(space.id)
     const resolution = this.resolve(space.id, req.request, req.viaTrustedProxy, req.lang)
     if (set instanceof Promise || resolution instanceof Promise) {
-      return Promise.all([set, resolution]).then(([s, r]) => this.serve(req, chain, s, r.segment?.key ?? null, r.fromSignals))
+      return Promise.all([set, resolution]).then(([s, r]) => this.serve(req, chain, s, r))
     }
-    return this.serve(req, chain, set, resolution.segment?.key ?? null, resolution.fromSignals)
+    return this.serve(req, chain, set, resolution)
   }
 
-  private serve(req: OverlayReadRequest, chain: string[], set: SpaceOverlays, segment: string | null, fromSignals: boolean): ServedOverlay {
+  private serve(req: OverlayReadRequest, chain: string[], set: SpaceOverlays, resolution: Resolution): ServedOverlay {
+    const segment = resolution.segment?.key ?? null
     const seg = segment ?? ''
     const pathKey = `${seg}\u0000${req.path}`
     let matched = set.matches.get(pathKey)
@@ -209,7 +231,7 @@ export class OverlayReader {
     const key = `${matched}\u0000${chain.join(',')}\u0000${seg}`
     let answer = set.answers.get(key)
     if (answer === undefined) {
-      answer = this.render(matched, chain, set, segment)
+      answer = this.render(matched, chain, set, segment, resolution.segment?.headers ?? null)
       let delta = answerBytes(key, answer)
       if (set.answers.size >= MAX_ANSWERS) {
         for (const [k, v] of set.answers) delta -= answerBytes(k, v)
@@ -218,10 +240,10 @@ export class OverlayReader {
       set.answers.set(key, answer)
       this.cache.resize(String(set.spaceId), set, delta)
     }
-    return { answer, private: fromSignals, spaceId: set.spaceId }
+    return { answer, private: resolution.fromSignals, spaceId: set.spaceId }
   }
 
-  private render(matched: string, chain: string[], set: SpaceOverlays, segment: string | null): OverlayAnswer {
+  private render(matched: string, chain: string[], set: SpaceOverlays, segment: string | null, headers: Record<string, string> | null): OverlayAnswer {
     const rules: PublicOverlay['data']['rules'] = []
     for (const i of matched === '' ? [] : matched.split(',')) {
       const r = set.rules[Number(i)]
@@ -240,21 +262,18 @@ export class OverlayReader {
     }
     const view = { lang: chain[0], segment, rules }
     const bytes = encoder.encode(JSON.stringify({ data: view }))
-    const etag = `"${new Bun.CryptoHasher('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
-    const common = (cc: string): Record<string, string> => {
-      const h: Record<string, string> = { ETag: etag, 'Cache-Control': cc, Vary: VARY }
-      if (segment !== null) h['X-Service-Segment'] = segment
-      return h
-    }
-    const json = { 'Content-Type': 'application/json; charset=utf-8', 'X-Content-Type-Options': 'nosniff' }
+    const etag = etagOf(bytes)
+    const vary = this.steps.vary
+    const pub = answerHeaders(etag, { cacheControl: this.publicCC, vary, headers })
+    const priv = answerHeaders(etag, { cacheControl: this.privateCC, vary, headers })
     return {
       view,
       body: new Blob([bytes]),
       etag,
-      ok: new Headers({ ...json, ...common(this.publicCC) }),
-      okPrivate: new Headers({ ...json, ...common(this.privateCC) }),
-      notModified: new Headers(common(this.publicCC)),
-      notModifiedPrivate: new Headers(common(this.privateCC)),
+      ok: new Headers(pub.ok),
+      okPrivate: new Headers(priv.ok),
+      notModified: new Headers(pub.notModified),
+      notModifiedPrivate: new Headers(priv.notModified),
     }
   }
 }
@@ -283,20 +302,5 @@ function decodedPath(path: string): string {
 /** A served read as a Response (200 or 304 on If-None-Match). */
 export function overlayResponse(request: Request, served: ServedOverlay): Response {
   const a = served.answer
-  if (etagMatches(request.headers.get('if-none-match'), a.etag)) {
-    return new Response(null, { status: 304, headers: served.private ? a.notModifiedPrivate : a.notModified })
-  }
-  return new Response(a.body, { headers: served.private ? a.okPrivate : a.ok })
-}
-
-/** `If-None-Match` against a strong ETag (weak comparison, RFC 9110 for GET); garbage never matches. */
-function etagMatches(header: string | null, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  if (header.length > 4096) return false
-  for (const part of header.split(',')) {
-    const t = part.trim()
-    if (t === etag || (t.startsWith('W/') && t.slice(2) === etag)) return true
-  }
-  return false
+  return served.private ? conditionalAnswer(request, a.etag, a.body, a.okPrivate, a.notModifiedPrivate) : conditionalAnswer(request, a.etag, a.body, a.ok, a.notModified)
 }

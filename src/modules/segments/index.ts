@@ -4,7 +4,7 @@ import { segmentCache } from './cache'
 import { segmentCdnRoutes } from './cdn'
 import { segmentEvents } from './events'
 import { SegmentErrors } from './model'
-import { type Resolution, resolve, segmentReadStep } from './read'
+import { type Resolution, resolve, SEGMENT_READ_HEADER, segmentReadStep } from './read'
 import { segmentRoutes } from './routes'
 import { publishVariants, withdrawVariants } from './service'
 
@@ -20,6 +20,8 @@ export const segmentsModule = defineModule({
     const countryHeader = kernel.config.segmentCountryHeader
     return {
       cache,
+      /** The request header that names a segment (as the read step declares it), for other modules' descriptions. */
+      header: SEGMENT_READ_HEADER.name,
       /**
        * §4.9 on one request, exactly as a Story read resolves it (the X-Service-Segment short-cut, else the request's
        * signals; `fromSignals` then says the answer must be `private`), for other modules' public reads. Synchronous

@@ -1,11 +1,28 @@
 import { t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
-import type { ReadContext, ReadStep, ReadStepMeta } from '../../kernel/read'
+import type { ReadContext, ReadStep, ReadStepHeader, ReadStepMeta } from '../../kernel/read'
+import { cacheControls } from '../../kernel/public-answer'
 import { type LiveSegment, matchSegment, type SegmentCache, type SegmentSet, segmentFromHeader } from './cache'
 import { RequestSignals } from './rules'
 import { variantContentJson } from './service'
 
 export const SEGMENT_HEADER = 'x-service-segment'
+
+/** A segment key as a request names one (header or GraphQL argument): visible ASCII. */
+const SEGMENT_KEY = /^[\x21-\x7e]{1,100}$/
+
+/**
+ * The header the step reads, declared for the public surfaces (kernel/read.ts `ReadStepHeader`): `Vary` of the Story
+ * read, GraphQL and the overlay, and the GraphQL `segment` argument that stands in for it.
+ */
+export const SEGMENT_READ_HEADER: ReadStepHeader = {
+  name: 'X-Service-Segment',
+  argument: {
+    name: 'segment',
+    description: 'A previously resolved segment key (as the X-Service-Segment header)',
+    check: (v) => (SEGMENT_KEY.test(v) ? null : 'must be a segment key: 1 to 100 visible ASCII characters'),
+  },
+}
 
 /** What a request resolves to in a Space. */
 export interface Resolution {
@@ -52,7 +69,7 @@ const SEGMENT_READ_DESCRIPTION =
  * `transform` (only when the body is not cached) swaps in the segment's variant for the served locale.
  */
 export function segmentReadStep(kernel: Kernel, cache: SegmentCache): ReadStep {
-  const privateCacheControl = `private, max-age=${kernel.config.cdnMaxAge}`
+  const privateCacheControl = cacheControls(kernel.config).private
   const countryHeader = kernel.config.segmentCountryHeader
   const decide = (ctx: ReadContext, set: SegmentSet) => {
     const r = resolve(set, ctx.req.request, ctx.req.viaTrustedProxy, countryHeader, ctx.req.lang)
@@ -65,6 +82,7 @@ export function segmentReadStep(kernel: Kernel, cache: SegmentCache): ReadStep {
   }
   return {
     name: 'segment',
+    headers: [SEGMENT_READ_HEADER],
     meta: SEGMENT_META,
     description: SEGMENT_READ_DESCRIPTION,
     // The header short-cut varies on the named segment; a resolution from signals on the raw headers its rules read

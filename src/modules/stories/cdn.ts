@@ -2,6 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { FastRequest, FastRoute, RouteContext } from '../../kernel/module'
 import { notFound } from '../../kernel/errors'
 import { publicOrigin } from '../../kernel/http'
+import { bodyAnswer, cacheControls, conditionalAnswer, notModified } from '../../kernel/public-answer'
 import type { ReadRequest } from '../../kernel/read'
 import { intString, oneOf, SpaceSlug, Uuid } from '../../kernel/schemas'
 import { headlineOf, type Doc } from './blocks'
@@ -9,7 +10,7 @@ import type { DecidedHeaders, Rendered } from './cache'
 import { changesModel, publicStoryListModel, publicStoryModel } from './model'
 import { ogCardSvg } from './og'
 import { type Composed, CHANGES_PER_PAGE, LIST_PER_PAGE, LIST_SORTS, MAX_RELS, type PublicLists, readOptionsOf, rewrites } from './public-list'
-import { etagMatches, type Served, type StoryReadPipeline } from './read-pipeline'
+import type { Served, StoryReadPipeline } from './read-pipeline'
 import type { ReadMemo } from './read-memo'
 import { publishedByUuid } from './repo'
 
@@ -28,7 +29,6 @@ const CDN_PREFIX = '/v1/cdn/'
  */
 function answer(request: Request, served: Served, info: FastRequest | null): Response {
   const r: Rendered = served.rendered
-  const notModified = etagMatches(request.headers.get('if-none-match'), r.etag)
   let ok = r.prebuilt
   let nm = r.prebuiltNotModified
   if (served.headers || served.cacheControl) {
@@ -36,15 +36,14 @@ function answer(request: Request, served: Served, info: FastRequest | null): Res
     ok = d.ok
     nm = d.notModified
   }
-  const res = notModified ? new Response(null, { status: 304, headers: nm }) : new Response(r.body, { headers: ok })
+  const res = notModified(request, r.etag, nm) ?? new Response(r.body, { headers: ok })
   if (info !== null) info.addHeaders(res.headers)
   return res
 }
 
 /** A composed public answer (the list, the change feed, a read with resolve_* or excluding_fields): 200 or 304. */
 function answerComposed(request: Request, c: Composed): Response {
-  if (etagMatches(request.headers.get('if-none-match'), c.etag)) return new Response(null, { status: 304, headers: c.notModifiedHeaders })
-  return new Response(c.bytes as Uint8Array<ArrayBuffer>, { headers: c.headers })
+  return conditionalAnswer(request, c.etag, c.bytes as Uint8Array<ArrayBuffer>, c.headers, c.notModifiedHeaders)
 }
 
 const MAX_DECIDED = 8
@@ -127,23 +126,24 @@ export function storyFastRoute(ctx: RouteContext<unknown>, pipeline: StoryReadPi
 }
 
 /** The read's own part of its OpenAPI description; the read steps add theirs (ReadStep.description). */
-const READ_DESCRIPTION =
+const readDescription = (vary: string) =>
   'Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). ' +
-  'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. ' +
+  'Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, ' +
+  `\`Vary: ${vary}\`. ` +
   '`meta.cv`: the Space content version (moves with every publish, unpublish, move or delete in the Space; a cache key, and a cursor of `GET /cdn/{space}/changes`). ' +
   `\`resolve_links=story\`: link fields \`{story_uuid}\` get the target's current \`full_path\` and \`name\` (null when it is not published). ` +
   `\`resolve_relations=component.field,...\`: the published Stories those fields hold (a uuid, a list of uuids, or links) are read like this one into \`rels\` (at most ${MAX_RELS}; the others' uuids in \`meta.rel_uuids\`), never inline. ` +
   '`excluding_fields=a,b`: those fields are left out of the top-level blocks.'
 
 /** The list's and feed's own part of their OpenAPI descriptions. */
-const LIST_DESCRIPTION =
+const listDescription = (vary: string) =>
   'Published Stories, each read exactly as `GET /cdn/{space}/stories/{path}` serves it (locale chain per Story, segment, datasource markers, assets; its `meta` inside each item), from the same in-memory cache. ' +
   'Filters: `starts_with` (a plain prefix of `full_path`: `blog/` for the folder), `by_uuids`, `by_paths` (comma-separated, at most 100), `content_type` (the component of the first top-level block), `is_folder`. ' +
   '`sort_by` (`full_path:asc` by default; `name`, `published_at`, `first_published_at`, asc or desc; ties by full path). ' +
   `Paging by cursor (keyset, no offset): \`per_page\` 1 to ${LIST_PER_PAGE.max} (default ${LIST_PER_PAGE.def}), then \`cursor=<meta.next_cursor>\` until it is null; a Story that stays published and keeps its sort key is on exactly one page whatever else changes meanwhile. ` +
   '`resolve_links`, `resolve_relations`, `excluding_fields` as on the single read (relations collected over the page, `rels` at the top). ' +
   '`version=draft` with a preview token or a bearer with viewer access: every Story not archived, drafts, `Cache-Control: private, no-store`. ' +
-  'Headers as the single read: strong ETag (304), Cache-Control, `Vary: Accept-Language, X-Service-Segment`.'
+  `Headers as the single read: strong ETag (304), Cache-Control, \`Vary: ${vary}\`.`
 
 const CHANGES_DESCRIPTION =
   'What happened to public Stories after a cursor, oldest first: `published`, `unpublished`, `moved` (`from_path` → `full_path`, each published Story of a moved subtree), `deleted` (archived or deleted). ' +
@@ -171,7 +171,7 @@ const ListQuery = t.Object(
 )
 
 /** `GET /cdn/{space}/stories` and `GET /cdn/{space}/changes` (issue 47): the public list and the change feed. */
-export function storyListRoutes(ctx: RouteContext<unknown>, lists: PublicLists) {
+export function storyListRoutes(ctx: RouteContext<unknown>, lists: PublicLists, pipeline: StoryReadPipeline) {
   const { kernel } = ctx
   const config = kernel.config
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public read'] })
@@ -199,7 +199,7 @@ export function storyListRoutes(ctx: RouteContext<unknown>, lists: PublicLists) 
         detail: {
           operationId: 'listPublishedStories',
           summary: 'Published Stories: filtered, sorted, paged by cursor',
-          description: LIST_DESCRIPTION,
+          description: listDescription(pipeline.vary),
           responses: {
             200: { description: 'A page of Stories', content: { 'application/json': { schema: publicStoryListModel(kernel.readSteps) as never } } },
             304: { description: 'Not modified (If-None-Match matched the ETag)' },
@@ -229,13 +229,23 @@ export function storyListRoutes(ctx: RouteContext<unknown>, lists: PublicLists) 
     )
 }
 
+/** The Open Graph card's own headers (200 and 304). */
+const OG_HEADERS = {
+  // The card is an image: it must never run script when opened directly.
+  'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
+  'X-Content-Type-Options': 'nosniff',
+  // Shown as an <img> by other sites, also by pages with `Cross-Origin-Embedder-Policy: require-corp`.
+  'Cross-Origin-Resource-Policy': 'cross-origin',
+}
+
 /** The public Story routes (spec 4.2, 4.5): anonymous, rate limited per IP by the kernel. */
 export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPipeline, lists: PublicLists) {
   const { kernel } = ctx
   const config = kernel.config
   // The body's model and the description, from what the registered read steps declare (once, at start-up).
   const model = publicStoryModel(kernel.readSteps)
-  const description = [READ_DESCRIPTION, ...kernel.readSteps.flatMap((s) => (s.description ? [s.description] : []))].join(' ')
+  const publicCache = cacheControls(config).public
+  const description = [readDescription(pipeline.vary), ...kernel.readSteps.flatMap((s) => (s.description ? [s.description] : []))].join(' ')
   return new Elysia({ prefix: '/cdn/:space/stories', tags: ['Public read'] })
     .get(
       '/:uuid/og.svg',
@@ -248,23 +258,12 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
         const byLang = new Map(rows.map((r) => [r.lang, r]))
         const row = byLang.get(chain.find((c) => byLang.has(c)) ?? rows[0].storyLang) ?? rows[0]
         const svg = ogCardSvg({ title: headlineOf(row.content as Doc) ?? row.name, spaceName: space.name, lang: row.lang })
-        const etag = `"${new Bun.CryptoHasher('sha256').update(svg).digest('base64url').slice(0, 27)}"`
-        const headers: Record<string, string> = {
-          'Content-Type': 'image/svg+xml; charset=utf-8',
-          ETag: etag,
-          'Cache-Control': `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`,
-          Vary: 'Accept-Language',
-          // The card is an image: it must never run script when opened directly.
-          'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'",
-          'X-Content-Type-Options': 'nosniff',
-          // Shown as an <img> by other sites, also by pages with `Cross-Origin-Embedder-Policy: require-corp`.
-          'Cross-Origin-Resource-Policy': 'cross-origin',
-        }
-        if (etagMatches(request.headers.get('if-none-match'), etag)) {
-          delete headers['Content-Type']
-          return new Response(null, { status: 304, headers })
-        }
-        return new Response(svg, { headers })
+        return bodyAnswer(request, svg, {
+          cacheControl: publicCache,
+          vary: 'Accept-Language',
+          contentType: 'image/svg+xml; charset=utf-8',
+          headers: OG_HEADERS,
+        })
       },
       {
         params: t.Object({ space: SpaceSlug, uuid: Uuid }),

@@ -1,7 +1,7 @@
 import { AppError, validationFailed } from '../../kernel/errors'
 import { type GraphQLBuilder, type GraphQLContext, pageArgs } from '../../kernel/graphql'
 import type { Kernel } from '../../kernel/kernel'
-import type { ReadRequest, ReadStep, StoryMeta } from '../../kernel/read'
+import { argumentHeaders, readArguments, type ReadRequest, type ReadStep, requestWithHeaders, type StoryMeta } from '../../kernel/read'
 import type { PublicSpace } from '../spaces/public'
 import type { Rendered } from './cache'
 import { declaredMeta, type PublicStoryView } from './model'
@@ -12,8 +12,8 @@ import * as repo from './repo'
 /**
  * The stories module's GraphQL fields: `story` and `stories`. Every Story is served by the public read pipeline —
  * the very bytes `GET /v1/cdn/{space}/stories/{path}` answers (its cached render, parsed once) — so published-only,
- * the locale fallback chain, segment resolution (the `segment` argument stands in for the X-Service-Segment header)
- * and datasource markers behave exactly as in REST. Loads are batched: a page of N Stories costs three queries
+ * the locale fallback chain, the read steps (segment resolution, datasource markers) behave exactly as in REST; the
+ * arguments that stand in for the request headers the steps read (`segment`) come from their declarations. Loads are batched: a page of N Stories costs three queries
  * (page, total, snapshots) whatever N, and `story` fields of one request share one snapshot query.
  *
  * The `StoryMeta` type is made of the fields the registered read steps declare (kernel/read.ts `ReadStepMeta`).
@@ -28,12 +28,10 @@ interface StoryPage {
   items: PublicStoryView[]
 }
 
-const SEGMENT = /^[\x21-\x7e]{1,100}$/
-
 export function storyGraphql(builder: GraphQLBuilder, self: { pipeline: StoryReadPipeline }, kernel: Kernel) {
   const types = storyTypes(builder, kernel.readSteps)
   const reader = new PublicStoryReader(kernel, self.pipeline)
-  storyQueryField(builder, types, reader)
+  storyQueryField(builder, types, reader, kernel.readSteps)
   storiesQueryField(builder, types, reader)
 }
 
@@ -99,8 +97,8 @@ function storyTypes(builder: GraphQLBuilder, steps: readonly ReadStep[]) {
 class PublicStoryReader {
   /** A render is immutable: parse each one once, whoever asks. */
   private readonly parsed = new WeakMap<Rendered, Promise<PublicStoryView>>()
-  /** Requests carrying a `segment` argument as X-Service-Segment, per GraphQL request and segment. */
-  private readonly segmentRequests = new WeakMap<GraphQLContext, Map<string, Request>>()
+  /** Requests carrying header arguments (`segment`) as their headers, per GraphQL request and values. */
+  private readonly argumentRequests = new WeakMap<GraphQLContext, Map<string, Request>>()
 
   constructor(
     private readonly kernel: Kernel,
@@ -113,10 +111,10 @@ class PublicStoryReader {
     space: PublicSpace,
     fullPath: string,
     lang: string | null | undefined,
-    segment?: string | null,
+    headers: readonly [string, string][] = [],
   ): Promise<PublicStoryView | null> {
     try {
-      const served = await this.pipeline.read(this.readRequest(ctx, space, fullPath, lang, segment))
+      const served = await this.pipeline.read(this.readRequest(ctx, space, fullPath, lang, headers))
       if (served.cacheControl) ctx.cacheHint(served.cacheControl)
       return await this.viewOf(served.rendered)
     } catch (err) {
@@ -176,8 +174,8 @@ class PublicStoryReader {
       .load({ space, uuid })
   }
 
-  private readRequest(ctx: GraphQLContext, space: PublicSpace, fullPath: string, lang: string | null | undefined, segment?: string | null): ReadRequest {
-    const request = this.requestFor(ctx, segment)
+  private readRequest(ctx: GraphQLContext, space: PublicSpace, fullPath: string, lang: string | null | undefined, headers: readonly [string, string][]): ReadRequest {
+    const request = this.requestFor(ctx, headers)
     return {
       spaceSlug: space.slug,
       rawPath: fullPath.slice(1),
@@ -191,19 +189,14 @@ class PublicStoryReader {
     }
   }
 
-  /** The GraphQL request itself, or (with a `segment` argument) a copy carrying it as X-Service-Segment. */
-  private requestFor(ctx: GraphQLContext, segment: string | null | undefined): Request {
-    if (segment === undefined || segment === null) return ctx.request
-    if (!SEGMENT.test(segment)) throw validationFailed({ segment: ['must be a segment key: 1 to 100 visible ASCII characters'] })
-    let map = this.segmentRequests.get(ctx)
-    if (!map) this.segmentRequests.set(ctx, (map = new Map()))
-    let r = map.get(segment)
-    if (!r) {
-      const headers = new Headers(ctx.request.headers)
-      headers.set('x-service-segment', segment)
-      r = new Request(ctx.request.url, { headers })
-      map.set(segment, r)
-    }
+  /** The GraphQL request itself, or (with header arguments, checked) a copy carrying them as those headers. */
+  private requestFor(ctx: GraphQLContext, headers: readonly [string, string][]): Request {
+    if (!headers.length) return ctx.request
+    let map = this.argumentRequests.get(ctx)
+    if (!map) this.argumentRequests.set(ctx, (map = new Map()))
+    const key = headers.map(([k, v]) => `${k}\u0000${v}`).join('\u0000')
+    let r = map.get(key)
+    if (!r) map.set(key, (r = requestWithHeaders(ctx.request, headers)))
     return r
   }
 
@@ -233,29 +226,32 @@ function groupBySpace<K extends { space: PublicSpace }>(keys: readonly K[], valu
 
 // ---- Query fields ----
 
-/** `story(space, path | uuid, lang, segment)`. */
-function storyQueryField(builder: GraphQLBuilder, types: StoryTypes, reader: PublicStoryReader) {
+/** `story(space, path | uuid, lang, ...)`, with the arguments the read steps declare for their headers (`segment`). */
+function storyQueryField(builder: GraphQLBuilder, types: StoryTypes, reader: PublicStoryReader, steps: readonly ReadStep[]) {
+  const declared = readArguments(steps)
+  const actsAs = declared.map((h) => ` \`${h.argument.name}\` acts as the ${h.name} header.`).join('')
   builder.queryField('story', (t) =>
     t.field({
       type: types.Story,
       nullable: true,
       description:
-        'A published Story by full path or by uuid (exactly one), with the locale fallback chain of the REST read. `segment` acts as the X-Service-Segment header. Null when nothing is published there.',
+        `A published Story by full path or by uuid (exactly one), with the locale fallback chain of the REST read.${actsAs} Null when nothing is published there.`,
       args: {
         space: t.arg.string({ required: true, description: 'The Space slug' }),
         path: t.arg.string({ description: 'The full path, with or without the leading slash (e.g. `blog/hello`)' }),
         uuid: t.arg.string(),
         lang: t.arg.string({ description: 'BCP-47 tag; without it, the best Accept-Language match' }),
-        segment: t.arg.string({ description: 'A previously resolved segment key (as the X-Service-Segment header)' }),
+        ...Object.fromEntries(declared.map((h) => [h.argument.name, t.arg.string({ description: h.argument.description })])),
       },
       resolve: async (_root, args, ctx) => {
         if ((args.path == null) === (args.uuid == null)) throw validationFailed({ path: ['give exactly one of path and uuid'] })
+        const headers = argumentHeaders(steps, args as Record<string, unknown>)
         const space = await reader.pipeline.space(args.space)
         if (!space) return null
         const fullPath = args.path != null ? fullPathOfArg(args.path) : await reader.pathOfUuid(ctx, space, args.uuid!)
         if (!fullPath) return null
         await reader.prime(ctx, space, fullPath)
-        return reader.read(ctx, space, fullPath, args.lang, args.segment)
+        return reader.read(ctx, space, fullPath, args.lang, headers)
       },
     }),
   )

@@ -40,7 +40,7 @@ export const storiesModule = defineModule({
     return { cache, pipeline, published, memo, versions, lists }
   },
   routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
-  publicRoutes: (ctx) => new Elysia().use(storyListRoutes(ctx, ctx.self.lists)).use(storyCdnRoutes(ctx, ctx.self.pipeline, ctx.self.lists)),
+  publicRoutes: (ctx) => new Elysia().use(storyListRoutes(ctx, ctx.self.lists, ctx.self.pipeline)).use(storyCdnRoutes(ctx, ctx.self.pipeline, ctx.self.lists)),
   fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline, ctx.self.memo)],
   metrics: (registry, self) => {
     new Gauge({

@@ -7,7 +7,8 @@ import type { PublicSpace } from '../spaces/public'
 import { BLUEPRINT_NAME } from './blocks'
 import { changesSince, contentVersion } from './changes'
 import { pathPrefixOf, publicPathToFullPath } from './paths'
-import { etagOf, publicHeaders, type Served, type StoryReadPipeline } from './read-pipeline'
+import { etagOf } from '../../kernel/public-answer'
+import type { Served, StoryReadPipeline } from './read-pipeline'
 import * as repo from './repo'
 
 /**
@@ -18,7 +19,7 @@ import * as repo from './repo'
  * datasource markers, assets) and bodies as `GET /cdn/{space}/stories/{path}` — and the answer is made of those cached
  * bodies' bytes: a page costs one indexed query for its paths (itself cached per Space until the next change) and no
  * JSON work unless a parameter rewrites content. Answers carry the single read's headers (strong ETag, 304, the same
- * Cache-Control and Vary: `publicHeaders`).
+ * Cache-Control and Vary: `StoryReadPipeline.headersOf`).
  */
 
 export const LIST_PER_PAGE = { def: 25, max: 100 }
@@ -394,12 +395,12 @@ export class PublicLists {
     return { parts: items.parts, served, unresolved }
   }
 
-  /** The answer of a composed body: the single read's headers (publicHeaders), ETag of these bytes, the steps' decisions. */
+  /** The answer of a composed body: the single read's headers (`headersOf`), ETag of these bytes, the steps' decisions. */
   private async compose(parts: BlobPart[], served: Served[], draft: boolean, lang: string | null): Promise<Composed> {
     const bytes = await new Blob(parts).bytes()
     const etag = etagOf(bytes)
     const decided = served.find((s) => s.cacheControl !== null)?.cacheControl ?? null
-    const { headers, notModifiedHeaders } = publicHeaders(etag, draft ? this.pipeline.publicCacheControl(true) : (decided ?? this.pipeline.publicCacheControl(false)), lang)
+    const { ok: headers, notModified: notModifiedHeaders } = this.pipeline.headersOf(etag, draft ? this.pipeline.publicCacheControl(true) : (decided ?? this.pipeline.publicCacheControl(false)), lang)
     const extra = served.find((s) => s.headers !== null)?.headers
     if (extra) for (const target of [headers, notModifiedHeaders]) Object.assign(target, extra)
     return { bytes, etag, headers, notModifiedHeaders }
@@ -430,7 +431,8 @@ export class PublicLists {
     const json = JSON.stringify({ data, meta: { cv, next_cursor: String(next), has_more: more } })
     const bytes = encoder.encode(json)
     const etag = etagOf(bytes)
-    return { bytes, etag, ...publicHeaders(etag, this.pipeline.publicCacheControl(false), null) }
+    const { ok: headers, notModified: notModifiedHeaders } = this.pipeline.headersOf(etag, this.pipeline.publicCacheControl(false), null)
+    return { bytes, etag, headers, notModifiedHeaders }
   }
 }
 

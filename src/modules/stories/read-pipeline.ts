@@ -1,8 +1,9 @@
 import { requireDraftReader } from '../../kernel/preview'
 import { notFound } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { publicLocaleChain } from '../../kernel/locale'
-import type { ReadContext, ReadRequest, ReadStep, RenderDraft } from '../../kernel/read'
+import { spaceLocaleChain } from '../../kernel/locale'
+import { answerHeaders, type AnswerHeaders, cacheControls, type CacheControls, etagOf } from '../../kernel/public-answer'
+import { type ReadContext, type ReadRequest, type ReadStep, readVary, type RenderDraft } from '../../kernel/read'
 import type { PublicSpace, PublicSpaces } from '../spaces/public'
 import { applyUntranslatable, type Doc } from './blocks'
 import type { DecidedHeaders, PublishedStory, Rendered, Snapshot, StoryCache } from './cache'
@@ -29,9 +30,7 @@ export interface Served {
   decided?: DecidedHeaders
 }
 
-const MAX_CHAINS_PER_SPACE = 512
 const encoder = new TextEncoder()
-const VARY = 'Accept-Language, X-Service-Segment'
 
 /** The Space content version (`meta.cv`) as the stories module keeps it: from memory when it can. */
 export interface ContentVersions {
@@ -42,7 +41,8 @@ export interface ContentVersions {
 
 
 export class StoryReadPipeline {
-  private readonly cacheControl: string
+  private readonly cacheControls: CacheControls
+  private varyOfSteps: string | undefined
 
   constructor(
     private kernel: Kernel,
@@ -50,12 +50,25 @@ export class StoryReadPipeline {
     private spaces: PublicSpaces,
     readonly versions: ContentVersions,
   ) {
-    this.cacheControl = `public, max-age=${kernel.config.cdnMaxAge}, stale-while-revalidate=${kernel.config.cdnStaleWhileRevalidate}`
+    this.cacheControls = cacheControls(kernel.config)
   }
 
   /** The Cache-Control of a public answer (the Story read, the list, the change feed); `preview`: never stored. */
   publicCacheControl(preview: boolean): string {
-    return preview ? 'private, no-store' : this.cacheControl
+    return preview ? this.cacheControls.draft : this.cacheControls.public
+  }
+
+  /** `Vary` of the read: Accept-Language and the request headers the read steps declare (known once they are registered). */
+  get vary(): string {
+    return (this.varyOfSteps ??= readVary(this.steps))
+  }
+
+  /**
+   * The headers of a public answer (the Story read, the Story list, the change feed): its ETag, Cache-Control and
+   * `Vary` for 200 and 304, Content-Type and Content-Language for 200 only.
+   */
+  headersOf(etag: string, cacheControl: string, lang: string | null): AnswerHeaders {
+    return answerHeaders(etag, { cacheControl, vary: this.vary, contentLanguage: lang })
   }
 
   private get steps(): ReadStep[] {
@@ -71,13 +84,7 @@ export class StoryReadPipeline {
   // ---- Stage 2: locale ----
 
   chain(space: PublicSpace, lang: string | undefined, acceptLanguage: string | null): string[] {
-    const key = lang !== undefined ? `?${lang}` : (acceptLanguage ?? '')
-    const known = space.chains.get(key)
-    if (known) return known
-    const chain = publicLocaleChain(space, lang, acceptLanguage)
-    if (space.chains.size >= MAX_CHAINS_PER_SPACE) space.chains.clear()
-    space.chains.set(key, chain)
-    return chain
+    return spaceLocaleChain(space, lang, acceptLanguage)
   }
 
   // ---- Stage 3: snapshot ----
@@ -221,7 +228,7 @@ export class StoryReadPipeline {
         contentJson: draft.contentJson,
       },
       draft.meta,
-      this.publicCacheControl(ctx.req.preview),
+      (etag) => this.headersOf(etag, this.publicCacheControl(ctx.req.preview), snapshot.lang),
     )
     return { rendered, cacheable: draft.cacheable !== false }
   }
@@ -317,7 +324,7 @@ interface RenderInput {
   contentJson: string
 }
 
-function render(d: RenderInput, meta: Record<string, unknown>, cacheControl: string): Rendered {
+function render(d: RenderInput, meta: Record<string, unknown>, headersOf: (etag: string) => AnswerHeaders): Rendered {
   // Built by hand around the stored content text: uuid, slug, path and lang are from safe alphabets; the rest goes
   // through JSON.stringify.
   let metaJson = ''
@@ -335,7 +342,7 @@ function render(d: RenderInput, meta: Record<string, unknown>, cacheControl: str
     n += part.length
   }
   const etag = etagOf(bytes)
-  const { headers, notModifiedHeaders } = publicHeaders(etag, cacheControl, d.lang)
+  const { ok: headers, notModified: notModifiedHeaders } = headersOf(etag)
   return {
     body: new Blob([bytes]),
     dataBytes: data.length,
@@ -351,27 +358,6 @@ const DATA_OPEN = encoder.encode('{"data":')
 const META_OPEN = encoder.encode(',"meta":{')
 const CLOSE2 = encoder.encode('}}')
 
-/** The strong ETag of a public answer's bytes. */
-export function etagOf(bytes: Uint8Array): string {
-  return `"${new Bun.CryptoHasher('sha256').update(bytes).digest('base64url').slice(0, 27)}"`
-}
-
-/**
- * The headers of a public answer (the Story read, the Story list, the change feed): its ETag, Cache-Control and
- * `Vary` for 200 and 304, Content-Type and Content-Language for 200 only.
- */
-export function publicHeaders(etag: string, cacheControl: string, lang: string | null) {
-  const notModifiedHeaders: Record<string, string> = { ETag: etag, 'Cache-Control': cacheControl, Vary: VARY }
-  // nosniff is part of the prebuilt headers: it costs the read nothing per request.
-  const headers: Record<string, string> = {
-    'Content-Type': 'application/json; charset=utf-8',
-    'X-Content-Type-Options': 'nosniff',
-    ...notModifiedHeaders,
-  }
-  if (lang) headers['Content-Language'] = lang
-  return { headers, notModifiedHeaders }
-}
-
 /** The first locale of the chain the Story was published in; the Story's own locale as the last resort. */
 export function pickSnapshot(snapshots: Map<string, Snapshot>, chain: string[], own: string): Snapshot {
   for (const c of chain) {
@@ -379,16 +365,4 @@ export function pickSnapshot(snapshots: Map<string, Snapshot>, chain: string[], 
     if (s) return s
   }
   return snapshots.get(own) ?? snapshots.values().next().value!
-}
-
-/** `If-None-Match` against a strong ETag (weak comparison, as RFC 9110 prescribes for GET); garbage never matches. */
-export function etagMatches(header: string | null, etag: string): boolean {
-  if (!header) return false
-  if (header.trim() === '*') return true
-  if (header.length > 4096) return false
-  for (const part of header.split(',')) {
-    const t = part.trim()
-    if (t === etag || (t.startsWith('W/') && t.slice(2) === etag)) return true
-  }
-  return false
 }
