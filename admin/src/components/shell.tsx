@@ -50,7 +50,7 @@ export function AppShell() {
         <ThemeSwitch />
         <Button onClick={signOut}>{t('shell.signOut')}</Button>
       </header>
-      <main id="main" className="mx-auto max-w-5xl p-4">
+      <main id="main" className="mx-auto max-w-7xl p-3 sm:p-4">
         <Outlet />
       </main>
     </div>

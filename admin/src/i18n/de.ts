@@ -173,4 +173,12 @@ export const de: Record<MessageKey, string> = {
   'error.not_found': 'Nicht gefunden: Es wurde entfernt, oder Sie haben keinen Zugang.',
   'error.network': 'Der Server ist nicht erreichbar. Prüfen Sie die Verbindung und versuchen Sie es erneut.',
   'error.rate_limited': 'Zu viele Versuche. Warten Sie eine Minute und versuchen Sie es erneut.',
+  'nav.section.content': "Inhalte",
+  'nav.section.assets': "Dateien",
+  'nav.section.audience': "Publikum",
+  'nav.section.features': "Website-Funktionen",
+  'nav.section.settings': "Einstellungen",
+  'nav.settings': "Space-Einstellungen",
+  'nav.account': "Konto",
+  'nav.spaces': "Spaces",
 }

@@ -175,6 +175,14 @@ export const en = {
   'error.not_found': 'Not found: it was removed, or you have no access to it.',
   'error.network': 'The server cannot be reached. Check your connection and try again.',
   'error.rate_limited': 'Too many attempts. Wait a minute and try again.',
+  'nav.section.content': "Content",
+  'nav.section.assets': "Assets",
+  'nav.section.audience': "Audience",
+  'nav.section.features': "Site features",
+  'nav.section.settings': "Settings",
+  'nav.settings': "Space settings",
+  'nav.account': "Account",
+  'nav.spaces': "Spaces",
 } as const
 
 export type MessageKey = keyof typeof en
