@@ -35,5 +35,6 @@ export const NAV: NavEntry[] = [
   { id: 'components', section: 'content', label: 'nav.components', to: '/components', requires: { method: 'GET', path: '/v1/spaces/{space}/components' }, keywords: 'blueprints schema' },
   { id: 'assets', section: 'assets', label: 'nav.assets', to: '/assets', requires: { method: 'GET', path: '/v1/spaces/{space}/assets' }, keywords: 'images files media' },
   { id: 'members', section: 'settings', label: 'nav.members', to: '/members', requires: { method: 'GET', path: '/v1/spaces/{space}/members' }, keywords: 'people invite roles' },
+  { id: 'settings', section: 'settings', label: 'nav.settings', to: '/settings', requires: { method: 'PATCH', path: '/v1/spaces/{space}' }, keywords: 'locales languages preview archive' },
   { id: 'tokens', section: 'settings', label: 'nav.tokens', to: '/tokens', requires: { method: 'GET', path: '/v1/spaces/{space}/tokens' }, keywords: 'api keys' },
 ]

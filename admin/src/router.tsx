@@ -61,7 +61,11 @@ const spaceRoute = createRoute({ getParentRoute: () => appRoute, path: '/spaces/
 const storiesRoute = createRoute({
   getParentRoute: () => spaceRoute,
   path: '/',
-  validateSearch: (search: Record<string, unknown>): { q?: string } => ({ q: typeof search.q === 'string' && search.q ? search.q : undefined }),
+  // `new`: open the New Story / New folder dialog (the command palette's action).
+  validateSearch: (search: Record<string, unknown>): { q?: string; new?: 'story' | 'folder' } => ({
+    q: typeof search.q === 'string' && search.q ? search.q : undefined,
+    new: search.new === 'story' || search.new === 'folder' ? search.new : undefined,
+  }),
   component: lazyRouteComponent(() => import('./routes/stories'), 'StoryTreeScreen'),
 })
 
@@ -88,11 +92,21 @@ const tokensRoute = createRoute({
   component: lazyRouteComponent(() => import('./routes/tokens'), 'TokensScreen'),
 })
 
+// Feature screens (admin/src/features/<feature>/): one route each, listed in nav.ts for the sidebar and palette.
+const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: lazyRouteComponent(() => import('./features/account/account-screen'), 'AccountScreen') })
+const forgotPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/forgot-password',
+  component: lazyRouteComponent(() => import('./features/account/forgot-password'), 'ForgotPasswordScreen'),
+})
+const settingsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/settings', component: lazyRouteComponent(() => import('./features/settings/settings-screen'), 'SettingsScreen') })
+
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
   inviteRoute,
-  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute])]),
+  forgotPasswordRoute,
+  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
-import { createContext, type FormEvent, useContext, useState } from 'react'
+import { createContext, type FormEvent, useContext, useEffect, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
@@ -28,7 +28,7 @@ export const slugify = (name: string) =>
 
 export function StoryTreeScreen() {
   const { space } = route.useParams()
-  const { q } = route.useSearch()
+  const { q, new: wanted } = route.useSearch()
   const navigate = useNavigate()
   const tree = useQuery(treeQuery(space))
   const search = useQuery({ ...storySearchQuery(space, q ?? ''), enabled: !!q })
@@ -38,6 +38,12 @@ export function StoryTreeScreen() {
   // Write controls only for a role that may write (whoami's role against the operations' x-min-role).
   const canWrite = useCan(space, 'POST', '/v1/spaces/{space}/stories')
   const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/stories/{uuid}')
+  // The command palette's New Story / New folder: open the dialog once, and take the wish out of the address.
+  useEffect(() => {
+    if (!wanted || !canWrite) return
+    setCreating({ folder: wanted === 'folder' })
+    void navigate({ to: '/spaces/$space', params: { space }, search: { q }, replace: true })
+  }, [wanted, canWrite, navigate, space, q])
   const [selected, setSelected] = useState<Set<string>>(new Set())
   const [bulkNotice, setBulkNotice] = useState<string | null>(null)
   const queryClient = useQueryClient()

@@ -10,6 +10,8 @@ import { blockOfPath, type CommentTarget, CommentsPanel, commentCounts, invalida
 import { ChangeList } from '../components/diff-view'
 import { type Change, diffStories } from '../components/doc-diff'
 import { PreviewButton } from '../components/preview-button'
+import { useScreenCommand } from '../components/command-palette'
+import { toast } from '../components/toast'
 import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
@@ -95,6 +97,20 @@ export function StoryEditorScreen() {
   // A 409: the version saved meanwhile, and what it changed against the version these edits started from.
   const [conflict, setConflict] = useState<null | { theirs: number; changes: Change[] }>(null)
   const [confirm, setConfirm] = useState<null | 'publish' | 'unpublish' | 'archive'>(null)
+  // The command palette's "Publish this Story": the same confirmation as the Publish button (unsaved edits first).
+  const paletteDirty = useRef(dirty)
+  paletteDirty.current = dirty
+  const canPublish = useCan(space, 'POST', '/v1/spaces/{space}/stories/{uuid}/publish')
+  useScreenCommand(
+    useCallback(
+      (command) => {
+        if (command !== 'publish' || !canPublish) return
+        if (paletteDirty.current) toast(t('palette.saveFirst'), 'error')
+        else setConfirm('publish')
+      },
+      [canPublish],
+    ),
+  )
   // The document and name the current edits started from (what "their changes" are measured against).
   const base = useRef<{ doc: Doc | null; name: string }>({ doc: null, name: '' })
   const baseVersionRef = useRef(baseVersion)
