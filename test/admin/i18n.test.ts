@@ -25,6 +25,12 @@ const CATALOGUED = [
   'components/route-focus.tsx',
   'components/catalog-error.tsx',
   'components/notice.tsx',
+  'components/sidebar.tsx',
+  'components/command-palette.tsx',
+  'components/toast.tsx',
+  'features/account/account-screen.tsx',
+  'features/account/forgot-password.tsx',
+  'features/settings/settings-screen.tsx',
 ]
 
 const READ_ATTRIBUTES = new Set(['aria-label', 'title', 'placeholder', 'label', 'hint', 'alt', 'what'])

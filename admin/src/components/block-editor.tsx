@@ -270,7 +270,7 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
       data-block-path={path}
       data-drop={dropMark ?? undefined}
     >
-      <div className="flex items-center gap-2 border-b border-slate-100 bg-slate-50 px-3 py-1.5">
+      <div className="flex flex-wrap items-center gap-2 border-b border-slate-100 bg-slate-50 px-3 py-1.5">
         <button
           type="button"
           data-block-handle={block._uid}

@@ -335,7 +335,7 @@ export function StoryEditorScreen() {
             </select>
           </label>
         ) : null}
-        <div className="ml-auto flex gap-2">
+        <div className="ml-auto flex flex-wrap gap-2">
           {canWrite ? (
             <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
               {saving ? 'Saving…' : 'Save'}

@@ -186,11 +186,11 @@ function Locales({ space }: { space: string }) {
         <div className="min-w-40 flex-1">
           <TextField label={t('settings.newLocale')} value={code} onChange={(e) => setCode(e.target.value)} placeholder={t('settings.newLocalePlaceholder')} hint={t('settings.newLocaleHint')} errors={errors.code} />
         </div>
-        <div className="flex flex-col gap-1">
+        <div className="flex max-w-full min-w-0 flex-col gap-1">
           <label htmlFor={fallbackId} className="text-sm font-medium text-slate-800">
             {t('settings.fallback')}
           </label>
-          <select id={fallbackId} value={fallback} onChange={(e) => setFallback(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm" aria-invalid={errors.fallback ? true : undefined}>
+          <select id={fallbackId} value={fallback} onChange={(e) => setFallback(e.target.value)} className="max-w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm" aria-invalid={errors.fallback ? true : undefined}>
             <option value="">{t('settings.fallbackAuto')}</option>
             {list.map((l) => (
               <option key={l.code} value={l.code}>
