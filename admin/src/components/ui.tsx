@@ -67,7 +67,7 @@ const BADGES: Record<StoryState, string> = {
   changed: 'bg-amber-100 text-amber-900',
   archived: 'bg-zinc-300 text-zinc-800',
 }
-const BADGE_TEXT: Record<StoryState, string> = { draft: 'Draft', published: 'Published', changed: 'Changed since publish', archived: 'Archived' }
+const BADGE_TEXT = { draft: 'status.draft', published: 'status.published', changed: 'status.changed', archived: 'status.archived' } as const
 
 export function storyState(s: { status: string; has_unpublished_changes: boolean }): StoryState {
   if (s.status === 'archived') return 'archived'
@@ -76,7 +76,7 @@ export function storyState(s: { status: string; has_unpublished_changes: boolean
 }
 
 export function StatusBadge({ state }: { state: StoryState }) {
-  return <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${BADGES[state]}`}>{BADGE_TEXT[state]}</span>
+  return <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${BADGES[state]}`}>{t(BADGE_TEXT[state])}</span>
 }
 
 export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
@@ -119,7 +119,7 @@ export function Skeleton({ lines = 3 }: { lines?: number }) {
   )
 }
 
-export function Loading({ what = 'Loading' }: { what?: string }) {
+export function Loading({ what = t('common.loading') }: { what?: string }) {
   return (
     <p className="p-4 text-sm text-slate-600" aria-live="polite">
       {what}…
