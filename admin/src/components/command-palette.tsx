@@ -46,6 +46,8 @@ function typing(target: EventTarget | null): boolean {
 export function useGlobalShortcuts(open: { palette: () => void; help: () => void }) {
   useEffect(() => {
     const onKey = (e: globalThis.KeyboardEvent) => {
+      // Taken already (the rich-text editor's Ctrl+K makes a link).
+      if (e.defaultPrevented) return
       if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 'k') {
         e.preventDefault()
         open.palette()
