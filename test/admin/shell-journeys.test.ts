@@ -5,6 +5,9 @@
  * errors as sentences), the slug derived from a Space's name, and the small-screen layout at 390×844.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { de } from '../../admin/src/i18n/de'
+import { en, type MessageKey } from '../../admin/src/i18n/en'
 import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(180_000)
@@ -14,6 +17,48 @@ let h: AdminHarness
 let owner: { token: string; tenant: { id: number } }
 let space = ''
 let storyUuid = ''
+
+/**
+ * The English catalog texts a German page must not show: those that differ from their German text (a word that is
+ * the same in both, such as "Link", is no finding). A text with `{placeholders}` is matched by its opening words.
+ */
+const ENGLISH = (Object.keys(en) as MessageKey[])
+  .filter((k) => en[k] !== de[k] && !Object.values(de).includes(en[k]))
+  .map((k) => {
+    const head = en[k].split('{')[0]!.trim()
+    return { key: k, text: en[k].includes('{') ? head : en[k].trim(), exact: !en[k].includes('{') }
+  })
+  .filter((e) => e.text.length >= 4)
+
+/** Every text a person meets on the page (text nodes, labels, titles, placeholders, alt texts), open dialogs included. */
+async function pageTexts(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const out: string[] = []
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT)
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement
+      if (!el || el.closest('script, style, dialog:not([open]), [hidden]')) continue
+      const text = n.textContent?.trim()
+      if (text) out.push(text)
+    }
+    for (const el of document.querySelectorAll('[aria-label], [title], [placeholder], img[alt]')) {
+      if (el.closest('dialog:not([open]), [hidden]')) continue
+      for (const a of ['aria-label', 'title', 'placeholder', 'alt']) {
+        const v = el.getAttribute(a)?.trim()
+        if (v) out.push(v)
+      }
+    }
+    out.push(document.title)
+    return out
+  })
+}
+
+function englishIn(texts: string[]): string[] {
+  const found = new Set<string>()
+  for (const text of texts)
+    for (const e of ENGLISH) if (e.exact ? text === e.text : text.startsWith(e.text)) found.add(`${e.key}: ${text.slice(0, 80)}`)
+  return [...found]
+}
 
 describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
   beforeAll(async () => {
@@ -195,6 +240,86 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     // Password reset is one link away from sign-in.
     await page.getByRole('link', { name: 'Forgot your password?' }).click()
     await page.getByRole('heading', { name: 'Reset your password', level: 1 }).waitFor()
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  test('the whole app in German shows no English text from the catalogs, on every screen and in its dialogs', async () => {
+    // A user whose profile says German, in a browser that prefers English: the profile wins.
+    const user = await h.t.register({ name: 'Greta Deutsch' })
+    await h.call('PATCH', '/v1/auth/me', user.token, { ui_language: 'de' })
+    const mine = (await h.t.createSpace(user.token, { name: 'Greta Site' })).slug
+    await h.call('POST', `/v1/spaces/${mine}/components`, user.token, { name: 'page', schema: { title: { type: 'text' }, body: { type: 'blocks' } }, is_root: true })
+    await h.call('POST', `/v1/spaces/${mine}/components`, user.token, { name: 'teaser', schema: { headline: { type: 'text' } }, is_root: false, is_nestable: true })
+    const story = await h.call('POST', `/v1/spaces/${mine}/stories`, user.token, {
+      name: 'Startseite',
+      slug: 'start',
+      content: { type: 'doc', blocks: [{ component: 'page', _uid: 'p1', title: 'Hallo', body: [{ component: 'teaser', _uid: 't1', headline: 'Neu' }] }] },
+    })
+    expect(story.status).toBe(201)
+    await h.call('PUT', `/v1/spaces/${mine}/stories/${story.body.data.uuid}`, user.token, {
+      content: { type: 'doc', blocks: [{ component: 'page', _uid: 'p1', title: 'Hallo Welt', body: [{ component: 'teaser', _uid: 't1', headline: 'Neu' }] }] },
+    })
+    await h.call('POST', `/v1/spaces/${mine}/stories`, user.token, { name: 'Ordner', slug: 'ordner', is_folder: true })
+    const { context, page, errors } = await h.signedIn(user.token)
+    const found: Record<string, string[]> = {}
+    const check = async (where: string) => {
+      const english = englishIn(await pageTexts(page))
+      if (english.length) found[where] = english
+    }
+    await page.goto('/admin')
+    await page.getByRole('heading', { name: 'Spaces', level: 1 }).waitFor()
+    await until(() => page.evaluate(() => document.documentElement.lang), 'de')
+    await check('spaces')
+    const screens: [string, string][] = [
+      [`/admin/spaces/${mine}`, 'Storys'],
+      [`/admin/spaces/${mine}/stories/${story.body.data.uuid}`, 'Startseite'],
+      [`/admin/spaces/${mine}/components`, 'Komponenten'],
+      [`/admin/spaces/${mine}/assets`, 'Dateien'],
+      [`/admin/spaces/${mine}/members`, 'Mitglieder'],
+      [`/admin/spaces/${mine}/tokens`, 'Space-Tokens'],
+      [`/admin/spaces/${mine}/settings`, 'Space-Einstellungen'],
+      ['/admin/account', 'Konto'],
+    ]
+    for (const [path, heading] of screens) {
+      await page.goto(path)
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
+      await page.waitForLoadState('networkidle')
+      await check(path)
+    }
+    // The editor's panels and dialogs: versions open, the publish confirmation, the palette, the shortcuts.
+    await page.goto(`/admin/spaces/${mine}/stories/${story.body.data.uuid}`)
+    await page.getByRole('heading', { name: 'Startseite', level: 1 }).waitFor()
+    await page.getByText('Fassungen', { exact: true }).click()
+    await page.getByRole('button', { name: 'Unterschiede zeigen' }).click()
+    await page.waitForLoadState('networkidle')
+    await check('editor: versions and diff')
+    await page.getByRole('button', { name: 'Veröffentlichen' }).click()
+    await page.getByRole('dialog').waitFor()
+    await check('editor: publish dialog')
+    await page.keyboard.press('Escape')
+    await page.keyboard.press('Control+k')
+    await page.getByRole('dialog', { name: 'Gehe zu, finde, tu' }).waitFor()
+    await check('palette')
+    await page.keyboard.press('Escape')
+    await page.getByRole('heading', { name: 'Startseite', level: 1 }).click()
+    await page.keyboard.press('?')
+    await page.getByRole('dialog', { name: 'Tastenkürzel' }).waitFor()
+    await check('shortcuts')
+    await page.keyboard.press('Escape')
+    // The tree's dialogs and the component form.
+    await page.goto(`/admin/spaces/${mine}`)
+    await page.getByRole('heading', { name: 'Storys', level: 1 }).waitFor()
+    await page.getByRole('button', { name: 'Neue Story' }).click()
+    await page.getByRole('dialog', { name: 'Neue Story' }).waitFor()
+    await check('tree: new Story')
+    await page.keyboard.press('Escape')
+    await page.goto(`/admin/spaces/${mine}/components`)
+    await page.getByRole('button', { name: 'Neue Komponente' }).click()
+    await page.getByRole('form', { name: 'Neue Komponente' }).waitFor()
+    await check('components: form')
+    expect(found).toEqual({})
+    expect(await axeViolations(page)).toEqual([])
     expect(errors).toEqual([])
     await context.close()
   })
