@@ -268,8 +268,10 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       if (english.length) found[where] = english
     }
     await page.goto('/admin')
+    // The profile is read, the page reloads in German.
+    await page.getByRole('button', { name: 'Befehle' }).waitFor()
     await page.getByRole('heading', { name: 'Spaces', level: 1 }).waitFor()
-    await until(() => page.evaluate(() => document.documentElement.lang), 'de')
+    expect(await page.evaluate(() => document.documentElement.lang)).toBe('de')
     await check('spaces')
     const screens: [string, string][] = [
       [`/admin/spaces/${mine}`, 'Storys'],
@@ -284,7 +286,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     for (const [path, heading] of screens) {
       await page.goto(path)
       await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
-      await page.waitForLoadState('networkidle')
+      await until(() => page.getByTestId('skeleton').count(), 0)
       await check(path)
     }
     // The editor's panels and dialogs: versions open, the publish confirmation, the palette, the shortcuts.
@@ -292,7 +294,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.getByRole('heading', { name: 'Startseite', level: 1 }).waitFor()
     await page.getByText('Fassungen', { exact: true }).click()
     await page.getByRole('button', { name: 'Unterschiede zeigen' }).click()
-    await page.waitForLoadState('networkidle')
+    await page.getByText(/Von Fassung \d+ zu Fassung \d+/).waitFor()
     await check('editor: versions and diff')
     await page.getByRole('button', { name: 'Veröffentlichen' }).click()
     await page.getByRole('dialog').waitFor()

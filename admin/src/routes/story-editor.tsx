@@ -476,7 +476,7 @@ export function StoryEditorScreen() {
 
       <Dialog open={conflict !== null} title={t('editor.conflict')} onClose={() => setConflict(null)}>
         <p className="text-sm">
-          {t('editor.conflictText', { base: baseVersion, theirs: conflict?.theirs || t('editor.newer') })}
+          {t('editor.conflictText', { base: baseVersion ?? '', theirs: conflict?.theirs || t('editor.newer') })}
         </p>
         <h3 className="text-sm font-semibold">{t('editor.theyChanged')}</h3>
         <ChangeList changes={conflict?.changes ?? []} label={t('editor.theirChanges')} limit={50} />
