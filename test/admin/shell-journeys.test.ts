@@ -179,6 +179,41 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await context.close()
   })
 
+  test('keyboard alone: the palette opens Space settings, a locale is added and its toast read out', async () => {
+    const { context, page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${space}`)
+    await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+    await page.keyboard.press('Control+k')
+    await page.getByRole('dialog', { name: 'Go to, find, do' }).waitFor()
+    await page.keyboard.type('locales')
+    await page.keyboard.press('Enter')
+    await page.getByRole('heading', { name: 'Space settings', level: 1 }).waitFor()
+    await until(() => page.evaluate(() => document.activeElement?.tagName + ':' + document.activeElement?.textContent), 'H1:Space settings')
+    /** Tab on until the focused control has this accessible label (at most 40 stops). */
+    const tabTo = async (label: string) => {
+      for (let i = 0; i < 40; i++) {
+        await page.keyboard.press('Tab')
+        const here = await page.evaluate(() => {
+          const el = document.activeElement as HTMLElement | null
+          if (!el) return ''
+          const id = el.id
+          const byFor = id ? document.querySelector(`label[for="${CSS.escape(id)}"]`)?.textContent : null
+          return (el.getAttribute('aria-label') ?? byFor ?? el.textContent ?? '').trim()
+        })
+        if (here === label) return
+      }
+      throw new Error(`Tab never reached ${label}`)
+    }
+    await tabTo('New locale')
+    await page.keyboard.type('it')
+    await tabTo('Add locale')
+    await page.keyboard.press('Enter')
+    await page.getByRole('status').filter({ hasText: 'Locale it added.' }).waitFor()
+    await page.locator('tr[data-locale="it"]').waitFor()
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
   test('creating a Space derives its slug from the name', async () => {
     const { context, page, errors } = await h.signedIn(owner.token)
     await page.goto('/admin')

@@ -313,10 +313,9 @@ export const en = {
   'stories.select': "Select {name}",
   'stories.renameOf': "Rename {name}",
   'stories.rename': "Rename",
-  'stories.bulk.move.done': "Moved: {count}.",
-  'stories.bulk.publish.done': "Published: {count}.",
-  'stories.bulk.unpublish.done': "Unpublished: {count}.",
-  'stories.bulk.failed': "Not done: {count}. {reasons}",
+  'stories.bulk.move.done': "{count} moved.",
+  'stories.bulk.publish.done': "{count} published.",
+  'stories.bulk.unpublish.done': "{count} unpublished.",
   'stories.selected': "Selected Stories",
   'stories.selectedCount': "{count} selected",
   'stories.publish': "Publish",
@@ -601,6 +600,9 @@ export const en = {
   'components.translatable': "Translatable",
   'components.options': "Options (comma-separated)",
   'components.whitelist': "Allowed components (comma-separated names; empty: every nestable one)",
+  'stories.bulk.move.partial': "{count} moved, {failed} not: {reasons}.",
+  'stories.bulk.publish.partial': "{count} published, {failed} not: {reasons}.",
+  'stories.bulk.unpublish.partial': "{count} unpublished, {failed} not: {reasons}.",
 } as const
 
 export type MessageKey = keyof typeof en

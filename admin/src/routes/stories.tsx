@@ -368,8 +368,12 @@ function BulkBar({ space, selected, folders, onDone }: { space: string; selected
       setConfirm(null)
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
       const failed = res.data.filter((r) => !r.ok).map((r) => ('message' in r ? r.message : ''))
-      const done = t(`stories.bulk.${a.action}.done`, { count: formatNumber(res.meta.succeeded) })
-      onDone(res.meta.failed ? `${done} ${t('stories.bulk.failed', { count: formatNumber(res.meta.failed), reasons: failed.join(' ') })}` : done)
+      const count = formatNumber(res.meta.succeeded)
+      onDone(
+        res.meta.failed
+          ? t(`stories.bulk.${a.action}.partial`, { count, failed: formatNumber(res.meta.failed), reasons: failed.join(' ') })
+          : t(`stories.bulk.${a.action}.done`, { count }),
+      )
     },
   })
   return (

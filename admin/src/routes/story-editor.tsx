@@ -274,9 +274,7 @@ export function StoryEditorScreen() {
       const path = `/v1/spaces/{space}/stories/{uuid}/${action}` as const
       const { data } = await unwrap(api.POST(path, { params: { path: { space, uuid } } }))
       queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, (old) => (old ? { ...old, ...data, content: old.content } : old))
-      const done = action === 'publish' ? t('editor.published') : action === 'unpublish' ? t('editor.unpublished') : t('editor.archived')
-      setNotice(done)
-      toast(done)
+      setNotice(action === 'publish' ? t('editor.published') : action === 'unpublish' ? t('editor.unpublished') : t('editor.archived'))
       await refresh()
     } catch (err) {
       setFailure(err)
