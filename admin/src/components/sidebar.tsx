@@ -46,7 +46,7 @@ export function Sidebar({ space }: { space: string }) {
         </select>
         {current ? (
           <span className="text-xs text-slate-700" data-testid="role">
-            {t('layout.yourRole')} <strong>{current.role}</strong>
+            {t('layout.yourRole')} <strong>{roleName(current.role)}</strong>
           </span>
         ) : null}
       </div>

@@ -4,7 +4,7 @@ import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { Button, EmptyState, ErrorNotice, Loading, TextField } from '../components/ui'
-import { fieldErrors, t } from '../i18n'
+import { fieldErrors, roleName, t } from '../i18n'
 
 /** The Spaces this user can reach, with their role; creating the first one is the next step of a new account. */
 export function SpacesScreen() {
@@ -25,7 +25,7 @@ export function SpacesScreen() {
                 {s.name}
               </Link>
               <span className="text-sm text-slate-700">
-                {t('spaces.slugAndRole', { slug: s.slug })} <strong>{s.role}</strong>
+                {t('spaces.slugAndRole', { slug: s.slug })} <strong>{roleName(s.role)}</strong>
               </span>
             </li>
           ))}
