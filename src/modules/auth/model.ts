@@ -112,7 +112,8 @@ export const SignUpConfirmedModel = t.Object({
 })
 export type SignUpConfirmedView = typeof SignUpConfirmedModel.static
 
-const UI_THEMES = ['system', 'light', 'dark'] as const
+/** The admin app's themes; a union of literals (not an enum) so that `null` stays one of its alternatives in the OpenAPI. */
+const UiTheme = (opts: { error?: string; description?: string }) => t.Union([t.Literal('system'), t.Literal('light'), t.Literal('dark'), t.Null()], opts)
 export const MeModel = t.Object({
   id: t.Union([Int(), t.Null()]),
   email: t.Union([t.String(), t.Null()]),
@@ -120,7 +121,7 @@ export const MeModel = t.Object({
   ui_language: t.Union([t.String(), t.Null()], {
     description: "The admin app's UI language chosen in the profile (a BCP 47 tag such as `de`); null: the browser's (and for Space tokens)",
   }),
-  ui_theme: t.Union([oneOf(UI_THEMES), t.Null()], { description: "The admin app's theme chosen in the profile; null: the system's (and for Space tokens)" }),
+  ui_theme: UiTheme({ description: "The admin app's theme chosen in the profile; null: the system's (and for Space tokens)" }),
   tenant: TenantModel,
   token: t.Union([
     t.Object({ type: t.Literal('user'), expires_at: NullableTimestamp }),
@@ -143,7 +144,7 @@ export const ProfileBody = t.Object({
       description: "The admin app's UI language (a BCP 47 tag); null: follow the browser",
     }),
   ),
-  ui_theme: t.Optional(t.Union([oneOf(UI_THEMES), t.Null()], { error: 'must be system, light, dark or null', description: 'null: the system' })),
+  ui_theme: t.Optional(UiTheme({ error: 'must be system, light, dark or null', description: 'null: the system' })),
 })
 
 export const SignedOutEverywhereModel = t.Object({

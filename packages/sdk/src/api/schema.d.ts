@@ -4548,10 +4548,7 @@ export interface operations {
                             };
                             /** @description The admin app's UI language chosen in the profile (a BCP 47 tag such as `de`); null: the browser's (and for Space tokens) */
                             ui_language: string | null;
-                            /**
-                             * @description The admin app's theme chosen in the profile; null: the system's (and for Space tokens)
-                             * @enum {string|null}
-                             */
+                            /** @description The admin app's theme chosen in the profile; null: the system's (and for Space tokens) */
                             ui_theme: "system" | "light" | "dark" | null;
                         };
                     };
@@ -4626,10 +4623,7 @@ export interface operations {
                     name?: string;
                     /** @description The admin app's UI language (a BCP 47 tag); null: follow the browser */
                     ui_language?: string | null;
-                    /**
-                     * @description null: the system
-                     * @enum {string|null}
-                     */
+                    /** @description null: the system */
                     ui_theme?: "system" | "light" | "dark" | null;
                 };
             };
@@ -4666,10 +4660,7 @@ export interface operations {
                             };
                             /** @description The admin app's UI language chosen in the profile (a BCP 47 tag such as `de`); null: the browser's (and for Space tokens) */
                             ui_language: string | null;
-                            /**
-                             * @description The admin app's theme chosen in the profile; null: the system's (and for Space tokens)
-                             * @enum {string|null}
-                             */
+                            /** @description The admin app's theme chosen in the profile; null: the system's (and for Space tokens) */
                             ui_theme: "system" | "light" | "dark" | null;
                         };
                     };
