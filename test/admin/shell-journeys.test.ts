@@ -362,10 +362,34 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
   })
 
   test('at 390×844 nothing is wider than the screen: the tree, the editor and settings', async () => {
+    // A Story with what made the editor too wide: an asset field (Choose…), blocks (Remove), nested blocks.
+    await h.call('POST', `/v1/spaces/${space}/components`, owner.token, { name: 'item', schema: { label: { type: 'text' } }, is_root: false, is_nestable: true })
+    await h.call('POST', `/v1/spaces/${space}/components`, owner.token, {
+      name: 'hero',
+      schema: { image: { type: 'asset' }, items: { type: 'blocks' }, headline: { type: 'text' } },
+      is_root: true,
+      is_nestable: true,
+    })
+    const wide = await h.call('POST', `/v1/spaces/${space}/stories`, owner.token, {
+      name: 'Small Screen',
+      slug: 'small-screen',
+      content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'A rather long headline for a narrow phone screen', items: [{ component: 'item', _uid: 'i1', label: 'One' }] }] },
+    })
+    expect(wide.status).toBe(201)
     const { context, page, errors } = await h.signedIn(owner.token)
     await page.setViewportSize({ width: 390, height: 844 })
+    await page.goto(`/admin/spaces/${space}/stories/${wide.body.data.uuid}`)
+    await page.getByRole('heading', { name: 'Small Screen', level: 1 }).waitFor()
+    const buttons = page.getByRole('button', { name: /^(Archive|Remove .+|Choose an asset for .+|Publish|Save)$/ })
+    await until(async () => (await buttons.count()) >= 6, true)
+    for (const button of await buttons.all()) {
+      const name = await button.getAttribute('aria-label') ?? await button.textContent()
+      const box = await button.boundingBox()
+      expect({ name, inside: !!box && box.x >= 0 && box.x + box.width <= 390 }).toEqual({ name, inside: true })
+    }
     for (const [path, heading] of [
       [`/admin/spaces/${space}`, 'Stories'],
+      [`/admin/spaces/${space}/stories/${wide.body.data.uuid}`, 'Small Screen'],
       [`/admin/spaces/${space}/stories/${storyUuid}`, 'Quarterly Report'],
       [`/admin/spaces/${space}/settings`, 'Space settings'],
       ['/admin/account', 'Account'],
