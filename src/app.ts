@@ -153,6 +153,7 @@ export function createRuntime(kernel: Kernel, opts: RuntimeOptions = {}): Runtim
     start() {
       started ??= (async () => {
         await connected
+        await kernel.replicas.start()
         for (const m of modules) await m.start?.(stateOf(m), kernel)
       })()
       return started

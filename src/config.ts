@@ -149,6 +149,17 @@ export interface Config {
    */
   databasePoolMax: number
   /**
+   * Read replicas (DATABASE_REPLICA_URLS, comma-separated postgres:// URLs of hot standbys of DATABASE_URL): they
+   * serve the public reads that miss the caches, nothing else (kernel/replicas.ts). Empty: every read on the primary.
+   * The embedded database ignores it.
+   */
+  databaseReplicaUrls: string[]
+  /**
+   * A replica further behind the primary than this (REPLICA_MAX_LAG_MS, default 2000) serves nothing until it catches
+   * up: reads go to the primary.
+   */
+  replicaMaxLagMs: number
+  /**
    * Search indexes resident on demand within this many bytes (SEARCH_MEMORY_MB); null (unset): every Space's index is
    * built at start-up and stays resident, as an embedded install wants.
    */
@@ -382,6 +393,11 @@ function secretKey(env: Env, name: string): string | null {
   return raw
 }
 
+/** A comma-separated list of postgres:// URLs (each checked as databaseUrl checks one). */
+function databaseUrls(env: Env, name: string): string[] {
+  return list(env, name, []).map((raw, i) => databaseUrl({ [`${name}[${i}]`]: raw }, `${name}[${i}]`)!)
+}
+
 function databaseUrl(env: Env, name: string): string | null {
   const raw = env[name]?.trim()
   if (!raw) return null
@@ -509,6 +525,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseListenUrl: databaseUrl(env, 'DATABASE_LISTEN_URL'),
     databasePooler: oneOf(env, 'DATABASE_POOLER', ['none', 'transaction'] as const, 'none'),
     databasePoolMax: int(env, 'DATABASE_POOL_MAX', 10, 1, 1000),
+    databaseReplicaUrls: databaseUrls(env, 'DATABASE_REPLICA_URLS'),
+    replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 2000, 100, 3_600_000),
     eventsRetentionHours: int(env, 'EVENTS_RETENTION_HOURS', 24, 1, 24 * 365),
     searchMemoryBytes: env.SEARCH_MEMORY_MB?.trim() ? int(env, 'SEARCH_MEMORY_MB', 128, 1, 1_048_576) * 1024 * 1024 : null,
     reusePort: bool(env, 'REUSE_PORT', false),

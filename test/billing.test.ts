@@ -80,6 +80,9 @@ describe('plans and the billing routes', () => {
       start: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString(),
       end: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)).toISOString(),
     })
+    // What the admin's plan change offers: the switch and the configured plans.
+    expect(b.self_serve).toBe(t.kernel.config.billingSelfServe)
+    expect(b.plans.map((p: { name: string }) => p.name)).toContain('unlimited')
     const who = await t.request('GET', '/v1/whoami', { token })
     expect(who.body.data.plan).toEqual({ name: 'unlimited', limits: BUILT_IN_PLANS.unlimited })
   })

@@ -33,8 +33,12 @@ export const NAV_SECTIONS: { id: NavSection; label: MessageKey }[] = [
 export const NAV: NavEntry[] = [
   { id: 'stories', section: 'content', label: 'nav.stories', to: '', requires: { method: 'GET', path: '/v1/spaces/{space}/stories' } },
   { id: 'components', section: 'content', label: 'nav.components', to: '/components', requires: { method: 'GET', path: '/v1/spaces/{space}/components' }, keywords: 'blueprints schema' },
+  { id: 'ai', section: 'content', label: 'nav.ai', to: '/ai', requires: { method: 'GET', path: '/v1/spaces/{space}/ai-jobs' }, keywords: 'ai jobs translation review' },
   { id: 'assets', section: 'assets', label: 'nav.assets', to: '/assets', requires: { method: 'GET', path: '/v1/spaces/{space}/assets' }, keywords: 'images files media' },
   { id: 'members', section: 'settings', label: 'nav.members', to: '/members', requires: { method: 'GET', path: '/v1/spaces/{space}/members' }, keywords: 'people invite roles' },
   { id: 'settings', section: 'settings', label: 'nav.settings', to: '/settings', requires: { method: 'PATCH', path: '/v1/spaces/{space}' }, keywords: 'locales languages preview archive' },
+  { id: 'webhooks', section: 'settings', label: 'nav.webhooks', to: '/webhooks', requires: { method: 'GET', path: '/v1/spaces/{space}/webhooks' }, keywords: 'hooks deliveries events' },
+  { id: 'plugins', section: 'settings', label: 'nav.plugins', to: '/plugins', requires: { method: 'GET', path: '/v1/spaces/{space}/plugins' }, keywords: 'hooks extensions' },
+  { id: 'billing', section: 'settings', label: 'nav.billing', to: '/billing', requires: { method: 'GET', path: '/v1/spaces/{space}/billing' }, keywords: 'plan usage limits' },
   { id: 'tokens', section: 'settings', label: 'nav.tokens', to: '/tokens', requires: { method: 'GET', path: '/v1/spaces/{space}/tokens' }, keywords: 'api keys' },
 ]

@@ -100,13 +100,20 @@ const forgotPasswordRoute = createRoute({
   component: lazyRouteComponent(() => import('./features/account/forgot-password'), 'ForgotPasswordScreen'),
 })
 const settingsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/settings', component: lazyRouteComponent(() => import('./features/settings/settings-screen'), 'SettingsScreen') })
+// Operations (issue 51): webhooks and plugins are the generated resource screen (components/resource/), AI and
+// billing are built by hand; each is a chunk of its own under features/<feature>/.
+const webhooksRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/webhooks', component: lazyRouteComponent(() => import('./features/webhooks/webhooks-screen'), 'WebhooksScreen') })
+const pluginsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/plugins', component: lazyRouteComponent(() => import('./features/plugins/plugins-screen'), 'PluginsScreen') })
+const aiRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/ai', component: lazyRouteComponent(() => import('./features/ai/ai-screen'), 'AiScreen') })
+const billingRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/billing', component: lazyRouteComponent(() => import('./features/billing/billing-screen'), 'BillingScreen') })
+const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
   inviteRoute,
   forgotPasswordRoute,
-  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute])]),
+  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

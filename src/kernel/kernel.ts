@@ -17,6 +17,7 @@ import type { GraphQLContribution } from './graphql'
 import type { ReadStep } from './read'
 import type { PreviewTokenVerifier } from './preview'
 import { MemoryRateLimitStore, PostgresRateLimitStore, RateLimiter, RateLimitTable } from './rate-limit'
+import { ReplicaRouter } from './replicas'
 
 /**
  * What every module may use, made once at start-up and handed down; there are no module-level singletons. The kernel
@@ -27,6 +28,11 @@ export interface Kernel {
   /** This process, as other instances see it in NOTIFY messages (it ignores its own). */
   instanceId: string
   db: Database
+  /**
+   * Where the public reads that miss the caches run (kernel/replicas.ts): `replicas.read(spaceId, (db) => ...)` runs
+   * on a read replica (DATABASE_REPLICA_URLS) that has replayed the Space's last change, else on `db`.
+   */
+  replicas: ReplicaRouter
   clock: Clock
   logger: Logger
   /** Committed events, here and from other instances (kernel/events.ts). */
@@ -190,11 +196,29 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
   bus.subscribe('*', (_e, { origin }) => {
     if (origin === 'local') jobs.outboxWritten()
   })
+  if (config.databaseReplicaUrls.length && db.driver !== 'postgres') {
+    logger.warn('DATABASE_REPLICA_URLS is ignored: the embedded database (PGlite) has no replicas, every read is served by it', {
+      replicas: config.databaseReplicaUrls.length,
+    })
+  }
+  const replicas = new ReplicaRouter(db, db.driver === 'postgres' ? config.databaseReplicaUrls : [], config.replicaMaxLagMs, logger, {
+    poolMax: config.databasePoolMax,
+    connectTimeoutSeconds: config.databaseConnectTimeoutSeconds,
+  })
+  // Every committed change of a Space (here, or on another instance through NOTIFY) keeps its reads on the primary
+  // until the replicas have replayed it; missed events (a resync) do so for every Space.
+  if (replicas.enabled) {
+    bus.subscribe('*', (e) => {
+      if (e.spaceId !== null) replicas.changed(e.spaceId)
+    })
+    bus.onResync(() => replicas.resync())
+  }
   let closing: Promise<void> | null = null
   return {
     config,
     instanceId,
     db,
+    replicas,
     clock,
     logger,
     bus,
@@ -210,12 +234,13 @@ export async function createKernel(config: Config, opts: KernelOptions = {}): Pr
     readiness: [],
     admissions: [],
     previewTokens: null,
-    metrics: config.metrics || config.metricsPort !== null ? new Metrics(db, logger) : null,
+    metrics: config.metrics || config.metricsPort !== null ? new Metrics(db, logger, replicas) : null,
     close() {
       closing ??= (async () => {
         await jobs.stop()
         mail.close()
         await bus.close()
+        await replicas.close()
         if (ownsDatabase) await db.close()
       })()
       return closing

@@ -104,3 +104,43 @@ export const LINK_PAGE_RESPONSE = {
   description: 'A page (HTML, no script) saying what the link does, with a button that POSTs to the same address',
   content: { 'text/html': { schema: { type: 'string' as const } } },
 }
+
+/**
+ * The pages behind mailed links that carry a token and need a form the server cannot post by itself (confirm a
+ * sign-up, choose a new password, claim a demo): a static page whose one inline script reads the token from the
+ * address bar and POSTs JSON to a `/v1/...` endpoint, relative to the page so a PUBLIC_URL with a path prefix works.
+ * Opening the page changes nothing and reads no database; the endpoint decides. The CSP allows exactly that script
+ * and style by hash, fetches to this origin, and nothing else; the URL holds a token, so no cache and no Referer.
+ */
+export interface TokenPage {
+  title: string
+  /** The page's body below its heading, as trusted HTML written in code (never user input). */
+  body: string
+  /** The page's script, as trusted JS written in code. */
+  script: string
+}
+
+const TOKEN_PAGE_STYLE =
+  'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem}label{display:block;margin:.75rem 0}input{display:block;width:100%;padding:.4rem;font:inherit}button{margin-top:1rem;padding:.5rem 1rem;font:inherit}'
+const cspHash = (s: string) => `'sha256-${new Bun.CryptoHasher('sha256').update(s).digest('base64')}'`
+
+/** Builds the page once; the returned function answers it (a fresh Response per request). */
+export function tokenPage(page: TokenPage): () => Response {
+  const html = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex"><title>${escapeHtml(page.title)}</title><style>${TOKEN_PAGE_STYLE}</style></head>
+<body><h1>${escapeHtml(page.title)}</h1>
+${page.body}
+<script>${page.script}</script></body></html>`
+  const headers = {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': `default-src 'none'; script-src ${cspHash(page.script)}; style-src ${cspHash(TOKEN_PAGE_STYLE)}; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
+  }
+  return () => new Response(html, { headers })
+}
+
+/** The OpenAPI answer of a token page's GET. */
+export const TOKEN_PAGE_RESPONSE = { description: 'The page', content: { 'text/html': { schema: { type: 'string' as const } } } }

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Database } from './db'
 import type { Logger } from './logger'
+import type { ReplicaRouter } from './replicas'
 
 /**
  * Prometheus metrics (prom-client), made only when METRICS=on or METRICS_PORT is set: with metrics off the kernel has
@@ -14,7 +15,7 @@ export class Metrics {
   private duration: Histogram<'method' | 'route'>
   private fastPath: Counter<'route' | 'result'>
 
-  constructor(db: Database, logger: Logger) {
+  constructor(db: Database, logger: Logger, replicas?: ReplicaRouter) {
     const registry = this.registry
     // Process: event-loop lag, heap, resident memory, CPU, open files (prom-client's default set).
     collectDefaultMetrics({ register: registry })
@@ -66,6 +67,7 @@ export class Metrics {
         this.set(db.driver === 'pglite' ? 1 : POSTGRES_POOL_MAX)
       },
     })
+    if (replicas?.enabled) replicaMetrics(registry, replicas)
     new Gauge({
       name: 'content_service_database_up',
       help: '1 when the database answered `select 1` during this scrape, else 0',
@@ -93,6 +95,50 @@ export class Metrics {
     const body = await this.registry.metrics()
     return new Response(body, { headers: { 'Content-Type': this.registry.contentType, 'Cache-Control': 'no-store' } })
   }
+}
+
+/** Read replicas (kernel/replicas.ts): where the public reads went, why some did not, each replica's state and lag. */
+function replicaMetrics(registry: Registry, replicas: ReplicaRouter) {
+  new Counter({
+    name: 'content_service_db_public_reads_total',
+    help: 'Public reads that missed the caches, by the database that served them: target="primary" or a replica (host:port/database)',
+    labelNames: ['target'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [target, n] of replicas.reads) this.inc({ target }, n)
+    },
+  })
+  new Counter({
+    name: 'content_service_db_replica_fallbacks_total',
+    help: 'Public reads sent to the primary although replicas are configured, by reason: down (no replica answers), lagging (past REPLICA_MAX_LAG_MS), space_changed (the Space changed after what the replicas replayed), error (the query failed on a replica and ran again on the primary)',
+    labelNames: ['reason'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const [reason, n] of replicas.fallbacks) this.inc({ reason }, n)
+    },
+  })
+  new Gauge({
+    name: 'content_service_db_replica_lag_seconds',
+    help: 'How far each read replica is behind the primary, in seconds (time since the primary first showed a WAL position the replica has not replayed; -1 until known)',
+    labelNames: ['replica'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const r of replicas.status()) this.set({ replica: r.name }, r.lagMs === null ? -1 : r.lagMs / 1000)
+    },
+  })
+  new Gauge({
+    name: 'content_service_db_replica_up',
+    help: 'Whether each read replica serves reads: 1 up, 0 lagging past REPLICA_MAX_LAG_MS or down',
+    labelNames: ['replica', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset()
+      for (const r of replicas.status()) this.set({ replica: r.name, state: r.state }, r.state === 'up' ? 1 : 0)
+    },
+  })
 }
 
 /** The `postgres` driver's pool size (kernel/db.ts opens it with this many connections at most). */

@@ -10,6 +10,7 @@ import type { Server } from 'bun'
 import { eq } from 'drizzle-orm'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { apiTokens, memberships, users } from '../../db/schema'
+import type { Config } from '../../src/config'
 import { type TestApp, testApp } from '../helpers/app'
 
 export const CHROMIUM = '/usr/bin/chromium'
@@ -34,15 +35,15 @@ export interface AdminHarness {
 }
 
 /**
- * `env`: more configuration (SMTP_URL of a sink). `publicUrl`: the server's own origin is PUBLIC_URL, the base of
+ * `env`: more configuration (SMTP_URL of a sink); `config`: overrides of the parsed configuration (outboundAllowPrivate). `publicUrl`: the server's own origin is PUBLIC_URL, the base of
  * mailed links (the server listens first, so its port is known).
  */
-export async function startAdmin(opts: { env?: Record<string, string>; publicUrl?: boolean } = {}): Promise<AdminHarness> {
+export async function startAdmin(opts: { env?: Record<string, string>; publicUrl?: boolean; config?: Partial<Config> } = {}): Promise<AdminHarness> {
   const { chromium } = await import('playwright-core')
   let app: TestApp | null = null
   const server: Server<undefined> = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, idleTimeout: 0, fetch: (request, s) => app!.app.fetch(request, s) })
   const origin = `http://127.0.0.1:${server.port}`
-  const t = (app = await testApp(opts.publicUrl ? { publicUrl: origin } : {}, opts.env ?? {}))
+  const t = (app = await testApp({ ...opts.config, ...(opts.publicUrl ? { publicUrl: origin } : {}) }, opts.env ?? {}))
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,

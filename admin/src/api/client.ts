@@ -9,6 +9,8 @@ export interface ApiError {
   error: string
   message: string
   errors?: Record<string, string[]>
+  /** Facts beyond the code, e.g. with 402 plan_limit: {limit, value, usage}. */
+  details?: Record<string, unknown>
   request_id?: string
 }
 
@@ -60,6 +62,7 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
     error: body.error ?? 'error',
     message: body.message ?? `The server answered ${result.response.status}.`,
     errors: body.errors,
+    details: body.details,
     request_id: body.request_id,
   })
 }

@@ -1092,7 +1092,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited) */
+        /** Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited). With read replicas configured, `replicas` reports each one (a replica down or lagging never fails readiness: its reads go to the primary) */
         get: operations["getHealthReady"];
         put?: never;
         post?: never;
@@ -9016,6 +9016,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Each read replica (DATABASE_REPLICA_URLS), when configured: reported, never failing readiness */
+                        replicas?: {
+                            /** @description Milliseconds behind the primary; null until it first answered */
+                            lag_ms: (string | number) | null;
+                            /** @description host:port/database of the replica (never credentials) */
+                            name: string;
+                            /** @enum {string} */
+                            state: "up" | "lagging" | "down";
+                        }[];
                         /** @constant */
                         status: "ok";
                     };
@@ -14503,6 +14512,24 @@ export interface operations {
                             };
                             /** @description The Tenant's plan */
                             plan: string;
+                            /** @description The configured plans (PLANS), to choose from when self_serve is true */
+                            plans: {
+                                limits: {
+                                    /** @description Bytes of the assets of all the Tenant's Spaces; null: unlimited */
+                                    asset_bytes: number | null;
+                                    /** @description Members of one Space; null: unlimited */
+                                    members_per_space: number | null;
+                                    /** @description Authenticated management API requests of the Tenant per calendar month (UTC); null: unlimited */
+                                    requests_per_month: number | null;
+                                    /** @description Live (not archived) Spaces of the Tenant; null: unlimited */
+                                    spaces: number | null;
+                                    /** @description Stories (not archived) in one Space; null: unlimited */
+                                    stories_per_space: number | null;
+                                };
+                                name: string;
+                            }[];
+                            /** @description Whether a Tenant admin may change the plan here (BILLING_SELF_SERVE); false: the operator does */
+                            self_serve: boolean;
                             /** @description What counts against each limit now (the per-Space ones: of this Space) */
                             usage: {
                                 asset_bytes: number;
@@ -14612,6 +14639,24 @@ export interface operations {
                             };
                             /** @description The Tenant's plan */
                             plan: string;
+                            /** @description The configured plans (PLANS), to choose from when self_serve is true */
+                            plans: {
+                                limits: {
+                                    /** @description Bytes of the assets of all the Tenant's Spaces; null: unlimited */
+                                    asset_bytes: number | null;
+                                    /** @description Members of one Space; null: unlimited */
+                                    members_per_space: number | null;
+                                    /** @description Authenticated management API requests of the Tenant per calendar month (UTC); null: unlimited */
+                                    requests_per_month: number | null;
+                                    /** @description Live (not archived) Spaces of the Tenant; null: unlimited */
+                                    spaces: number | null;
+                                    /** @description Stories (not archived) in one Space; null: unlimited */
+                                    stories_per_space: number | null;
+                                };
+                                name: string;
+                            }[];
+                            /** @description Whether a Tenant admin may change the plan here (BILLING_SELF_SERVE); false: the operator does */
+                            self_serve: boolean;
                             /** @description What counts against each limit now (the per-Space ones: of this Space) */
                             usage: {
                                 asset_bytes: number;

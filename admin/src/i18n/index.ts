@@ -86,6 +86,18 @@ export function fieldErrors(error: unknown, sentences: Partial<Record<string, Me
   return out
 }
 
+/** A size in bytes as the UI's language writes it (kB, MB, GB: powers of 1000). */
+export function formatBytes(n: number): string {
+  const units = ['byte', 'kilobyte', 'megabyte', 'gigabyte', 'terabyte'] as const
+  let i = 0
+  let v = n
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000
+    i++
+  }
+  return new Intl.NumberFormat(language, { style: 'unit', unit: units[i], unitDisplay: 'short', maximumFractionDigits: 1 }).format(v)
+}
+
 /** The role's name in the UI's language. */
 export const roleName = (role: string) => (role === 'viewer' || role === 'editor' || role === 'admin' ? t(`roles.${role}`) : role)
 

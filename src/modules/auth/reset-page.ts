@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { TOKEN_PAGE_RESPONSE, tokenPage } from '../../kernel/link-page'
 
 /**
  * `GET /reset-password/{token}`: the page the reset mail links to, so the link works without an admin app. A static
@@ -25,34 +26,21 @@ form.addEventListener('submit', async (e) => {
   } catch { btn.disabled = false; out.textContent = 'The service could not be reached. Try again.' }
 })
 `
-const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem}label{display:block;margin:.75rem 0}input{display:block;width:100%;padding:.4rem;font:inherit}button{margin-top:1rem;padding:.5rem 1rem;font:inherit}'
-
-const sha256 = (s: string) => `'sha256-${new Bun.CryptoHasher('sha256').update(s).digest('base64')}'`
-
-const HTML = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex"><title>Choose a new password</title><style>${STYLE}</style></head>
-<body><h1>Choose a new password</h1>
-<form id="f"><label>New password (at least 8 characters)<input name="p1" type="password" minlength="8" maxlength="1024" autocomplete="new-password" required></label>
+const PAGE = tokenPage({
+  title: 'Choose a new password',
+  body: `<form id="f"><label>New password (at least 8 characters)<input name="p1" type="password" minlength="8" maxlength="1024" autocomplete="new-password" required></label>
 <label>The same again<input name="p2" type="password" minlength="8" maxlength="1024" autocomplete="new-password" required></label>
 <button id="go" type="submit">Set the new password</button></form>
-<p id="out" role="status"></p>
-<script>${SCRIPT}</script></body></html>`
-
-const HEADERS = {
-  'Content-Type': 'text/html; charset=utf-8',
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'Content-Security-Policy': `default-src 'none'; script-src ${sha256(SCRIPT)}; style-src ${sha256(STYLE)}; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
-}
+<p id="out" role="status"></p>`,
+  script: SCRIPT,
+})
 
 export function resetPageRoutes() {
-  return new Elysia({ tags: ['Auth'] }).get('/reset-password/:token', () => new Response(HTML, { headers: HEADERS }), {
+  return new Elysia({ tags: ['Auth'] }).get('/reset-password/:token', PAGE, {
     detail: {
       summary: 'The page a password-reset mail links to',
       description: 'A form that posts the token of its URL and the new password to `POST /v1/auth/password-reset/confirm`.',
-      responses: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' as const } } } } },
+      responses: { 200: TOKEN_PAGE_RESPONSE },
     },
   })
 }

@@ -27,6 +27,10 @@ export const BillingModel = t.Object({
     { description: 'What counts against each limit now (the per-Space ones: of this Space)' },
   ),
   period: t.Object({ start: Timestamp, end: Timestamp }, { description: 'The request-counting period: the current calendar month, UTC' }),
+  self_serve: t.Boolean({ description: 'Whether a Tenant admin may change the plan here (BILLING_SELF_SERVE); false: the operator does' }),
+  plans: t.Array(t.Object({ name: t.String(), limits: PlanLimitsModel }), {
+    description: 'The configured plans (PLANS), to choose from when self_serve is true',
+  }),
 })
 export type BillingView = typeof BillingModel.static
 

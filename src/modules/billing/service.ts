@@ -145,6 +145,8 @@ export async function getBilling(kernel: Kernel, access: SpaceAccess, unflushedR
       requests_per_month: value('requests', period.key) + unflushedRequests(tenantId, period.key),
     },
     period: { start: new Date(period.start).toISOString(), end: new Date(period.end).toISOString() },
+    self_serve: kernel.config.billingSelfServe,
+    plans: Object.entries(kernel.config.plans).map(([name, limits]) => ({ name, limits })),
   }
 }
 

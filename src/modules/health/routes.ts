@@ -1,7 +1,7 @@
 import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import { ErrorBody } from '../../kernel/schemas'
-import { HealthModel } from './model'
+import { HealthModel, ReadyModel } from './model'
 import { type HealthState, requireReady } from './service'
 
 const NO_STORE = 'no-store'
@@ -25,13 +25,15 @@ export function healthRoutes(kernel: Kernel, self: HealthState) {
       async ({ set }) => {
         set.headers['cache-control'] = NO_STORE
         await requireReady(kernel, self)
-        return { status: 'ok' as const }
+        if (!kernel.replicas.enabled) return { status: 'ok' as const }
+        const replicas = kernel.replicas.status().map((r) => ({ name: r.name, state: r.state, lag_ms: r.lagMs }))
+        return { status: 'ok' as const, replicas }
       },
       {
-        response: { 200: HealthModel, 503: ErrorBody },
+        response: { 200: ReadyModel, 503: ErrorBody },
         detail: {
           summary:
-            'Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited)',
+            'Readiness: the database answers, every migration is applied and the search indexes are built; 503 not_ready with the reason and Retry-After otherwise (never rate limited). With read replicas configured, `replicas` reports each one (a replica down or lagging never fails readiness: its reads go to the primary)',
         },
       },
     )

@@ -1,4 +1,5 @@
 import { Elysia } from 'elysia'
+import { TOKEN_PAGE_RESPONSE, tokenPage } from '../../kernel/link-page'
 
 /**
  * `GET /pitch-demo/{token}`: the page a pitch demo mail links to. Opening it changes nothing (mail scanners open
@@ -27,35 +28,22 @@ form.addEventListener('submit', async (e) => {
   } catch { btn.disabled = false; out.textContent = 'The service could not be reached. Try again.' }
 })
 `
-const STYLE = 'body{font:16px/1.5 system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem}label{display:block;margin:.75rem 0}input{display:block;width:100%;padding:.4rem;font:inherit}button{margin-top:1rem;padding:.5rem 1rem;font:inherit}'
-
-const sha256 = (s: string) => `'sha256-${new Bun.CryptoHasher('sha256').update(s).digest('base64')}'`
-
-const HTML = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<meta name="robots" content="noindex"><title>Start your demo</title><style>${STYLE}</style></head>
-<body><h1>Start your demo</h1>
-<form id="f"><label>Choose a password (at least 8 characters)<input name="p1" type="password" minlength="8" maxlength="1024" autocomplete="new-password" required></label>
+const PAGE = tokenPage({
+  title: 'Start your demo',
+  body: `<form id="f"><label>Choose a password (at least 8 characters)<input name="p1" type="password" minlength="8" maxlength="1024" autocomplete="new-password" required></label>
 <label>The same again<input name="p2" type="password" minlength="8" maxlength="1024" autocomplete="new-password" required></label>
 <button id="go" type="submit">Start the demo</button></form>
 <p id="out" role="status"></p>
-<p id="done" hidden><a href="../admin/">Sign in</a></p>
-<script>${SCRIPT}</script></body></html>`
-
-const HEADERS = {
-  'Content-Type': 'text/html; charset=utf-8',
-  'Cache-Control': 'no-store',
-  'Referrer-Policy': 'no-referrer',
-  'X-Content-Type-Options': 'nosniff',
-  'Content-Security-Policy': `default-src 'none'; script-src ${sha256(SCRIPT)}; style-src ${sha256(STYLE)}; connect-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
-}
+<p id="done" hidden><a href="../admin/">Sign in</a></p>`,
+  script: SCRIPT,
+})
 
 export function pitchPageRoutes() {
-  return new Elysia({ tags: ['Onboarding'] }).get('/pitch-demo/:token', () => new Response(HTML, { headers: HEADERS }), {
+  return new Elysia({ tags: ['Onboarding'] }).get('/pitch-demo/:token', PAGE, {
     detail: {
       summary: 'The page a pitch demo mail links to',
       description: 'Opening it changes nothing; its form posts the token of its URL and a chosen password to `POST /v1/pitch/claim`, which makes the demo.',
-      responses: { 200: { description: 'The page', content: { 'text/html': { schema: { type: 'string' as const } } } } },
+      responses: { 200: TOKEN_PAGE_RESPONSE },
     },
   })
 }

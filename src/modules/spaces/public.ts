@@ -25,7 +25,7 @@ const MAX_ENTRIES = 10_000
 export class PublicSpaces implements PublicSpaceResolver {
   readonly cache: ScopedCache<string, PublicSpace | null>
 
-  constructor(private kernel: Pick<Kernel, 'db' | 'clock'>) {
+  constructor(private kernel: Pick<Kernel, 'db' | 'replicas' | 'clock'>) {
     const bySlug = (e: { payload: { space: { slug: string } } }) => e.payload.space.slug
     this.cache = new ScopedCache({
       name: 'spaces.public',
@@ -45,15 +45,21 @@ export class PublicSpaces implements PublicSpaceResolver {
     return this.cache.get(slug)
   }
 
-  private async load(slug: string): Promise<PublicSpace | null> {
-    const [row] = await this.kernel.db.db
-      .select()
-      .from(spaces)
-      .where(and(eq(spaces.slug, slug), isNull(spaces.archivedAt)))
-      .limit(1)
-    if (!row) return null
-    const l = await localeSettings(this.kernel.db.db, row.id)
-    return { id: row.id, slug, name: row.name, defaultLang: row.defaultLang, codes: l.codes, fallbacks: l.fallbacks, chains: new Map() }
+  /** A public read (kernel.replicas): a replica serves it when it has replayed the found Space's last change. */
+  private load(slug: string): Promise<PublicSpace | null> {
+    return this.kernel.replicas.readFinding(
+      async (db): Promise<PublicSpace | null> => {
+        const [row] = await db
+          .select()
+          .from(spaces)
+          .where(and(eq(spaces.slug, slug), isNull(spaces.archivedAt)))
+          .limit(1)
+        if (!row) return null
+        const l = await localeSettings(db, row.id)
+        return { id: row.id, slug, name: row.name, defaultLang: row.defaultLang, codes: l.codes, fallbacks: l.fallbacks, chains: new Map() }
+      },
+      (space) => space?.id ?? null,
+    )
   }
 
   /** When the cached entry of `slug` expires (epoch ms), or 0 when none is cached. */

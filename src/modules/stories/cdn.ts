@@ -243,7 +243,7 @@ export function storyCdnRoutes(ctx: RouteContext<unknown>, pipeline: StoryReadPi
         const space = await pipeline.space(params.space)
         if (!space) throw notFound('Story')
         const chain = pipeline.chain(space, query.lang, request.headers.get('accept-language'))
-        const rows = await publishedByUuid(kernel.db.db, space.id, params.uuid)
+        const rows = await kernel.replicas.read(space.id, (db) => publishedByUuid(db, space.id, params.uuid))
         if (!rows.length) throw notFound('Story')
         const byLang = new Map(rows.map((r) => [r.lang, r]))
         const row = byLang.get(chain.find((c) => byLang.has(c)) ?? rows[0].storyLang) ?? rows[0]

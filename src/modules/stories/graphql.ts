@@ -131,12 +131,14 @@ class PublicStoryReader {
     space: PublicSpace,
     q: { prefix: string | null; sort: repo.PublishedSort; page: number; perPage: number; lang: string | null | undefined },
   ): Promise<StoryPage> {
-    const { paths, total } = await repo.publishedPathsPage(this.kernel.db.db, space.id, {
-      prefix: q.prefix,
-      sort: q.sort,
-      limit: q.perPage,
-      offset: (q.page - 1) * q.perPage,
-    })
+    const { paths, total } = await this.kernel.replicas.read(space.id, (db) =>
+      repo.publishedPathsPage(db, space.id, {
+        prefix: q.prefix,
+        sort: q.sort,
+        limit: q.perPage,
+        offset: (q.page - 1) * q.perPage,
+      }),
+    )
     await this.pipeline.prime(space, paths)
     const items = await Promise.all(paths.map((p) => this.read(ctx, space, p, q.lang)))
     return { total, page: q.page, per_page: q.perPage, items: items.filter((s): s is PublicStoryView => s !== null) }
@@ -165,7 +167,7 @@ class PublicStoryReader {
         async (keys) => {
           const found = new Map<string, string>()
           for (const { space, paths: uuids } of groupBySpace(keys, (k) => k.uuid)) {
-            for (const [uuid, path] of await repo.publishedPathsByUuids(this.kernel.db.db, space.id, uuids)) found.set(keyOf(space.id, uuid), path)
+            for (const [uuid, path] of await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, uuids))) found.set(keyOf(space.id, uuid), path)
           }
           return keys.map((k) => found.get(keyOf(k.space.id, k.uuid)) ?? null)
         },

@@ -199,7 +199,7 @@ export class PublicLists {
   }
 
   private async loadPage(spaceId: number, filter: repo.PublicListFilter, sort: ListSort): Promise<PageOfPaths> {
-    const rows = await repo.publicListPage(this.kernel.db.db, spaceId, { ...filter, limit: filter.limit + 1 })
+    const rows = await this.kernel.replicas.read(spaceId, (db) => repo.publicListPage(db, spaceId, { ...filter, limit: filter.limit + 1 }))
     const page = rows.slice(0, filter.limit)
     const last = page[page.length - 1]
     const next = rows.length > filter.limit && last ? encodeCursor(sort, filter.mode, last.key, last.fullPath) : null
@@ -342,7 +342,11 @@ export class PublicLists {
       })
     }
     if (!links.length) return
-    const byUuid = await repo.publishedPathsByUuids(this.kernel.db.db, space.id, links.map((l) => l.story_uuid))
+    const uuids = links.map((l) => l.story_uuid)
+    // Drafts (a preview) read the primary, as the rest of a draft read does.
+    const byUuid = base.preview
+      ? await repo.publishedPathsByUuids(this.kernel.db.db, space.id, uuids)
+      : await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, uuids))
     const chain = this.pipeline.chain(space, base.lang, base.acceptLanguage)
     await this.pipeline.prime(space, [...byUuid.values()])
     const now = this.kernel.clock.ms()
@@ -376,7 +380,11 @@ export class PublicLists {
     const uuids = [...new Set(found)].filter((u) => !own.has(u))
     const take = uuids.slice(0, MAX_RELS)
     const unresolved = uuids.slice(MAX_RELS)
-    const paths = take.length ? await repo.publishedPathsByUuids(this.kernel.db.db, space.id, take) : new Map<string, string>()
+    const paths = !take.length
+      ? new Map<string, string>()
+      : draft
+        ? await repo.publishedPathsByUuids(this.kernel.db.db, space.id, take)
+        : await this.kernel.replicas.read(space.id, (db) => repo.publishedPathsByUuids(db, space.id, take))
     if (!draft) await this.pipeline.prime(space, [...paths.values()])
     const served = (await Promise.all(take.flatMap((u) => (paths.has(u) ? [this.readOne(base, space, paths.get(u)!, draft, authorization)] : []))))
       .filter((s): s is Served => s !== null)
@@ -401,10 +409,11 @@ export class PublicLists {
     if (!space) throw notFound('Space')
     if (since !== undefined && !/^\d{1,15}$/.test(since)) throw validationFailed({ since: ['must be a cursor from a previous answer (meta.next_cursor or meta.cv)'] })
     const after = since === undefined ? 0 : Number(since)
-    const db = this.kernel.db.db
     // The head first: rows committed after it are left for the next call (never skipped: numbers commit in order).
-    const cv = await contentVersion(db, space.id)
-    const rows = (await changesSince(db, space.id, after, perPage + 1)).filter((r) => r.seq <= cv)
+    const { cv, rows } = await this.kernel.replicas.read(space.id, async (db) => {
+      const cv = await contentVersion(db, space.id)
+      return { cv, rows: (await changesSince(db, space.id, after, perPage + 1)).filter((r) => r.seq <= cv) }
+    })
     const page = rows.slice(0, perPage)
     const more = rows.length > perPage
     const next = more ? page[page.length - 1].seq : Math.max(after, cv)

@@ -91,7 +91,7 @@ export class StoryReadPipeline {
 
   /** The published Story of a path from the database (null: none), for the cache to store (StoryCache's loader). */
   async loadStory(spaceId: number, fullPath: string): Promise<PublishedStory | null> {
-    const rows = await repo.publishedByPath(this.kernel.db.db, spaceId, fullPath)
+    const rows = await this.kernel.replicas.read(spaceId, (db) => repo.publishedByPath(db, spaceId, fullPath))
     return rows.length ? entryOf(spaceId, rows) : null
   }
 
@@ -106,7 +106,7 @@ export class StoryReadPipeline {
     if (!missing.length) return
     const epoch = this.cache.epoch(space.id)
     const byPath = new Map<string, repo.PublishedRow[]>()
-    for (const r of await repo.publishedByPaths(this.kernel.db.db, space.id, missing)) {
+    for (const r of await this.kernel.replicas.read(space.id, (db) => repo.publishedByPaths(db, space.id, missing))) {
       const list = byPath.get(r.fullPath)
       if (list) list.push(r)
       else byPath.set(r.fullPath, [r])

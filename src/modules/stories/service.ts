@@ -698,17 +698,20 @@ export interface PublishedSnapshot {
 /**
  * Published Stories in id order after `afterId` (a page of at most `limit`), each with every published locale.
  * `storyIds` narrows to given Stories (an indexer reacting to story.published). Unpublished Stories are absent.
+ * A public read when `spaceId` is given (the search index loads a Space with it): a read replica may serve it.
  */
 export async function publishedSnapshots(
   kernel: Kernel,
   opts: { afterId?: number; limit?: number; storyIds?: number[]; spaceId?: number } = {},
 ): Promise<PublishedSnapshot[]> {
-  const rows = await repo.publishedPage(kernel.db.db, {
-    afterId: opts.afterId ?? 0,
-    limit: Math.min(opts.limit ?? 100, 1000),
-    storyIds: opts.storyIds,
-    spaceId: opts.spaceId,
-  })
+  const page = (db: Kernel['db']['db']) =>
+    repo.publishedPage(db, {
+      afterId: opts.afterId ?? 0,
+      limit: Math.min(opts.limit ?? 100, 1000),
+      storyIds: opts.storyIds,
+      spaceId: opts.spaceId,
+    })
+  const rows = opts.spaceId === undefined ? await page(kernel.db.db) : await kernel.replicas.read(opts.spaceId, page)
   const out: PublishedSnapshot[] = []
   for (const r of rows) {
     let s = out[out.length - 1]

@@ -16,7 +16,7 @@ export function contentVersions(kernel: Kernel): ContentVersions & { cache: Scop
     name: 'stories.cv',
     scopeOf: (id) => id,
     idOf: (id) => String(id),
-    load: (id) => contentVersion(kernel.db.db, id),
+    load: (id) => kernel.replicas.read(id, (db) => contentVersion(db, id)),
     now: () => kernel.clock.ms(),
     ttlMs: TTL_MS,
     maxEntries: 100_000,
