@@ -170,6 +170,21 @@ try {
   await page.getByText('Quote').first().waitFor()
   await shot('components')
 
+  await page.goto(`/admin/spaces/${space}/settings`)
+  await page.getByRole('heading', { name: 'Space settings', level: 1 }).waitFor()
+  await page.locator('tr[data-locale]').first().waitFor()
+  await shot('settings')
+
+  // The command palette over the Story tree, searching Stories by name.
+  await page.goto(`/admin/spaces/${space}`)
+  await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+  await page.keyboard.press('Control+k')
+  await page.getByRole('dialog').waitFor()
+  await page.keyboard.type('fjord')
+  await page.getByRole('option', { name: /A morning on the fjord/ }).waitFor()
+  await shot('palette')
+  await page.keyboard.press('Escape')
+
   // The in-page editing bridge on a site of another origin, opened as the Preview button opens it.
   const fjord = await call('GET', `/v1/cdn/${space}/stories/blog/a-morning-on-the-fjord`, null)
   const site = Bun.serve({

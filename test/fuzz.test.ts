@@ -106,6 +106,7 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'POST /v1/auth/login': () => ({ email: 'nobody@example.com', password: 'wrong password' }),
     // POST /v1/auth/password has no base body on purpose: a valid one costs an argon2 verification per probe, which
     // on a busy machine crosses the stall bound; its hostile values stop at validation either way.
+    'PATCH /v1/auth/me': () => ({ name: 'Fuzz', ui_language: 'de', ui_theme: 'dark' }),
     'POST /v1/auth/password-reset': () => ({ email: 'nobody@example.com' }),
     'POST /v1/auth/password-reset/confirm': () => ({ token: 'A'.repeat(43), new_password: 'fuzzing new password' }),
     'POST /v1/auth/register/confirm': () => ({ token: 'A'.repeat(43) }),

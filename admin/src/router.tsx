@@ -61,7 +61,11 @@ const spaceRoute = createRoute({ getParentRoute: () => appRoute, path: '/spaces/
 const storiesRoute = createRoute({
   getParentRoute: () => spaceRoute,
   path: '/',
-  validateSearch: (search: Record<string, unknown>): { q?: string } => ({ q: typeof search.q === 'string' && search.q ? search.q : undefined }),
+  // `new`: open the New Story / New folder dialog (the command palette's action).
+  validateSearch: (search: Record<string, unknown>): { q?: string; new?: 'story' | 'folder' } => ({
+    q: typeof search.q === 'string' && search.q ? search.q : undefined,
+    new: search.new === 'story' || search.new === 'folder' ? search.new : undefined,
+  }),
   component: lazyRouteComponent(() => import('./routes/stories'), 'StoryTreeScreen'),
 })
 
@@ -88,6 +92,14 @@ const tokensRoute = createRoute({
   component: lazyRouteComponent(() => import('./routes/tokens'), 'TokensScreen'),
 })
 
+// Feature screens (admin/src/features/<feature>/): one route each, listed in nav.ts for the sidebar and palette.
+const accountRoute = createRoute({ getParentRoute: () => appRoute, path: '/account', component: lazyRouteComponent(() => import('./features/account/account-screen'), 'AccountScreen') })
+const forgotPasswordRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/forgot-password',
+  component: lazyRouteComponent(() => import('./features/account/forgot-password'), 'ForgotPasswordScreen'),
+})
+const settingsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/settings', component: lazyRouteComponent(() => import('./features/settings/settings-screen'), 'SettingsScreen') })
 // Operations (issue 51): webhooks and plugins are the generated resource screen (components/resource/), AI and
 // billing are built by hand; each is a chunk of its own under features/<feature>/.
 const webhooksRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/webhooks', component: lazyRouteComponent(() => import('./features/webhooks/webhooks-screen'), 'WebhooksScreen') })
@@ -100,7 +112,8 @@ const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
   inviteRoute,
-  appRoute.addChildren([spacesRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, ...operationsRoutes])]),
+  forgotPasswordRoute,
+  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -29,7 +29,11 @@ export function setThemeChoice(choice: ThemeChoice) {
     // Storage refused (private mode): the choice holds for this page.
   }
   apply(choice)
+  window.dispatchEvent(new Event(THEME_EVENT))
 }
+
+/** Fired after the choice changed (from the header's switch, the Account screen or the profile read at start). */
+export const THEME_EVENT = 'admin:theme'
 
 /** Before the first render: the remembered choice, and following the system while the choice is "system". */
 export function initTheme() {

@@ -20,6 +20,10 @@ export const users = pgTable(
     email: text('email').notNull(),
     name: text('name').notNull(),
     passwordHash: text('password_hash').notNull(),
+    /** The admin app's UI language chosen in the profile (a BCP 47 tag); null: the browser's. */
+    uiLanguage: text('ui_language'),
+    /** The admin app's theme chosen in the profile: system, light or dark; null: the system's. */
+    uiTheme: text('ui_theme'),
     createdAt: ts('created_at').notNull(),
   },
   (t) => [uniqueIndex('users_email_key').on(t.email)],

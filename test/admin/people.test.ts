@@ -72,7 +72,7 @@ describe.skipIf(!hasChromium)('people and access in Chromium', () => {
     await guest.getByLabel('Password').fill(PASSWORD)
     await guest.getByRole('button', { name: 'Create account and join' }).click()
     await guest.waitForURL((url) => url.pathname.replace(/\/$/, '') === `/admin/spaces/${space}`)
-    await until(() => guest.getByTestId('role').textContent(), 'Your role: editor')
+    await until(() => guest.getByTestId('role').textContent(), 'Your role: Editor')
     expect(guestErrors).toEqual([])
 
     // The service agrees; the admin's screen shows the new member and no pending invitation.

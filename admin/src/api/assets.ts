@@ -49,10 +49,12 @@ export function thumbnailPath(space: string, a: Pick<Asset, 'uuid' | 'content_ty
   return null
 }
 
+/** A size in bytes as people read it, in the UI's language (Intl): `812 B`, `1.5 KB`, `3.2 MB`. */
 export function formatBytes(n: number): string {
-  if (n < 1024) return `${n} B`
-  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`
-  return `${(n / 1024 / 1024).toFixed(1)} MB`
+  const lang = typeof document === 'undefined' ? 'en' : document.documentElement.lang || 'en'
+  const unit = n < 1024 ? 'byte' : n < 1024 * 1024 ? 'kilobyte' : 'megabyte'
+  const value = n < 1024 ? n : n < 1024 * 1024 ? n / 1024 : n / 1024 / 1024
+  return new Intl.NumberFormat(lang, { style: 'unit', unit, unitDisplay: 'short', maximumFractionDigits: n < 1024 ? 0 : 1, minimumFractionDigits: n < 1024 ? 0 : 1 }).format(value)
 }
 
 /**

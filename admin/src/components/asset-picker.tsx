@@ -1,8 +1,9 @@
 import { useQuery } from '@tanstack/react-query'
 import { useEffect, useId, useRef, useState } from 'react'
 import { type Asset, assetsQuery, formatBytes, thumbnailPath } from '../api/assets'
-import { Button, EmptyState, ErrorNotice, Loading } from './ui'
+import { Button, EmptyState, ErrorNotice, Skeleton } from './ui'
 import { UploadList, useUploads } from './uploads'
+import { t } from '../i18n'
 
 /** A square preview of an asset: its 256 px WebP variant (or the SVG itself), else the file type. */
 export function AssetThumb({ space, asset, alt = '', className = 'h-24 w-24' }: { space: string; asset: Pick<Asset, 'uuid' | 'content_type'>; alt?: string; className?: string }) {
@@ -77,17 +78,17 @@ function PickerBody({
     <div className="flex max-h-[85vh] flex-col gap-3 p-5">
       <div className="flex items-center gap-2">
         <h2 id={titleId} className="flex-1 text-lg font-semibold">
-          Choose an asset
+          {t('picker.title')}
         </h2>
-        <Button onClick={onClose}>Close</Button>
+        <Button onClick={onClose}>{t('common.close')}</Button>
       </div>
       <div className="flex flex-wrap items-end gap-2">
         <label className="flex flex-1 flex-col gap-1 text-sm font-medium">
-          Search by file name
+          {t('picker.search')}
           <input type="search" value={q} onChange={(e) => setQ(e.target.value)} className="rounded-md border border-slate-300 px-3 py-1.5 text-sm font-normal" />
         </label>
         <label htmlFor={fileId} className="cursor-pointer rounded-md bg-white px-3 py-1.5 text-sm font-medium ring-1 ring-slate-300 hover:bg-slate-100 focus-within:ring-2 focus-within:ring-indigo-600">
-          Upload files
+          {t('picker.upload')}
           <input id={fileId} type="file" multiple className="sr-only" onChange={(e) => void uploads.add(e.target.files ?? []).then(() => (e.target.value = ''))} />
         </label>
         {onClear && current ? (
@@ -97,24 +98,24 @@ function PickerBody({
               onClose()
             }}
           >
-            Clear the field
+            {t('picker.clear')}
           </Button>
         ) : null}
       </div>
       <UploadList items={uploads.items} />
-      {assets.isError ? <ErrorNotice error={assets.error} /> : null}
+      {assets.isError ? <ErrorNotice error={assets.error} onRetry={() => assets.refetch()} /> : null}
       <div className="min-h-40 overflow-y-auto">
         {assets.isPending ? (
-          <Loading what="Loading the assets" />
+          <Skeleton lines={4} />
         ) : list.length === 0 ? (
-          <EmptyState title={q ? 'No asset matches' : 'No assets yet'}>{q ? 'Try another part of the file name.' : 'Upload files with the button above.'}</EmptyState>
+          <EmptyState title={q ? t('picker.noMatch') : t('picker.none')}>{q ? t('picker.noMatchText') : t('picker.noneText')}</EmptyState>
         ) : (
-          <ul aria-label="Assets to choose from" className="grid grid-cols-[repeat(auto-fill,minmax(8rem,1fr))] gap-3">
+          <ul aria-label={t('picker.list')} className="grid grid-cols-[repeat(auto-fill,minmax(8rem,1fr))] gap-3">
             {list.map((a) => (
               <li key={a.uuid}>
                 <button
                   type="button"
-                  aria-label={`Choose ${a.filename}`}
+                  aria-label={t('picker.choose', { name: a.filename })}
                   aria-current={a.uuid === current ? 'true' : undefined}
                   onClick={() => {
                     onPick(a)

@@ -3,6 +3,7 @@ import { editorFor } from '../fields'
 import { type Block, type Blueprint, type FieldDef, newUid } from '../fields/types'
 import { announce } from './announcer'
 import { Button, FieldErrors } from './ui'
+import { t } from '../i18n'
 
 interface ListProps {
   /** The error path of this list (`blocks`, `blocks/0/body`). */
@@ -132,7 +133,7 @@ export function BlockList({ path, blocks, onChange, allowed, blueprints, errors 
       next.splice(to, 0, b)
       onChange(next)
       focusHandle(b._uid)
-      announce(`${title} moved to position ${to + 1} of ${blocks.length}.`)
+      announce(t('blocks.moved', { title, position: to + 1, count: blocks.length }))
     }
     return {
       change(index, block) {
@@ -142,7 +143,7 @@ export function BlockList({ path, blocks, onChange, allowed, blueprints, errors 
       remove(index, title) {
         const { blocks, onChange } = latest.current
         onChange(blocks.filter((_, j) => j !== index))
-        announce(`${title} removed.`)
+        announce(t('blocks.removed', { title }))
       },
       move,
       duplicate(index, title) {
@@ -152,7 +153,7 @@ export function BlockList({ path, blocks, onChange, allowed, blueprints, errors 
         next.splice(index + 1, 0, copy)
         onChange(next)
         focusHandle(copy._uid)
-        announce(`${title} duplicated: the copy is block ${index + 2} of ${next.length}.`)
+        announce(t('blocks.duplicated', { title, position: index + 2, count: next.length }))
       },
       dragStart(index) {
         dragRef.current = { from: index, to: index }
@@ -196,8 +197,8 @@ export function BlockList({ path, blocks, onChange, allowed, blueprints, errors 
   return (
     <div className="flex flex-col gap-3">
       <FieldErrors errors={errors[path]} />
-      {blocks.length === 0 ? <p className="text-sm text-slate-600">No blocks yet.</p> : null}
-      <ol ref={listRef} className="flex flex-col gap-3" aria-label="Blocks">
+      {blocks.length === 0 ? <p className="text-sm text-slate-600">{t('blocks.none')}</p> : null}
+      <ol ref={listRef} className="flex flex-col gap-3" aria-label={t('blocks.list')}>
         {blocks.map((block, i) => (
           <BlockItem
             key={block._uid}
@@ -216,7 +217,7 @@ export function BlockList({ path, blocks, onChange, allowed, blueprints, errors 
       {allowed.length ? (
         <div className="flex items-center gap-2">
           <label htmlFor={selectId} className="text-sm">
-            Add block
+            {t('blocks.addBlock')}
           </label>
           <select id={selectId} value={adding} onChange={(e) => setAdding(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
             {allowed.map((b) => (
@@ -225,10 +226,10 @@ export function BlockList({ path, blocks, onChange, allowed, blueprints, errors 
               </option>
             ))}
           </select>
-          <Button onClick={add}>Add</Button>
+          <Button onClick={add}>{t('blocks.add')}</Button>
         </div>
       ) : (
-        <p className="text-sm text-slate-600">No component can be added here: create a blueprint (is_root for the top level, is_nestable inside blocks).</p>
+        <p className="text-sm text-slate-600">{t('blocks.noneAllowed')}</p>
       )}
     </div>
   )
@@ -270,11 +271,11 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
       data-block-path={path}
       data-drop={dropMark ?? undefined}
     >
-      <div className="flex items-center gap-2 border-b border-slate-100 bg-slate-50 px-3 py-1.5">
+      <div className="flex flex-wrap items-center gap-2 border-b border-slate-100 bg-slate-50 px-3 py-1.5">
         <button
           type="button"
           data-block-handle={block._uid}
-          aria-label={`${title}, block ${index + 1} of ${count}. Alt+Arrow Up or Down moves it; or drag it.`}
+          aria-label={t('blocks.handle', { title, position: index + 1, count })}
           onKeyDown={(e) => {
             if (!e.altKey) return
             if (e.key === 'ArrowUp') {
@@ -317,7 +318,7 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
         <span className="flex-1 text-sm font-semibold">{title}</span>
         {here?.length ? (
           <span className="flex items-center gap-1" data-testid="block-presence">
-            <span className="sr-only">Here now:</span>
+            <span className="sr-only">{t('blocks.hereNow')}</span>
             {here.map((p) => (
               <Avatar key={p.sessionId} person={p} size="sm" />
             ))}
@@ -328,21 +329,21 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
             <CommentIcon /> {comments}
             <span className="sr-only">
               {' '}
-              {comments === 1 ? 'comment' : 'comments'} on {title}
+              {t(comments === 1 ? 'blocks.commentOn' : 'blocks.commentsOn', { title })}
             </span>
           </Button>
         ) : null}
-        <Button className="px-2 py-0.5 text-xs" disabled={index === 0} onClick={() => actions.move(index, index - 1, title)} aria-label={`Move ${title} up`}>
+        <Button className="px-2 py-0.5 text-xs" disabled={index === 0} onClick={() => actions.move(index, index - 1, title)} aria-label={t('blocks.up', { title })}>
           ↑
         </Button>
-        <Button className="px-2 py-0.5 text-xs" disabled={index === count - 1} onClick={() => actions.move(index, index + 1, title)} aria-label={`Move ${title} down`}>
+        <Button className="px-2 py-0.5 text-xs" disabled={index === count - 1} onClick={() => actions.move(index, index + 1, title)} aria-label={t('blocks.down', { title })}>
           ↓
         </Button>
-        <Button className="px-2 py-0.5 text-xs" onClick={() => actions.duplicate(index, title)} aria-label={`Duplicate ${title}`}>
-          Duplicate
+        <Button className="px-2 py-0.5 text-xs" onClick={() => actions.duplicate(index, title)} aria-label={t('blocks.duplicateOf', { title })}>
+          {t('blocks.duplicate')}
         </Button>
-        <Button className="px-2 py-0.5 text-xs" onClick={() => actions.remove(index, title)} aria-label={`Remove ${title}`}>
-          Remove
+        <Button className="px-2 py-0.5 text-xs" onClick={() => actions.remove(index, title)} aria-label={t('blocks.removeOf', { title })}>
+          {t('blocks.remove')}
         </Button>
       </div>
       <div className="flex flex-col gap-3 p-3">
@@ -366,7 +367,7 @@ const BlockItem = memo(function BlockItem({ path, block, index, count, blueprint
             />
           ))
         ) : (
-          <p className="text-sm text-amber-800">This block uses “{block.component}”, which has no blueprint in this Space: it is kept as it is.</p>
+          <p className="text-sm text-amber-800">{t('blocks.unknown', { component: block.component })}</p>
         )}
       </div>
     </li>
@@ -417,13 +418,13 @@ export function FieldRow(props: {
       )}
       {shared ? (
         <p id={hintId} className="text-xs text-slate-600" data-fallback-from={translation.primary}>
-          Not translated: every locale shows the {translation.primary} value. Change it in {translation.primary}.
+          {t('blocks.notTranslated', { primary: translation.primary })}
         </p>
       ) : null}
       {fallsBack ? (
         <p id={hintId} className="text-xs text-amber-900" data-fallback-from={fallback.from}>
-          <span className="rounded bg-amber-100 px-1 font-medium">from {fallback.from}</span> No {fallback.lang} translation: readers of {fallback.lang} get
-          this {fallback.from} value.
+          <span className="rounded bg-amber-100 px-1 font-medium">{t('blocks.from', { from: fallback.from })}</span>{' '}
+          {t('blocks.fallback', { lang: fallback.lang, from: fallback.from })}
         </p>
       ) : null}
       <fieldset disabled={shared} className="contents">

@@ -6,6 +6,7 @@ import { useCan } from '../api/roles'
 import { getToken } from '../auth'
 import { Avatar, CommentIcon, type Person } from './block-editor'
 import { Button, Dialog, ErrorNotice } from './ui'
+import { formatDateTime, t } from '../i18n'
 
 type Comment = {
   id: number
@@ -201,7 +202,7 @@ export function PresenceBar({ others }: { others: PresenceSession[] }) {
   if (!people.size) return null
   const names = [...people.values()].map((p) => p.name)
   return (
-    <div className="flex items-center gap-1" role="group" aria-label={`Also editing: ${names.join(', ')}`} data-testid="presence-bar">
+    <div className="flex items-center gap-1" role="group" aria-label={t('comments.alsoEditing', { names: names.join(', ') })} data-testid="presence-bar">
       {[...people.values()].map((p) => (
         <Avatar key={p.userId} person={p} />
       ))}
@@ -244,7 +245,7 @@ export interface CommentTarget {
   title: string
 }
 
-const when = (iso: string) => new Date(iso).toLocaleString()
+const when = (iso: string) => formatDateTime(iso)
 
 /**
  * The comments panel: threads anchored to blocks, newest activity last; a block's own threads when one is chosen
@@ -316,27 +317,27 @@ export const CommentsPanel = memo(function CommentsPanel({
     <aside aria-labelledby={`${newId}-h`} className="flex flex-col gap-3 rounded-lg bg-white p-3 ring-1 ring-slate-200" data-testid="comments-panel">
       <div className="flex items-center gap-2">
         <h2 id={`${newId}-h`} ref={headingRef} tabIndex={-1} className="flex-1 text-sm font-semibold">
-          {target ? `Comments on ${target.title}` : 'Comments'}
+          {target ? t('comments.on', { title: target.title }) : t('comments.title')}
         </h2>
-        <span className="text-xs text-slate-600" title={live ? 'Live: new comments appear at once' : 'Offline: refreshed every 10 s'}>
-          {live ? '● live' : '○ refreshing every 10 s'}
+        <span className="text-xs text-slate-600" title={live ? t('comments.liveTitle') : t('comments.offlineTitle')}>
+          {live ? t('comments.live') : t('comments.offline')}
         </span>
       </div>
       {target ? (
         <div className="flex items-center gap-2 text-xs">
           <code>{target.path}</code>
           <Button className="ml-auto px-2 py-0.5 text-xs" onClick={() => onTarget(null)}>
-            All comments
+            {t('comments.all')}
           </Button>
         </div>
       ) : (
         <p className="text-xs text-slate-600">
-          Use a block’s <CommentIcon /> button to comment on it.
+          {t('comments.useBefore')} <CommentIcon /> {t('comments.useAfter')}
         </p>
       )}
       <label className="flex items-center gap-1 text-xs" htmlFor={resolvedId}>
         <input id={resolvedId} type="checkbox" checked={showResolved} onChange={(e) => setShowResolved(e.target.checked)} />
-        Show resolved threads
+        {t('comments.showResolved')}
       </label>
       <ErrorNotice error={comments.error ?? resolve.error ?? remove.error} />
 
@@ -350,7 +351,7 @@ export const CommentsPanel = memo(function CommentsPanel({
           }}
         >
           <label htmlFor={newId} className="text-xs font-medium">
-            New comment on {target.title}
+            {t('comments.newOn', { title: target.title })}
           </label>
           <textarea
             id={newId}
@@ -360,17 +361,17 @@ export const CommentsPanel = memo(function CommentsPanel({
             onChange={(e) => setDraft(e.target.value)}
             className="rounded-md border border-slate-300 px-2 py-1 text-sm"
           />
-          {anchorPath === undefined ? <p className="text-xs text-amber-900">This block is not saved yet: save the Story to comment on it.</p> : null}
+          {anchorPath === undefined ? <p className="text-xs text-amber-900">{t('comments.notSaved')}</p> : null}
           <ErrorNotice error={create.error instanceof ApiFailure && create.error.body.errors ? new Error(Object.values(create.error.body.errors).flat().join('; ')) : create.error} />
           <Button type="submit" tone="primary" className="self-end" disabled={create.isPending || !anchorPath || !draft.trim()}>
-            Comment
+            {t('comments.submit')}
           </Button>
         </form>
       ) : null}
 
-      {comments.isPending ? <p className="text-xs text-slate-600">Loading comments…</p> : null}
-      {!comments.isPending && roots.length === 0 ? <p className="text-sm text-slate-700">No {showResolved ? '' : 'open '}comments{target ? ' on this block' : ''}.</p> : null}
-      <ol className="flex flex-col gap-3" aria-label="Comment threads">
+      {comments.isPending ? <p className="text-xs text-slate-600">{t('comments.loading')}</p> : null}
+      {!comments.isPending && roots.length === 0 ? <p className="text-sm text-slate-700">{t(`comments.none${showResolved ? '' : 'Open'}${target ? 'Block' : ''}`)}</p> : null}
+      <ol className="flex flex-col gap-3" aria-label={t('comments.threads')}>
         {roots.map((c) => (
           <Thread
             key={c.id}
@@ -388,16 +389,16 @@ export const CommentsPanel = memo(function CommentsPanel({
           />
         ))}
       </ol>
-      <Dialog open={deleting !== null} title="Delete this comment?" onClose={() => setDeleting(null)}>
+      <Dialog open={deleting !== null} title={t('comments.deleteTitle')} onClose={() => setDeleting(null)}>
         <p className="text-sm">
           {deleting?.parent_id === null
-            ? 'A thread with replies stays, its first comment shown as deleted; without replies the thread goes.'
-            : 'The reply is removed from its thread.'}
+            ? t('comments.deleteRoot')
+            : t('comments.deleteReply')}
         </p>
         <div className="flex justify-end gap-2">
-          <Button onClick={() => setDeleting(null)}>Cancel</Button>
+          <Button onClick={() => setDeleting(null)}>{t('common.cancel')}</Button>
           <Button tone="danger" disabled={remove.isPending} onClick={() => deleting && remove.mutate(deleting.id)}>
-            Delete
+            {t('comments.delete')}
           </Button>
         </div>
       </Dialog>
@@ -432,15 +433,15 @@ function Thread({
   return (
     <li className={`rounded-md p-2 text-sm ring-1 ${root.resolved ? 'bg-slate-50 ring-slate-200' : 'bg-amber-50/40 ring-amber-200'}`} data-comment-id={root.id}>
       <div className="flex flex-wrap items-center gap-1 text-xs text-slate-700">
-        <button type="button" className="font-mono text-indigo-800 underline" onClick={onShow} aria-label={`Go to the block ${root.block_path}`}>
+        <button type="button" className="font-mono text-indigo-800 underline" onClick={onShow} aria-label={t('comments.goToBlock', { path: root.block_path })}>
           {root.block_path}
         </button>
-        {root.orphaned ? <span className="rounded bg-slate-200 px-1">block removed</span> : null}
-        {root.resolved ? <span className="rounded bg-emerald-100 px-1 text-emerald-900">resolved</span> : null}
+        {root.orphaned ? <span className="rounded bg-slate-200 px-1">{t('comments.blockRemoved')}</span> : null}
+        {root.resolved ? <span className="rounded bg-emerald-100 px-1 text-emerald-900">{t('comments.resolved')}</span> : null}
       </div>
       <CommentBody c={root} canDelete={canDelete(root)} onDelete={() => onDelete(root)} />
       {replies.length ? (
-        <ol className="mt-2 flex flex-col gap-2 border-l-2 border-slate-200 pl-2" aria-label="Replies">
+        <ol className="mt-2 flex flex-col gap-2 border-l-2 border-slate-200 pl-2" aria-label={t('comments.replies')}>
           {replies.map((r) => (
             <li key={r.id} data-comment-id={r.id}>
               <CommentBody c={r} canDelete={canDelete(r)} onDelete={() => onDelete(r)} />
@@ -450,10 +451,10 @@ function Thread({
       ) : null}
       <div className={canComment ? 'mt-2 flex gap-2' : 'hidden'}>
         <Button className="px-2 py-0.5 text-xs" onClick={() => setReplying((x) => !x)} aria-expanded={replying}>
-          Reply
+          {t('comments.reply')}
         </Button>
         <Button className="px-2 py-0.5 text-xs" onClick={onResolve} disabled={busy}>
-          {root.resolved ? 'Reopen' : 'Resolve'}
+          {root.resolved ? t('comments.reopen') : t('comments.resolve')}
         </Button>
       </div>
       {replying ? (
@@ -469,11 +470,11 @@ function Thread({
           }}
         >
           <label htmlFor={id} className="text-xs font-medium">
-            Reply to {root.author.name}
+            {t('comments.replyTo', { name: root.author.name })}
           </label>
           <textarea id={id} rows={2} value={text} maxLength={10_000} onChange={(e) => setText(e.target.value)} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
           <Button type="submit" tone="primary" className="self-end px-2 py-0.5 text-xs" disabled={busy || !text.trim()}>
-            Send reply
+            {t('comments.sendReply')}
           </Button>
         </form>
       ) : null}
@@ -486,15 +487,15 @@ function CommentBody({ c, canDelete, onDelete }: { c: Comment; canDelete: boolea
     <div className="mt-1">
       <p className="flex items-center gap-1 text-xs text-slate-600">
         <span className="font-medium text-slate-800">{c.author.name}</span> · {when(c.created_at)}
-        {c.edited ? ' · edited' : ''}
+        {c.edited ? t('comments.edited') : ''}
         {canDelete ? (
-          <button type="button" className="ml-auto text-red-800 underline" onClick={onDelete} aria-label={`Delete the comment by ${c.author.name}`}>
-            Delete
+          <button type="button" className="ml-auto text-red-800 underline" onClick={onDelete} aria-label={t('comments.deleteBy', { name: c.author.name })}>
+            {t('comments.delete')}
           </button>
         ) : null}
       </p>
       {/* Verbatim, as text: markup in a comment stays markup. */}
-      <p className="whitespace-pre-wrap break-words">{c.deleted ? <em className="text-slate-600">(deleted)</em> : c.body}</p>
+      <p className="whitespace-pre-wrap break-words">{c.deleted ? <em className="text-slate-600">{t('comments.deleted')}</em> : c.body}</p>
     </div>
   )
 }

@@ -3,6 +3,7 @@ import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { Button, Dialog, ErrorNotice, TextField } from './ui'
+import { t } from '../i18n'
 
 /**
  * "Preview": mints a one-hour, read-only preview token and opens the Space's site at the Story's path with the token
@@ -42,7 +43,7 @@ export function PreviewButton({ space, path, dirty }: { space: string; path: str
       setAsking(false)
       await open()
     } catch (err) {
-      if (err instanceof ApiFailure && err.body.errors?.preview_url) setErrors(err.body.errors.preview_url)
+      if (err instanceof ApiFailure && err.body.errors?.preview_url) setErrors([t('settings.error.previewUrl')])
       else setErrors([err instanceof Error ? err.message : String(err)])
     }
   }
@@ -52,43 +53,42 @@ export function PreviewButton({ space, path, dirty }: { space: string; path: str
       <Button
         onClick={() => (current && !current.preview_url ? setAsking(true) : open())}
         disabled={busy}
-        title={dirty ? 'Opens the site with the saved draft (save first to see your changes)' : 'Opens the site with the drafts of this Space'}
+        title={dirty ? t('preview.titleDirty') : t('preview.title')}
       >
-        {busy ? 'Opening…' : 'Preview'}
+        {busy ? t('preview.opening') : t('preview.button')}
       </Button>
       {failure ? (
         <div className="basis-full">
           <ErrorNotice error={failure} />
         </div>
       ) : null}
-      <Dialog open={asking} title="Where is the site?" onClose={() => setAsking(false)}>
+      <Dialog open={asking} title={t('preview.where')} onClose={() => setAsking(false)}>
         {current?.role === 'admin' ? (
           <form onSubmit={saveUrl} className="flex flex-col gap-3">
             <p className="text-sm text-slate-700">
-              Preview opens your site with the drafts of this Space. Enter the site's address; the Story's path is added to
-              it. The site must include <code>/service-admin.js</code> with <code>data-space="{space}"</code> on its script tag.
+              {t('preview.explain1')} <code>{'/service-admin.js'}</code> {t('preview.explain2')} <code>{`data-space="${space}"`}</code> {t('preview.explain3')}
             </p>
             <TextField
-              label="Site preview URL"
+              label={t('preview.url')}
               type="url"
               required
-              placeholder="https://www.example.com/"
+              placeholder={t('settings.previewUrlPlaceholder')}
               value={siteUrl}
               onChange={(e) => setSiteUrl(e.target.value)}
               errors={errors}
             />
             <div className="flex justify-end gap-2">
-              <Button onClick={() => setAsking(false)}>Cancel</Button>
+              <Button onClick={() => setAsking(false)}>{t('common.cancel')}</Button>
               <Button tone="primary" type="submit">
-                Save and preview
+                {t('preview.save')}
               </Button>
             </div>
           </form>
         ) : (
           <>
-            <p className="text-sm text-slate-700">This Space has no preview URL yet. Ask an admin of the Space to set it.</p>
+            <p className="text-sm text-slate-700">{t('preview.noUrl')}</p>
             <div className="flex justify-end">
-              <Button onClick={() => setAsking(false)}>Close</Button>
+              <Button onClick={() => setAsking(false)}>{t('common.close')}</Button>
             </div>
           </>
         )}

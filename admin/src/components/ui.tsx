@@ -1,5 +1,5 @@
 import { type ButtonHTMLAttributes, type InputHTMLAttributes, type ReactNode, useEffect, useId, useRef } from 'react'
-import { ApiFailure } from '../api/client'
+import { errorText, t } from '../i18n'
 
 type Tone = 'primary' | 'secondary' | 'danger'
 const TONES: Record<Tone, string> = {
@@ -67,7 +67,7 @@ const BADGES: Record<StoryState, string> = {
   changed: 'bg-amber-100 text-amber-900',
   archived: 'bg-zinc-300 text-zinc-800',
 }
-const BADGE_TEXT: Record<StoryState, string> = { draft: 'Draft', published: 'Published', changed: 'Changed since publish', archived: 'Archived' }
+const BADGE_TEXT = { draft: 'status.draft', published: 'status.published', changed: 'status.changed', archived: 'status.archived' } as const
 
 export function storyState(s: { status: string; has_unpublished_changes: boolean }): StoryState {
   if (s.status === 'archived') return 'archived'
@@ -76,7 +76,7 @@ export function storyState(s: { status: string; has_unpublished_changes: boolean
 }
 
 export function StatusBadge({ state }: { state: StoryState }) {
-  return <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${BADGES[state]}`}>{BADGE_TEXT[state]}</span>
+  return <span className={`rounded px-1.5 py-0.5 text-xs font-medium ${BADGES[state]}`}>{t(BADGE_TEXT[state])}</span>
 }
 
 export function EmptyState({ title, children }: { title: string; children?: ReactNode }) {
@@ -88,17 +88,38 @@ export function EmptyState({ title, children }: { title: string; children?: Reac
   )
 }
 
-export function ErrorNotice({ error }: { error: unknown }) {
+/** A failure in the UI's language (the API's error code through the catalog, else the server's message). */
+export function ErrorNotice({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
+  return <CatalogErrorRetry error={error} onRetry={onRetry} />
+}
+
+/** A failure as a sentence in the UI's language, with Try again when the load can be repeated. */
+export function CatalogErrorRetry({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   if (!error) return null
-  const message = error instanceof ApiFailure ? error.message : error instanceof Error ? error.message : String(error)
   return (
-    <p role="alert" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200">
-      {message}
-    </p>
+    <div role="alert" className="flex flex-wrap items-center gap-3 rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200">
+      <span className="flex-1">{errorText(error)}</span>
+      {onRetry ? (
+        <button type="button" onClick={onRetry} className="rounded-md bg-white px-2 py-1 font-medium text-red-900 ring-1 ring-red-300 hover:bg-red-100">
+          {t('common.retry')}
+        </button>
+      ) : null}
+    </div>
   )
 }
 
-export function Loading({ what = 'Loading' }: { what?: string }) {
+/** Grey bars where a screen's data will be: the layout holds while it loads (announced as loading). */
+export function Skeleton({ lines = 3 }: { lines?: number }) {
+  return (
+    <div role="status" aria-label={t('common.loading')} className="flex animate-pulse flex-col gap-2" data-testid="skeleton">
+      {Array.from({ length: lines }, (_, i) => (
+        <div key={i} className="h-4 rounded bg-slate-200" style={{ width: `${90 - ((i * 17) % 40)}%` }} />
+      ))}
+    </div>
+  )
+}
+
+export function Loading({ what = t('common.loading') }: { what?: string }) {
   return (
     <p className="p-4 text-sm text-slate-600" aria-live="polite">
       {what}…

@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query'
 import { useCallback, useRef, useState } from 'react'
 import { type Asset, uploadAsset } from '../api/assets'
 import { ApiFailure } from '../api/client'
+import { formatNumber, t } from '../i18n'
 
 export interface UploadItem {
   key: number
@@ -60,17 +61,17 @@ export function UploadList({ items }: { items: UploadItem[] }) {
   if (items.length === 0) return null
   const done = items.filter((i) => i.state === 'done').length
   return (
-    <section aria-label="Uploads" className="flex flex-col gap-2 rounded-md bg-white p-3 ring-1 ring-slate-200">
+    <section aria-label={t('uploads.title')} className="flex flex-col gap-2 rounded-md bg-white p-3 ring-1 ring-slate-200">
       <p className="text-sm font-medium" aria-live="polite">
-        {done === items.length ? `${done} of ${items.length} uploaded.` : `Uploading: ${done} of ${items.length} done…`}
+        {done === items.length ? t('uploads.done', { done, count: items.length }) : t('uploads.progress', { done, count: items.length })}
       </p>
       <ul className="flex flex-col gap-1">
         {items.map((i) => (
           <li key={i.key} className="grid grid-cols-[minmax(0,1fr)_10rem_6rem] items-center gap-2 text-sm" data-upload={i.state}>
             <span className="truncate">{i.name}</span>
-            <progress aria-label={`Upload of ${i.name}`} max={1} value={i.progress} className="w-full" />
+            <progress aria-label={t('uploads.of', { name: i.name })} max={1} value={i.progress} className="w-full" />
             <span className={i.state === 'failed' ? 'text-red-700' : 'text-slate-700'}>
-              {i.state === 'done' ? 'Uploaded' : i.state === 'failed' ? 'Failed' : `${Math.round(i.progress * 100)}%`}
+              {i.state === 'done' ? t('uploads.uploaded') : i.state === 'failed' ? t('uploads.failed') : formatNumber(i.progress, { style: 'percent' })}
             </span>
             {i.error ? (
               <span role="alert" className="col-span-3 text-xs text-red-700">

@@ -4,8 +4,9 @@ import { api, unwrap } from '../api/client'
 import { ChangeList } from './diff-view'
 import { diffStories } from './doc-diff'
 import { Button, Dialog, ErrorNotice, Loading } from './ui'
+import { formatDateTime, formatNumber, t } from '../i18n'
 
-const when = (iso: string) => new Date(iso).toLocaleString()
+const when = (iso: string) => formatDateTime(iso)
 
 const versionQuery = (space: string, uuid: string, n: number) => ({
   queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', 'one', n],
@@ -73,24 +74,24 @@ export const VersionsPanel = memo(function VersionsPanel({
           else openPanels.add(key)
         }}
       >
-        Versions
+        {t('versions.title')}
       </summary>
-      {versions.isPending ? <Loading what="Loading versions" /> : null}
+      {versions.isPending ? <Loading what={t('versions.loading')} /> : null}
       <ErrorNotice error={versions.error ?? restore.error} />
-      <ol className="mt-2 divide-y divide-slate-100" aria-label="Versions">
+      <ol className="mt-2 divide-y divide-slate-100" aria-label={t('versions.title')}>
         {list.map((v) => (
           <li key={v.version_no} className="flex items-center gap-3 py-1.5 text-sm">
-            <span className="w-24 font-medium">Version {v.version_no}</span>
+            <span className="w-24 font-medium">{t('versions.version', { n: v.version_no })}</span>
             <span className="text-slate-700">{v.lang}</span>
             <span className="flex-1 text-slate-700">
               {when(v.created_at)}
-              {v.author ? ` · user ${v.author.user_id}` : ''}
+              {v.author ? t('versions.byUser', { id: v.author.user_id }) : ''}
             </span>
             {v.version_no === current ? (
-              <span className="text-xs text-slate-600">current</span>
+              <span className="text-xs text-slate-600">{t('versions.current')}</span>
             ) : readOnly ? null : (
-              <Button className="px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setRestoring(v.version_no)} aria-label={`Restore version ${v.version_no}`}>
-                Restore
+              <Button className="px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setRestoring(v.version_no)} aria-label={t('versions.restoreOf', { n: v.version_no })}>
+                {t('versions.restore')}
               </Button>
             )}
           </li>
@@ -98,7 +99,7 @@ export const VersionsPanel = memo(function VersionsPanel({
       </ol>
 
       {list.length > 1 ? (
-        <section aria-label="Compare versions" className="mt-3 flex flex-col gap-2 border-t border-slate-100 pt-3">
+        <section aria-label={t('versions.compareTitle')} className="mt-3 flex flex-col gap-2 border-t border-slate-100 pt-3">
           <form
             className="flex flex-wrap items-end gap-2 text-sm"
             onSubmit={(e) => {
@@ -107,46 +108,46 @@ export const VersionsPanel = memo(function VersionsPanel({
             }}
           >
             <label htmlFor={fromId} className="flex flex-col text-xs font-medium">
-              Compare
+              {t('versions.compare')}
               <select id={fromId} value={from ?? ''} onChange={(e) => setPair((p) => ({ ...p, from: Number(e.target.value) }))} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
                 {list.map((v) => (
                   <option key={v.version_no} value={v.version_no}>
-                    Version {v.version_no} ({v.lang})
+                    {t('versions.versionLang', { n: v.version_no, lang: v.lang })}
                   </option>
                 ))}
               </select>
             </label>
             <label htmlFor={toId} className="flex flex-col text-xs font-medium">
-              with
+              {t('versions.with')}
               <select id={toId} value={to ?? ''} onChange={(e) => setPair((p) => ({ ...p, to: Number(e.target.value) }))} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
                 {list.map((v) => (
                   <option key={v.version_no} value={v.version_no}>
-                    Version {v.version_no} ({v.lang})
+                    {t('versions.versionLang', { n: v.version_no, lang: v.lang })}
                   </option>
                 ))}
               </select>
             </label>
-            <Button type="submit">Show differences</Button>
+            <Button type="submit">{t('versions.showDiff')}</Button>
           </form>
           <ErrorNotice error={a.error ?? b.error} />
-          {compared && !changes && !a.error && !b.error ? <Loading what="Comparing" /> : null}
+          {compared && !changes && !a.error && !b.error ? <Loading what={t('versions.comparing')} /> : null}
           {compared && changes ? (
             <div className="flex flex-col gap-1">
               <p className="text-xs text-slate-700" aria-live="polite">
-                From version {compared.from} to version {compared.to}: {changes.length} change{changes.length === 1 ? '' : 's'}.
+                {t(changes.length === 1 ? 'versions.changesOne' : 'versions.changes', { from: compared.from, to: compared.to, count: formatNumber(changes.length) })}
               </p>
-              <ChangeList changes={changes} label={`Changes from version ${compared.from} to version ${compared.to}`} />
+              <ChangeList changes={changes} label={t('versions.changesLabel', { from: compared.from, to: compared.to })} />
             </div>
           ) : null}
         </section>
       ) : null}
 
-      <Dialog open={restoring !== null} title={`Restore version ${restoring}?`} onClose={() => setRestoring(null)}>
-        <p className="text-sm">Its content and name are saved as a new version; nothing is lost, and the current version stays in the list.</p>
+      <Dialog open={restoring !== null} title={t('versions.restoreTitle', { n: restoring ?? '' })} onClose={() => setRestoring(null)}>
+        <p className="text-sm">{t('versions.restoreText')}</p>
         <div className="flex justify-end gap-2">
-          <Button onClick={() => setRestoring(null)}>Cancel</Button>
+          <Button onClick={() => setRestoring(null)}>{t('common.cancel')}</Button>
           <Button tone="primary" disabled={restore.isPending} onClick={() => restoring !== null && restore.mutate(restoring)}>
-            Restore
+            {t('versions.restore')}
           </Button>
         </div>
       </Dialog>

@@ -6,6 +6,7 @@ import { ApiFailure } from '../api/client'
 import { AssetPicker, AssetThumb } from '../components/asset-picker'
 import { Button } from '../components/ui'
 import type { FieldProps } from './types'
+import { t } from '../i18n'
 
 /** The stored reference: `{uuid}` (the public read adds url, alt, width, … to it). Other stored keys are kept. */
 type AssetRef = { uuid: string } & Record<string, unknown>
@@ -27,26 +28,26 @@ export function AssetField({ id, name, value, onChange, describedBy, invalid }: 
       {asset.data ? <AssetThumb space={space} asset={asset.data} className="h-16 w-16" /> : null}
       <div className="flex min-w-0 flex-1 flex-col text-sm" id={`${id}-current`}>
         {!uuid ? (
-          <span className="text-slate-600">No asset chosen.</span>
+          <span className="text-slate-600">{t('field.asset.none')}</span>
         ) : asset.data ? (
           <span className="truncate">{asset.data.filename}</span>
         ) : missing ? (
-          <span className="text-red-700">This asset no longer exists ({uuid}).</span>
+          <span className="text-red-700">{t('field.asset.missing', { uuid })}</span>
         ) : (
           <span className="text-slate-600">{uuid}</span>
         )}
       </div>
       <Button
         id={id}
-        aria-label={uuid ? `Replace the asset of ${name}` : `Choose an asset for ${name}`}
+        aria-label={uuid ? t('field.asset.replaceOf', { name }) : t('field.asset.chooseFor', { name })}
         aria-describedby={[`${id}-current`, describedBy].filter(Boolean).join(' ')}
         onClick={() => setOpen(true)}
       >
-        {uuid ? 'Replace…' : 'Choose…'}
+        {uuid ? t('field.asset.replace') : t('field.asset.choose')}
       </Button>
       {uuid ? (
-        <Button aria-label={`Clear ${name}`} onClick={() => onChange(undefined)}>
-          Clear
+        <Button aria-label={t('field.asset.clearOf', { name })} onClick={() => onChange(undefined)}>
+          {t('field.asset.clear')}
         </Button>
       ) : null}
       <AssetPicker

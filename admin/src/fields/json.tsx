@@ -1,5 +1,6 @@
 import { useState } from 'react'
 import { type FieldProps, inputClass } from './types'
+import { t } from '../i18n'
 
 /** The fallback for a field type without its own editor yet: its JSON value, checked as you type. */
 export function JsonField({ id, name, def, value, onChange, describedBy, invalid }: FieldProps<unknown>) {
@@ -30,7 +31,7 @@ export function JsonField({ id, name, def, value, onChange, describedBy, invalid
         className={`${inputClass} font-mono`}
       />
       <p className="text-xs text-slate-600">
-        {bad ? 'Not valid JSON yet: the last valid value is kept.' : `A ${def.type} field, edited as JSON here.`}
+        {bad ? t('field.json.bad') : t('field.json.hint', { type: def.type })}
       </p>
     </div>
   )

@@ -1,4 +1,5 @@
 import { type FieldProps, inputClass } from './types'
+import { t } from '../i18n'
 
 type Link = { url?: string; story_uuid?: string } & Record<string, unknown>
 
@@ -10,9 +11,9 @@ export function LinkField({ id, name, value, onChange, describedBy, invalid }: F
   if (value?.story_uuid !== undefined && value.url === undefined) {
     return (
       <p id={id} className="text-sm text-slate-700">
-        Links to the Story {String(value.story_uuid)}.{' '}
+        {t('field.link.story', { uuid: String(value.story_uuid) })}{' '}
         <button type="button" className="underline" onClick={() => onChange({ url: '' })}>
-          Use a URL instead
+          {t('field.link.useUrl')}
         </button>
       </p>
     )
@@ -23,7 +24,7 @@ export function LinkField({ id, name, value, onChange, describedBy, invalid }: F
       name={name}
       type="text"
       inputMode="url"
-      placeholder="https://… , /path, mailto:…"
+      placeholder={t('field.link.placeholder')}
       value={value?.url ?? ''}
       onChange={(e) => onChange(e.target.value === '' ? undefined : { ...value, url: e.target.value })}
       aria-invalid={invalid || undefined}

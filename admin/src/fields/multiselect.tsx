@@ -1,5 +1,6 @@
 import { useId } from 'react'
 import type { FieldProps } from './types'
+import { t } from '../i18n'
 
 /** Options as a group of checkboxes; the value keeps the blueprint's order. */
 export function MultiselectField({ id, def, value, onChange, describedBy, invalid }: FieldProps<string[]>) {
@@ -28,7 +29,7 @@ export function MultiselectField({ id, def, value, onChange, describedBy, invali
       ))}
       {[...chosen].filter((v) => !options.includes(v)).map((v) => (
         <span key={v} className="text-sm text-amber-800">
-          {v} (not an option)
+          {t('field.notOption', { value: v })}
         </span>
       ))}
     </div>

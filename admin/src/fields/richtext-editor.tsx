@@ -8,6 +8,7 @@ import { EditorView } from 'prosemirror-view'
 import { useEffect, useId, useRef, useState } from 'react'
 import { Button, Dialog, FieldErrors } from '../components/ui'
 import { JsonField } from './json'
+import { t } from '../i18n'
 import { type Parsed, parseRichtext, type RichText, richtextSchema as schema, richtextValue, safeHref } from './richtext-schema'
 import { type FieldProps, inputClass } from './types'
 
@@ -102,7 +103,7 @@ export default function RichtextEditor(props: FieldProps<RichText | string>) {
     return (
       <div className="flex flex-col gap-1">
         <JsonField {...(props as FieldProps<unknown>)} />
-        <p className="text-xs text-amber-800">This rich text has parts the editor does not know ({parsed.error}), so it is shown as JSON.</p>
+        <p className="text-xs text-amber-800">{t('rt.unknown', { error: parsed.error })}</p>
       </div>
     )
   }
@@ -219,9 +220,9 @@ function ProseMirrorField({
   const kind = state ? blockKind(state) : 'p'
   return (
     <div className="flex flex-col gap-1">
-      <div role="toolbar" aria-label={`Formatting: ${name}`} className="flex flex-wrap items-center gap-1 rounded-md bg-slate-50 p-1 ring-1 ring-slate-200">
+      <div role="toolbar" aria-label={t('rt.formatting', { name })} className="flex flex-wrap items-center gap-1 rounded-md bg-slate-50 p-1 ring-1 ring-slate-200">
         <select
-          aria-label={`Block type: ${name}`}
+          aria-label={t('rt.blockType', { name })}
           value={kind}
           onChange={(e) => {
             const v = view.current
@@ -234,32 +235,32 @@ function ProseMirrorField({
           className="rounded border border-slate-300 bg-white px-1 py-0.5 text-sm"
         >
           {kind === '' ? <option value="">—</option> : null}
-          <option value="p">Paragraph</option>
-          <option value="h1">Heading 1</option>
-          <option value="h2">Heading 2</option>
-          <option value="h3">Heading 3</option>
+          <option value="p">{t('rt.paragraph')}</option>
+          <option value="h1">{t('rt.heading', { level: 1 })}</option>
+          <option value="h2">{t('rt.heading', { level: 2 })}</option>
+          <option value="h3">{t('rt.heading', { level: 3 })}</option>
         </select>
-        {tool('Bold', 'Ctrl+B', toggleMark(bold!), state ? markActive(state, bold!) : false, 'B')}
-        {tool('Italic', 'Ctrl+I', toggleMark(italic!), state ? markActive(state, italic!) : false, 'I')}
+        {tool(t('rt.bold'), 'Ctrl+B', toggleMark(bold!), state ? markActive(state, bold!) : false, 'B')}
+        {tool(t('rt.italic'), 'Ctrl+I', toggleMark(italic!), state ? markActive(state, italic!) : false, 'I')}
         <button
           type="button"
-          aria-label="Link"
-          title="Link (Ctrl+K)"
+          aria-label={t('rt.link')}
+          title={t('rt.linkTitle')}
           aria-pressed={state ? markActive(state, link!) : false}
           onMouseDown={(e) => e.preventDefault()}
           onClick={() => setLinkOpen(true)}
           className="rounded px-2 py-1 text-sm text-slate-800 underline hover:bg-slate-100 aria-pressed:bg-indigo-100 disabled:text-slate-400"
         >
-          Link
+          {t('rt.link')}
         </button>
-        {tool('Bullet list', 'Ctrl+Shift+8', wrapInList(bullet_list!), state ? inList(state, bullet_list!) : false)}
-        {tool('Numbered list', 'Ctrl+Shift+7', wrapInList(ordered_list!), state ? inList(state, ordered_list!) : false)}
-        {tool('Lift out of list', 'Ctrl+[', liftListItem(list_item!), undefined, '⇤')}
-        {tool('Undo', 'Ctrl+Z', undo, undefined, '↶')}
-        {tool('Redo', 'Ctrl+Y', redo, undefined, '↷')}
+        {tool(t('rt.bullets'), 'Ctrl+Shift+8', wrapInList(bullet_list!), state ? inList(state, bullet_list!) : false)}
+        {tool(t('rt.numbers'), 'Ctrl+Shift+7', wrapInList(ordered_list!), state ? inList(state, ordered_list!) : false)}
+        {tool(t('rt.lift'), 'Ctrl+[', liftListItem(list_item!), undefined, '⇤')}
+        {tool(t('rt.undo'), 'Ctrl+Z', undo, undefined, '↶')}
+        {tool(t('rt.redo'), 'Ctrl+Y', redo, undefined, '↷')}
       </div>
       <div ref={host} />
-      {fromMarkup ? <p className="text-xs text-slate-600">Stored as markup text; an edit here saves it as rich text.</p> : null}
+      {fromMarkup ? <p className="text-xs text-slate-600">{t('rt.fromMarkup')}</p> : null}
       {linkOpen && view.current ? <LinkDialog view={view.current} onClose={() => setLinkOpen(false)} /> : null}
     </div>
   )
@@ -277,7 +278,7 @@ function LinkDialog({ view, onClose }: { view: EditorView; onClose: () => void }
   const apply = (e: React.FormEvent) => {
     e.preventDefault()
     const url = href.trim()
-    if (!safeHref(url)) return setError(['Use an http(s), mailto: or tel: link, a path (/about) or an anchor (#top).'])
+    if (!safeHref(url)) return setError([t('rt.badLink')])
     const { state } = view
     const mark = link!.create({ href: url })
     let tr = state.tr
@@ -297,17 +298,17 @@ function LinkDialog({ view, onClose }: { view: EditorView; onClose: () => void }
     close()
   }
   return (
-    <Dialog open title={existing ? 'Edit link' : 'Add link'} onClose={close}>
+    <Dialog open title={existing ? t('rt.editLink') : t('rt.addLink')} onClose={close}>
       <form onSubmit={apply} className="flex flex-col gap-3">
         <label htmlFor={inputId} className="text-sm font-medium">
-          URL
+          {t('rt.url')}
         </label>
         <input
           id={inputId}
           autoFocus
           value={href}
           onChange={(e) => setHref(e.target.value)}
-          placeholder="https://… , /path, mailto:…"
+          placeholder={t('field.link.placeholder')}
           aria-invalid={error ? true : undefined}
           aria-describedby={error ? `${inputId}-err` : undefined}
           className={inputClass}
@@ -316,12 +317,12 @@ function LinkDialog({ view, onClose }: { view: EditorView; onClose: () => void }
         <div className="flex justify-end gap-2">
           {existing ? (
             <Button tone="danger" onClick={remove}>
-              Remove link
+              {t('rt.removeLink')}
             </Button>
           ) : null}
-          <Button onClick={close}>Cancel</Button>
+          <Button onClick={close}>{t('common.cancel')}</Button>
           <Button tone="primary" type="submit">
-            Apply
+            {t('rt.apply')}
           </Button>
         </div>
       </form>

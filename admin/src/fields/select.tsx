@@ -1,4 +1,5 @@
 import { type FieldProps, inputClass } from './types'
+import { t } from '../i18n'
 
 export function SelectField({ id, name, def, value, onChange, describedBy, invalid }: FieldProps<string>) {
   return (
@@ -17,7 +18,7 @@ export function SelectField({ id, name, def, value, onChange, describedBy, inval
           {o}
         </option>
       ))}
-      {value !== undefined && !(def.options ?? []).includes(value) ? <option value={value}>{value} (not an option)</option> : null}
+      {value !== undefined && !(def.options ?? []).includes(value) ? <option value={value}>{t('field.notOption', { value })}</option> : null}
     </select>
   )
 }

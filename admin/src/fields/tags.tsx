@@ -1,6 +1,7 @@
 import { useState } from 'react'
 import { Button } from '../components/ui'
 import { type FieldProps, inputClass } from './types'
+import { t as tr } from '../i18n'
 
 /** Free tags: type and press Enter (or a comma); each tag has its remove button. */
 export function TagsField({ id, name, value, onChange, describedBy, invalid }: FieldProps<string[]>) {
@@ -17,13 +18,13 @@ export function TagsField({ id, name, value, onChange, describedBy, invalid }: F
   return (
     <div className="flex flex-col gap-2">
       {tags.length ? (
-        <ul className="flex flex-wrap gap-2" aria-label={`${name} tags`}>
+        <ul className="flex flex-wrap gap-2" aria-label={tr('field.tags.of', { name })}>
           {tags.map((t) => (
             <li key={t} className="flex items-center gap-1 rounded bg-slate-200 px-2 py-0.5 text-sm">
               {t}
               <button
                 type="button"
-                aria-label={`Remove tag ${t}`}
+                aria-label={tr('field.tags.remove', { tag: t })}
                 onClick={() => {
                   const next = tags.filter((x) => x !== t)
                   onChange(next.length ? next : undefined)
@@ -53,7 +54,7 @@ export function TagsField({ id, name, value, onChange, describedBy, invalid }: F
           aria-describedby={describedBy}
           className={inputClass}
         />
-        <Button onClick={commit}>Add tag</Button>
+        <Button onClick={commit}>{tr('field.tags.add')}</Button>
       </div>
     </div>
   )

@@ -7,14 +7,43 @@ export type Language = 'en' | 'de'
 
 const CATALOGS: Record<Language, Record<MessageKey, string>> = { en, de }
 
-/** The UI language: the browser's first preferred language the app has a catalog for, else English. */
+const LANGUAGE_KEY = 'content-service.language'
+const catalogOf = (tag: string | null | undefined): Language | undefined => {
+  const base = String(tag ?? '').toLowerCase().split('-')[0]
+  return base === 'de' || base === 'en' ? base : undefined
+}
+
+/**
+ * The UI language: the one chosen in the user's profile (remembered in this browser once the profile was read),
+ * else the browser's first preferred language the app has a catalog for, else English.
+ */
 function detect(): Language {
+  const chosen = typeof localStorage === 'undefined' ? undefined : catalogOf(localStorage.getItem(LANGUAGE_KEY))
+  if (chosen) return chosen
   const wanted = typeof navigator === 'undefined' ? [] : navigator.languages?.length ? navigator.languages : [navigator.language]
   for (const tag of wanted) {
-    const base = String(tag).toLowerCase().split('-')[0]
-    if (base === 'de' || base === 'en') return base
+    const found = catalogOf(String(tag))
+    if (found) return found
   }
   return 'en'
+}
+
+/** The languages with a catalog, each named in its own language (the profile's choice). */
+export const LANGUAGES: { code: Language; name: string }[] = [
+  { code: 'en', name: 'English' },
+  { code: 'de', name: 'Deutsch' },
+]
+
+/**
+ * The profile's language (`ui_language`, null: the browser's) becomes this browser's: answers whether the UI's
+ * language changes, in which case the caller reloads the page (every screen reads its text once).
+ */
+export function adoptLanguage(tag: string | null): boolean {
+  if (typeof localStorage === 'undefined') return false
+  const wanted = catalogOf(tag)
+  if (wanted) localStorage.setItem(LANGUAGE_KEY, wanted)
+  else localStorage.removeItem(LANGUAGE_KEY)
+  return detect() !== language
 }
 
 export const language: Language = detect()
@@ -33,7 +62,29 @@ export function formatDateTime(iso: string | null | undefined): string {
 }
 
 /** A number in the UI's language (Intl). */
-export const formatNumber = (n: number) => new Intl.NumberFormat(language).format(n)
+export function formatNumber(n: number, options?: Intl.NumberFormatOptions): string {
+  return new Intl.NumberFormat(language, options).format(n)
+}
+
+/** A date without the time, in the UI's language (Intl). */
+export function formatDate(iso: string | null | undefined): string {
+  if (!iso) return ''
+  return new Intl.DateTimeFormat(language, { dateStyle: 'medium' }).format(new Date(iso))
+}
+
+/**
+ * The API's 422 `errors` (keyed by field, in English) as sentences in the UI's language: a field with a catalog
+ * sentence in `sentences` shows that, any other the server's own words.
+ */
+export function fieldErrors(error: unknown, sentences: Partial<Record<string, MessageKey>>): Record<string, string[]> {
+  if (!(error instanceof ApiFailure) || !error.body.errors) return {}
+  const out: Record<string, string[]> = {}
+  for (const [field, messages] of Object.entries(error.body.errors)) {
+    const key = sentences[field]
+    out[field] = key ? [t(key)] : messages
+  }
+  return out
+}
 
 /** A size in bytes as the UI's language writes it (kB, MB, GB: powers of 1000). */
 export function formatBytes(n: number): string {

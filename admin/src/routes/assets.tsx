@@ -15,9 +15,10 @@ import {
 import { api, ApiFailure, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { AssetThumb } from '../components/asset-picker'
-import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Loading } from '../components/ui'
+import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Skeleton } from '../components/ui'
 import { useCan } from '../api/roles'
 import { UploadList, useUploads } from '../components/uploads'
+import { formatNumber, t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/assets')
 
@@ -68,10 +69,10 @@ export function AssetsScreen() {
     >
       <div className="flex flex-wrap items-end gap-3">
         <h1 id={`${fileId}-title`} className="flex-1 text-xl font-semibold">
-          Assets
+          {t('nav.assets')}
         </h1>
         <label className="flex flex-col gap-1 text-sm font-medium">
-          Search by file name
+          {t('picker.search')}
           <input type="search" value={q} onChange={(e) => setQ(e.target.value)} className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-normal" />
         </label>
         <label
@@ -79,7 +80,7 @@ export function AssetsScreen() {
           hidden={!canUpload}
           className="cursor-pointer rounded-md bg-indigo-700 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-800 focus-within:ring-2 focus-within:ring-indigo-400"
         >
-          Upload files
+          {t('picker.upload')}
           <input
             id={fileId}
             disabled={!canUpload}
@@ -95,28 +96,25 @@ export function AssetsScreen() {
           />
         </label>
       </div>
-      <p className="text-sm text-slate-700">Drop files anywhere here to upload them: images (JPEG, PNG, WebP, GIF, AVIF, SVG), PDF, MP4, WebM and MP3, up to 100 MB each.</p>
+      <p className="text-sm text-slate-700">{t('assets.dropHint')}</p>
       {dragging ? (
         <p aria-hidden className="pointer-events-none absolute inset-0 z-10 flex items-center justify-center rounded-lg bg-indigo-50/90 text-lg font-semibold text-indigo-900">
-          Drop the files to upload them
+          {t('assets.dropNow')}
         </p>
       ) : null}
       <UploadList items={uploads.items} />
-      {assets.isError ? <ErrorNotice error={assets.error} /> : null}
+      {assets.isError ? <ErrorNotice error={assets.error} onRetry={() => assets.refetch()} /> : null}
       {assets.isPending ? (
-        <Loading what="Loading the assets" />
+        <Skeleton lines={4} />
       ) : list.length === 0 ? (
         q ? (
-          <EmptyState title="No asset matches">No file name contains “{q}”. Try another part of the name.</EmptyState>
+          <EmptyState title={t('picker.noMatch')}>{t('assets.noMatch', { q })}</EmptyState>
         ) : (
-          <EmptyState title="No assets yet">
-            Drag image files onto this page, or use <strong>Upload files</strong>. Uploaded images can then be chosen in a
-            Story’s asset fields, and every image gets resized variants (WebP, AVIF, JPEG, PNG).
-          </EmptyState>
+          <EmptyState title={t('picker.none')}>{t('assets.emptyText')}</EmptyState>
         )
       ) : (
         <>
-          <ul aria-label="Assets" className="grid grid-cols-[repeat(auto-fill,minmax(10rem,1fr))] gap-3">
+          <ul aria-label={t('nav.assets')} className="grid grid-cols-[repeat(auto-fill,minmax(10rem,1fr))] gap-3">
             {list.map((a) => (
               <li key={a.uuid} className="flex flex-col gap-1 rounded-md bg-white p-2 ring-1 ring-slate-200" data-asset={a.filename}>
                 <AssetThumb space={space} asset={a} alt={a.alt[Object.keys(a.alt)[0] ?? ''] ?? ''} className="h-32 w-full" />
@@ -127,15 +125,15 @@ export function AssetsScreen() {
                   {formatBytes(a.size)}
                   {a.width && a.height ? ` · ${a.width}×${a.height}` : ''}
                 </span>
-                <Button aria-label={`Details of ${a.filename}`} onClick={() => setSelected(a.uuid)}>
-                  Details
+                <Button aria-label={t('assets.detailsOf', { name: a.filename })} onClick={() => setSelected(a.uuid)}>
+                  {t('assets.details')}
                 </Button>
               </li>
             ))}
           </ul>
           {total > list.length ? (
             <p className="text-sm text-slate-700">
-              Showing the newest {list.length} of {total} assets: search by file name to find the others.
+              {t('assets.showing', { shown: formatNumber(list.length), total: formatNumber(total) })}
             </p>
           ) : null}
         </>
@@ -202,14 +200,14 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
             {asset.width && asset.height ? ` · ${asset.width}×${asset.height} px` : ''}
           </span>
           <a className="truncate text-indigo-800 underline" href={originalPath(space, asset.uuid)} target="_blank" rel="noopener noreferrer">
-            Open the original
+            {t('assets.original')}
           </a>
         </div>
-        <Button onClick={onClose}>Close</Button>
+        <Button onClick={onClose}>{t('common.close')}</Button>
       </div>
 
       <form
-        aria-label="Alt text"
+        aria-label={t('assets.alt')}
         className="flex flex-col gap-2"
         onSubmit={(e) => {
           e.preventDefault()
@@ -217,8 +215,8 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
           saveAlt.mutate()
         }}
       >
-        <h3 className="font-medium">Alt text</h3>
-        <p className="text-xs text-slate-600">What the image shows, for people who cannot see it: one text per locale. Empty: no alt text in that locale.</p>
+        <h3 className="font-medium">{t('assets.alt')}</h3>
+        <p className="text-xs text-slate-600">{t('assets.altText')}</p>
         {locales.map((l) => (
           <AltInput
             key={l}
@@ -235,11 +233,11 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
         {saveAlt.isError && !Object.keys(altErrors).length ? <ErrorNotice error={saveAlt.error} /> : null}
         <div className="flex items-center gap-3" hidden={!canEdit}>
           <Button tone="primary" type="submit" disabled={saveAlt.isPending || !canEdit}>
-            Save alt text
+            {t('assets.saveAlt')}
           </Button>
           {saved ? (
             <span role="status" className="text-sm text-emerald-800">
-              Alt text saved.
+              {t('assets.altSaved')}
             </span>
           ) : null}
         </div>
@@ -247,15 +245,14 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
 
       {isRaster(asset) ? (
         <div className="flex flex-col gap-2">
-          <h3 className="font-medium">Transforms</h3>
+          <h3 className="font-medium">{t('assets.transforms')}</h3>
           <p className="text-xs text-slate-600">
-            Every image is served resized and converted on request; these URLs are public and cached for good. Widths are the
-            service’s allowed sizes (IMAGE_WIDTHS).
+            {t('assets.transformsText')}
           </p>
           <div className="flex flex-wrap items-end gap-3 text-sm">
             <div className="flex flex-col gap-1">
               <label htmlFor={formatId} className="font-medium">
-                Format
+                {t('assets.format')}
               </label>
               <select id={formatId} value={format} onChange={(e) => setFormat(e.target.value as TransformFormat)} className="rounded-md border border-slate-300 bg-white px-2 py-1">
                 {TRANSFORM_FORMATS.map((f) => (
@@ -267,12 +264,12 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
             </div>
             <div className="flex flex-col gap-1">
               <label htmlFor={widthId} className="font-medium">
-                Width
+                {t('assets.width')}
               </label>
               <select id={widthId} value={width} onChange={(e) => setWidth(Number(e.target.value))} className="rounded-md border border-slate-300 bg-white px-2 py-1">
                 {PREVIEW_WIDTHS.map((w) => (
                   <option key={w} value={w}>
-                    {w} px
+                    {t('assets.px', { n: w })}
                   </option>
                 ))}
               </select>
@@ -281,27 +278,26 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
           <code className="break-all rounded bg-slate-100 px-2 py-1 text-xs" data-testid="transform-url">
             {`${location.origin}${preview}`}
           </code>
-          <img src={preview} alt={`Preview: ${format}, ${width} px wide`} className="max-h-64 max-w-full self-start rounded bg-slate-100 object-contain" />
+          <img src={preview} alt={t('assets.previewAlt', { format, width })} className="max-h-64 max-w-full self-start rounded bg-slate-100 object-contain" />
         </div>
       ) : null}
 
       {canDelete ? (
         <div className="flex justify-end">
           <Button tone="danger" onClick={() => setConfirmDelete(true)}>
-            Delete asset
+            {t('assets.delete')}
           </Button>
         </div>
       ) : null}
-      <Dialog open={confirmDelete} title="Delete this asset?" onClose={() => setConfirmDelete(false)}>
+      <Dialog open={confirmDelete} title={t('assets.deleteTitle')} onClose={() => setConfirmDelete(false)}>
         <p className="text-sm">
-          <strong className="break-all">{asset.filename}</strong> is removed for good, with its transforms. Stories that use it keep the reference,
-          which then reads as missing.
+          <strong className="break-all">{asset.filename}</strong> {t('assets.deleteText')}
         </p>
         {remove.isError ? <ErrorNotice error={remove.error} /> : null}
         <div className="flex justify-end gap-2">
-          <Button onClick={() => setConfirmDelete(false)}>Cancel</Button>
+          <Button onClick={() => setConfirmDelete(false)}>{t('common.cancel')}</Button>
           <Button tone="danger" disabled={remove.isPending} onClick={() => remove.mutate()}>
-            Delete
+            {t('stories.delete')}
           </Button>
         </div>
       </Dialog>
@@ -314,7 +310,7 @@ function AltInput({ locale, value, errors, onChange }: { locale: string; value: 
   return (
     <div className="flex flex-col gap-1">
       <label htmlFor={id} className="text-sm">
-        Alt text ({locale})
+        {t('assets.altOf', { locale })}
       </label>
       <input
         id={id}

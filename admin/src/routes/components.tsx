@@ -5,7 +5,8 @@ import { ApiFailure, api, unwrap } from '../api/client'
 import { componentsQuery } from '../api/queries'
 import type { paths } from '../api/schema'
 import { useCan } from '../api/roles'
-import { Button, EmptyState, ErrorNotice, FieldErrors, Loading, TextField } from '../components/ui'
+import { Button, EmptyState, ErrorNotice, FieldErrors, Skeleton, TextField } from '../components/ui'
+import { fieldErrors, formatNumber, type MessageKey, t } from '../i18n'
 import type { Blueprint } from '../fields/types'
 
 const route = getRouteApi('/app/spaces/$space/components')
@@ -15,20 +16,20 @@ type FieldType = ApiBlueprint['schema'][string]['type']
 
 /** Every field type the API has, in the order offered (a new type in the API fails the typecheck until listed). */
 const TYPE_LABELS = {
-  text: 'Text (one line)',
-  textarea: 'Text (several lines)',
-  richtext: 'Rich text',
-  markdown: 'Markdown',
-  number: 'Number',
-  boolean: 'Yes / no',
-  datetime: 'Date and time',
-  select: 'Choice (one)',
-  multiselect: 'Choice (several)',
-  tags: 'Tags',
-  asset: 'Asset',
-  link: 'Link',
-  blocks: 'Blocks (nested components)',
-} satisfies Record<FieldType, string>
+  text: 'type.text',
+  textarea: 'type.textarea',
+  richtext: 'type.richtext',
+  markdown: 'type.markdown',
+  number: 'type.number',
+  boolean: 'type.boolean',
+  datetime: 'type.datetime',
+  select: 'type.select',
+  multiselect: 'type.multiselect',
+  tags: 'type.tags',
+  asset: 'type.asset',
+  link: 'type.link',
+  blocks: 'type.blocks',
+} as const satisfies Record<FieldType, MessageKey>
 const FIELD_TYPES = Object.keys(TYPE_LABELS) as FieldType[]
 
 interface FieldDraft {
@@ -66,37 +67,35 @@ export function ComponentsScreen() {
   const [editing, setEditing] = useState<null | { bp?: Blueprint }>(null)
   // Blueprints are changed by a role that may (whoami's role against x-min-role); others read them.
   const canEdit = useCan(space, 'POST', '/v1/spaces/{space}/components')
-  if (components.isPending) return <Loading what="Loading components" />
-  if (components.isError) return <ErrorNotice error={components.error} />
+  if (components.isPending) return <Skeleton lines={5} />
+  if (components.isError) return <ErrorNotice error={components.error} onRetry={() => components.refetch()} />
   return (
     <div className="flex flex-col gap-4">
       <div className="flex items-center gap-3">
-        <h1 className="flex-1 text-2xl font-semibold">Components</h1>
+        <h1 className="flex-1 text-2xl font-semibold">{t('nav.components')}</h1>
         {canEdit ? (
           <Button tone="primary" onClick={() => setEditing({})}>
-            New component
+            {t('components.new')}
           </Button>
         ) : null}
       </div>
       {components.data.length === 0 && !editing ? (
-        <EmptyState title="No component yet">
-          A component is a block type with its fields (a page, a hero, a teaser). Stories are built from components: create
-          one marked <strong>top level</strong> (for example “Page”) with <strong>New component</strong>.
-        </EmptyState>
+        <EmptyState title={t('editor.noComponent')}>{t('components.emptyText')}</EmptyState>
       ) : null}
       {components.data.length ? (
-        <ul aria-label="Components" className="divide-y divide-slate-200 rounded-lg bg-white ring-1 ring-slate-200">
+        <ul aria-label={t('nav.components')} className="divide-y divide-slate-200 rounded-lg bg-white ring-1 ring-slate-200">
           {components.data.map((c) => (
             <li key={c.name} className="flex items-center gap-3 px-4 py-2 text-sm">
               <span className="font-medium">{c.display_name}</span>
               <code className="text-xs text-slate-600">{c.name}</code>
               <span className="text-slate-700">
-                {Object.keys(c.schema).length} field(s){c.is_root ? ' · top level' : ''}
-                {c.is_nestable ? ' · nestable' : ''}
+                {t('components.fields', { count: formatNumber(Object.keys(c.schema).length) })}
+                {c.is_root ? t('components.topLevel') : ''}
+                {c.is_nestable ? t('components.nestable') : ''}
               </span>
               {canEdit ? (
-                <Button className="ml-auto px-2 py-0.5 text-xs" onClick={() => setEditing({ bp: c as Blueprint })} aria-label={`Edit ${c.display_name}`}>
-                  Edit
+                <Button className="ml-auto px-2 py-0.5 text-xs" onClick={() => setEditing({ bp: c as Blueprint })} aria-label={t('components.editOf', { name: c.display_name })}>
+                  {t('components.edit')}
                 </Button>
               ) : null}
             </li>
@@ -123,7 +122,7 @@ function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; 
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'components'] })
       onClose()
     },
-    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+    onError: (err) => setErrors(err instanceof ApiFailure ? fieldErrors(err, { name: 'components.error.name' }) : {}),
   })
   const update = (key: string, patch: Partial<FieldDraft>) => setFields((fs) => fs.map((f) => (f.key === key ? { ...f, ...patch } : f)))
   const move = (i: number, to: number) =>
@@ -158,26 +157,26 @@ function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; 
     })
   }
   return (
-    <form onSubmit={submit} aria-label={bp ? `Edit ${bp.display_name}` : 'New component'} className="flex flex-col gap-4 rounded-lg bg-white p-4 ring-1 ring-slate-200" noValidate>
-      <h2 className="text-lg font-semibold">{bp ? `Edit “${bp.display_name}”` : 'New component'}</h2>
+    <form onSubmit={submit} aria-label={bp ? t('components.editOf', { name: bp.display_name }) : t('components.new')} className="flex flex-col gap-4 rounded-lg bg-white p-4 ring-1 ring-slate-200" noValidate>
+      <h2 className="text-lg font-semibold">{bp ? t('components.editTitle', { name: bp.display_name }) : t('components.new')}</h2>
       <div className="grid gap-3 sm:grid-cols-2">
-        <TextField label="Name" name="name" defaultValue={bp?.name} required disabled={!!bp} hint="Lower case: a-z 0-9 _ -, starting with a letter." errors={errors.name} />
-        <TextField label="Display name" name="display_name" defaultValue={bp?.display_name} errors={errors.display_name} />
+        <TextField label={t('stories.name')} name="name" defaultValue={bp?.name} required disabled={!!bp} hint={t('components.nameHint')} errors={errors.name} />
+        <TextField label={t('components.displayName')} name="display_name" defaultValue={bp?.display_name} errors={errors.display_name} />
       </div>
       <div className="flex gap-6 text-sm">
         <label className="flex items-center gap-2">
           <input type="checkbox" checked={isRoot} onChange={(e) => setIsRoot(e.target.checked)} className="h-4 w-4 accent-indigo-700" />
-          Top level (a Story can start with it)
+          {t('components.isRoot')}
         </label>
         <label className="flex items-center gap-2">
           <input type="checkbox" checked={isNestable} onChange={(e) => setIsNestable(e.target.checked)} className="h-4 w-4 accent-indigo-700" />
-          Nestable (inside a blocks field)
+          {t('components.isNestable')}
         </label>
       </div>
       <FieldErrors errors={errors.schema} />
       <fieldset className="flex flex-col gap-3">
-        <legend className="mb-2 text-sm font-semibold">Fields</legend>
-        {fields.length === 0 ? <p className="text-sm text-slate-600">No fields yet: add the first one.</p> : null}
+        <legend className="mb-2 text-sm font-semibold">{t('components.fieldsTitle')}</legend>
+        {fields.length === 0 ? <p className="text-sm text-slate-600">{t('components.noFields')}</p> : null}
         {fields.map((f, i) => (
           <FieldEditorRow
             key={f.key}
@@ -196,15 +195,15 @@ function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; 
               setFields((fs) => [...fs, { key: `f${++keySeq}`, name: '', type: 'text', required: false, translatable: true, options: '', whitelist: '' }])
             }
           >
-            Add field
+            {t('components.addField')}
           </Button>
         </div>
       </fieldset>
       <ErrorNotice error={save.error} />
       <div className="flex justify-end gap-2">
-        <Button onClick={onClose}>Cancel</Button>
+        <Button onClick={onClose}>{t('common.cancel')}</Button>
         <Button tone="primary" type="submit" disabled={save.isPending}>
-          {bp ? 'Save component' : 'Create component'}
+          {bp ? t('components.save') : t('components.create')}
         </Button>
       </div>
     </form>
@@ -233,15 +232,15 @@ function FieldEditorRow({
   const messages = field.name.trim()
     ? Object.entries(errors)
         .filter(([k]) => k === at || k.startsWith(`${at}/`))
-        .map(([k, m]) => `${k.slice(at.length + 1) || 'field'}: ${m.join('; ')}`)
+        .map(([k, m]) => `${k.slice(at.length + 1) || t('components.field')}: ${m.join('; ')}`)
     : []
-  const label = field.name || `field ${index + 1}`
+  const label = field.name || t('components.fieldN', { n: index + 1 })
   return (
     <div className="flex flex-col gap-2 rounded-md border border-slate-200 p-3" data-schema-field={field.name}>
       <div className="flex flex-wrap items-end gap-3">
         <div className="flex flex-col gap-1">
           <label htmlFor={`${id}-name`} className="text-xs font-medium">
-            Field name
+            {t('components.fieldName')}
           </label>
           <input
             id={`${id}-name`}
@@ -252,7 +251,7 @@ function FieldEditorRow({
         </div>
         <div className="flex flex-col gap-1">
           <label htmlFor={`${id}-type`} className="text-xs font-medium">
-            Type
+            {t('components.type')}
           </label>
           <select
             id={`${id}-type`}
@@ -260,37 +259,37 @@ function FieldEditorRow({
             onChange={(e) => onChange({ type: e.target.value as FieldType })}
             className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
           >
-            {FIELD_TYPES.map((t) => (
-              <option key={t} value={t}>
-                {TYPE_LABELS[t]}
+            {FIELD_TYPES.map((ft) => (
+              <option key={ft} value={ft}>
+                {t(TYPE_LABELS[ft])}
               </option>
             ))}
           </select>
         </div>
         <label className="flex items-center gap-1 text-sm">
           <input type="checkbox" checked={field.required} onChange={(e) => onChange({ required: e.target.checked })} className="h-4 w-4 accent-indigo-700" />
-          Required
+          {t('components.required')}
         </label>
         <label className="flex items-center gap-1 text-sm">
           <input type="checkbox" checked={field.translatable} onChange={(e) => onChange({ translatable: e.target.checked })} className="h-4 w-4 accent-indigo-700" />
-          Translatable
+          {t('components.translatable')}
         </label>
         <div className="ml-auto flex gap-1">
-          <Button className="px-2 py-0.5 text-xs" disabled={index === 0} onClick={() => onMove(index - 1)} aria-label={`Move ${label} up`}>
+          <Button className="px-2 py-0.5 text-xs" disabled={index === 0} onClick={() => onMove(index - 1)} aria-label={t('blocks.up', { title: label })}>
             ↑
           </Button>
-          <Button className="px-2 py-0.5 text-xs" disabled={index === count - 1} onClick={() => onMove(index + 1)} aria-label={`Move ${label} down`}>
+          <Button className="px-2 py-0.5 text-xs" disabled={index === count - 1} onClick={() => onMove(index + 1)} aria-label={t('blocks.down', { title: label })}>
             ↓
           </Button>
-          <Button className="px-2 py-0.5 text-xs" onClick={onRemove} aria-label={`Remove ${label}`}>
-            Remove
+          <Button className="px-2 py-0.5 text-xs" onClick={onRemove} aria-label={t('blocks.removeOf', { title: label })}>
+            {t('blocks.remove')}
           </Button>
         </div>
       </div>
       {field.type === 'select' || field.type === 'multiselect' ? (
         <div className="flex flex-col gap-1">
           <label htmlFor={`${id}-options`} className="text-xs font-medium">
-            Options (comma-separated)
+            {t('components.options')}
           </label>
           <input id={`${id}-options`} value={field.options} onChange={(e) => onChange({ options: e.target.value })} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
         </div>
@@ -298,7 +297,7 @@ function FieldEditorRow({
       {field.type === 'blocks' ? (
         <div className="flex flex-col gap-1">
           <label htmlFor={`${id}-whitelist`} className="text-xs font-medium">
-            Allowed components (comma-separated names; empty: every nestable one)
+            {t('components.whitelist')}
           </label>
           <input id={`${id}-whitelist`} value={field.whitelist} onChange={(e) => onChange({ whitelist: e.target.value })} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
         </div>

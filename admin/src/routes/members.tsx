@@ -7,7 +7,7 @@ import { ROLE_OPTIONS, type Role } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { Notice } from '../components/notice'
 import { Button, Dialog, Loading, TextField } from '../components/ui'
-import { formatDateTime, roleName, t } from '../i18n'
+import { formatDateTime, language, roleName, t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/members')
 
@@ -269,11 +269,13 @@ function RolesTable({ space }: { space: string }) {
           <summary className="cursor-pointer font-medium">
             {roleName(r.role)} — {t(`roles.${r.role}.hint`)} ({r.operations.length})
           </summary>
-          <p className="mt-2 text-slate-700">{r.description}</p>
+          {/* The API describes roles and operations in English: shown as such in an English UI only (the hint above is the catalog's). */}
+          {language === 'en' ? <p className="mt-2 text-slate-700">{r.description}</p> : null}
           <ul className="mt-2 max-h-64 overflow-y-auto font-mono text-xs text-slate-700">
             {r.operations.map((o) => (
               <li key={`${o.method} ${o.path}`}>
-                {o.method} {o.path} — {o.summary}
+                {o.method} {o.path}
+                {language === 'en' ? ` — ${o.summary}` : null}
               </li>
             ))}
           </ul>

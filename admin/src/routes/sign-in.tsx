@@ -56,6 +56,11 @@ export function SignInScreen() {
         </Button>
       </form>
       <p className="mt-4 text-sm text-slate-700">
+        <Link to="/forgot-password" className="font-medium text-indigo-800 underline">
+          {t('signIn.forgot')}
+        </Link>
+      </p>
+      <p className="mt-2 text-sm text-slate-700">
         {t('signIn.noAccount')}{' '}
         <Link to="/register" className="font-medium text-indigo-800 underline">
           {t('signIn.register')}

@@ -4,7 +4,7 @@ import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { Button, EmptyState, ErrorNotice, Loading, TextField } from '../components/ui'
-import { t } from '../i18n'
+import { fieldErrors, roleName, t } from '../i18n'
 
 /** The Spaces this user can reach, with their role; creating the first one is the next step of a new account. */
 export function SpacesScreen() {
@@ -25,7 +25,7 @@ export function SpacesScreen() {
                 {s.name}
               </Link>
               <span className="text-sm text-slate-700">
-                {t('spaces.slugAndRole', { slug: s.slug })} <strong>{s.role}</strong>
+                {t('spaces.slugAndRole', { slug: s.slug })} <strong>{roleName(s.role)}</strong>
               </span>
             </li>
           ))}
@@ -36,29 +36,66 @@ export function SpacesScreen() {
   )
 }
 
+/** A Space slug from its name: lower case ASCII letters, digits and dashes, starting with a letter (`Mein Café` → `mein-cafe`). */
+export function slugify(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/ß/g, 'ss')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+  const slug = /^[a-z]/.test(base) ? base : base ? `s-${base}` : ''
+  return slug.slice(0, 64).replace(/-+$/, '')
+}
+
 function CreateSpace() {
   const queryClient = useQueryClient()
   const navigate = useNavigate()
   const [errors, setErrors] = useState<Record<string, string[]>>({})
+  const [name, setName] = useState('')
+  const [slug, setSlug] = useState('')
+  const [slugTouched, setSlugTouched] = useState(false)
   const create = useMutation({
     mutationFn: (body: { slug: string; name: string }) => unwrap(api.POST('/v1/spaces', { body })),
     onSuccess: async ({ data }) => {
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces'] })
       await navigate({ to: '/spaces/$space', params: { space: data.slug }, search: {} })
     },
-    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+    onError: (err) => setErrors(err instanceof ApiFailure ? fieldErrors(err, { slug: 'spaces.error.slug', name: 'spaces.error.name' }) : {}),
   })
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
-    const f = new FormData(e.currentTarget)
     setErrors({})
-    create.mutate({ name: String(f.get('name')), slug: String(f.get('slug')) })
+    create.mutate({ name, slug })
   }
   return (
     <form onSubmit={submit} className="flex flex-col gap-3 rounded-lg bg-white p-4 ring-1 ring-slate-200" noValidate>
       <h2 className="text-lg font-semibold">{t('spaces.new')}</h2>
-      <TextField label={t('spaces.name')} name="name" required errors={errors.name} />
-      <TextField label={t('spaces.slug')} name="slug" required hint={t('spaces.slugHint')} errors={errors.slug} />
+      <TextField
+        label={t('spaces.name')}
+        name="name"
+        required
+        value={name}
+        onChange={(e) => {
+          setName(e.target.value)
+          // The slug follows the name until the person edits it.
+          if (!slugTouched) setSlug(slugify(e.target.value))
+        }}
+        errors={errors.name}
+      />
+      <TextField
+        label={t('spaces.slug')}
+        name="slug"
+        required
+        value={slug}
+        onChange={(e) => {
+          setSlug(e.target.value)
+          setSlugTouched(true)
+        }}
+        hint={t('spaces.slugHint')}
+        errors={errors.slug}
+      />
       <ErrorNotice error={create.error} />
       <div>
         <Button tone="primary" type="submit" disabled={create.isPending}>

@@ -1,12 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
-import { createContext, type FormEvent, useContext, useState } from 'react'
+import { createContext, type FormEvent, useContext, useEffect, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
-import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState, TextField } from '../components/ui'
-import { t } from '../i18n'
+import { Button, Dialog, EmptyState, ErrorNotice, Loading, Skeleton, StatusBadge, storyState, TextField } from '../components/ui'
+import { fieldErrors, formatNumber, t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/')
 
@@ -28,7 +28,7 @@ export const slugify = (name: string) =>
 
 export function StoryTreeScreen() {
   const { space } = route.useParams()
-  const { q } = route.useSearch()
+  const { q, new: wanted } = route.useSearch()
   const navigate = useNavigate()
   const tree = useQuery(treeQuery(space))
   const search = useQuery({ ...storySearchQuery(space, q ?? ''), enabled: !!q })
@@ -38,6 +38,12 @@ export function StoryTreeScreen() {
   // Write controls only for a role that may write (whoami's role against the operations' x-min-role).
   const canWrite = useCan(space, 'POST', '/v1/spaces/{space}/stories')
   const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/stories/{uuid}')
+  // The command palette's New Story / New folder: open the dialog once, and take the wish out of the address.
+  useEffect(() => {
+    if (!wanted || !canWrite) return
+    setCreating({ folder: wanted === 'folder' })
+    void navigate({ to: '/spaces/$space', params: { space }, search: { q }, replace: true })
+  }, [wanted, canWrite, navigate, space, q])
   const [selected, setSelected] = useState<Set<string>>(new Set())
   const [bulkNotice, setBulkNotice] = useState<string | null>(null)
   const queryClient = useQueryClient()
@@ -47,7 +53,7 @@ export function StoryTreeScreen() {
     onSuccess: async (res) => {
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
       const r = res.data[0]
-      setBulkNotice(r?.ok ? 'Moved.' : `Not moved: ${r && 'message' in r ? r.message : ''}`)
+      setBulkNotice(r?.ok ? t('stories.moved') : t('stories.notMoved', { reason: r && 'message' in r ? r.message : '' }))
     },
   })
   const actions: TreeActions = {
@@ -79,7 +85,7 @@ export function StoryTreeScreen() {
   return (
     <div className="flex flex-col gap-4">
       <div className="flex flex-wrap items-center gap-3">
-        <h1 className="flex-1 text-2xl font-semibold">Stories</h1>
+        <h1 className="flex-1 text-2xl font-semibold">{t('nav.stories')}</h1>
         <form
           role="search"
           onSubmit={(e) => {
@@ -90,39 +96,39 @@ export function StoryTreeScreen() {
           className="flex items-center gap-2"
         >
           <label htmlFor="story-search" className="sr-only">
-            Search Stories by name
+            {t('stories.searchLabel')}
           </label>
           <input
             id="story-search"
             name="q"
             type="search"
             defaultValue={q ?? ''}
-            placeholder="Search by name"
+            placeholder={t('stories.searchPlaceholder')}
             className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm"
           />
-          <Button type="submit">Search</Button>
+          <Button type="submit">{t('stories.search')}</Button>
         </form>
         {canWrite ? (
           <>
-            <Button onClick={() => setCreating({ folder: true })}>New folder</Button>
+            <Button onClick={() => setCreating({ folder: true })}>{t('palette.newFolder')}</Button>
             <Button tone="primary" onClick={() => setCreating({ folder: false })}>
-              New Story
+              {t('palette.newStory')}
             </Button>
           </>
         ) : null}
       </div>
 
       {q ? (
-        <section aria-label="Search results" className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
+        <section aria-label={t('stories.results')} className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
           <div className="mb-2 flex items-center justify-between">
-            <h2 className="font-semibold">Results for “{q}”</h2>
+            <h2 className="font-semibold">{t('stories.resultsFor', { q })}</h2>
             <Link to="/spaces/$space" params={{ space }} search={{}} className="text-sm text-indigo-800 underline">
-              Clear search
+              {t('stories.clearSearch')}
             </Link>
           </div>
-          {search.isPending ? <Loading what="Searching" /> : null}
+          {search.isPending ? <Loading what={t('stories.searching')} /> : null}
           <ErrorNotice error={search.error} />
-          {search.data && search.data.data.length === 0 ? <p className="text-sm text-slate-700">No Story has “{q}” in its name.</p> : null}
+          {search.data && search.data.data.length === 0 ? <p className="text-sm text-slate-700">{t('stories.noResults', { q })}</p> : null}
           <ul className="divide-y divide-slate-100">
             {search.data?.data.map((s) => (
               <li key={s.uuid} className="flex items-center gap-2 py-2">
@@ -134,13 +140,10 @@ export function StoryTreeScreen() {
         </section>
       ) : null}
 
-      {tree.isPending ? <Loading what="Loading the Story tree" /> : null}
-      <ErrorNotice error={tree.error} />
+      {tree.isPending ? <Skeleton lines={6} /> : null}
+      <ErrorNotice error={tree.error} onRetry={() => tree.refetch()} />
       {tree.data && tree.data.data.length === 0 ? (
-        <EmptyState title="No Stories yet">
-          A Story is one page or entry of your site. Create one with <strong>New Story</strong>; its form is built from your
-          component blueprints. Group Stories in folders with <strong>New folder</strong>.
-        </EmptyState>
+        <EmptyState title={t('stories.emptyTitle')}>{t('stories.emptyText')}</EmptyState>
       ) : null}
       <div aria-live="polite" className="text-sm text-emerald-800">
         {bulkNotice}
@@ -159,7 +162,7 @@ export function StoryTreeScreen() {
       ) : null}
       {tree.data && tree.data.data.length > 0 ? (
         <TreeContext.Provider value={actions}>
-          <ul aria-label="Story tree" className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
+          <ul aria-label={t('stories.tree')} className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
             {tree.data.data.map((n) => (
               <TreeItem key={n.uuid} node={n} depth={0} />
             ))}
@@ -214,7 +217,7 @@ function TopLevelDrop({ onDrop }: { onDrop: (uuid: string) => void }) {
       data-drop="top-level"
       className={`rounded-lg border border-dashed px-3 py-2 text-center text-xs text-slate-600 ${over ? 'border-indigo-500 bg-indigo-50' : 'border-slate-300'}`}
     >
-      Drag a Story onto a folder to move it there, or here to move it to the top level. (Or select it and use “Move to…”.)
+      {t('stories.dropHint')}
     </div>
   )
 }
@@ -229,11 +232,11 @@ function ArchivedStories({ space }: { space: string }) {
   })
   return (
     <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200" onToggle={(e) => setOpen(e.currentTarget.open)}>
-      <summary className="cursor-pointer text-sm font-semibold">Archived Stories</summary>
-      {open && archived.isPending ? <Loading what="Loading archived Stories" /> : null}
+      <summary className="cursor-pointer text-sm font-semibold">{t('stories.archived')}</summary>
+      {open && archived.isPending ? <Skeleton lines={2} /> : null}
       <ErrorNotice error={archived.error} />
-      {archived.data && archived.data.data.length === 0 ? <p className="mt-2 text-sm text-slate-700">Nothing is archived.</p> : null}
-      <ul className="mt-2 divide-y divide-slate-100" aria-label="Archived Stories">
+      {archived.data && archived.data.data.length === 0 ? <p className="mt-2 text-sm text-slate-700">{t('stories.nothingArchived')}</p> : null}
+      <ul className="mt-2 divide-y divide-slate-100" aria-label={t('stories.archived')}>
         {archived.data?.data.map((s) => (
           <li key={s.uuid} className="flex items-center gap-2 py-1.5">
             <StoryLink space={space} node={s} />
@@ -313,7 +316,7 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
             type="checkbox"
             checked={tree.selected.has(node.uuid)}
             onChange={() => tree.toggle(node.uuid)}
-            aria-label={`Select ${node.name}`}
+            aria-label={t('stories.select', { name: node.name })}
             className="h-4 w-4 accent-indigo-700"
           />
         ) : null}
@@ -324,9 +327,9 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
             type="button"
             onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
             className="ml-auto text-xs text-slate-700 underline"
-            aria-label={`Rename ${node.name}`}
+            aria-label={t('stories.renameOf', { name: node.name })}
           >
-            Rename
+            {t('stories.rename')}
           </button>
         ) : null}
         {tree.canDelete ? (
@@ -365,29 +368,33 @@ function BulkBar({ space, selected, folders, onDone }: { space: string; selected
       setConfirm(null)
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
       const failed = res.data.filter((r) => !r.ok).map((r) => ('message' in r ? r.message : ''))
-      const verb = a.action === 'move' ? 'moved' : `${a.action}ed`
-      onDone(`${res.meta.succeeded} ${verb}${res.meta.failed ? `, ${res.meta.failed} not: ${failed.join(' ')}` : ''}.`)
+      const count = formatNumber(res.meta.succeeded)
+      onDone(
+        res.meta.failed
+          ? t(`stories.bulk.${a.action}.partial`, { count, failed: formatNumber(res.meta.failed), reasons: failed.join(' ') })
+          : t(`stories.bulk.${a.action}.done`, { count }),
+      )
     },
   })
   return (
-    <div role="toolbar" aria-label="Selected Stories" className="flex flex-wrap items-center gap-2 rounded-lg bg-indigo-50 px-3 py-2 ring-1 ring-indigo-200">
-      <span className="text-sm font-medium">{selected.length} selected</span>
-      <Button onClick={() => setConfirm('publish')}>Publish</Button>
-      <Button onClick={() => setConfirm('unpublish')}>Unpublish</Button>
-      <Button onClick={() => setConfirm('move')}>Move to…</Button>
+    <div role="toolbar" aria-label={t('stories.selected')} className="flex flex-wrap items-center gap-2 rounded-lg bg-indigo-50 px-3 py-2 ring-1 ring-indigo-200">
+      <span className="text-sm font-medium">{t('stories.selectedCount', { count: formatNumber(selected.length) })}</span>
+      <Button onClick={() => setConfirm('publish')}>{t('stories.publish')}</Button>
+      <Button onClick={() => setConfirm('unpublish')}>{t('stories.unpublish')}</Button>
+      <Button onClick={() => setConfirm('move')}>{t('stories.moveTo')}</Button>
       <ErrorNotice error={run.error} />
       <Dialog
         open={confirm !== null}
-        title={confirm === 'move' ? `Move ${selected.length} item(s)` : `${confirm === 'publish' ? 'Publish' : 'Unpublish'} ${selected.length} item(s)?`}
+        title={t(`stories.bulk.${confirm ?? 'publish'}.title`, { count: formatNumber(selected.length) })}
         onClose={() => setConfirm(null)}
       >
         {confirm === 'move' ? (
           <div className="flex flex-col gap-1">
             <label htmlFor="bulk-target" className="text-sm font-medium">
-              Into folder
+              {t('stories.intoFolder')}
             </label>
             <select id="bulk-target" value={target} onChange={(e) => setTarget(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-              <option value="">(top level)</option>
+              <option value="">{t('stories.topLevel')}</option>
               {folders
                 .filter((f) => !selected.includes(f.uuid))
                 .map((f) => (
@@ -399,23 +406,26 @@ function BulkBar({ space, selected, folders, onDone }: { space: string; selected
           </div>
         ) : (
           <p className="text-sm">
-            {confirm === 'publish' ? 'The saved version of each selected Story becomes public.' : 'The selected Stories stop being public; their drafts stay.'}
+            {confirm === 'publish' ? t('stories.bulk.publish.text') : t('stories.bulk.unpublish.text')}
           </p>
         )}
         <div className="flex justify-end gap-2">
-          <Button onClick={() => setConfirm(null)}>Cancel</Button>
+          <Button onClick={() => setConfirm(null)}>{t('common.cancel')}</Button>
           <Button
             tone="primary"
             disabled={run.isPending}
             onClick={() => confirm && run.mutate({ action: confirm, uuids: selected, ...(confirm === 'move' ? { parent_uuid: target || null } : {}) })}
           >
-            {confirm === 'move' ? 'Move' : confirm === 'publish' ? 'Publish' : 'Unpublish'}
+            {confirm === 'move' ? t('stories.move') : confirm === 'publish' ? t('stories.publish') : t('stories.unpublish')}
           </Button>
         </div>
       </Dialog>
     </div>
   )
 }
+
+/** The API's keyed errors of a Story's name and slug as sentences (the server's own words for any other field). */
+const STORY_FIELD_ERRORS = { name: 'stories.error.name', slug: 'stories.error.slug', full_path: 'stories.error.slug' } as const
 
 function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; folders: Parent[]; mode: null | { folder: boolean }; onClose: () => void }) {
   const queryClient = useQueryClient()
@@ -440,7 +450,7 @@ function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; f
       close()
       if (!data.is_folder) await navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid: data.uuid }, search: {} })
     },
-    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+    onError: (err) => setErrors(err instanceof ApiFailure ? fieldErrors(err, STORY_FIELD_ERRORS) : {}),
   })
   const submit = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -448,28 +458,28 @@ function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; f
     setErrors({})
     create.mutate({ name, slug: slugTouched ? slug : slugify(name), is_folder: !!mode?.folder, parent_uuid: parent || null })
   }
-  const title = mode?.folder ? 'New folder' : 'New Story'
+  const title = mode?.folder ? t('palette.newFolder') : t('palette.newStory')
   return (
     <Dialog open={mode !== null} title={title} onClose={close}>
       <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
-        <TextField label="Name" name="name" value={name} onChange={(e) => setName(e.target.value)} required autoFocus errors={errors.name} />
+        <TextField label={t('stories.name')} name="name" value={name} onChange={(e) => setName(e.target.value)} required autoFocus errors={errors.name} />
         <TextField
-          label="Slug"
+          label={t('stories.slug')}
           name="slug"
           value={slugTouched ? slug : slugify(name)}
           onChange={(e) => {
             setSlugTouched(true)
             setSlug(e.target.value)
           }}
-          hint="Part of the Story's URL."
+          hint={t('stories.slugHint')}
           errors={errors.slug ?? errors.full_path}
         />
         <div className="flex flex-col gap-1">
           <label htmlFor="story-parent" className="text-sm font-medium">
-            Folder
+            {t('stories.folder')}
           </label>
           <select id="story-parent" name="parent" className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">(top level)</option>
+            <option value="">{t('stories.topLevel')}</option>
             {folders.map((f) => (
               <option key={f.uuid} value={f.uuid}>
                 {f.label}
@@ -479,9 +489,9 @@ function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; f
         </div>
         <ErrorNotice error={create.error} />
         <div className="flex justify-end gap-2">
-          <Button onClick={close}>Cancel</Button>
+          <Button onClick={close}>{t('common.cancel')}</Button>
           <Button tone="primary" type="submit" disabled={create.isPending || !name.trim()}>
-            Create
+            {t('stories.create')}
           </Button>
         </div>
       </form>
@@ -499,10 +509,10 @@ function RenameDialog({ space, target, onClose }: { space: string; target: null 
       rename.reset()
       onClose()
     },
-    onError: (err) => setErrors(err instanceof ApiFailure ? (err.body.errors ?? {}) : {}),
+    onError: (err) => setErrors(err instanceof ApiFailure ? fieldErrors(err, STORY_FIELD_ERRORS) : {}),
   })
   return (
-    <Dialog open={target !== null} title={`Rename “${target?.name ?? ''}”`} onClose={onClose}>
+    <Dialog open={target !== null} title={t('stories.renameTitle', { name: target?.name ?? '' })} onClose={onClose}>
       <form
         onSubmit={(e) => {
           e.preventDefault()
@@ -512,12 +522,12 @@ function RenameDialog({ space, target, onClose }: { space: string; target: null 
         className="flex flex-col gap-3"
         noValidate
       >
-        <TextField label="New name" name="name" defaultValue={target?.name} required autoFocus errors={errors.name} />
+        <TextField label={t('stories.newName')} name="name" defaultValue={target?.name} required autoFocus errors={errors.name} />
         <ErrorNotice error={rename.error} />
         <div className="flex justify-end gap-2">
-          <Button onClick={onClose}>Cancel</Button>
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
           <Button tone="primary" type="submit" disabled={rename.isPending}>
-            Rename
+            {t('stories.rename')}
           </Button>
         </div>
       </form>

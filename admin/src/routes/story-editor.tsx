@@ -10,8 +10,10 @@ import { blockOfPath, type CommentTarget, CommentsPanel, commentCounts, invalida
 import { ChangeList } from '../components/diff-view'
 import { type Change, diffStories } from '../components/doc-diff'
 import { PreviewButton } from '../components/preview-button'
+import { useScreenCommand } from '../components/command-palette'
+import { toast } from '../components/toast'
 import { VersionsPanel } from '../components/versions'
-import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
+import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
 import { t } from '../i18n'
 
@@ -63,7 +65,7 @@ export function localeChain(lang: string, locales: { code: string; fallback: str
 
 const NO_ERRORS: Record<string, string[]> = {}
 
-const CONFIRM_VERB = { publish: 'Publish', unpublish: 'Unpublish', archive: 'Archive' } as const
+const CONFIRM_VERB = { publish: 'stories.publish', unpublish: 'stories.unpublish', archive: 'editor.archive' } as const
 
 /** The public (CDN) URL of a published Story. */
 export const publicUrl = (space: string, fullPath: string) => `${location.origin}/v1/cdn/${encodeURIComponent(space)}/stories${fullPath}`
@@ -95,6 +97,20 @@ export function StoryEditorScreen() {
   // A 409: the version saved meanwhile, and what it changed against the version these edits started from.
   const [conflict, setConflict] = useState<null | { theirs: number; changes: Change[] }>(null)
   const [confirm, setConfirm] = useState<null | 'publish' | 'unpublish' | 'archive'>(null)
+  // The command palette's "Publish this Story": the same confirmation as the Publish button (unsaved edits first).
+  const paletteDirty = useRef(dirty)
+  paletteDirty.current = dirty
+  const canPublish = useCan(space, 'POST', '/v1/spaces/{space}/stories/{uuid}/publish')
+  useScreenCommand(
+    useCallback(
+      (command) => {
+        if (command !== 'publish' || !canPublish) return
+        if (paletteDirty.current) toast(t('palette.saveFirst'), 'error')
+        else setConfirm('publish')
+      },
+      [canPublish],
+    ),
+  )
   // The document and name the current edits started from (what "their changes" are measured against).
   const base = useRef<{ doc: Doc | null; name: string }>({ doc: null, name: '' })
   const baseVersionRef = useRef(baseVersion)
@@ -198,12 +214,12 @@ export function StoryEditorScreen() {
         base.current = { doc, name: data.name }
         setStartedIn(null)
         queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, data)
-        setNotice(`Saved (version ${data.version_no}).`)
+        setNotice(t('editor.saved', { version: data.version_no }))
         await refresh()
       } catch (err) {
         if (err instanceof ApiFailure && err.status === 422 && err.body.errors) {
           setErrors(err.body.errors)
-          setFailure(new Error(`Not saved: ${Object.keys(err.body.errors).length} field(s) need attention.`))
+          setFailure(new Error(t('editor.notSaved', { count: Object.keys(err.body.errors).length })))
         } else if (err instanceof ApiFailure && err.status === 409 && err.body.error === 'version_conflict') {
           // What the newer version changed, against the version these edits started from.
           let theirs = 0
@@ -258,17 +274,17 @@ export function StoryEditorScreen() {
       const path = `/v1/spaces/{space}/stories/{uuid}/${action}` as const
       const { data } = await unwrap(api.POST(path, { params: { path: { space, uuid } } }))
       queryClient.setQueryData(storyQuery(space, uuid, lang).queryKey, (old) => (old ? { ...old, ...data, content: old.content } : old))
-      setNotice(action === 'publish' ? 'Published.' : action === 'unpublish' ? 'Unpublished: the Story is a draft again.' : 'Archived.')
+      setNotice(action === 'publish' ? t('editor.published') : action === 'unpublish' ? t('editor.unpublished') : t('editor.archived'))
       await refresh()
     } catch (err) {
       setFailure(err)
     }
   }
 
-  if ((story.isPending && !missing) || components.isPending || (missing && primary.isPending)) return <Loading what="Loading the Story" />
-  if (story.isError && !missing) return <ErrorNotice error={story.error} />
+  if ((story.isPending && !missing) || components.isPending || (missing && primary.isPending)) return <Skeleton lines={8} />
+  if (story.isError && !missing) return <ErrorNotice error={story.error} onRetry={() => story.refetch()} />
   if (primary.isError) return <ErrorNotice error={primary.error} />
-  if (components.isError) return <ErrorNotice error={components.error} />
+  if (components.isError) return <ErrorNotice error={components.error} onRetry={() => components.refetch()} />
   const s = (story.data ?? primary.data)!
   const startFrom = fallbackSource ?? primary.data
   const startTranslation = () => {
@@ -283,7 +299,7 @@ export function StoryEditorScreen() {
   // For a locale without a translation: the locale its readers get instead.
   const shownFrom = (l: string) => {
     const from = localeList.data ? localeChain(l, localeList.data, s.primary_lang).find((c) => c !== l && (c === s.primary_lang || s.translations.includes(c))) : undefined
-    return from ? `: shows ${from}` : ''
+    return from ? t('editor.shows', { from }) : ''
   }
   const roots = [...blueprints.values()].filter((b) => b.is_root)
   const state = storyState(s)
@@ -293,18 +309,18 @@ export function StoryEditorScreen() {
     <div className="flex flex-col gap-4">
       <div className="flex flex-wrap items-center gap-3">
         <Link to="/spaces/$space" params={{ space }} search={{}} className="text-sm text-indigo-800 underline">
-          ← Stories
+          {t('editor.back')}
         </Link>
         <h1 className="text-2xl font-semibold">{s.name}</h1>
         <StatusBadge state={state} />
         <span className="text-sm text-slate-600">
-          {s.full_path} · version {s.version_no}
-          {dirty ? ' · unsaved changes' : ''}
+          {t('editor.pathVersion', { path: s.full_path, version: s.version_no })}
+          {dirty ? t('editor.unsaved') : ''}
         </span>
         <PresenceBar others={presence.others} />
         {locales.length > 1 ? (
           <label className="flex items-center gap-1 text-sm">
-            Locale
+            {t('editor.locale')}
             <select
               value={lang ?? s.primary_lang}
               onChange={(e) => navigate({ search: { lang: e.target.value === s.primary_lang ? undefined : e.target.value } })}
@@ -313,32 +329,32 @@ export function StoryEditorScreen() {
               {locales.map((l) => (
                 <option key={l} value={l}>
                   {l}
-                  {l === s.primary_lang ? ' (own)' : s.translations.includes(l) ? '' : ` (no translation yet${shownFrom(l)})`}
+                  {l === s.primary_lang ? t('editor.own') : s.translations.includes(l) ? '' : t('editor.noTranslationYet', { shows: shownFrom(l) })}
                 </option>
               ))}
             </select>
           </label>
         ) : null}
-        <div className="ml-auto flex gap-2">
+        <div className="ml-auto flex flex-wrap gap-2">
           {canWrite ? (
             <Button tone="primary" onClick={() => save()} disabled={saving || !dirty} aria-keyshortcuts="Control+S">
-              {saving ? 'Saving…' : 'Save'}
+              {saving ? t('editor.saving') : t('editor.save')}
             </Button>
           ) : null}
           {!s.is_folder ? <PreviewButton space={space} path={s.full_path} dirty={dirty} /> : null}
           {!canWrite ? null : s.status === 'published' ? (
             <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
-              Unpublish
+              {t('stories.unpublish')}
             </Button>
           ) : null}
           {canWrite ? (
             <Button tone="primary" onClick={() => setConfirm('publish')} disabled={dirty || s.status === 'archived' || state === 'published'}>
-              Publish
+              {t('stories.publish')}
             </Button>
           ) : null}
           {canWrite && s.status !== 'archived' && !s.is_folder ? (
             <Button tone="danger" onClick={() => setConfirm('archive')} disabled={dirty}>
-              Archive
+              {t('editor.archive')}
             </Button>
           ) : null}
         </div>
@@ -355,13 +371,12 @@ export function StoryEditorScreen() {
       <Announcer />
       {remote !== null ? (
         <p role="status" className="rounded-md bg-amber-50 px-3 py-2 text-sm text-amber-900 ring-1 ring-amber-200" data-testid="remote-version">
-          Someone saved version {remote} while you were editing. Saving will show what they changed and ask whether to reload theirs or
-          overwrite it.
+          {t('editor.remote', { version: remote })}
         </p>
       ) : null}
       <ErrorNotice error={failure} />
       {problems.length ? (
-        <section aria-label="Problems" className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200">
+        <section aria-label={t('editor.problems')} className="rounded-md bg-red-50 px-3 py-2 text-sm text-red-800 ring-1 ring-red-200">
           <ul>
             {problems.map(([k, msgs]) => (
               <li key={k}>
@@ -374,7 +389,7 @@ export function StoryEditorScreen() {
 
       {s.status === 'published' ? (
         <p className="text-sm">
-          Public URL:{' '}
+          {t('editor.publicUrl')}{' '}
           <a href={publicUrl(space, s.full_path)} className="text-indigo-800 underline" target="_blank" rel="noreferrer" data-testid="public-url">
             {publicUrl(space, s.full_path)}
           </a>
@@ -383,22 +398,24 @@ export function StoryEditorScreen() {
 
       {!showForm ? (
         <>
-          <EmptyState title={`No “${lang}” translation yet`}>
+          <EmptyState title={t('editor.noTranslation', { lang: lang ?? '' })}>
             <p>
-              Readers of {lang} get the {fallbackFrom ?? s.primary_lang} content (its fallback chain
-              {lang && localeList.data ? `: ${localeChain(lang, localeList.data, s.primary_lang).join(' → ')}` : ''}). Start the
-              translation from it: its blocks are copied here for you to translate. Fields that are not translatable keep
-              showing the {s.primary_lang} value.
+              {t('editor.fallbackText', {
+                lang: lang ?? '',
+                from: fallbackFrom ?? s.primary_lang,
+                chain: lang && localeList.data ? `: ${localeChain(lang, localeList.data, s.primary_lang).join(' → ')}` : '',
+                primary: s.primary_lang,
+              })}
             </p>
             {canWrite ? (
               <Button tone="primary" className="mt-3" onClick={startTranslation} disabled={!startFrom}>
-                Start from {fallbackFrom ?? s.primary_lang}
+                {t('editor.startFrom', { from: fallbackFrom ?? s.primary_lang })}
               </Button>
             ) : null}
           </EmptyState>
           {fallbackSource && fallbackFrom ? (
-            <section aria-label={`Shown from ${fallbackFrom}`} className="rounded-lg bg-slate-100 p-3" data-testid="fallback-preview">
-              <p className="mb-2 text-sm text-slate-700">What readers of {lang} get now (read-only):</p>
+            <section aria-label={t('editor.shownFrom', { from: fallbackFrom })} className="rounded-lg bg-slate-100 p-3" data-testid="fallback-preview">
+              <p className="mb-2 text-sm text-slate-700">{t('editor.readersGet', { lang: lang ?? '' })}</p>
               <TranslationContext.Provider value={translationValue}>
                 <FallbackContext.Provider value={fallbackValue}>
                   <fieldset disabled className="contents">
@@ -410,18 +427,16 @@ export function StoryEditorScreen() {
           ) : null}
         </>
       ) : roots.length === 0 && (doc?.blocks.length ?? 0) === 0 ? (
-        <EmptyState title="No component yet">
-          The form of a Story is built from the Space's components. Create a top-level one (for example a “Page” with a title
-          and a body of blocks) under{' '}
+        <EmptyState title={t('editor.noComponent')}>
+          {t('editor.noComponentText')}{' '}
           <Link to="/spaces/$space/components" params={{ space }} className="font-medium text-indigo-800 underline">
-            Components
+            {t('nav.components')}
           </Link>
-          , then come back.
         </EmptyState>
       ) : (
         <div className="grid items-start gap-4 lg:grid-cols-[minmax(0,1fr)_18rem]">
           <section
-            aria-label="Content"
+            aria-label={t('editor.content')}
             className="rounded-lg bg-slate-100 p-3"
             onFocus={(e) => {
               // Tell the others which block (and field) has this editor's focus.
@@ -457,43 +472,42 @@ export function StoryEditorScreen() {
 
       {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} /> : null}
 
-      <Dialog open={conflict !== null} title="Someone saved this Story meanwhile" onClose={() => setConflict(null)}>
+      <Dialog open={conflict !== null} title={t('editor.conflict')} onClose={() => setConflict(null)}>
         <p className="text-sm">
-          Your changes are based on version {baseVersion}, and version {conflict?.theirs || 'a newer one'} was saved since. Reload to see
-          theirs (your changes are dropped), or overwrite theirs with yours.
+          {t('editor.conflictText', { base: baseVersion ?? '', theirs: conflict?.theirs || t('editor.newer') })}
         </p>
-        <h3 className="text-sm font-semibold">What they changed</h3>
-        <ChangeList changes={conflict?.changes ?? []} label="Their changes" limit={50} />
+        <h3 className="text-sm font-semibold">{t('editor.theyChanged')}</h3>
+        <ChangeList changes={conflict?.changes ?? []} label={t('editor.theirChanges')} limit={50} />
         <div className="flex justify-end gap-2">
-          <Button onClick={reload}>Reload theirs</Button>
+          <Button onClick={reload}>{t('editor.reloadTheirs')}</Button>
           <Button tone="danger" onClick={() => save(true)}>
-            Overwrite with mine
+            {t('editor.overwrite')}
           </Button>
         </div>
       </Dialog>
 
-      <Dialog open={leaving.status === 'blocked'} title="Leave without saving?" onClose={() => leaving.reset?.()}>
-        <p className="text-sm">This Story has changes that are not saved. They are lost if you leave.</p>
+      <Dialog open={leaving.status === 'blocked'} title={t('editor.leaveTitle')} onClose={() => leaving.reset?.()}>
+        <p className="text-sm">{t('editor.leaveText')}</p>
         <div className="flex justify-end gap-2">
-          <Button onClick={() => leaving.reset?.()}>Stay</Button>
+          <Button onClick={() => leaving.reset?.()}>{t('editor.stay')}</Button>
           <Button tone="danger" onClick={() => leaving.proceed?.()}>
-            Leave without saving
+            {t('editor.leave')}
           </Button>
         </div>
       </Dialog>
 
-      <Dialog open={confirm !== null} title={`${CONFIRM_VERB[confirm ?? 'publish']} “${s.name}”?`} onClose={() => setConfirm(null)}>
+      <Dialog open={confirm !== null} title={t(`editor.confirm.${confirm ?? 'publish'}`, { name: s.name })} onClose={() => setConfirm(null)}>
         <p className="text-sm">
           {confirm === 'publish'
-            ? `The saved version ${s.version_no} becomes public at ${publicUrl(space, s.full_path)}.`
+            ? t('editor.confirm.publishText', { version: s.version_no, url: publicUrl(space, s.full_path) })
             : confirm === 'unpublish'
-              ? 'The Story stops being public; its draft stays.'
-              : 'The Story leaves the public site and can no longer be edited or published; afterwards it can only be deleted.'}
+              ? t('editor.confirm.unpublishText')
+              : t('editor.confirm.archiveText')}
         </p>
         <div className="flex justify-end gap-2">
-          <Button onClick={() => setConfirm(null)}>Cancel</Button>
+          <Button onClick={() => setConfirm(null)}>{t('common.cancel')}</Button>
           <Button tone={confirm === 'archive' ? 'danger' : 'primary'} onClick={() => confirm && publishing(confirm)}>
-            {CONFIRM_VERB[confirm ?? 'publish']}
+            {t(CONFIRM_VERB[confirm ?? 'publish'])}
           </Button>
         </div>
       </Dialog>

@@ -33,6 +33,8 @@ export const authModule = defineModule({
     { id: 'auth.register', method: 'POST', path: '/v1/auth/register', limit: 5, windowSeconds: HOUR },
     { id: 'auth.logout', method: 'POST', path: '/v1/auth/logout', limit: 60, windowSeconds: MIN },
     { id: 'auth.me', method: 'GET', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
+    { id: 'auth.me.update', method: 'PATCH', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
+    { id: 'auth.logout-everywhere', method: 'POST', path: '/v1/auth/logout-everywhere', limit: 10, windowSeconds: MIN },
     // Guessing the current password with a stolen session costs as much as guessing it at login.
     { id: 'auth.password', method: 'POST', path: '/v1/auth/password', limit: 10, windowSeconds: HOUR },
     { id: 'auth.password-reset', method: 'POST', path: '/v1/auth/password-reset', limit: 5, windowSeconds: HOUR },

@@ -112,10 +112,16 @@ export const SignUpConfirmedModel = t.Object({
 })
 export type SignUpConfirmedView = typeof SignUpConfirmedModel.static
 
+/** The admin app's themes; a union of literals (not an enum) so that `null` stays one of its alternatives in the OpenAPI. */
+const UiTheme = (opts: { error?: string; description?: string }) => t.Union([t.Literal('system'), t.Literal('light'), t.Literal('dark'), t.Null()], opts)
 export const MeModel = t.Object({
   id: t.Union([Int(), t.Null()]),
   email: t.Union([t.String(), t.Null()]),
   name: t.Union([t.String(), t.Null()]),
+  ui_language: t.Union([t.String(), t.Null()], {
+    description: "The admin app's UI language chosen in the profile (a BCP 47 tag such as `de`); null: the browser's (and for Space tokens)",
+  }),
+  ui_theme: UiTheme({ description: "The admin app's theme chosen in the profile; null: the system's (and for Space tokens)" }),
   tenant: TenantModel,
   token: t.Union([
     t.Object({ type: t.Literal('user'), expires_at: NullableTimestamp }),
@@ -128,3 +134,19 @@ export const MeModel = t.Object({
   ]),
 })
 export type MeView = typeof MeModel.static
+
+/** The signed-in user's profile: each field given is changed, the others stay. */
+export const ProfileBody = t.Object({
+  name: t.Optional(t.String({ minLength: 1, maxLength: 200, pattern: '\\S', error: 'is required (1 to 200 characters, not only blanks)' })),
+  ui_language: t.Optional(
+    t.Union([t.String({ minLength: 2, maxLength: 35, pattern: '^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$' }), t.Null()], {
+      error: 'must be a language tag such as en or de-AT, or null',
+      description: "The admin app's UI language (a BCP 47 tag); null: follow the browser",
+    }),
+  ),
+  ui_theme: t.Optional(UiTheme({ error: 'must be system, light, dark or null', description: 'null: the system' })),
+})
+
+export const SignedOutEverywhereModel = t.Object({
+  revoked_sessions: Int({ description: 'How many login sessions (user tokens) of the user were signed out, this one included' }),
+})

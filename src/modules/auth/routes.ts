@@ -11,6 +11,8 @@ import {
   PasswordResetBody,
   PasswordResetRequestBody,
   PasswordResetRequestedModel,
+  ProfileBody,
+  SignedOutEverywhereModel,
   RegisterBody,
   RegisteredModel,
   SessionModel,
@@ -26,7 +28,9 @@ import {
   describePrincipal,
   loginUser,
   logout,
+  logoutEverywhere,
   registerUser,
+  updateProfile,
   requestPasswordReset,
   resetPassword,
   signUpAccepted,
@@ -103,6 +107,29 @@ export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState, req
       response: Data(MeModel),
       detail: { summary: 'The authenticated user and token (a Space-scoped token acts for its Space: user fields are null)' },
     })
+    .patch('/me', async ({ principal, body }) => ({ data: await updateProfile(kernel, principal, body) }), {
+      userToken: true,
+      body: ProfileBody,
+      response: { 200: Data(MeModel), 422: ErrorBody },
+      detail: {
+        summary: "Change the signed-in user's profile: name, the admin app's language and theme",
+        description:
+          'Needs a user token (a Space token: 403). Each field given is changed, the others stay; `ui_language` and `ui_theme` null go back to the browser\'s and the system\'s. Answers the user as `GET /v1/auth/me` does. A bad value: 422 naming the field.',
+      },
+    })
+    .post(
+      '/logout-everywhere',
+      async ({ principal }) => ({ data: await logoutEverywhere(kernel, principal) }),
+      {
+        userToken: true,
+        response: { 200: Data(SignedOutEverywhereModel) },
+        detail: {
+          summary: 'Sign out every login session of the signed-in user, this one included',
+          description:
+            'Every user token of the user stops working at once (their open live streams end); Space-scoped API tokens are not touched, as they belong to their Space. Needs a user token (a Space token: 403).',
+        },
+      },
+    )
     .post(
       '/logout',
       async ({ principal, set }) => {

@@ -519,9 +519,30 @@ export async function describePrincipal(kernel: Kernel, principal: Principal): P
     id: user?.id ?? null,
     email: user?.email ?? null,
     name: user?.name ?? null,
+    ui_language: user?.uiLanguage ?? null,
+    ui_theme: (user?.uiTheme as MeView['ui_theme'] | undefined) ?? null,
     tenant: { id: tenant.id, name: tenant.name },
     token,
   }
+}
+
+/** The signed-in user changes their profile: name, the admin app's language and theme (each given field). */
+export async function updateProfile(
+  kernel: Kernel,
+  principal: Extract<Principal, { kind: 'user' }>,
+  input: { name?: string; ui_language?: string | null; ui_theme?: 'system' | 'light' | 'dark' | null },
+): Promise<MeView> {
+  const set: Partial<typeof users.$inferInsert> = {}
+  if (input.name !== undefined) set.name = input.name.trim()
+  if (input.ui_language !== undefined) set.uiLanguage = input.ui_language
+  if (input.ui_theme !== undefined) set.uiTheme = input.ui_theme
+  if (Object.keys(set).length) await kernel.db.db.update(users).set(set).where(eq(users.id, principal.userId))
+  return describePrincipal(kernel, principal)
+}
+
+/** Signs out every login session of the signed-in user, the one of this request included (Space tokens stay). */
+export async function logoutEverywhere(kernel: Kernel, principal: Extract<Principal, { kind: 'user' }>): Promise<{ revoked_sessions: number }> {
+  return transact(kernel, async (tx, emit) => ({ revoked_sessions: await revokeSessions(kernel, tx, emit, principal.userId, null) }))
 }
 
 /** Display names of users by id (for author and presence views in other modules). */

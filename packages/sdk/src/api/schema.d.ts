@@ -275,6 +275,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/logout-everywhere": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out every login session of the signed-in user, this one included
+         * @description Every user token of the user stops working at once (their open live streams end); Space-scoped API tokens are not touched, as they belong to their Space. Needs a user token (a Space token: 403).
+         */
+        post: operations["authLogoutEverywhere"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/me": {
         parameters: {
             query?: never;
@@ -289,7 +309,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change the signed-in user's profile: name, the admin app's language and theme
+         * @description Needs a user token (a Space token: 403). Each field given is changed, the others stay; `ui_language` and `ui_theme` null go back to the browser's and the system's. Answers the user as `GET /v1/auth/me` does. A bad value: 422 naming the field.
+         */
+        patch: operations["updateAuthMe"];
         trace?: never;
     };
     "/v1/auth/password": {
@@ -4407,6 +4431,103 @@ export interface operations {
             };
         };
     };
+    authLogoutEverywhere: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description How many login sessions (user tokens) of the user were signed out, this one included */
+                            revoked_sessions: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token; `invalid_credentials` (The e-mail address or the password is wrong) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getAuthMe: {
         parameters: {
             query?: never;
@@ -4445,6 +4566,10 @@ export interface operations {
                                 /** @constant */
                                 type: "space";
                             };
+                            /** @description The admin app's UI language chosen in the profile (a BCP 47 tag such as `de`); null: the browser's (and for Space tokens) */
+                            ui_language: string | null;
+                            /** @description The admin app's theme chosen in the profile; null: the system's (and for Space tokens) */
+                            ui_theme: "system" | "light" | "dark" | null;
                         };
                     };
                 };
@@ -4496,6 +4621,172 @@ export interface operations {
             };
             /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateAuthMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /** @description The admin app's UI language (a BCP 47 tag); null: follow the browser */
+                    ui_language?: string | null;
+                    /** @description null: the system */
+                    ui_theme?: "system" | "light" | "dark" | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            email: string | null;
+                            id: number | null;
+                            name: string | null;
+                            tenant: {
+                                id: number;
+                                name: string;
+                            };
+                            token: {
+                                /** Format: date-time */
+                                expires_at: string | null;
+                                /** @constant */
+                                type: "user";
+                            } | {
+                                /** Format: date-time */
+                                expires_at: string | null;
+                                /** @enum {string} */
+                                role: "viewer" | "editor" | "admin";
+                                space: string | null;
+                                /** @constant */
+                                type: "space";
+                            };
+                            /** @description The admin app's UI language chosen in the profile (a BCP 47 tag such as `de`); null: the browser's (and for Space tokens) */
+                            ui_language: string | null;
+                            /** @description The admin app's theme chosen in the profile; null: the system's (and for Space tokens) */
+                            ui_theme: "system" | "light" | "dark" | null;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token; `invalid_credentials` (The e-mail address or the password is wrong) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field; `sign_up_token_invalid` (The sign-up confirmation token is unknown, used already or older than 24 hours: sign up again for a new mail); `wrong_password` (current_password is not the password of the signed-in user); `reset_token_invalid` (The password-reset token is unknown, used already or older than one hour: ask for a new mail) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,291 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi, useNavigate } from '@tanstack/react-router'
+import { type FormEvent, useEffect, useId, useState } from 'react'
+import { api, unwrap } from '../../api/client'
+import { queryKeys } from '../../api/keys'
+import { localesQuery } from '../../api/queries'
+import { toast } from '../../components/toast'
+import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../../components/ui'
+import { errorText, fieldErrors, t } from '../../i18n'
+import { spaceQuery } from './queries'
+
+const route = getRouteApi('/app/spaces/$space/settings')
+
+/** Space settings: name, default locale and preview URL; the locales with their fallbacks; archiving the Space. */
+export function SettingsScreen() {
+  const { space } = route.useParams()
+  const detail = useQuery(spaceQuery(space))
+  return (
+    <div className="flex max-w-3xl flex-col gap-6">
+      <h1 className="text-2xl font-semibold">{t('settings.title')}</h1>
+      {detail.isPending ? <Skeleton lines={6} /> : null}
+      {detail.isError ? <CatalogErrorRetry error={detail.error} onRetry={() => detail.refetch()} /> : null}
+      {detail.data ? <GeneralForm space={space} data={detail.data} /> : null}
+      {detail.data ? <Locales space={space} /> : null}
+      {detail.data && !detail.data.archived ? <ArchiveSpace space={space} name={detail.data.name} /> : null}
+    </div>
+  )
+}
+
+type SpaceData = Awaited<ReturnType<NonNullable<ReturnType<typeof spaceQuery>['queryFn']>>>
+
+function Section({ title, children }: { title: string; children: React.ReactNode }) {
+  const id = useId()
+  return (
+    <section aria-labelledby={id} className="flex flex-col gap-3 rounded-lg bg-white p-4 ring-1 ring-slate-200">
+      <h2 id={id} className="text-lg font-semibold">
+        {title}
+      </h2>
+      {children}
+    </section>
+  )
+}
+
+function GeneralForm({ space, data }: { space: string; data: SpaceData }) {
+  const queryClient = useQueryClient()
+  const [name, setName] = useState(data.name)
+  const [preview, setPreview] = useState(data.preview_url ?? '')
+  const [defaultLang, setDefaultLang] = useState(data.default_lang)
+  const langId = useId()
+  useEffect(() => setDefaultLang(data.default_lang), [data.default_lang])
+  const save = useMutation({
+    mutationFn: async () =>
+      (await unwrap(api.PATCH('/v1/spaces/{space}', { params: { path: { space } }, body: { name, preview_url: preview.trim() || null, default_lang: defaultLang } }))).data,
+    onSuccess: async () => {
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.spaces() })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.whoami() })
+      toast(t('settings.saved'))
+    },
+  })
+  const errors = fieldErrors(save.error, { name: 'settings.error.name', preview_url: 'settings.error.previewUrl', default_lang: 'settings.error.defaultLang' })
+  const submit = (e: FormEvent) => {
+    e.preventDefault()
+    save.mutate()
+  }
+  return (
+    <Section title={t('settings.general')}>
+      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+        <TextField label={t('settings.name')} value={name} onChange={(e) => setName(e.target.value)} errors={errors.name} />
+        <TextField
+          label={t('settings.previewUrl')}
+          type="url"
+          value={preview}
+          onChange={(e) => setPreview(e.target.value)}
+          placeholder={t('settings.previewUrlPlaceholder')}
+          hint={t('settings.previewUrlHint')}
+          errors={errors.preview_url}
+        />
+        <div className="flex flex-col gap-1">
+          <label htmlFor={langId} className="text-sm font-medium text-slate-800">
+            {t('settings.defaultLang')}
+          </label>
+          <select id={langId} value={defaultLang} onChange={(e) => setDefaultLang(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
+            {data.locales.map((code) => (
+              <option key={code} value={code}>
+                {localeName(code)}
+              </option>
+            ))}
+          </select>
+        </div>
+        {save.isError && !Object.keys(errors).length ? <CatalogErrorRetry error={save.error} /> : null}
+        <div>
+          <Button tone="primary" type="submit" disabled={save.isPending}>
+            {t('settings.save')}
+          </Button>
+        </div>
+      </form>
+    </Section>
+  )
+}
+
+/** `de-AT` → "German (Austria) · de-AT", in the UI's language (Intl.DisplayNames). */
+function localeName(code: string): string {
+  try {
+    const name = new Intl.DisplayNames([document.documentElement.lang || 'en'], { type: 'language' }).of(code)
+    return name && name !== code ? `${name} · ${code}` : code
+  } catch {
+    return code
+  }
+}
+
+function Locales({ space }: { space: string }) {
+  const queryClient = useQueryClient()
+  const locales = useQuery(localesQuery(space))
+  const [code, setCode] = useState('')
+  const [fallback, setFallback] = useState('')
+  const [removing, setRemoving] = useState<string | null>(null)
+  const fallbackId = useId()
+  const refresh = async () => {
+    await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
+  }
+  const add = useMutation({
+    mutationFn: async () =>
+      (await unwrap(api.POST('/v1/spaces/{space}/locales', { params: { path: { space } }, body: { code: code.trim(), fallback: fallback || null } }))).data,
+    onSuccess: async (data) => {
+      setCode('')
+      setFallback('')
+      await refresh()
+      toast(t('settings.localeAdded', { code: data.code }))
+    },
+  })
+  const remove = useMutation({
+    mutationFn: async (c: string) => unwrap(api.DELETE('/v1/spaces/{space}/locales/{code}', { params: { path: { space, code: c } } })),
+    onSuccess: async (_d, c) => {
+      setRemoving(null)
+      await refresh()
+      toast(t('settings.localeRemoved', { code: c }))
+    },
+  })
+  const errors = fieldErrors(add.error, { code: 'settings.error.code', fallback: 'settings.error.fallback' })
+  const submit = (e: FormEvent) => {
+    e.preventDefault()
+    add.mutate()
+  }
+  const list = locales.data ?? []
+  return (
+    <Section title={t('settings.locales')}>
+      <p className="text-sm text-slate-700">{t('settings.localesText')}</p>
+      {locales.isPending ? <Skeleton lines={3} /> : null}
+      {locales.isError ? <CatalogErrorRetry error={locales.error} onRetry={() => locales.refetch()} /> : null}
+      {list.length ? (
+        <table className="text-sm">
+          <thead>
+            <tr className="text-left">
+              <th scope="col" className="py-1 pr-3 font-semibold">
+                {t('settings.locale')}
+              </th>
+              <th scope="col" className="py-1 pr-3 font-semibold">
+                {t('settings.fallbackChain')}
+              </th>
+              <th scope="col" className="py-1 font-semibold">
+                <span className="sr-only">{t('settings.actions')}</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((l) => (
+              <tr key={l.code} className="border-t border-slate-200" data-locale={l.code}>
+                <td className="py-1.5 pr-3">
+                  {localeName(l.code)} {l.is_default ? <strong className="ml-1 rounded bg-indigo-50 px-1.5 py-0.5 text-xs text-indigo-900">{t('settings.default')}</strong> : null}
+                </td>
+                <td className="py-1.5 pr-3 text-slate-700">{chain(l.code, list)}</td>
+                <td className="py-1.5 text-right">
+                  {l.is_default ? null : (
+                    <Button tone="secondary" onClick={() => setRemoving(l.code)} aria-label={t('settings.removeLocale', { code: l.code })}>
+                      {t('settings.remove')}
+                    </Button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <form onSubmit={submit} className="flex flex-wrap items-end gap-3" noValidate>
+        <div className="min-w-40 flex-1">
+          <TextField label={t('settings.newLocale')} value={code} onChange={(e) => setCode(e.target.value)} placeholder={t('settings.newLocalePlaceholder')} hint={t('settings.newLocaleHint')} errors={errors.code} />
+        </div>
+        <div className="flex max-w-full min-w-0 flex-col gap-1">
+          <label htmlFor={fallbackId} className="text-sm font-medium text-slate-800">
+            {t('settings.fallback')}
+          </label>
+          <select id={fallbackId} value={fallback} onChange={(e) => setFallback(e.target.value)} className="max-w-full rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm" aria-invalid={errors.fallback ? true : undefined}>
+            <option value="">{t('settings.fallbackAuto')}</option>
+            {list.map((l) => (
+              <option key={l.code} value={l.code}>
+                {localeName(l.code)}
+              </option>
+            ))}
+          </select>
+          {errors.fallback ? (
+            <p role="alert" className="text-xs text-red-700">
+              {errors.fallback.join(' ')}
+            </p>
+          ) : null}
+        </div>
+        <Button tone="primary" type="submit" disabled={add.isPending || !code.trim()}>
+          {t('settings.addLocale')}
+        </Button>
+      </form>
+      {add.isError && !Object.keys(errors).length ? <CatalogErrorRetry error={add.error} /> : null}
+      <Dialog open={removing !== null} title={t('settings.removeLocale.confirm', { code: removing ?? '' })} onClose={() => setRemoving(null)}>
+        <p className="text-sm text-slate-700">{t('settings.removeLocale.text')}</p>
+        {remove.isError ? <CatalogErrorRetry error={remove.error} /> : null}
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setRemoving(null)}>{t('common.cancel')}</Button>
+          <Button tone="danger" onClick={() => removing && remove.mutate(removing)} disabled={remove.isPending}>
+            {t('settings.remove')}
+          </Button>
+        </div>
+      </Dialog>
+    </Section>
+  )
+}
+
+/** The chain a locale's content falls back along: `de-AT → de → en`. */
+function chain(code: string, list: { code: string; fallback: string | null }[]): string {
+  const seen = new Set([code])
+  const out: string[] = []
+  let next = list.find((l) => l.code === code)?.fallback ?? null
+  while (next && !seen.has(next)) {
+    out.push(next)
+    seen.add(next)
+    next = list.find((l) => l.code === next)?.fallback ?? null
+  }
+  return out.length ? out.join(' → ') : t('settings.noFallback')
+}
+
+function ArchiveSpace({ space, name }: { space: string; name: string }) {
+  const queryClient = useQueryClient()
+  const navigate = useNavigate()
+  const [open, setOpen] = useState(false)
+  const [typed, setTyped] = useState('')
+  const archive = useMutation({
+    mutationFn: async () => unwrap(api.POST('/v1/spaces/{space}/archive', { params: { path: { space } } })),
+    onSuccess: async () => {
+      setOpen(false)
+      await queryClient.invalidateQueries({ queryKey: queryKeys.spaces() })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.whoami() })
+      toast(t('settings.archived', { name }))
+      await navigate({ to: '/' })
+    },
+  })
+  return (
+    <Section title={t('settings.archive')}>
+      <p className="text-sm text-slate-700">{t('settings.archiveText')}</p>
+      <div>
+        <Button tone="danger" onClick={() => setOpen(true)}>
+          {t('settings.archiveButton')}
+        </Button>
+      </div>
+      <Dialog
+        open={open}
+        title={t('settings.archive.confirm', { name })}
+        onClose={() => {
+          setOpen(false)
+          setTyped('')
+        }}
+      >
+        <form
+          onSubmit={(e) => {
+            e.preventDefault()
+            if (typed === space) archive.mutate()
+          }}
+          className="flex flex-col gap-3"
+        >
+          <p className="text-sm text-slate-700">{t('settings.archive.text')}</p>
+          <TextField label={t('settings.archive.type', { slug: space })} value={typed} onChange={(e) => setTyped(e.target.value)} autoComplete="off" />
+          {archive.isError ? <p role="alert" className="text-sm text-red-800">{errorText(archive.error)}</p> : null}
+          <div className="flex justify-end gap-2">
+            <Button onClick={() => setOpen(false)}>{t('common.cancel')}</Button>
+            <Button tone="danger" type="submit" disabled={typed !== space || archive.isPending}>
+              {t('settings.archiveButton')}
+            </Button>
+          </div>
+        </form>
+      </Dialog>
+    </Section>
+  )
+}
+
