@@ -58,11 +58,11 @@ beforeAll(async () => {
         image: { type: 'asset' },
       },
     },
+    { name: 'text', is_root: false, schema: { body: { type: 'richtext' }, tags: { type: 'tags' } } },
     {
       name: 'section',
       schema: { title: { type: 'text' }, body: { type: 'blocks', component_whitelist: ['text', 'section'] } },
     },
-    { name: 'text', is_root: false, schema: { body: { type: 'richtext' }, tags: { type: 'tags' } } },
     { name: 'teaser', is_nestable: false, schema: { count: { type: 'number' }, live: { type: 'boolean' }, at: { type: 'datetime' }, link: { type: 'link' } } },
   ]
   for (const c of components) {

@@ -94,7 +94,7 @@ export const BulkBody = t.Object({
 
 // The schema's inner shape is checked by blocks.ts (blueprintErrors), which keys errors as `schema/<field>/<prop>`.
 const Schema = t.Record(t.String(), t.Unknown(), {
-  description: `field name → {type: ${FIELD_TYPES.join('|')}, required?, translatable?, max_length?, options?, component_whitelist?}. The fields keep the order given: every answer lists them in it.`,
+  description: `field name → {type: ${FIELD_TYPES.join('|')}, required?, translatable?, max_length?, options?, component_whitelist?, label?, help?}; component_whitelist names existing blueprints; label and help map locale codes to texts. The fields keep the order given: every answer lists them in it.`,
 })
 
 export const CreateComponentBody = t.Object({
@@ -210,7 +210,9 @@ const FieldDefModel = t.Object(
     translatable: t.Optional(t.Boolean()),
     max_length: t.Optional(Int()),
     options: t.Optional(t.Array(t.String())),
-    component_whitelist: t.Optional(t.Array(t.String())),
+    component_whitelist: t.Optional(t.Array(t.String(), { description: 'blocks fields: the blueprints allowed inside (each must exist in the Space)' })),
+    label: t.Optional(t.Record(t.String(), t.String(), { description: 'locale code → the name editors see instead of the key (at most 120 characters)' })),
+    help: t.Optional(t.Record(t.String(), t.String(), { description: 'locale code → a hint shown under the field (at most 1000 characters)' })),
   },
   { additionalProperties: true, $id: 'FieldDef' },
 )
