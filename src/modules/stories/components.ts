@@ -113,6 +113,19 @@ export async function updateComponent(kernel: Kernel, access: SpaceAccess, name:
   return view(row)
 }
 
+/** What deleting the blueprint would touch: the Stories using it (the delete waits for 0) and the whitelists naming it. */
+export async function componentUsage(kernel: Kernel, access: SpaceAccess, name: string): Promise<{ stories: number; allowed_in: string[] }> {
+  await find(kernel, access.space.id, name)
+  const [users, rows] = await Promise.all([
+    storiesUsingComponent(kernel.db.db, access.space.id, name),
+    kernel.db.db.select({ name: components.name, schema: components.schema }).from(components).where(eq(components.spaceId, access.space.id)).orderBy(asc(components.name)),
+  ])
+  const allowedIn = rows
+    .filter((r) => Object.values((r.schema ?? {}) as Record<string, { component_whitelist?: unknown }>).some((f) => Array.isArray(f?.component_whitelist) && f.component_whitelist.includes(name)))
+    .map((r) => r.name)
+  return { stories: users, allowed_in: allowedIn }
+}
+
 export async function deleteComponent(kernel: Kernel, access: SpaceAccess, name: string): Promise<void> {
   const current = await find(kernel, access.space.id, name)
   const users = await storiesUsingComponent(kernel.db.db, access.space.id, name)
