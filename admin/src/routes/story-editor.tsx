@@ -10,6 +10,7 @@ import { blockOfPath, type CommentTarget, CommentsPanel, commentCounts, invalida
 import { ChangeList } from '../components/diff-view'
 import { type Change, diffStories } from '../components/doc-diff'
 import { PreviewButton } from '../components/preview-button'
+import { SchedulePanel } from '../components/schedule'
 import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
@@ -455,7 +456,10 @@ export function StoryEditorScreen() {
         </div>
       )}
 
-      {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} /> : null}
+      {!s.is_folder && s.status !== 'archived' ? <SchedulePanel space={space} uuid={uuid} canWrite={canWrite} disabled={false} /> : null}
+      {showForm ? (
+        <VersionsPanel space={space} uuid={uuid} current={s.version_no} lang={lang ?? s.primary_lang} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} onRestored={reload} />
+      ) : null}
 
       <Dialog open={conflict !== null} title="Someone saved this Story meanwhile" onClose={() => setConflict(null)}>
         <p className="text-sm">
