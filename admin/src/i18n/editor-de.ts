@@ -40,7 +40,7 @@ export const editorDe: Record<keyof typeof editorEn, string> = {
   'blueprint.usage.checking': 'Verwendung wird geprüft…',
   'blueprint.usage.inUse': 'Von {count} Stories verwendet: sie kann erst gelöscht werden, wenn keine Story sie mehr verwendet.',
   'blueprint.usage.unused': 'Keine Story verwendet sie.',
-  'blueprint.usage.allowedIn': 'Erlaubt in: {names}. Diese Listen verlieren sie.',
+  'blueprint.usage.allowedIn': 'Erlaubt in: {names}.',
   'blueprint.delete.title': 'Komponente „{name}“ löschen?',
   'blueprint.delete.confirm': 'Löschen',
   'blueprint.label': 'Bezeichnung ({lang})',

@@ -42,7 +42,7 @@ export const editorEn = {
   'blueprint.usage.checking': 'Checking where it is used…',
   'blueprint.usage.inUse': 'Used by {count} Stories: it cannot be deleted until no Story uses it.',
   'blueprint.usage.unused': 'No Story uses it.',
-  'blueprint.usage.allowedIn': 'Allowed in: {names}. Those lists lose it.',
+  'blueprint.usage.allowedIn': 'Allowed in: {names}.',
   'blueprint.delete.title': 'Delete the component “{name}”?',
   'blueprint.delete.confirm': 'Delete',
   'blueprint.label': 'Label ({lang})',
