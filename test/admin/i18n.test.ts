@@ -25,6 +25,10 @@ const CATALOGUED = [
   'components/route-focus.tsx',
   'components/catalog-error.tsx',
   'components/notice.tsx',
+  'components/schedule.tsx',
+  'components/blueprint-parts.tsx',
+  'components/pager.tsx',
+  'components/versions.tsx',
 ]
 
 const READ_ATTRIBUTES = new Set(['aria-label', 'title', 'placeholder', 'label', 'hint', 'alt', 'what'])
