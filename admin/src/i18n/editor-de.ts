@@ -7,7 +7,7 @@ export const editorDe: Record<keyof typeof editorEn, string> = {
   'schedule.unpublish': 'Zurückziehen am',
   'schedule.set': 'Planen',
   'schedule.cancel': 'Plan aufheben',
-  'schedule.cancelOne': 'Geplantes {action} aufheben',
+  'schedule.cancelOne': 'Plan aufheben: {action}',
   'schedule.none': 'Nichts geplant.',
   'schedule.planned.publish': 'Wird veröffentlicht: {when}',
   'schedule.planned.unpublish': 'Wird zurückgezogen: {when}',

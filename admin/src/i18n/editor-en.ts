@@ -9,7 +9,7 @@ export const editorEn = {
   'schedule.unpublish': 'Unpublish at',
   'schedule.set': 'Schedule',
   'schedule.cancel': 'Cancel schedule',
-  'schedule.cancelOne': 'Cancel the scheduled {action}',
+  'schedule.cancelOne': 'Cancel schedule: {action}',
   'schedule.none': 'Nothing scheduled.',
   'schedule.planned.publish': 'Publishes {when}',
   'schedule.planned.unpublish': 'Unpublishes {when}',
