@@ -92,8 +92,9 @@ export const VersionsPanel = memo(function VersionsPanel({
           else openPanels.add(key)
         }}
       >
-        {t('versions.title')} ({lang})
+        {t('versions.title')}
       </summary>
+      <p className="mt-1 text-xs text-slate-600">{t('versions.list', { lang })}</p>
       {versions.isPending ? <Loading what={t('versions.loading')} /> : null}
       <ErrorNotice error={versions.error ?? restore.error} />
       {restored ? (
@@ -102,7 +103,7 @@ export const VersionsPanel = memo(function VersionsPanel({
         </p>
       ) : null}
       {versions.data && list.length === 0 ? <p className="mt-2 text-sm text-slate-700">{t('versions.empty', { lang })}</p> : null}
-      <ol className="mt-2 divide-y divide-slate-100" aria-label={t('versions.list', { lang })}>
+      <ol className="mt-2 divide-y divide-slate-100" aria-label={t('versions.title')} data-lang={lang}>
         {list.map((v) => (
           <li key={v.version_no} className="flex items-center gap-3 py-1.5 text-sm" data-version={v.version_no}>
             <span className="w-24 font-medium">{t('versions.version', { n: v.version_no })}</span>
