@@ -65,6 +65,8 @@ export const VersionsPanel = memo(function VersionsPanel({
   })
   const author = (a: { user_id: number; name: string | null } | null) => (a === null ? t('versions.tokenAuthor') : (a.name ?? t('versions.unknownAuthor')))
   const list = versions.data?.data ?? []
+  // The newest version of this locale is what the editor shows (the Story's version_no may belong to another locale).
+  const shown = list[0]?.version_no
   // Defaults: the newest version against the one before it.
   const from = pair.from ?? list[1]?.version_no ?? null
   const to = pair.to ?? list[0]?.version_no ?? null
@@ -110,7 +112,7 @@ export const VersionsPanel = memo(function VersionsPanel({
             <span className="flex-1 text-slate-700">
               {formatDateTime(v.created_at)} · <span data-testid="version-author">{author(v.author)}</span>
             </span>
-            {v.version_no === current ? (
+            {v.version_no === shown ? (
               <span className="text-xs text-slate-600">{t('versions.current')}</span>
             ) : readOnly ? null : (
               <Button className="px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setRestoring(v.version_no)} aria-label={t('versions.restoreOne', { n: v.version_no })}>
