@@ -123,6 +123,7 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     }),
     'PUT /v1/spaces/:space/stories/:uuid': () => ({ name: 'Fuzzed', content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'Hi' }] } }),
     'POST /v1/spaces/:space/stories/bulk': () => ({ action: 'unpublish', uuids: [w.story.uuid] }),
+    'PUT /v1/spaces/:space/stories/:uuid/schedules/:action': () => ({ at: new Date(t.clock.ms() + 3_600_000).toISOString() }),
     'POST /v1/spaces/:space/components/': () => ({ name: `fz_${uniq()}`, schema: { title: { type: 'text' } } }),
     'PUT /v1/spaces/:space/components/:name': () => ({ display_name: 'Hero', schema: { headline: { type: 'text' } } }),
     'POST /v1/spaces/:space/webhooks/': () => ({ label: 'Fuzz hook', url: 'http://127.0.0.1:9/hook', events: ['story.published'] }),
@@ -185,6 +186,8 @@ function validParam(name: string, path: string, w: World): string {
       return 'A'.repeat(43)
     case 'version_no':
       return '1'
+    case 'action':
+      return 'unpublish'
     case 'name':
       return 'hero'
     case 'code':

@@ -58,11 +58,11 @@ beforeAll(async () => {
         image: { type: 'asset' },
       },
     },
+    { name: 'text', is_root: false, schema: { body: { type: 'richtext' }, tags: { type: 'tags' } } },
     {
       name: 'section',
       schema: { title: { type: 'text' }, body: { type: 'blocks', component_whitelist: ['text', 'section'] } },
     },
-    { name: 'text', is_root: false, schema: { body: { type: 'richtext' }, tags: { type: 'tags' } } },
     { name: 'teaser', is_nestable: false, schema: { count: { type: 'number' }, live: { type: 'boolean' }, at: { type: 'datetime' }, link: { type: 'link' } } },
   ]
   for (const c of components) {
@@ -347,7 +347,7 @@ describe('saving, versions and translations', () => {
     expect(versions.body.meta.total).toBe(3)
     expect(versions.body.data.map((v: { version_no: number }) => v.version_no)).toEqual([3, 2, 1])
     expect(versions.body.data[0]).toMatchObject({ lang: 'en', name: 'Versioned again' })
-    expect(versions.body.data[0].author).toEqual({ user_id: expect.any(Number) })
+    expect(versions.body.data[0].author).toEqual({ user_id: expect.any(Number), name: expect.any(String) })
     const v1 = await t.request('GET', `/v1/spaces/${space}/stories/${s.uuid}/versions/1`, { token: viewer })
     expect(v1.body.data.content.blocks[0].headline).toBe('v1')
     expect((await t.request('GET', `/v1/spaces/${space}/stories/${s.uuid}/versions/99`, { token: viewer })).status).toBe(404)

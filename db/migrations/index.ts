@@ -29,6 +29,7 @@ import m25 from './0025_account_verification.sql' with { type: 'text' }
 import m26 from './0026_scale_hot_indexes.sql' with { type: 'text' }
 import m27 from './0027_storage_asset_store.sql' with { type: 'text' }
 import m28 from './0028_user_preferences.sql' with { type: 'text' }
+import m29 from './0029_story_schedules.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -60,4 +61,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0026_scale_hot_indexes', sql: m26 },
   { tag: '0027_storage_asset_store', sql: m27 },
   { tag: '0028_user_preferences', sql: m28 },
+  { tag: '0029_story_schedules', sql: m29 },
 ]

@@ -194,3 +194,30 @@ export const storyContentVersions = pgTable('story_content_versions', {
     .references(() => spaces.id, { onDelete: 'cascade' }),
   seq: bigint('seq', { mode: 'number' }).notNull(),
 })
+
+/**
+ * A publish or unpublish of a Story planned for a time (at most one of each per Story). The `stories.scheduled` job
+ * carries the row's id and time; it acts when it still finds the row with that time (a cancelled or moved schedule
+ * leaves a stale job that does nothing), then deletes the row. A row whose action was refused keeps the reason in
+ * `error` until an editor cancels it.
+ */
+export const storySchedules = pgTable(
+  'story_schedules',
+  {
+    id: serial('id').primaryKey(),
+    spaceId: integer('space_id')
+      .notNull()
+      .references(() => spaces.id, { onDelete: 'cascade' }),
+    storyId: integer('story_id')
+      .notNull()
+      .references(() => stories.id, { onDelete: 'cascade' }),
+    action: text('action', { enum: ['publish', 'unpublish'] }).notNull(),
+    runAt: ts('run_at').notNull(),
+    /** Who planned it: the action runs with their identity (plugins' filter hooks see it). */
+    userId: integer('user_id'),
+    tokenId: text('token_id'),
+    error: text('error'),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [uniqueIndex('story_schedules_story_action_key').on(t.storyId, t.action), index('story_schedules_space_run_idx').on(t.spaceId, t.runAt)],
+)

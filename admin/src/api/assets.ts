@@ -1,4 +1,4 @@
-import { queryOptions } from '@tanstack/react-query'
+import { keepPreviousData, queryOptions } from '@tanstack/react-query'
 import { getToken } from '../auth'
 import { type ApiError, ApiFailure, api, notifyUnauthorized, unwrap } from './client'
 import type { paths } from './schema'
@@ -8,15 +8,17 @@ export type Asset = paths['/v1/spaces/{space}/assets']['get']['responses'][200][
 
 export const ASSETS_PER_PAGE = 48
 
-export const assetsQuery = (space: string, q: string, contentType?: string) =>
+/** One page of the Space's assets, newest first (`page` from 1). */
+export const assetsQuery = (space: string, q: string, contentType?: string, page = 1) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'assets', { q, contentType }],
+    queryKey: ['/v1/spaces', space, 'assets', { q, contentType, page }],
     queryFn: async () =>
       unwrap(
         api.GET('/v1/spaces/{space}/assets', {
-          params: { path: { space }, query: { per_page: ASSETS_PER_PAGE, ...(q ? { q } : {}), ...(contentType ? { content_type: contentType } : {}) } },
+          params: { path: { space }, query: { per_page: ASSETS_PER_PAGE, page, ...(q ? { q } : {}), ...(contentType ? { content_type: contentType } : {}) } },
         }),
       ),
+    placeholderData: keepPreviousData,
   })
 
 export const assetQuery = (space: string, uuid: string) =>

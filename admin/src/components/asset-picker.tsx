@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query'
 import { useEffect, useId, useRef, useState } from 'react'
-import { type Asset, assetsQuery, formatBytes, thumbnailPath } from '../api/assets'
+import { ASSETS_PER_PAGE, type Asset, assetsQuery, formatBytes, thumbnailPath } from '../api/assets'
+import { Pager } from './pager'
 import { Button, EmptyState, ErrorNotice, Skeleton } from './ui'
 import { UploadList, useUploads } from './uploads'
 import { t } from '../i18n'
@@ -70,7 +71,8 @@ function PickerBody({
   current?: string
 }) {
   const [q, setQ] = useState('')
-  const assets = useQuery(assetsQuery(space, q.trim()))
+  const [page, setPage] = useState(1)
+  const assets = useQuery(assetsQuery(space, q.trim(), undefined, page))
   const uploads = useUploads(space)
   const fileId = useId()
   const list = assets.data?.data ?? []
@@ -85,7 +87,12 @@ function PickerBody({
       <div className="flex flex-wrap items-end gap-2">
         <label className="flex flex-1 flex-col gap-1 text-sm font-medium">
           {t('picker.search')}
-          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} className="rounded-md border border-slate-300 px-3 py-1.5 text-sm font-normal" />
+          <input type="search" value={q} onChange={(e) => {
+              setQ(e.target.value)
+              setPage(1)
+            }}
+            className="rounded-md border border-slate-300 px-3 py-1.5 text-sm font-normal"
+          />
         </label>
         <label htmlFor={fileId} className="cursor-pointer rounded-md bg-white px-3 py-1.5 text-sm font-medium ring-1 ring-slate-300 hover:bg-slate-100 focus-within:ring-2 focus-within:ring-indigo-600">
           {t('picker.upload')}
@@ -132,6 +139,7 @@ function PickerBody({
           </ul>
         )}
       </div>
+      <Pager page={page} perPage={ASSETS_PER_PAGE} total={assets.data?.meta.total ?? 0} onPage={setPage} />
     </div>
   )
 }

@@ -1,9 +1,10 @@
 import { createContext, memo, useContext, useId, useMemo, useRef, useState } from 'react'
 import { editorFor } from '../fields'
+import { fieldHelp, fieldLabel } from '../fields/labels'
 import { type Block, type Blueprint, type FieldDef, newUid } from '../fields/types'
 import { announce } from './announcer'
-import { Button, FieldErrors } from './ui'
 import { t } from '../i18n'
+import { Button, FieldErrors } from './ui'
 
 interface ListProps {
   /** The error path of this list (`blocks`, `blocks/0/body`). */
@@ -399,12 +400,18 @@ export function FieldRow(props: {
   // The value shown comes from another locale: a shared field (the own locale), or a missing translation.
   const fallsBack = !shared && fallback !== null && props.value !== undefined && props.def.type !== 'blocks'
   const hintId = shared || fallsBack ? `${id}-hint` : undefined
-  const describedBy = [own?.length ? `${id}-err` : '', hintId ?? ''].filter(Boolean).join(' ') || undefined
+  // The blueprint's label and help in the UI's language (blueprint-defined text); the key only when it has none.
+  const help = fieldHelp(props.def)
+  const helpId = help ? `${id}-help` : undefined
+  const describedBy = [own?.length ? `${id}-err` : '', helpId ?? '', hintId ?? ''].filter(Boolean).join(' ') || undefined
   const label = (
     <>
-      {props.name}
-      {props.def.required ? <span className="text-red-700"> *</span> : null}
-      <span className="ml-2 text-xs font-normal text-slate-600">{props.def.type}</span>
+      {fieldLabel(props.def, props.name)}
+      {props.def.required ? (
+        <span className="text-red-700" title={t('field.required')}>
+          {' *'}
+        </span>
+      ) : null}
     </>
   )
   return (
@@ -416,6 +423,11 @@ export function FieldRow(props: {
           {label}
         </label>
       )}
+      {help ? (
+        <p id={helpId} className="text-xs text-slate-600" data-testid="field-help">
+          {help}
+        </p>
+      ) : null}
       {shared ? (
         <p id={hintId} className="text-xs text-slate-600" data-fallback-from={translation.primary}>
           {t('blocks.notTranslated', { primary: translation.primary })}

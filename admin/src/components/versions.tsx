@@ -1,12 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { memo, useId, useState } from 'react'
 import { api, unwrap } from '../api/client'
+import { formatDateTime, formatNumber, t } from '../i18n'
 import { ChangeList } from './diff-view'
 import { diffStories } from './doc-diff'
 import { Button, Dialog, ErrorNotice, Loading } from './ui'
-import { formatDateTime, formatNumber, t } from '../i18n'
-
-const when = (iso: string) => formatDateTime(iso)
 
 const versionQuery = (space: string, uuid: string, n: number) => ({
   queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', 'one', n],
@@ -14,39 +12,61 @@ const versionQuery = (space: string, uuid: string, n: number) => ({
   staleTime: Number.POSITIVE_INFINITY, // a version never changes
 })
 
-/**
- * The Story's versions, newest first: compare any two (field by field, blocks by path, values as text), and restore
- * one (its content and name are saved as a new version).
- */
 /** The Stories whose versions panel is open in this tab (`space/uuid`). */
 const openPanels = new Set<string>()
 
+/**
+ * The Story's versions in the locale on screen, newest first, with their authors: compare any two (field by field,
+ * blocks by path, values as text), and restore one (its content and name are saved as a new version in that locale;
+ * the API refuses a version of another locale, so nothing is written where the editor is not looking).
+ */
 export const VersionsPanel = memo(function VersionsPanel({
   space,
   uuid,
   current,
+  lang,
   disabled,
   readOnly = false,
-}: { space: string; uuid: string; current: number; disabled: boolean; /** No Restore (a role that cannot write). */ readOnly?: boolean }) {
+  onRestored,
+}: {
+  space: string
+  uuid: string
+  current: number
+  /** The locale on screen: only its versions are listed and restored. */
+  lang: string
+  disabled: boolean
+  /** No Restore (a role that cannot write). */
+  readOnly?: boolean
+  /** After a restore: the editor reloads the Story (its document, version and status line). */
+  onRestored?: () => void | Promise<void>
+}) {
   const queryClient = useQueryClient()
   const [restoring, setRestoring] = useState<number | null>(null)
   const [pair, setPair] = useState<{ from: number | null; to: number | null }>({ from: null, to: null })
   const [compared, setCompared] = useState<{ from: number; to: number } | null>(null)
   const fromId = useId()
   const toId = useId()
+  const [restored, setRestored] = useState<{ n: number; now: number } | null>(null)
   const versions = useQuery({
-    queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', current],
-    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions', { params: { path: { space, uuid }, query: { per_page: 50 } } })),
+    queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', { lang }, current],
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions', { params: { path: { space, uuid }, query: { per_page: 50, lang } } })),
   })
   const restore = useMutation({
     mutationFn: (versionNo: number) =>
-      unwrap(api.POST('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}/restore', { params: { path: { space, uuid, version_no: versionNo } } })),
-    onSuccess: async () => {
+      unwrap(
+        api.POST('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}/restore', { params: { path: { space, uuid, version_no: versionNo }, query: { lang } } }),
+      ),
+    onSuccess: async (answer, versionNo) => {
       setRestoring(null)
+      setRestored({ n: versionNo, now: answer.data.version_no })
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await onRestored?.()
     },
   })
+  const author = (a: { user_id: number; name: string | null } | null) => (a === null ? t('versions.tokenAuthor') : (a.name ?? t('versions.unknownAuthor')))
   const list = versions.data?.data ?? []
+  // The newest version of this locale is what the editor shows (the Story's version_no may belong to another locale).
+  const shown = list[0]?.version_no
   // Defaults: the newest version against the one before it.
   const from = pair.from ?? list[1]?.version_no ?? null
   const to = pair.to ?? list[0]?.version_no ?? null
@@ -76,21 +96,26 @@ export const VersionsPanel = memo(function VersionsPanel({
       >
         {t('versions.title')}
       </summary>
+      <p className="mt-1 text-xs text-slate-600">{t('versions.list', { lang })}</p>
       {versions.isPending ? <Loading what={t('versions.loading')} /> : null}
       <ErrorNotice error={versions.error ?? restore.error} />
-      <ol className="mt-2 divide-y divide-slate-100" aria-label={t('versions.title')}>
+      {restored ? (
+        <p role="status" className="mt-2 text-sm text-emerald-800">
+          {t('versions.restored', { n: restored.n, now: restored.now })}
+        </p>
+      ) : null}
+      {versions.data && list.length === 0 ? <p className="mt-2 text-sm text-slate-700">{t('versions.empty', { lang })}</p> : null}
+      <ol className="mt-2 divide-y divide-slate-100" aria-label={t('versions.title')} data-lang={lang}>
         {list.map((v) => (
-          <li key={v.version_no} className="flex items-center gap-3 py-1.5 text-sm">
+          <li key={v.version_no} className="flex items-center gap-3 py-1.5 text-sm" data-version={v.version_no}>
             <span className="w-24 font-medium">{t('versions.version', { n: v.version_no })}</span>
-            <span className="text-slate-700">{v.lang}</span>
             <span className="flex-1 text-slate-700">
-              {when(v.created_at)}
-              {v.author ? t('versions.byUser', { id: v.author.user_id }) : ''}
+              {formatDateTime(v.created_at)} · <span data-testid="version-author">{author(v.author)}</span>
             </span>
-            {v.version_no === current ? (
+            {v.version_no === shown ? (
               <span className="text-xs text-slate-600">{t('versions.current')}</span>
             ) : readOnly ? null : (
-              <Button className="px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setRestoring(v.version_no)} aria-label={t('versions.restoreOf', { n: v.version_no })}>
+              <Button className="px-2 py-0.5 text-xs" disabled={disabled} onClick={() => setRestoring(v.version_no)} aria-label={t('versions.restoreOne', { n: v.version_no })}>
                 {t('versions.restore')}
               </Button>
             )}
@@ -112,7 +137,7 @@ export const VersionsPanel = memo(function VersionsPanel({
               <select id={fromId} value={from ?? ''} onChange={(e) => setPair((p) => ({ ...p, from: Number(e.target.value) }))} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
                 {list.map((v) => (
                   <option key={v.version_no} value={v.version_no}>
-                    {t('versions.versionLang', { n: v.version_no, lang: v.lang })}
+                    {t('versions.version', { n: v.version_no })}
                   </option>
                 ))}
               </select>
@@ -122,7 +147,7 @@ export const VersionsPanel = memo(function VersionsPanel({
               <select id={toId} value={to ?? ''} onChange={(e) => setPair((p) => ({ ...p, to: Number(e.target.value) }))} className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm">
                 {list.map((v) => (
                   <option key={v.version_no} value={v.version_no}>
-                    {t('versions.versionLang', { n: v.version_no, lang: v.lang })}
+                    {t('versions.version', { n: v.version_no })}
                   </option>
                 ))}
               </select>
@@ -143,7 +168,7 @@ export const VersionsPanel = memo(function VersionsPanel({
       ) : null}
 
       <Dialog open={restoring !== null} title={t('versions.restoreTitle', { n: restoring ?? '' })} onClose={() => setRestoring(null)}>
-        <p className="text-sm">{t('versions.restoreText')}</p>
+        <p className="text-sm">{t('versions.restoreExplain', { lang })}</p>
         <div className="flex justify-end gap-2">
           <Button onClick={() => setRestoring(null)}>{t('common.cancel')}</Button>
           <Button tone="primary" disabled={restore.isPending} onClick={() => restoring !== null && restore.mutate(restoring)}>

@@ -6,6 +6,10 @@ export interface FieldDef {
   max_length?: number
   options?: string[]
   component_whitelist?: string[]
+  /** Locale code → what editors see instead of the key. */
+  label?: Record<string, string>
+  /** Locale code → a hint under the field. */
+  help?: Record<string, string>
 }
 
 export interface Blueprint {

@@ -1,9 +1,12 @@
+import { editorEn } from './editor-en'
+
 /**
  * The English message catalog: the source of every key. `{name}` marks a value filled in by `t(key, {name})`.
  * de.ts must carry every key (the type checks it). Keys are grouped by screen: `common.`, `nav.`, `invite.`,
  * `shell.`, `members.`, `tokens.`, `roles.`, `error.` (the API's error codes, shown instead of the server's English message).
  */
 export const en = {
+  ...editorEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',

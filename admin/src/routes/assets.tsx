@@ -1,8 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi } from '@tanstack/react-router'
 import { useId, useState } from 'react'
+import { Pager } from '../components/pager'
 import {
   type Asset,
+  ASSETS_PER_PAGE,
   assetsQuery,
   formatBytes,
   isRaster,
@@ -35,7 +37,8 @@ export function AssetsScreen() {
   // Uploads only for a role that may upload (whoami's role against x-min-role).
   const canUpload = useCan(space, 'POST', '/v1/spaces/{space}/assets')
   const [q, setQ] = useState('')
-  const assets = useQuery(assetsQuery(space, q.trim()))
+  const [page, setPage] = useState(1)
+  const assets = useQuery(assetsQuery(space, q.trim(), undefined, page))
   const uploads = useUploads(space)
   const [dragging, setDragging] = useState(false)
   const [selected, setSelected] = useState<string | null>(null)
@@ -73,7 +76,12 @@ export function AssetsScreen() {
         </h1>
         <label className="flex flex-col gap-1 text-sm font-medium">
           {t('picker.search')}
-          <input type="search" value={q} onChange={(e) => setQ(e.target.value)} className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-normal" />
+          <input type="search" value={q} onChange={(e) => {
+              setQ(e.target.value)
+              setPage(1)
+            }}
+            className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm font-normal"
+          />
         </label>
         <label
           htmlFor={fileId}
@@ -131,11 +139,7 @@ export function AssetsScreen() {
               </li>
             ))}
           </ul>
-          {total > list.length ? (
-            <p className="text-sm text-slate-700">
-              {t('assets.showing', { shown: formatNumber(list.length), total: formatNumber(total) })}
-            </p>
-          ) : null}
+          <Pager page={page} perPage={ASSETS_PER_PAGE} total={total} onPage={setPage} />
         </>
       )}
       {current ? <AssetDetails key={current.uuid} space={space} asset={current} onClose={() => setSelected(null)} /> : null}

@@ -2,9 +2,10 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi } from '@tanstack/react-router'
 import { type FormEvent, useId, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
-import { componentsQuery } from '../api/queries'
+import { componentsQuery, localesQuery } from '../api/queries'
 import type { paths } from '../api/schema'
 import { useCan } from '../api/roles'
+import { ComponentPicker, DeleteBlueprintDialog, LocaleTexts } from '../components/blueprint-parts'
 import { Button, EmptyState, ErrorNotice, FieldErrors, Skeleton, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, type MessageKey, t } from '../i18n'
 import type { Blueprint } from '../fields/types'
@@ -39,7 +40,10 @@ interface FieldDraft {
   required: boolean
   translatable: boolean
   options: string
-  whitelist: string
+  whitelist: string[]
+  /** Locale code → text; empty texts are left out when saving. */
+  label: Record<string, string>
+  help: Record<string, string>
 }
 
 const list = (s: string) =>
@@ -57,14 +61,22 @@ const draftOf = (bp?: Blueprint): FieldDraft[] =>
     required: d.required === true,
     translatable: d.translatable !== false,
     options: (d.options ?? []).join(', '),
-    whitelist: (d.component_whitelist ?? []).join(', '),
+    whitelist: d.component_whitelist ?? [],
+    label: { ...(d.label ?? {}) },
+    help: { ...(d.help ?? {}) },
   }))
+
+const texts = (m: Record<string, string>) => {
+  const kept = Object.fromEntries(Object.entries(m).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, v.trim()]))
+  return Object.keys(kept).length ? kept : undefined
+}
 
 /** The component blueprints of a Space: the schema every Story form is built from. */
 export function ComponentsScreen() {
   const { space } = route.useParams()
   const components = useQuery(componentsQuery(space))
   const [editing, setEditing] = useState<null | { bp?: Blueprint }>(null)
+  const [deleting, setDeleting] = useState<string | null>(null)
   // Blueprints are changed by a role that may (whoami's role against x-min-role); others read them.
   const canEdit = useCan(space, 'POST', '/v1/spaces/{space}/components')
   if (components.isPending) return <Skeleton lines={5} />
@@ -98,17 +110,27 @@ export function ComponentsScreen() {
                   {t('components.edit')}
                 </Button>
               ) : null}
+              {canEdit ? (
+                <Button className="px-2 py-0.5 text-xs" tone="danger" onClick={() => setDeleting(c.name)} aria-label={t('blueprint.delete.title', { name: c.display_name })}>
+                  {t('blueprint.delete.confirm')}
+                </Button>
+              ) : null}
             </li>
           ))}
         </ul>
       ) : null}
-      {editing ? <ComponentForm key={editing.bp?.name ?? 'new'} space={space} bp={editing.bp} onClose={() => setEditing(null)} /> : null}
+      {editing ? (
+        <ComponentForm key={editing.bp?.name ?? 'new'} space={space} bp={editing.bp} blueprints={components.data as Blueprint[]} onClose={() => setEditing(null)} />
+      ) : null}
+      <DeleteBlueprintDialog space={space} name={deleting} onClose={() => setDeleting(null)} />
     </div>
   )
 }
 
-function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; onClose: () => void }) {
+function ComponentForm({ space, bp, blueprints, onClose }: { space: string; bp?: Blueprint; blueprints: Blueprint[]; onClose: () => void }) {
   const queryClient = useQueryClient()
+  const locales = useQuery(localesQuery(space))
+  const codes = locales.data?.map((l) => l.code) ?? []
   const [fields, setFields] = useState<FieldDraft[]>(() => draftOf(bp))
   const [isRoot, setIsRoot] = useState(bp?.is_root ?? true)
   const [isNestable, setIsNestable] = useState(bp?.is_nestable ?? false)
@@ -144,7 +166,9 @@ function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; 
         ...(f.translatable ? {} : { translatable: false }),
         // No options typed: leave them out, so the API's message says they are required.
         ...((f.type === 'select' || f.type === 'multiselect') && list(f.options).length ? { options: list(f.options) } : {}),
-        ...(f.type === 'blocks' && list(f.whitelist).length ? { component_whitelist: list(f.whitelist) } : {}),
+        ...(f.type === 'blocks' && f.whitelist.length ? { component_whitelist: f.whitelist } : {}),
+        ...(texts(f.label) ? { label: texts(f.label) } : {}),
+        ...(texts(f.help) ? { help: texts(f.help) } : {}),
       }
     }
     setErrors({})
@@ -184,6 +208,9 @@ function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; 
             index={i}
             count={fields.length}
             errors={errors}
+            locales={codes}
+            blueprints={blueprints}
+            self={bp?.name}
             onChange={(patch) => update(f.key, patch)}
             onMove={(to) => move(i, to)}
             onRemove={() => setFields((fs) => fs.filter((x) => x.key !== f.key))}
@@ -192,7 +219,7 @@ function ComponentForm({ space, bp, onClose }: { space: string; bp?: Blueprint; 
         <div>
           <Button
             onClick={() =>
-              setFields((fs) => [...fs, { key: `f${++keySeq}`, name: '', type: 'text', required: false, translatable: true, options: '', whitelist: '' }])
+              setFields((fs) => [...fs, { key: `f${++keySeq}`, name: '', type: 'text', required: false, translatable: true, options: '', whitelist: [], label: {}, help: {} }])
             }
           >
             {t('components.addField')}
@@ -215,6 +242,9 @@ function FieldEditorRow({
   index,
   count,
   errors,
+  locales,
+  blueprints,
+  self,
   onChange,
   onMove,
   onRemove,
@@ -223,6 +253,10 @@ function FieldEditorRow({
   index: number
   count: number
   errors: Record<string, string[]>
+  locales: string[]
+  blueprints: Blueprint[]
+  /** The blueprint being edited (it may allow itself). */
+  self?: string
   onChange: (patch: Partial<FieldDraft>) => void
   onMove: (to: number) => void
   onRemove: () => void
@@ -294,14 +328,8 @@ function FieldEditorRow({
           <input id={`${id}-options`} value={field.options} onChange={(e) => onChange({ options: e.target.value })} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
         </div>
       ) : null}
-      {field.type === 'blocks' ? (
-        <div className="flex flex-col gap-1">
-          <label htmlFor={`${id}-whitelist`} className="text-xs font-medium">
-            {t('components.whitelist')}
-          </label>
-          <input id={`${id}-whitelist`} value={field.whitelist} onChange={(e) => onChange({ whitelist: e.target.value })} className="rounded-md border border-slate-300 px-2 py-1 text-sm" />
-        </div>
-      ) : null}
+      {field.type === 'blocks' ? <ComponentPicker blueprints={blueprints} self={self} value={field.whitelist} onChange={(whitelist) => onChange({ whitelist })} /> : null}
+      <LocaleTexts locales={locales} label={field.label} help={field.help} onChange={(patch) => onChange(patch)} />
       <FieldErrors errors={messages} />
     </div>
   )

@@ -5,6 +5,7 @@ import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
+import { ScheduleMark, spaceSchedulesQuery } from '../components/schedule'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, Skeleton, StatusBadge, storyState, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, t } from '../i18n'
 
@@ -322,6 +323,7 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
         ) : null}
         <StoryLink space={tree.space} node={node} />
         <span className="text-xs text-slate-600">{node.full_path}</span>
+        {node.is_folder ? null : <SpaceScheduleMark space={tree.space} uuid={node.uuid} />}
         {tree.canWrite ? (
           <button
             type="button"
@@ -354,7 +356,14 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
   )
 }
 
-type BulkAction = 'publish' | 'unpublish' | 'move'
+/** The tree's mark of a Story's planned publish or unpublish (the Space's plans, fetched once for the whole tree). */
+function SpaceScheduleMark({ space, uuid }: { space: string; uuid: string }) {
+  const plans = useQuery(spaceSchedulesQuery(space))
+  const mine = plans.data?.data.filter((p) => p.story_uuid === uuid) ?? []
+  return <ScheduleMark plans={mine} />
+}
+
+type BulkAction = 'publish' | 'unpublish' | 'move' | 'archive' | 'delete'
 
 /** The bar of actions on the selected Stories (the bulk API: per-item results). */
 function BulkBar({ space, selected, folders, onDone }: { space: string; selected: string[]; folders: Parent[]; onDone: (message: string) => void }) {
@@ -368,6 +377,10 @@ function BulkBar({ space, selected, folders, onDone }: { space: string; selected
       setConfirm(null)
       await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
       const failed = res.data.filter((r) => !r.ok).map((r) => ('message' in r ? r.message : ''))
+      if (a.action === 'archive' || a.action === 'delete') {
+        onDone(`${t('bulk.done', { ok: formatNumber(res.meta.succeeded), failed: formatNumber(res.meta.failed) })}${failed.length ? ` ${failed.join(' ')}` : ''}`)
+        return
+      }
       const count = formatNumber(res.meta.succeeded)
       onDone(
         res.meta.failed
@@ -382,10 +395,27 @@ function BulkBar({ space, selected, folders, onDone }: { space: string; selected
       <Button onClick={() => setConfirm('publish')}>{t('stories.publish')}</Button>
       <Button onClick={() => setConfirm('unpublish')}>{t('stories.unpublish')}</Button>
       <Button onClick={() => setConfirm('move')}>{t('stories.moveTo')}</Button>
+      <Button onClick={() => setConfirm('archive')}>{t('bulk.archive')}</Button>
+      <Button tone="danger" onClick={() => setConfirm('delete')}>
+        {t('bulk.delete')}
+      </Button>
       <ErrorNotice error={run.error} />
       <Dialog
-        open={confirm !== null}
-        title={t(`stories.bulk.${confirm ?? 'publish'}.title`, { count: formatNumber(selected.length) })}
+        open={confirm === 'archive' || confirm === 'delete'}
+        title={t(confirm === 'delete' ? 'bulk.confirm.delete' : 'bulk.confirm.archive', { count: formatNumber(selected.length) })}
+        onClose={() => setConfirm(null)}
+      >
+        <p className="text-sm">{t(confirm === 'delete' ? 'bulk.explain.delete' : 'bulk.explain.archive')}</p>
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setConfirm(null)}>{t('common.cancel')}</Button>
+          <Button tone="danger" disabled={run.isPending} onClick={() => confirm && run.mutate({ action: confirm, uuids: selected })}>
+            {t(confirm === 'delete' ? 'bulk.delete' : 'bulk.archive')}
+          </Button>
+        </div>
+      </Dialog>
+      <Dialog
+        open={confirm === 'publish' || confirm === 'unpublish' || confirm === 'move'}
+        title={t(`stories.bulk.${confirm === 'move' || confirm === 'unpublish' ? confirm : 'publish'}.title`, { count: formatNumber(selected.length) })}
         onClose={() => setConfirm(null)}
       >
         {confirm === 'move' ? (

@@ -12,6 +12,7 @@ import { type Change, diffStories } from '../components/doc-diff'
 import { PreviewButton } from '../components/preview-button'
 import { useScreenCommand } from '../components/command-palette'
 import { toast } from '../components/toast'
+import { SchedulePanel } from '../components/schedule'
 import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
@@ -470,7 +471,10 @@ export function StoryEditorScreen() {
         </div>
       )}
 
-      {showForm ? <VersionsPanel space={space} uuid={uuid} current={s.version_no} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} /> : null}
+      {!s.is_folder && s.status !== 'archived' ? <SchedulePanel space={space} uuid={uuid} canWrite={canWrite} disabled={false} /> : null}
+      {showForm ? (
+        <VersionsPanel space={space} uuid={uuid} current={s.version_no} lang={lang ?? s.primary_lang} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} onRestored={reload} />
+      ) : null}
 
       <Dialog open={conflict !== null} title={t('editor.conflict')} onClose={() => setConflict(null)}>
         <p className="text-sm">

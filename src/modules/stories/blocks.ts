@@ -28,6 +28,10 @@ export interface FieldDef {
   max_length?: number
   options?: string[]
   component_whitelist?: string[]
+  /** What editors see instead of the field's key, per locale code (the admin shows its UI language's, else any). */
+  label?: Record<string, string>
+  /** A hint shown under the field in the editor, per locale code. */
+  help?: Record<string, string>
 }
 
 export interface Blueprint {
@@ -58,6 +62,11 @@ const FIELD_NAME = /^[a-z][a-z0-9_]{0,63}$/
 const UID = /^[A-Za-z0-9_-]{1,64}$/
 const MAX_OPTIONS = 500
 const MAX_TAGS = 100
+const LOCALE_KEY = /^[a-zA-Z]{2,3}(?:-[A-Za-z0-9]{1,8}){0,4}$/
+/** The longest field label and help text, in characters, and the most locales one field may carry texts for. */
+export const MAX_LABEL = 120
+export const MAX_HELP = 1000
+const MAX_TEXT_LOCALES = 50
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/
 
 type Errors = Record<string, string[]>
@@ -91,7 +100,7 @@ export function blueprintErrors(input: { name?: string; schema?: unknown }): Err
       add(errors, at, 'must be an object with a type')
       continue
     }
-    const known = new Set(['type', 'required', 'translatable', 'max_length', 'options', 'component_whitelist'])
+    const known = new Set(['type', 'required', 'translatable', 'max_length', 'options', 'component_whitelist', 'label', 'help'])
     for (const k of Object.keys(def)) if (!known.has(k)) add(errors, `${at}/${k}`, 'is not a known field property')
     const type = def.type
     if (!(FIELD_TYPES as readonly unknown[]).includes(type)) {
@@ -128,6 +137,38 @@ export function blueprintErrors(input: { name?: string; schema?: unknown }): Err
       else if (!Array.isArray(def.component_whitelist) || !def.component_whitelist.every((c) => typeof c === 'string' && BLUEPRINT_NAME.test(c))) {
         add(errors, `${at}/component_whitelist`, 'must be a list of component names')
       }
+    }
+    localeTextErrors(errors, `${at}/label`, def.label, MAX_LABEL)
+    localeTextErrors(errors, `${at}/help`, def.help, MAX_HELP)
+  }
+  return errors
+}
+
+/** `label` and `help`: an object of locale code to a non-empty text of at most `max` characters. */
+function localeTextErrors(errors: Errors, at: string, value: unknown, max: number) {
+  if (value === undefined) return
+  if (!isPlainObject(value)) {
+    add(errors, at, 'must be an object of locale code to text, e.g. {"en": "Headline"}')
+    return
+  }
+  const entries = Object.entries(value)
+  if (entries.length > MAX_TEXT_LOCALES) add(errors, at, `has texts for more than ${MAX_TEXT_LOCALES} locales`)
+  for (const [lang, text] of entries) {
+    if (!LOCALE_KEY.test(lang)) add(errors, `${at}/${lang}`, 'is not a locale code (BCP-47, e.g. en or de-CH)')
+    else if (typeof text !== 'string' || text.trim().length === 0 || text.length > max) {
+      add(errors, `${at}/${lang}`, `must be a text of 1 to ${max} characters`)
+    }
+  }
+}
+
+/** The whitelist names of a schema that are not blueprints of the Space (`known`), keyed `schema/<field>/component_whitelist`. */
+export function unknownWhitelistErrors(schema: Record<string, unknown> | undefined, known: Set<string>): Errors {
+  const errors: Errors = {}
+  for (const [field, def] of Object.entries(schema ?? {})) {
+    const list = isPlainObject(def) && Array.isArray(def.component_whitelist) ? def.component_whitelist : []
+    const missing = list.filter((c): c is string => typeof c === 'string' && !known.has(c))
+    if (missing.length) {
+      add(errors, `schema/${field}/component_whitelist`, `names no component of this Space: ${missing.map((m) => `"${m}"`).join(', ')}`)
     }
   }
   return errors

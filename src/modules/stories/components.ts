@@ -3,7 +3,7 @@ import { components } from '../../../db/schema'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'
-import { type Blueprint, blueprintErrors } from './blocks'
+import { blueprintErrors, unknownWhitelistErrors } from './blocks'
 import { type ComponentView, StoryErrors } from './model'
 import { type ComponentRow, orderedSchema, storiesUsingComponent } from './repo'
 
@@ -28,8 +28,18 @@ export interface ComponentInput {
   schema?: Record<string, unknown>
 }
 
-function check(input: ComponentInput) {
-  const errors = blueprintErrors(input)
+/**
+ * The shape of the blueprint, then its blocks whitelists against the Space's blueprints (and its own name, for a
+ * blueprint that nests itself): a typo in "Allowed components" is refused instead of silently allowing nothing.
+ */
+async function check(kernel: Kernel, spaceId: number, input: ComponentInput, ownName: string | undefined) {
+  let errors = blueprintErrors(input)
+  if (!Object.keys(errors).length && input.schema) {
+    const rows = await kernel.db.db.select({ name: components.name }).from(components).where(eq(components.spaceId, spaceId))
+    const known = new Set(rows.map((r) => r.name))
+    if (ownName) known.add(ownName)
+    errors = unknownWhitelistErrors(input.schema, known)
+  }
   if (Object.keys(errors).length) throw validationFailed(errors, 'The component blueprint is not valid.')
 }
 
@@ -57,7 +67,7 @@ export async function getComponent(kernel: Kernel, access: SpaceAccess, name: st
 }
 
 export async function createComponent(kernel: Kernel, access: SpaceAccess, input: ComponentInput & { name: string }): Promise<ComponentView> {
-  check(input)
+  await check(kernel, access.space.id, input, input.name)
   const now = kernel.clock.now()
   try {
     const [row] = await kernel.db.db
@@ -86,8 +96,8 @@ export async function updateComponent(kernel: Kernel, access: SpaceAccess, name:
   if (input.name !== undefined && input.name !== name) {
     throw validationFailed({ name: ['cannot be changed; create a new component instead.'] })
   }
-  check({ schema: input.schema })
   const current = await find(kernel, access.space.id, name)
+  await check(kernel, access.space.id, { schema: input.schema }, name)
   const [row] = await kernel.db.db
     .update(components)
     .set({
@@ -101,6 +111,19 @@ export async function updateComponent(kernel: Kernel, access: SpaceAccess, name:
     .where(eq(components.id, current.id))
     .returning()
   return view(row)
+}
+
+/** What deleting the blueprint would touch: the Stories using it (the delete waits for 0) and the whitelists naming it. */
+export async function componentUsage(kernel: Kernel, access: SpaceAccess, name: string): Promise<{ stories: number; allowed_in: string[] }> {
+  await find(kernel, access.space.id, name)
+  const [users, rows] = await Promise.all([
+    storiesUsingComponent(kernel.db.db, access.space.id, name),
+    kernel.db.db.select({ name: components.name, schema: components.schema }).from(components).where(eq(components.spaceId, access.space.id)).orderBy(asc(components.name)),
+  ])
+  const allowedIn = rows
+    .filter((r) => Object.values((r.schema ?? {}) as Record<string, { component_whitelist?: unknown }>).some((f) => Array.isArray(f?.component_whitelist) && f.component_whitelist.includes(name)))
+    .map((r) => r.name)
+  return { stories: users, allowed_in: allowedIn }
 }
 
 export async function deleteComponent(kernel: Kernel, access: SpaceAccess, name: string): Promise<void> {

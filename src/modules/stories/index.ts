@@ -16,6 +16,8 @@ import { PublicLists } from './public-list'
 import { ReadMemo } from './read-memo'
 import { StoryReadPipeline } from './read-pipeline'
 import { componentRoutes, storyRoutes } from './routes'
+import { registerScheduleJobs } from './schedule'
+import { scheduleRoutes } from './schedule-routes'
 import { contentVersions } from './versions'
 
 /**
@@ -39,7 +41,11 @@ export const storiesModule = defineModule({
     const memo = new ReadMemo(() => kernel.readSteps, cacheShare(kernel.config, 1 / 8))
     return { cache, pipeline, published, memo, versions, lists }
   },
-  routes: ({ kernel, guards }) => new Elysia().use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
+  // The schedule routes first: `/stories/schedules` is a static segment beside `/stories/:uuid`.
+  routes: ({ kernel, guards }) =>
+    new Elysia().use(scheduleRoutes(kernel, guards)).use(storyRoutes(kernel, guards)).use(componentRoutes(kernel, guards)),
+  // Scheduled publish and unpublish (schedule.ts).
+  jobs: (jobs, _self, kernel) => registerScheduleJobs(jobs, kernel),
   publicRoutes: (ctx) => new Elysia().use(storyListRoutes(ctx, ctx.self.lists, ctx.self.pipeline)).use(storyCdnRoutes(ctx, ctx.self.pipeline, ctx.self.lists)),
   fast: (ctx) => [storyFastRoute(ctx, ctx.self.pipeline, ctx.self.memo)],
   metrics: (registry, self) => {

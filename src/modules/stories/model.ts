@@ -80,7 +80,7 @@ export const ListStoriesQuery = t.Object({
 })
 
 export const LangQuery = t.Object({ lang: t.Optional(Lang) })
-export const PageQuery = t.Object({ page: t.Optional(PageNo), per_page: t.Optional(StoryPerPage) })
+export const VersionsQuery = t.Object({ page: t.Optional(PageNo), per_page: t.Optional(StoryPerPage), lang: t.Optional(Lang) })
 export const ChildrenQuery = t.Object({ depth: t.Optional(Depth) })
 export const TreeQuery = t.Object({ depth: t.Optional(Depth), page: t.Optional(PageNo), per_page: t.Optional(StoryPerPage) })
 
@@ -94,7 +94,7 @@ export const BulkBody = t.Object({
 
 // The schema's inner shape is checked by blocks.ts (blueprintErrors), which keys errors as `schema/<field>/<prop>`.
 const Schema = t.Record(t.String(), t.Unknown(), {
-  description: `field name → {type: ${FIELD_TYPES.join('|')}, required?, translatable?, max_length?, options?, component_whitelist?}. The fields keep the order given: every answer lists them in it.`,
+  description: `field name → {type: ${FIELD_TYPES.join('|')}, required?, translatable?, max_length?, options?, component_whitelist?, label?, help?}; component_whitelist names existing blueprints; label and help map locale codes to texts. The fields keep the order given: every answer lists them in it.`,
 })
 
 export const CreateComponentBody = t.Object({
@@ -139,7 +139,10 @@ export type StoryView = typeof StoryModel.static
 
 export const StoryListModel = t.Object({ data: t.Array(StoryModel), meta: PageMeta })
 
-const Author = t.Union([t.Object({ user_id: Int() }), t.Null()])
+const Author = t.Union([
+  t.Object({ user_id: Int(), name: t.Union([t.String(), t.Null()], { description: 'The user’s name (null once the account is gone)' }) }),
+  t.Null(),
+])
 export const VersionSummaryModel = t.Object({
   version_no: Int(),
   lang: t.String(),
@@ -210,7 +213,9 @@ const FieldDefModel = t.Object(
     translatable: t.Optional(t.Boolean()),
     max_length: t.Optional(Int()),
     options: t.Optional(t.Array(t.String())),
-    component_whitelist: t.Optional(t.Array(t.String())),
+    component_whitelist: t.Optional(t.Array(t.String(), { description: 'blocks fields: the blueprints allowed inside (each must exist in the Space)' })),
+    label: t.Optional(t.Record(t.String(), t.String(), { description: 'locale code → the name editors see instead of the key (at most 120 characters)' })),
+    help: t.Optional(t.Record(t.String(), t.String(), { description: 'locale code → a hint shown under the field (at most 1000 characters)' })),
   },
   { additionalProperties: true, $id: 'FieldDef' },
 )
@@ -224,6 +229,10 @@ export const ComponentModel = t.Object({
   updated_at: Timestamp,
 }, { $id: 'Component' })
 export type ComponentView = typeof ComponentModel.static
+export const ComponentUsageModel = t.Object({
+  stories: Int({ description: 'Live (not archived) Stories with a block of this blueprint in a draft or the public snapshot, any locale: deleting it answers 409 while this is over 0' }),
+  allowed_in: t.Array(t.String(), { description: 'Blueprints whose blocks fields name this one in their component_whitelist' }),
+})
 
 /** The public read's Story (spec 4.5): the body's `data`. */
 export const PublicStoryData = t.Object({

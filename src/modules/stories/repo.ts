@@ -251,7 +251,8 @@ export async function moveDescendants(tx: Tx, spaceId: number, oldPath: string, 
     .returning({ id: stories.id })
 }
 
-export async function versionsPage(db: DbOrTx, storyId: number, limit: number, offset: number) {
+export async function versionsPage(db: DbOrTx, storyId: number, limit: number, offset: number, lang?: string) {
+  const where = lang === undefined ? eq(storyVersions.storyId, storyId) : and(eq(storyVersions.storyId, storyId), eq(storyVersions.lang, lang))
   const [rows, [{ total }]] = await Promise.all([
     db
       .select({
@@ -264,11 +265,11 @@ export async function versionsPage(db: DbOrTx, storyId: number, limit: number, o
         createdAt: storyVersions.createdAt,
       })
       .from(storyVersions)
-      .where(eq(storyVersions.storyId, storyId))
+      .where(where)
       .orderBy(desc(storyVersions.versionNo))
       .limit(limit)
       .offset(offset),
-    db.select({ total: count() }).from(storyVersions).where(eq(storyVersions.storyId, storyId)),
+    db.select({ total: count() }).from(storyVersions).where(where),
   ])
   return { rows, total: Number(total) }
 }

@@ -2,19 +2,20 @@ import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
-import { createComponent, deleteComponent, getComponent, listComponents, updateComponent } from './components'
+import { componentUsage, createComponent, deleteComponent, getComponent, listComponents, updateComponent } from './components'
 import {
   BulkBody,
   BulkResponseModel,
   ChildrenModel,
   ChildrenQuery,
   ComponentModel,
+  ComponentUsageModel,
   ComponentParams,
   CreateComponentBody,
   CreateStoryBody,
   LangQuery,
   ListStoriesQuery,
-  PageQuery,
+  VersionsQuery,
   StoryListModel,
   StoryModel,
   StoryParams,
@@ -27,17 +28,15 @@ import {
   VersionParams,
 } from './model'
 import { MAX_STORY_DEPTH } from './paths'
+import { getVersion, listVersions, restoreVersion } from './versions-history'
 import {
   archiveStory,
   bulkStories,
   createStory,
   deleteStory,
   getStory,
-  getVersion,
   listStories,
-  listVersions,
   publishStory,
-  restoreVersion,
   storyChildren,
   storyTree,
   unpublishStory,
@@ -127,10 +126,10 @@ export function storyRoutes(kernel: Kernel, guards: Guards) {
       })
       .get('/:uuid/versions', async ({ access, params, query }) => listVersions(kernel, access, params.uuid, query), {
         params: StoryParams,
-        query: PageQuery,
+        query: VersionsQuery,
         spaceRole: 'viewer',
         response: VersionListModel,
-        detail: { summary: 'The versions of a Story, newest first' },
+        detail: { summary: 'The versions of a Story, newest first; `lang` lists those of one locale' },
       })
       .get(
         '/:uuid/versions/:version_no',
@@ -139,12 +138,16 @@ export function storyRoutes(kernel: Kernel, guards: Guards) {
       )
       .post(
         '/:uuid/versions/:version_no/restore',
-        async ({ access, params }) => ({ data: await restoreVersion(kernel, access, params.uuid, params.version_no) }),
+        async ({ access, params, query }) => ({ data: await restoreVersion(kernel, access, params.uuid, params.version_no, query) }),
         {
           params: VersionParams,
+          query: LangQuery,
           spaceRole: 'editor',
           response: Data(StoryModel),
-          detail: { summary: 'Save the content and name of an old version as a new version' },
+          detail: {
+            summary: 'Save the content and name of an old version as a new version (in the version’s locale)',
+            description: 'With `lang` (the locale the caller shows), a version of another locale answers 422 naming `lang` instead of writing that locale.',
+          },
         },
       )
       .get('/:uuid/children', async ({ access, params, query }) => storyChildren(kernel, access, params.uuid, query.depth ?? 1), {
@@ -186,6 +189,12 @@ export function componentRoutes(kernel: Kernel, guards: Guards) {
       spaceRole: 'viewer',
       response: Data(ComponentModel),
       detail: { summary: 'One component blueprint' },
+    })
+    .get('/:name/usage', async ({ access, params }) => ({ data: await componentUsage(kernel, access, params.name) }), {
+      params: ComponentParams,
+      spaceRole: 'viewer',
+      response: Data(ComponentUsageModel),
+      detail: { summary: 'How many Stories use a blueprint (what deleting it must wait for) and which blueprints allow it in blocks fields' },
     })
     .put('/:name', async ({ access, params, body }) => ({ data: await updateComponent(kernel, access, params.name, body) }), {
       params: ComponentParams,

@@ -1835,6 +1835,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/components/{name}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How many Stories use a blueprint (what deleting it must wait for) and which blueprints allow it in blocks fields */
+        get: operations["getComponentUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/datasources": {
         parameters: {
             query?: never;
@@ -2935,6 +2952,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/stories/{uuid}/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The planned publish and unpublish of a Story (at most one of each), soonest first */
+        get: operations["listStorySchedules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/stories/{uuid}/schedules/{action}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Plan a publish or unpublish of a Story at a time (replaces a plan of the same action)
+         * @description The action runs within seconds after `at`, on one instance, across restarts. It runs as the caller: a publish publishes the drafts as they are then. Archived Stories (409) and folders (422) cannot be scheduled.
+         */
+        put: operations["updateStorySchedule"];
+        post?: never;
+        /** Cancel the planned publish or unpublish of a Story (404 when none is planned) */
+        delete: operations["deleteStorySchedule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/stories/{uuid}/unpublish": {
         parameters: {
             query?: never;
@@ -2998,7 +3053,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The versions of a Story, newest first */
+        /** The versions of a Story, newest first; `lang` lists those of one locale */
         get: operations["listStoryVersions"];
         put?: never;
         post?: never;
@@ -3034,7 +3089,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Save the content and name of an old version as a new version */
+        /**
+         * Save the content and name of an old version as a new version (in the version’s locale)
+         * @description With `lang` (the locale the caller shows), a version of another locale answers 422 naming `lang` instead of writing that locale.
+         */
         post: operations["restoreStoryVersion"];
         delete?: never;
         options?: never;
@@ -3053,6 +3111,23 @@ export interface paths {
         put?: never;
         /** Publish, unpublish, archive, delete or move many Stories; per-item results */
         post: operations["storiesBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/stories/schedules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The planned publishes and unpublishes of the Space, soonest first (paginated) */
+        get: operations["listStoriesSchedules"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3385,7 +3460,16 @@ export interface components {
             request_id?: string;
         };
         FieldDef: {
+            /** @description blocks fields: the blueprints allowed inside (each must exist in the Space) */
             component_whitelist?: string[];
+            /** @description locale code → a hint shown under the field (at most 1000 characters) */
+            help?: {
+                [key: string]: string;
+            };
+            /** @description locale code → the name editors see instead of the key (at most 120 characters) */
+            label?: {
+                [key: string]: string;
+            };
             max_length?: number;
             options?: string[];
             required?: boolean;
@@ -3531,6 +3615,23 @@ export interface components {
             served_segment: string | null;
         } & {
             [key: string]: unknown;
+        };
+        StorySchedule: {
+            /** @enum {string} */
+            action: "publish" | "unpublish";
+            /** Format: date-time */
+            at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description Who planned it (null for a Space token without a user) */
+            created_by: {
+                name: string;
+                user_id: number;
+            } | null;
+            /** @description Why the action was refused when its time came (e.g. the Story was archived, a plugin vetoed); the plan stays until cancelled */
+            error: string | null;
+            /** Format: uuid */
+            story_uuid: string;
         };
         TreeNode: {
             /** @description Present when the children were loaded (within depth) */
@@ -14888,7 +14989,7 @@ export interface operations {
                     is_nestable?: boolean;
                     is_root?: boolean;
                     name: string;
-                    /** @description field name → {type: text|textarea|richtext|markdown|number|boolean|datetime|select|multiselect|tags|asset|link|blocks, required?, translatable?, max_length?, options?, component_whitelist?}. The fields keep the order given: every answer lists them in it. */
+                    /** @description field name → {type: text|textarea|richtext|markdown|number|boolean|datetime|select|multiselect|tags|asset|link|blocks, required?, translatable?, max_length?, options?, component_whitelist?, label?, help?}; component_whitelist names existing blueprints; label and help map locale codes to texts. The fields keep the order given: every answer lists them in it. */
                     schema?: {
                         [key: string]: unknown;
                     };
@@ -15104,7 +15205,7 @@ export interface operations {
                     is_nestable?: boolean;
                     is_root?: boolean;
                     name?: string;
-                    /** @description field name → {type: text|textarea|richtext|markdown|number|boolean|datetime|select|multiselect|tags|asset|link|blocks, required?, translatable?, max_length?, options?, component_whitelist?}. The fields keep the order given: every answer lists them in it. */
+                    /** @description field name → {type: text|textarea|richtext|markdown|number|boolean|datetime|select|multiselect|tags|asset|link|blocks, required?, translatable?, max_length?, options?, component_whitelist?, label?, help?}; component_whitelist names existing blueprints; label and help map locale codes to texts. The fields keep the order given: every answer lists them in it. */
                     schema?: {
                         [key: string]: unknown;
                     };
@@ -15308,6 +15409,81 @@ export interface operations {
             };
             /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getComponentUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Blueprints whose blocks fields name this one in their component_whitelist */
+                            allowed_in: string[];
+                            /** @description Live (not archived) Stories with a block of this blueprint in a draft or the public snapshot, any locale: deleting it answers 409 while this is over 0 */
+                            stories: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -26091,6 +26267,305 @@ export interface operations {
             };
         };
     };
+    listStorySchedules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorySchedule"][];
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    updateStorySchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                action: "publish" | "unpublish";
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description When: an ISO 8601 date-time with Z or an offset, in the future (at most 5 years ahead)
+                     */
+                    at: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorySchedule"];
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `path_taken` (Another Story has this full_path in the Space); `story_archived` (The Story is archived: it can only be deleted); `has_children` (The Story has children: move or delete them first); `version_conflict` (expected_version_no is not the current version (someone saved meanwhile)); `component_exists` (A component blueprint with this name exists in the Space); `component_in_use` (Stories still use the component blueprint) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteStorySchedule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                action: "publish" | "unpublish";
+                space: string;
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `path_taken` (Another Story has this full_path in the Space); `story_archived` (The Story is archived: it can only be deleted); `has_children` (The Story has children: move or delete them first); `version_conflict` (expected_version_no is not the current version (someone saved meanwhile)); `component_exists` (A component blueprint with this name exists in the Space); `component_in_use` (Stories still use the component blueprint) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     unpublishStory: {
         parameters: {
             query?: never;
@@ -26657,6 +27132,7 @@ export interface operations {
     listStoryVersions: {
         parameters: {
             query?: {
+                lang?: string;
                 page?: number;
                 per_page?: number;
             };
@@ -26678,6 +27154,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             author: {
+                                /** @description The user’s name (null once the account is gone) */
+                                name: string | null;
                                 user_id: number;
                             } | null;
                             /** Format: date-time */
@@ -26774,6 +27252,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             author: {
+                                /** @description The user’s name (null once the account is gone) */
+                                name: string | null;
                                 user_id: number;
                             } | null;
                             content: components["schemas"]["StoryContent"];
@@ -26837,7 +27317,9 @@ export interface operations {
     };
     restoreStoryVersion: {
         parameters: {
-            query?: never;
+            query?: {
+                lang?: string;
+            };
             header?: never;
             path: {
                 space: string;
@@ -27095,6 +27577,92 @@ export interface operations {
             };
             /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    listStoriesSchedules: {
+        parameters: {
+            query?: {
+                page?: number;
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StorySchedule"][];
+                        meta: {
+                            page: number;
+                            per_page: number;
+                            total: number;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access; `translation_not_found` (The Story has no content in the requested locale) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
