@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { Server } from 'bun'
 import { eq } from 'drizzle-orm'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { apiTokens, memberships, users } from '../../db/schema'
+import { apiTokens, memberships, users } from '../../src/kernel/tables'
 import { type TestApp, testApp } from '../helpers/app'
 
 export const CHROMIUM = '/usr/bin/chromium'

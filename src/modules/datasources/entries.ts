@@ -1,7 +1,7 @@
 // The entry set of a datasource: replaced atomically by a pull or a push (revision, `datasource.changed`,
 // `datasource.synced`), and read a page at a time. service.ts re-exports the public names.
 import { and, eq, lt } from 'drizzle-orm'
-import { datasourceEntrySets, datasourcePushSignatures, datasources } from '../../../db/schema'
+import { datasourceEntrySets, datasourcePushSignatures, datasources } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { sha256Hex } from '../../kernel/crypto'
 import { notFound } from '../../kernel/errors'

@@ -3,7 +3,7 @@
 // settings.ts (config checks, masking, the view), sync.ts (pull, cron, housekeeping), push.ts (signed pushes),
 // entries.ts (the entry set, stored and read).
 import { asc, eq } from 'drizzle-orm'
-import { datasources } from '../../../db/schema'
+import { datasources } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
 import { KernelErrors, notFound, uniqueAs, validationFailed } from '../../kernel/errors'

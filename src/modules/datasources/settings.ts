@@ -2,7 +2,7 @@
 // create and update, the masked view, and finding a row by key. service.ts re-exports the public names.
 import { and, eq } from 'drizzle-orm'
 import { JSONPathEnvironment } from 'json-p3'
-import { datasources } from '../../../db/schema'
+import { datasources } from './tables'
 import { randomSecret, sha256Hex } from '../../kernel/crypto'
 import { notFound, validationFailed } from '../../kernel/errors'
 import { parseCron } from '../../kernel/jobs'

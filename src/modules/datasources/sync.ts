@@ -1,7 +1,7 @@
 // Data in by pull: one http_json pull (outbound fetch, JSONPath), the sync now or on the datasource's cron, and the
 // minute tick's housekeeping. service.ts re-exports the public names.
 import { and, eq, isNull, lt } from 'drizzle-orm'
-import { datasourcePushSignatures, datasources } from '../../../db/schema'
+import { datasourcePushSignatures, datasources } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound } from '../../kernel/errors'
 import { parseCron } from '../../kernel/jobs'

@@ -1,6 +1,6 @@
 // A registration's mail: its calendar and cancel links (capability tokens, PUBLIC_URL) and its text in the
 // registrant's language. service.ts re-exports the public names.
-import { eventRegistrationTokens } from '../../../db/schema'
+import { eventRegistrationTokens } from './tables'
 import { newCapabilityToken } from '../../kernel/crypto'
 import type { Tx } from '../../kernel/db'
 import type { Kernel } from '../../kernel/kernel'

@@ -1,7 +1,7 @@
 // Registrations and spots: registering (one, or a writer's batch), cancelling, and promoting the waitlist, each inside
 // a transaction that also writes the tokens, the mail jobs and the events. service.ts re-exports the public names.
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
-import { calendarEvents as events, eventRegistrations, eventRegistrationTokens } from '../../../db/schema'
+import { calendarEvents as events, eventRegistrations, eventRegistrationTokens } from './tables'
 import { newCapabilityToken } from '../../kernel/crypto'
 import { rowsOf, type Tx } from '../../kernel/db'
 import { notFound, uniqueAs } from '../../kernel/errors'

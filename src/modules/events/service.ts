@@ -4,7 +4,7 @@
 // waitlist), mails.ts (the registration mail and its links).
 import { stringify } from 'csv-stringify/sync'
 import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm'
-import { calendarEvents as events, eventRegistrations } from '../../../db/schema'
+import { calendarEvents as events, eventRegistrations } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { safeCell } from '../../kernel/csv'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'

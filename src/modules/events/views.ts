@@ -1,5 +1,5 @@
 // The rows of events and registrations as the API and the event payloads show them. service.ts re-exports them.
-import { calendarEvents as events, eventRegistrations } from '../../../db/schema'
+import { calendarEvents as events, eventRegistrations } from './tables'
 import type { EventRef, RegistrationRef } from './events'
 import type { EventView, LocationView, RegistrationView } from './model'
 

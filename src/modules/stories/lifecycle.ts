@@ -1,7 +1,7 @@
 // A Story's life after saving: publish (the public snapshot of every locale), unpublish, archive and delete, each
 // with its filter hook and events. service.ts re-exports the public names.
 import { eq } from 'drizzle-orm'
-import { stories, storyPublished } from '../../../db/schema'
+import { stories, storyPublished } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { Tx } from '../../kernel/db'
 import { notFound, validationFailed } from '../../kernel/errors'

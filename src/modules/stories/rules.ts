@@ -1,6 +1,6 @@
 // What the Story changes share: the view of a Story, the event payload, the checks (language, the Space's locales,
 // content against the blueprints, slug, parent, archived), the full_path clash and the version a save writes.
-import { storyVersions } from '../../../db/schema'
+import { storyVersions } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { Tx } from '../../kernel/db'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'

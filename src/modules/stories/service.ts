@@ -3,7 +3,7 @@
 // from one place: rules.ts (view, checks, the version a save writes), save.ts, lifecycle.ts (publish, unpublish,
 // archive, delete), history.ts (versions), tree.ts, bulk.ts.
 import { eq } from 'drizzle-orm'
-import { stories, storyContents } from '../../../db/schema'
+import { stories, storyContents } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { notFound, validationFailed } from '../../kernel/errors'

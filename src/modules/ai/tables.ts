@@ -1,5 +1,5 @@
 import { bigint, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { spaces, users } from './tenancy'
+import { spaces, users } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

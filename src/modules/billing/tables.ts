@@ -1,5 +1,5 @@
 import { bigint, pgTable, primaryKey, integer, text, timestamp } from 'drizzle-orm/pg-core'
-import { tenants } from './tenancy'
+import { tenants } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

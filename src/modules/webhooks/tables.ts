@@ -1,5 +1,5 @@
 import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, serial, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { spaces } from './tenancy'
+import { spaces } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

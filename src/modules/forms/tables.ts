@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm'
 import { bigserial, boolean, index, integer, jsonb, pgTable, real, serial, text, timestamp, uniqueIndex, uuid } from 'drizzle-orm/pg-core'
-import { spaces } from './tenancy'
+import { spaces } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

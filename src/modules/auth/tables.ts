@@ -1,5 +1,5 @@
 import { index, integer, jsonb, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { users } from './tenancy'
+import { users } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

@@ -4,7 +4,7 @@ import { bigserial, index, integer, jsonb, pgTable, text, timestamp, uniqueIndex
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
 /**
- * The durable job queue (src/kernel/jobs.ts). A worker claims due rows with `FOR UPDATE SKIP LOCKED`, sets
+ * The durable job queue (src/kernel/jobs/). A worker claims due rows with `FOR UPDATE SKIP LOCKED`, sets
  * status 'running' with a lease (`locked_until`) and a fresh `claim_token`; only the holder of that token may settle
  * the job. A running job whose lease ran out (its process died) is claimed again.
  * status: pending → running → done | failed | pending (retry) ; pending → cancelled.

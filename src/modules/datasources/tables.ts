@@ -1,5 +1,5 @@
 import { index, integer, json, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
-import { spaces } from './tenancy'
+import { spaces } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 

@@ -1,6 +1,6 @@
 import { boolean, index, integer, jsonb, pgTable, primaryKey, serial, text, timestamp, uuid } from 'drizzle-orm/pg-core'
-import { stories } from './stories'
-import { spaces, users } from './tenancy'
+import { stories } from '../stories/tables'
+import { spaces, users } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
 
