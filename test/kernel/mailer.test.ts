@@ -3,8 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { simpleParser } from 'mailparser'
-import { type TestApp, testApp } from './helpers/app'
-import { type SmtpSink, startSmtpSink } from './helpers/smtp'
+import { type TestApp, testApp } from '../helpers/app'
+import { type SmtpSink, startSmtpSink } from '../helpers/smtp'
 
 setDefaultTimeout(30_000)
 

@@ -1,9 +1,9 @@
 import { describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { safeCell } from '../src/kernel/csv'
-import { normalizeEmail } from '../src/kernel/email'
-import { publicOrigin } from '../src/kernel/http'
-import { parseIsoDateTime } from '../src/kernel/dates'
-import { bestAcceptLanguage, localeChain } from '../src/kernel/locale'
+import { safeCell } from '../../src/kernel/csv'
+import { normalizeEmail } from '../../src/kernel/email'
+import { publicOrigin } from '../../src/kernel/http'
+import { parseIsoDateTime } from '../../src/kernel/dates'
+import { bestAcceptLanguage, localeChain } from '../../src/kernel/locale'
 
 setDefaultTimeout(30_000)
 

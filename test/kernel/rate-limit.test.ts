@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { ManualClock } from '../src/kernel/clock'
-import { type Database, openDatabase } from '../src/kernel/db'
+import { ManualClock } from '../../src/kernel/clock'
+import { type Database, openDatabase } from '../../src/kernel/db'
 import {
   Backoff,
   MemoryRateLimitStore,
@@ -9,9 +9,9 @@ import {
   type RateLimitStore,
   RateLimiter,
   RateLimitTable,
-} from '../src/kernel/rate-limit'
-import { rateLimitRules } from '../src/app'
-import { freshDatabase, type TestDatabase } from './helpers/db'
+} from '../../src/kernel/rate-limit'
+import { rateLimitRules } from '../../src/app'
+import { freshDatabase, type TestDatabase } from '../helpers/db'
 
 const RATE_LIMITS = rateLimitRules()
 
