@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { join } from 'node:path'
-import { assets } from '../db/schema'
+import { assets } from '../src/modules/assets/tables'
 import { migrateAssets, MigrateError } from '../src/modules/assets/migrate'
 import { stores } from '../src/modules/assets/store'
 import { type TestApp, testApp } from './helpers/app'

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { unlink } from 'node:fs/promises'
-import { assetChunks, assets } from '../db/schema'
+import { assetChunks, assets } from '../src/modules/assets/tables'
 import { decodePng, psnr } from '../src/modules/assets/pixels'
 import { assetsModule } from '../src/modules/assets'
 import { deliveryBody } from '../src/modules/webhooks/delivery'

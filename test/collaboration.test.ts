@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
-import { presenceSessions } from '../db/schema'
+import { presenceSessions } from '../src/modules/collaboration/tables'
 import { createRuntime } from '../src/app'
 import { createKernel } from '../src/kernel/kernel'
 import { prunePresence } from '../src/modules/collaboration/service'

@@ -7,22 +7,15 @@
  * CI installs Chromium (`apt-get install -y chromium`, .ci/run); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchPersistentChromium, warnNoChromium } from './helpers/browser'
 import { buildScript, SERVICE_VERSION } from '../src/modules/system/service'
 import { type TestApp, testApp } from './helpers/app'
 
 setDefaultTimeout(60_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the embed script browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium('the embed script browser tests')
 
 describe('embed scripts: size', () => {
   test('the embed script is under 4 KB minified, the in-page editing bridge under 5 KB; no dependencies', () => {
@@ -48,7 +41,7 @@ let site: Server<undefined>
 let apiOrigin: string
 let siteOrigin: string
 let context: BrowserContext
-let userDataDir: string
+let chromium: Awaited<ReturnType<typeof launchPersistentChromium>> | undefined
 const log: Logged[] = []
 const pages = new Map<string, { html: string; headers?: Record<string, string> }>()
 let version: any
@@ -88,7 +81,6 @@ const embedOf = (page: Page) => page.evaluate(() => (window as any).ContentServi
 
 describe.skipIf(!hasChromium)('embed scripts in Chromium, cross-origin', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     t = await testApp()
     // The service, with every request it answers logged (method, path, status, and the body of beacons).
     api = Bun.serve({
@@ -118,20 +110,15 @@ describe.skipIf(!hasChromium)('embed scripts in Chromium, cross-origin', () => {
     siteOrigin = `http://127.0.0.1:${site.port}`
     version = await (await fetch(`${apiOrigin}/v1/version`)).json()
     log.length = 0
-    userDataDir = mkdtempSync(join(tmpdir(), 'cs-chromium-'))
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    chromium = await launchPersistentChromium()
+    context = chromium.context
   }, 60_000)
 
   afterAll(async () => {
-    await context?.close()
+    await chromium?.close()
     api?.stop(true)
     site?.stop(true)
     await t?.close()
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true })
   }, 60_000)
 
   beforeEach(async () => {

@@ -7,22 +7,15 @@
  * CI installs Chromium (`apt-get install -y chromium`, .ci/run); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchPersistentChromium, warnNoChromium } from './helpers/browser'
 import { type TestApp, testApp } from './helpers/app'
 import { type SmtpSink, startSmtpSink } from './helpers/smtp'
 
 setDefaultTimeout(120_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the mail link pages' browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium("the mail link pages' browser tests")
 
 let t: TestApp
 let sink: SmtpSink
@@ -31,13 +24,12 @@ let site: Server<undefined>
 let origin: string
 let siteOrigin: string
 let context: BrowserContext
-let userDataDir: string
+let chromium: Awaited<ReturnType<typeof launchPersistentChromium>> | undefined
 let admin: string
 let space: string
 
 describe.skipIf(!hasChromium)('mail link pages in Chromium', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     sink = await startSmtpSink()
     // The service listens first, so its origin can be PUBLIC_URL (the base of every mailed link).
     let app: TestApp | null = null
@@ -55,17 +47,12 @@ describe.skipIf(!hasChromium)('mail link pages in Chromium', () => {
     const owner = await t.register()
     admin = owner.token
     space = (await t.createSpace(admin, { name: 'Acme News' })).slug
-    userDataDir = mkdtempSync(join(tmpdir(), 'cs-chromium-'))
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    chromium = await launchPersistentChromium()
+    context = chromium.context
   }, 240_000)
 
   afterAll(async () => {
-    await context?.close()
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true })
+    await chromium?.close()
     api?.stop(true)
     site?.stop(true)
     await t?.close()

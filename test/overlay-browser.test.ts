@@ -9,22 +9,15 @@
  * CI installs Chromium (`apt-get install -y chromium`, .ci/run); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchPersistentChromium, warnNoChromium } from './helpers/browser'
 import { overlayModule } from '../src/modules/overlay'
 import { type TestApp, testApp } from './helpers/app'
 
 setDefaultTimeout(60_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the DOM overlay browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium('the DOM overlay browser tests')
 
 let t: TestApp
 let owner: string
@@ -34,7 +27,7 @@ let site: Server<undefined>
 let apiOrigin: string
 let siteOrigin: string
 let context: BrowserContext
-let userDataDir: string
+let chromium: Awaited<ReturnType<typeof launchPersistentChromium>> | undefined
 const pages = new Map<string, string>()
 const overlayReads: { path: string; segment: string | null; status: number }[] = []
 
@@ -82,7 +75,6 @@ async function applied(path: string, n = 1) {
 
 describe.skipIf(!hasChromium)('DOM overlay applied by embed.js in Chromium', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     t = await testApp()
     owner = (await t.register()).token
     space = (await t.createSpace(owner, { locales: ['en', 'fr'] })).slug
@@ -110,12 +102,8 @@ describe.skipIf(!hasChromium)('DOM overlay applied by embed.js in Chromium', () 
       },
     })
     siteOrigin = `http://127.0.0.1:${site.port}`
-    userDataDir = mkdtempSync(join(tmpdir(), 'cs-overlay-chromium-'))
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    chromium = await launchPersistentChromium()
+    context = chromium.context
 
     // Segments: "vip" only by name (X-Service-Segment), "french" by the page's language.
     for (const body of [
@@ -138,11 +126,10 @@ describe.skipIf(!hasChromium)('DOM overlay applied by embed.js in Chromium', () 
   }, 60_000)
 
   afterAll(async () => {
-    await context?.close()
+    await chromium?.close()
     api?.stop(true)
     site?.stop(true)
     await t?.close()
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true })
   }, 60_000)
 
   const SHOP = '<h1 class="title">Shop</h1><div class="ad">Buy now!</div><p><span id="price">9.99</span></p><a class="buy" href="/old">Buy</a><div class="body"><p>Old</p></div>'

@@ -21,7 +21,7 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { stories, storyContents, storyPublished, storyVersions } from '../../db/schema'
+import { stories, storyContents, storyPublished, storyVersions } from '../../src/modules/stories/tables'
 import { loadConfig } from '../../src/config'
 import type { SpaceAccess } from '../../src/kernel/auth'
 import { createKernel, type Kernel } from '../../src/kernel/kernel'

@@ -1,5 +1,5 @@
 import { and, eq, isNull, lt, or } from 'drizzle-orm'
-import { apiTokens, memberships, spaces } from '../../db/schema'
+import { apiTokens, memberships, spaces } from './tables'
 import { parseToken, safeEqual, sha256Hex } from './crypto'
 import { forbidden, KernelErrors, notFound, unauthorized } from './errors'
 import type { Kernel } from './kernel'

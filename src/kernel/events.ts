@@ -1,5 +1,5 @@
 import { inArray, sql } from 'drizzle-orm'
-import { events } from '../../db/schema'
+import { events } from './tables'
 import type { Database, Tx } from './db'
 
 /**

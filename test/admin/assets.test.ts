@@ -8,21 +8,16 @@
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchChromium, warnNoChromium } from '../helpers/browser'
 import { type TestApp, testApp } from '../helpers/app'
 import { photo, pngOf } from '../helpers/images'
 
 setDefaultTimeout(60_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the admin assets browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium('the admin assets browser tests')
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`
 const PASSWORD = 'correct horse battery staple'
@@ -85,7 +80,6 @@ async function dropFiles(selector: string, files: { name: string; type: string; 
 
 describe.skipIf(!hasChromium)('assets and rich text in the admin app (Chromium)', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     t = await testApp()
     server = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, fetch: (request, s) => t.app.fetch(request, s) })
     origin = `http://127.0.0.1:${server.port}`
@@ -100,11 +94,7 @@ describe.skipIf(!hasChromium)('assets and rich text in the admin app (Chromium)'
       schema: { title: { type: 'text' }, body: { type: 'richtext' }, image: { type: 'asset' } },
     })
     expect(page_.status).toBe(201)
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
     context = await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 900 } })
     page = await context.newPage()
     page.on('pageerror', (e) => pageErrors.push(String(e)))

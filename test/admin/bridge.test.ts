@@ -9,19 +9,14 @@
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import type { Server } from 'bun'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchChromium, warnNoChromium } from '../helpers/browser'
 import { type TestApp, testApp } from '../helpers/app'
 
 setDefaultTimeout(60_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the in-page editing bridge browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium('the in-page editing bridge browser tests')
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`
 const JS_LINK = 'javascript:window.__pwned=2'
@@ -128,7 +123,6 @@ const checkStatus = () => fromSite().find((l) => l.method === 'GET' && l.path ==
 
 describe.skipIf(!hasChromium)('the in-page editing bridge in Chromium, on another origin', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     t = await testApp()
     api = Bun.serve({
       port: 0,
@@ -181,11 +175,7 @@ describe.skipIf(!hasChromium)('the in-page editing bridge in Chromium, on anothe
     otherUuid = (await call('POST', `/v1/spaces/${other}/stories`, { name: 'Other', slug: 'hello', content: doc({ component: 'hero', _uid: 'o1', headline: 'Other Space' }) }))
       .uuid
 
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
     context = await browser.newContext({ viewport: { width: 1200, height: 900 } })
   }, 120_000)
 

@@ -5,19 +5,14 @@
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync } from 'node:fs'
 import type { Server } from 'bun'
 import type { Browser } from 'playwright-core'
+import { hasChromium, launchChromium, warnNoChromium } from '../helpers/browser'
 import { type TestApp, testApp } from '../helpers/app'
 
 setDefaultTimeout(60_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the /docs page browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium('the /docs page browser tests')
 
 let t: TestApp
 let api: Server<undefined>
@@ -26,7 +21,6 @@ let browser: Browser
 
 describe.skipIf(!hasChromium)('the /docs page in Chromium', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     t = await testApp()
     api = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, fetch: (request, server) => t.app.fetch(request, server) })
     site = Bun.serve({
@@ -38,7 +32,7 @@ describe.skipIf(!hasChromium)('the /docs page in Chromium', () => {
           headers: { 'Content-Type': 'text/html' },
         }),
     })
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update'] })
+    browser = await launchChromium()
   }, 180_000)
 
   afterAll(async () => {

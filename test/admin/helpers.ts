@@ -4,22 +4,16 @@
  * test's own client, and axe-core in a page.
  */
 import { expect } from 'bun:test'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import { eq } from 'drizzle-orm'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
-import { apiTokens, memberships, users } from '../../db/schema'
+import { apiTokens, memberships, users } from '../../src/kernel/tables'
 import type { Config } from '../../src/config'
 import { type TestApp, testApp } from '../helpers/app'
+import { launchChromium } from '../helpers/browser'
 
-export const CHROMIUM = '/usr/bin/chromium'
-export const hasChromium = existsSync(CHROMIUM)
-export function warnNoChromium(what: string) {
-  if (hasChromium) return
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: ${what} — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+export { CHROMIUM, hasChromium, warnNoChromium } from '../helpers/browser'
 
 export const TOKEN_KEY = 'content-service.token'
 
@@ -39,16 +33,11 @@ export interface AdminHarness {
  * mailed links (the server listens first, so its port is known).
  */
 export async function startAdmin(opts: { env?: Record<string, string>; publicUrl?: boolean; config?: Partial<Config> } = {}): Promise<AdminHarness> {
-  const { chromium } = await import('playwright-core')
   let app: TestApp | null = null
   const server: Server<undefined> = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, idleTimeout: 0, fetch: (request, s) => app!.app.fetch(request, s) })
   const origin = `http://127.0.0.1:${server.port}`
   const t = (app = await testApp({ ...opts.config, ...(opts.publicUrl ? { publicUrl: origin } : {}) }, opts.env ?? {}))
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  })
+  const browser = await launchChromium()
   const contexts: BrowserContext[] = []
   return {
     t,

@@ -8,23 +8,17 @@
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Server } from 'bun'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { hasChromium, launchChromium, warnNoChromium } from '../helpers/browser'
 import { type TestApp, testApp } from '../helpers/app'
 import { photo, pngOf } from '../helpers/images'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp'
 
 setDefaultTimeout(120_000)
 
-const CHROMIUM = '/usr/bin/chromium'
-const hasChromium = existsSync(CHROMIUM)
-if (!hasChromium) {
-  const line = '!'.repeat(100)
-  console.warn(`\n${line}\n!! SKIPPED: the admin app browser tests — no Chromium at ${CHROMIUM}.\n!! Install it with: apt-get install -y chromium\n${line}\n`)
-}
+warnNoChromium('the admin app browser tests')
 
 const HOSTILE = `<img src=x onerror="window.__pwned=1">`
 const PASSWORD = 'correct horse battery staple'
@@ -36,7 +30,6 @@ let origin: string
 let browser: Browser
 let context: BrowserContext
 let page: Page
-let dataDir: string
 const pageErrors: string[] = []
 const email = `editor-${Math.random().toString(36).slice(2, 8)}@example.com`
 let spaceSlug = ''
@@ -120,19 +113,13 @@ async function chunkGraph(entries: string[]): Promise<Map<string, Chunk>> {
 
 describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core')
     // As a public install runs: sign-ups past the first account confirm their address by mail, with links to this
     // server (PUBLIC_URL), mailed to an SMTP sink.
     sink = await startSmtpSink()
     server = Bun.serve({ port: 0, hostname: '127.0.0.1', development: false, fetch: (request, s) => t.app.fetch(request, s) })
     origin = `http://127.0.0.1:${server.port}`
     t = await testApp({ publicUrl: origin }, { SMTP_URL: sink.url, REGISTRATION_VERIFY: 'on' })
-    dataDir = mkdtempSync(join(tmpdir(), 'cs-admin-chromium-'))
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    })
+    browser = await launchChromium()
     context = await browser.newContext({ baseURL: origin, viewport: { width: 1280, height: 800 } })
     page = await context.newPage()
     page.on('pageerror', (e) => pageErrors.push(String(e)))
@@ -148,7 +135,6 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     server?.stop(true)
     await t?.close()
     await sink?.stop()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   }, 60_000)
 
   test('/admin is served with a strict CSP, no framing, immutable compressed assets, and under 200 KB of compressed JS', async () => {

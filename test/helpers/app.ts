@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { apiTokens, memberships, users } from '../../db/schema'
+import { apiTokens, memberships, users } from '../../src/kernel/tables'
 import { createRuntime, type Runtime } from '../../src/app'
 import { type Config, loadConfig } from '../../src/config'
 import { ManualClock } from '../../src/kernel/clock'

@@ -75,6 +75,12 @@ export interface JobWorkerDeps {
   track(p: Promise<unknown>): void
 }
 
+/**
+ * Why one class of about 320 lines: claiming, running, settling, renewing leases and expiring overdue attempts share
+ * the worker's map of running attempts and their claims (token, deadline, settled flag); each step checks or updates
+ * them, and a settle that raced a lease expiry is decided there. The queue's API (queue.ts), cron schedules
+ * (schedules.ts), the outbox (outbox.ts) and the SQL (sql.ts) are already apart.
+ */
 export class JobWorker {
   readonly queues = new Map<string, QueueState>()
   private running = new Map<number, Running>()

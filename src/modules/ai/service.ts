@@ -1,5 +1,5 @@
 import { and, count, desc, eq, sql } from 'drizzle-orm'
-import { aiJobs, aiUsage } from '../../../db/schema'
+import { aiJobs, aiUsage } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx } from '../../kernel/db'
 import { AppError, notFound, validationFailed } from '../../kernel/errors'

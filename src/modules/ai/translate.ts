@@ -1,5 +1,5 @@
 import { and, eq, inArray } from 'drizzle-orm'
-import { aiJobs } from '../../../db/schema'
+import { aiJobs } from './tables'
 import { AppError } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import type { JobContext, JobQueue } from '../../kernel/jobs'

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, gt, ne, sql } from 'drizzle-orm'
-import { assetChunks, assets } from '../../../db/schema'
+import { assetChunks, assets } from './tables'
 import type { Kernel } from '../../kernel/kernel'
 import { bucket, chunkPieces, enqueueObjectDelete, type StoreKind, writeChunks } from './store'
 

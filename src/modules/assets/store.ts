@@ -1,6 +1,6 @@
 import { and, eq, getTableName, gte, inArray, lte, type SQL, sql } from 'drizzle-orm'
 import { open } from 'node:fs/promises'
-import { assetChunks, assets } from '../../../db/schema'
+import { assetChunks, assets } from './tables'
 import type { S3Config } from '../../config'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { type Emit, transact } from '../../kernel/events'

@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value'
 import { and, eq, gt, inArray, isNull, lt, ne, sql } from 'drizzle-orm'
-import { apiTokens, passwordResetTokens, pendingSignUps, tenants, users } from '../../../db/schema'
+import { apiTokens, tenants, users } from '../../kernel/tables'
+import { passwordResetTokens, pendingSignUps } from './tables'
 import type { Principal } from '../../kernel/auth'
 import { hashPassword, issueToken, newCapabilityToken, sha256Hex, verifyPassword } from '../../kernel/crypto'
 import { isUniqueViolation, KernelErrors, notFound, unauthorized, uniqueAs, validationFailed } from '../../kernel/errors'

@@ -1,5 +1,5 @@
 import { and, eq, sql } from 'drizzle-orm'
-import { billingProviderEvents, tenantPlans, usageCounters } from '../../../db/schema'
+import { billingProviderEvents, tenantPlans, usageCounters } from './tables'
 import type { PlanLimits } from '../../config'
 import type { SpaceAccess } from '../../kernel/auth'
 import { type DbOrTx, rowsOf, type Tx } from '../../kernel/db'

@@ -1,5 +1,5 @@
 import { and, eq, gt } from 'drizzle-orm'
-import { presenceSessions } from '../../../db/schema'
+import { presenceSessions } from './tables'
 import type { Kernel } from '../../kernel/kernel'
 import { userNames } from '../auth/service'
 import type { PresenceChangedPayload } from './events'

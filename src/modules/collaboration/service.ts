@@ -1,5 +1,5 @@
 import { and, asc, eq, lt, ne, sql } from 'drizzle-orm'
-import { comments, presenceSessions } from '../../../db/schema'
+import { comments, presenceSessions } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { roleAtLeast } from '../../kernel/auth'
 import { forbidden, KernelErrors, notFound, validationFailed } from '../../kernel/errors'

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, gt, lt } from 'drizzle-orm'
-import { cartItems, carts, products } from '../../../db/schema'
+import { cartItems, carts, products } from './tables'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'

@@ -1,5 +1,5 @@
 import { and, asc, eq, inArray, sql } from 'drizzle-orm'
-import { cartItems, carts, orderItems, orders, products, shopSettings } from '../../../db/schema'
+import { cartItems, carts, orderItems, orders, products, shopSettings } from './tables'
 import type { Tx } from '../../kernel/db'
 import { notFound, validationFailed } from '../../kernel/errors'
 import { type Emit, transact } from '../../kernel/events'

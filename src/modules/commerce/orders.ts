@@ -1,5 +1,5 @@
 import { and, asc, count, desc, eq, ilike, inArray, lt, or, sql, type SQL } from 'drizzle-orm'
-import { orderItems, orders, products } from '../../../db/schema'
+import { orderItems, orders, products } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { AppError, notFound, validationFailed } from '../../kernel/errors'

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm'
-import { products, shopSettings } from '../../../db/schema'
+import { products, shopSettings } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'

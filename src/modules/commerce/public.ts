@@ -1,5 +1,5 @@
 import { and, asc, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm'
-import { products, shopSettings } from '../../../db/schema'
+import { products, shopSettings } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'

@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import { datasourceEntrySets, datasources } from '../../../db/schema'
+import { datasourceEntrySets, datasources } from './tables'
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 

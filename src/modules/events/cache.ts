@@ -1,5 +1,5 @@
 import { and, eq } from 'drizzle-orm'
-import { calendarEvents } from '../../../db/schema'
+import { calendarEvents } from './tables'
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { EventRow } from './service'

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, gte, lt, type SQL } from 'drizzle-orm'
-import { calendarEvents as events, eventRegistrations, eventRegistrationTokens } from '../../../db/schema'
+import { calendarEvents as events, eventRegistrations, eventRegistrationTokens } from './tables'
 import { sha256Hex } from '../../kernel/crypto'
 import { normalizeEmail } from '../../kernel/email'
 import { KernelErrors, notFound, validationFailed } from '../../kernel/errors'

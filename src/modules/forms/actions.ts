@@ -1,5 +1,5 @@
 import { eq, sql } from 'drizzle-orm'
-import { formSubmissions, forms } from '../../../db/schema'
+import { formSubmissions, forms } from './tables'
 import { failed, GroupCommit } from '../../kernel/group-commit'
 import { type JobContext, type JobQueue, type JobResult, LeaseLostError } from '../../kernel/jobs'
 import type { Kernel } from '../../kernel/kernel'

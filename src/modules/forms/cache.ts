@@ -1,5 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm'
-import { forms } from '../../../db/schema'
+import { forms } from './tables'
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { FormRow } from './service'

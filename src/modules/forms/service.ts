@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync'
 import { and, asc, count, desc, eq, gt, isNull, type SQL } from 'drizzle-orm'
-import { formSubmissions, forms } from '../../../db/schema'
+import { formSubmissions, forms } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
 import { safeCell } from '../../kernel/csv'

@@ -1,5 +1,5 @@
 import { eq, lt } from 'drizzle-orm'
-import { formIpSalts } from '../../../db/schema'
+import { formIpSalts } from './tables'
 import { randomBytes, sha256Hex } from '../../kernel/crypto'
 import { KernelErrors, validationFailed } from '../../kernel/errors'
 import { publicActor } from '../../kernel/filters'

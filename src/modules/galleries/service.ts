@@ -1,5 +1,5 @@
 import { and, count, desc, eq } from 'drizzle-orm'
-import { galleries, type GalleryItem } from '../../../db/schema'
+import { galleries, type GalleryItem } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'

@@ -1,5 +1,6 @@
 import { and, asc, count, eq, gt, lte } from 'drizzle-orm'
-import { invitations, memberships } from '../../../db/schema'
+import { memberships } from '../../kernel/tables'
+import { invitations } from './tables'
 import type { Principal, Role, SpaceAccess } from '../../kernel/auth'
 import { newCapabilityToken, sha256Hex } from '../../kernel/crypto'
 import { normalizeEmail } from '../../kernel/email'

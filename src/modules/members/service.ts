@@ -1,5 +1,5 @@
 import { and, asc, count, eq } from 'drizzle-orm'
-import { memberships } from '../../../db/schema'
+import { memberships } from '../../kernel/tables'
 import { type Principal, type Role, ROLES, requireUserToken, type SpaceAccess } from '../../kernel/auth'
 import { forbidden, notFound } from '../../kernel/errors'
 import { transact } from '../../kernel/events'

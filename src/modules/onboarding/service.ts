@@ -1,5 +1,5 @@
 import { and, asc, count, eq, gt, isNotNull, isNull, lte, or } from 'drizzle-orm'
-import { pitchInvitees } from '../../../db/schema'
+import { pitchInvitees } from './tables'
 import type { Principal, SpaceAccess } from '../../kernel/auth'
 import { hashPassword, newCapabilityToken, randomBytes, sha256Hex } from '../../kernel/crypto'
 import type { Tx } from '../../kernel/db'

@@ -1,5 +1,5 @@
 import { and, asc, count, eq } from 'drizzle-orm'
-import { domOverlays } from '../../../db/schema'
+import { domOverlays } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound, validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'

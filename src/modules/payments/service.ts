@@ -1,5 +1,5 @@
 import { eq } from 'drizzle-orm'
-import { paymentEvents, stripeAccounts } from '../../../db/schema'
+import { paymentEvents, stripeAccounts } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'

@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm'
-import { plugins } from '../../../db/schema'
+import { plugins } from './tables'
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 

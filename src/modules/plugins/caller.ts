@@ -1,4 +1,4 @@
-import { plugins } from '../../../db/schema'
+import { plugins } from './tables'
 import { and, eq } from 'drizzle-orm'
 import { transact } from '../../kernel/events'
 import type { FilterActor, FilterCall } from '../../kernel/filters'

@@ -1,5 +1,5 @@
 import { and, count, desc, eq, max, sql } from 'drizzle-orm'
-import { pluginCalls, plugins } from '../../../db/schema'
+import { pluginCalls, plugins } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
 import { notFound } from '../../kernel/errors'

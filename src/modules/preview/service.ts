@@ -1,5 +1,5 @@
 import { eq, lt } from 'drizzle-orm'
-import { previewTokens } from '../../../db/schema'
+import { previewTokens } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomBytes, safeEqual, sha256Hex } from '../../kernel/crypto'
 import { transact } from '../../kernel/events'

@@ -144,6 +144,13 @@ interface Term {
 
 let indexSerials = 0
 
+/**
+ * Why one class of about 650 lines: the index is a handful of typed arrays (postings, their term offsets, the delta
+ * lists, the per-document lengths, tombstones and versions) that every operation reads and rewrites together, and whose
+ * layout is the point of the file (the header above). Split into functions, each would take or return the whole set;
+ * split into classes, the hot loops (`scoreWord`, `top`, the compaction) would reach through accessors. Helpers that
+ * need none of that state already live apart (vocabulary.ts, tolerance.ts, text.ts, the scratch buffers below).
+ */
 export class SearchIndex {
   /** Every word of every field, with its term id. */
   readonly vocabulary = new Vocabulary()

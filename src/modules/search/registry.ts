@@ -63,6 +63,13 @@ interface SpaceEntry {
   bytes: number
 }
 
+/**
+ * Why one class of about 540 lines: it owns the one piece of state every part changes — the per-Space entries (build
+ * promise, pending story ids, drain, debounced compaction, liveness, measured bytes) and the memory budget's recency
+ * order — and the parts (build, event-driven refresh, compaction, eviction, the cross-instance wire, reconcile) must
+ * see each other's changes to an entry at once: a build racing a refresh or an eviction is what the entry's fields
+ * serialise. What needs no entry lives outside it (documents.ts, engine.ts, the wire types).
+ */
 export class SearchRegistry {
   readonly instanceId = crypto.randomUUID()
   private spaces = new Map<number, SpaceEntry>()

@@ -1,5 +1,5 @@
 import { asc, eq } from 'drizzle-orm'
-import { audienceSegments } from '../../../db/schema'
+import { audienceSegments } from './tables'
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { type CompiledRule, compileRule, ruleMatches, type Signals } from './rules'

@@ -1,5 +1,5 @@
 import { RE2JS } from 're2js'
-import type { SegmentRule } from '../../../db/schema'
+import type { SegmentRule } from './tables'
 import { MAX_LIST_VALUES, MAX_REGEX_LENGTH, type RuleOperator, type RuleType } from './model'
 
 /**

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, sql } from 'drizzle-orm'
-import { audienceSegments, type SegmentRule, storyVariants, storyVariantsPublished } from '../../../db/schema'
+import { audienceSegments, type SegmentRule, storyVariants, storyVariantsPublished } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { Tx } from '../../kernel/db'
 import { AppError, conflict, notFound, uniqueAs, validationFailed } from '../../kernel/errors'

@@ -1,5 +1,5 @@
 import { and, asc, eq, max } from 'drizzle-orm'
-import { spaceLocales } from '../../../db/schema'
+import { spaceLocales } from '../../kernel/tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx } from '../../kernel/db'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'

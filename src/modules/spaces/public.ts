@@ -1,5 +1,5 @@
 import { and, eq, isNull } from 'drizzle-orm'
-import { spaces } from '../../../db/schema'
+import { spaces } from '../../kernel/tables'
 import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpace, PublicSpaceResolver } from '../../kernel/public-space'

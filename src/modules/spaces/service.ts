@@ -1,5 +1,5 @@
 import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm'
-import { apiTokens, memberships, spaceLocales, spaces } from '../../../db/schema'
+import { apiTokens, memberships, spaceLocales, spaces } from '../../kernel/tables'
 import type { Principal, Role, SpaceAccess, SpaceRef } from '../../kernel/auth'
 import { issueToken } from '../../kernel/crypto'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'

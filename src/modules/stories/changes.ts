@@ -1,5 +1,5 @@
 import { and, asc, eq, gt, like, or, sql } from 'drizzle-orm'
-import { stories, storyChanges, storyContentVersions } from '../../../db/schema'
+import { stories, storyChanges, storyContentVersions } from './tables'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import type { NewEvent } from '../../kernel/events'
 import { likePrefix } from './paths'

@@ -1,5 +1,5 @@
 import { and, asc, eq } from 'drizzle-orm'
-import { components } from '../../../db/schema'
+import { components } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound, uniqueAs, validationFailed } from '../../kernel/errors'
 import type { Kernel } from '../../kernel/kernel'

@@ -1,5 +1,5 @@
 import { and, asc, count, eq, inArray, like, or } from 'drizzle-orm'
-import { stories, storyPublished } from '../../../db/schema'
+import { stories, storyPublished } from './tables'
 import type { Kernel } from '../../kernel/kernel'
 import { likePrefix } from './paths'
 

@@ -1,6 +1,6 @@
 import { and, asc, count, desc, eq, ilike, inArray, isNull, like, ne, or, sql, type SQL } from 'drizzle-orm'
 import { alias } from 'drizzle-orm/pg-core'
-import { components, stories, storyContents, storyCounts, storyPublished, storyVersions } from '../../../db/schema'
+import { components, stories, storyContents, storyCounts, storyPublished, storyVersions } from './tables'
 import type { DbOrTx, Tx } from '../../kernel/db'
 import type { Blueprint, FieldDef } from './blocks'
 import { likePrefix } from './paths'

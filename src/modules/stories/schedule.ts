@@ -1,5 +1,5 @@
 import { and, asc, count, eq } from 'drizzle-orm'
-import { stories, storySchedules } from '../../../db/schema'
+import { stories, storySchedules } from './tables'
 import type { Principal, SpaceAccess } from '../../kernel/auth'
 import { AppError, notFound, validationFailed } from '../../kernel/errors'
 import type { JobQueue } from '../../kernel/jobs'

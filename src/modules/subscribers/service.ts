@@ -1,6 +1,6 @@
 import { stringify } from 'csv-stringify/sync'
 import { and, asc, count, desc, eq, gt, ilike, isNull, or, type SQL, sql } from 'drizzle-orm'
-import { newsletterSettings, subscribers, subscriberTokens } from '../../../db/schema'
+import { newsletterSettings, subscribers, subscriberTokens } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { newCapabilityToken, sha256Hex } from '../../kernel/crypto'
 import { safeCell } from '../../kernel/csv'

@@ -1,5 +1,5 @@
 import { and, eq, inArray, sql } from 'drizzle-orm'
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from './tables'
 import { type DbOrTx, rowsOf, type Tx } from '../../kernel/db'
 import type { DomainEvent, EventCatalog } from '../../kernel/events'
 import { type JobContext, type JobQueue, LeaseLostError } from '../../kernel/jobs'

@@ -1,5 +1,5 @@
 import { and, desc, eq } from 'drizzle-orm'
-import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from '../../../db/schema'
+import { webhookAttempts, webhookDeliveries, webhookSubscriptions } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
 import { notFound } from '../../kernel/errors'
