@@ -225,5 +225,5 @@ export function cacheShare(config: { cdnCacheBytes: number }, fraction: number):
 
 /** The size function of caches of plain records: the value's estimated heap bytes and its id. */
 export function plainSize<V>(value: V, id: string): number {
-  return approxBytes(value) + 16 + id.length * 2
+  return approxBytes(value) + 16 + (typeof id === 'string' ? id.length * 2 : 8)
 }

@@ -28,7 +28,7 @@ export const oneOf = <const T extends readonly [string, ...string[]]>(values: T,
 
 export const SPACE_SLUG_PATTERN = '^[a-z][a-z0-9-]{0,63}$'
 const SPACE_SLUG_RE = new RegExp(SPACE_SLUG_PATTERN)
-export const isSpaceSlug = (s: string) => SPACE_SLUG_RE.test(s)
+export const isSpaceSlug = (s: string) => typeof s === 'string' && SPACE_SLUG_RE.test(s)
 
 /** `{space}`: spec 1, `^[a-z][a-z0-9-]*$`, at most 64 characters. */
 export const SpaceSlug = t.String({ pattern: SPACE_SLUG_PATTERN, description: 'Space slug: ^[a-z][a-z0-9-]*$, at most 64 characters' })

@@ -260,15 +260,29 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
         return EXIT.ok
       }
       const byName = new Map(from.components.map((c) => [c.name, c]))
-      // Blueprints first without blocks fields' whitelists resolved: a whitelist may name a blueprint created later in
-      // this push, so creates go before updates and all of them in name order.
-      const ordered = [...plan.filter((c) => c.change === 'added'), ...plan.filter((c) => c.change === 'changed')]
+      // A blocks field's whitelist must name blueprints the Space has, and it may name one this push creates: new
+      // blueprints are created first without their whitelists, then every pushed blueprint is saved whole.
+      const added = plan.filter((c) => c.change === 'added')
+      const withoutWhitelists = (body: Record<string, unknown>) => ({
+        ...body,
+        schema: Object.fromEntries(
+          Object.entries((body.schema ?? {}) as Record<string, Record<string, unknown>>).map(([k, f]) => {
+            if (f?.type !== 'blocks') return [k, f]
+            const { component_whitelist: _, ...rest } = f
+            return [k, rest]
+          }),
+        ),
+      })
+      const steps = added.length + plan.length
       let n = 0
-      for (const c of ordered) {
-        progress(args, `Pushing ${++n}/${ordered.length}: ${c.name}`)
-        const body = normalized(byName.get(c.name)!)
-        if (c.change === 'added') await api(t, 'POST', `/spaces/${encodeURIComponent(space)}/components`, body)
-        else await api(t, 'PUT', `/spaces/${encodeURIComponent(space)}/components/${encodeURIComponent(c.name)}`, body)
+      const path = `/spaces/${encodeURIComponent(space)}/components`
+      for (const c of added) {
+        progress(args, `Pushing ${++n}/${steps}: ${c.name}`)
+        await api(t, 'POST', path, withoutWhitelists(normalized(byName.get(c.name)!) as Record<string, unknown>))
+      }
+      for (const c of plan) {
+        progress(args, `Pushing ${++n}/${steps}: ${c.name}`)
+        await api(t, 'PUT', `${path}/${encodeURIComponent(c.name)}`, normalized(byName.get(c.name)!))
       }
       progressDone(args)
       out(args, { changes: plan }, plan.length ? `Pushed to ${space}:\n${describeChanges(plan)}` : `${space} is up to date.`)
