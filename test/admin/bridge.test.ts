@@ -363,7 +363,7 @@ describe.skipIf(!hasChromium)('the in-page editing bridge in Chromium, on anothe
     // No preview URL yet: the dialog asks for one; a bad one is refused at the field.
     await page.getByLabel('Site preview URL').fill('ftp://nope.example/')
     await page.getByRole('button', { name: 'Save and preview' }).click()
-    await page.getByText('must be an absolute http:// or https:// URL').waitFor()
+    await page.getByText('Enter a full address starting with https:// or http://, or leave it empty.').waitFor()
     await page.getByLabel('Site preview URL').fill(`${siteOrigin}/`)
     const [opened] = await Promise.all([context.waitForEvent('page'), page.getByRole('button', { name: 'Save and preview' }).click()])
     await opened.waitForLoadState('load')
