@@ -553,7 +553,15 @@ describe('the schedule by next_run_at', () => {
   test('two runtimes claiming at once take each due datasource once', async () => {
     const keys = Array.from({ length: 12 }, (_, i) => `race${i}`)
     for (const k of keys) expect((await httpJson(k, { url: src(`/good?${k}`), cron: '0 0 1 1 *' })).status).toBe(201)
-    const other = await t.instance()
+    // On Postgres the other runtime opens its own pool (as another process would); on PGlite it shares the one database.
+    const other = t.config.databaseUrl
+      ? await (async () => {
+          const kernel = await createKernel(t.config, { clock: t.clock, migrate: false })
+          const runtime = createRuntime(kernel)
+          await runtime.start()
+          return { kernel, close: () => runtime.close() }
+        })()
+      : await t.instance()
     try {
       // All due a minute ago (as after an instance was down); claimed in batches of two by both runtimes at once.
       const due = new Date(t.clock.ms() - 61_234)
