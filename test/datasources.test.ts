@@ -8,6 +8,9 @@ import { defineModule } from '../src/kernel/module'
 import { MODULES } from '../src/modules'
 import type { ReadRequest } from '../src/kernel/read'
 import { datasourcesModule } from '../src/modules/datasources'
+import { claimDueDatasources } from '../src/modules/datasources/service'
+import { nextCronRun } from '../src/kernel/jobs'
+import { migrations } from '../db/migrations'
 import { replaceMarkers, scanMarkers } from '../src/modules/datasources/markers'
 import { storiesModule } from '../src/modules/stories'
 import { type TestApp, testApp } from './helpers/app'
@@ -474,6 +477,132 @@ describe('the scheduler', () => {
       // Leave no minutely source behind for the tests below.
       await t.request('DELETE', `${base()}/minutely`, { token: editor })
     }
+  })
+})
+
+describe('the schedule by next_run_at', () => {
+  const nextRunAt = async (key: string) => {
+    const [r] = rowsOf<{ at: string | Date | null }>(await t.kernel.db.db.execute(sql`select next_run_at as at from datasources where key = ${key}`))
+    return r.at === null ? null : new Date(r.at).getTime()
+  }
+  const cleanup = async (...keys: string[]) => {
+    for (const k of keys) await t.request('DELETE', `${base()}/${k}`, { token: editor })
+  }
+
+  test('a datasource is pulled when its next_run_at has passed, not a minute before', async () => {
+    // An hourly cron whose minute is five minutes ahead of the test clock: due in four to five minutes.
+    const cron = `${(t.clock.now().getUTCMinutes() + 5) % 60} * * * *`
+    expect((await httpJson('hourly', { url: src('/good?hourly'), cron })).status).toBe(201)
+    try {
+      const at = await nextRunAt('hourly')
+      expect(at).toBe(nextCronRun(cron, t.clock.now()).getTime())
+      expect(at! - t.clock.ms()).toBeGreaterThan(120_000)
+      await t.kernel.jobs.runDueJobs()
+      const before = hits['/good'] ?? 0
+      // The minute before it is due: the tick runs, the source is not called.
+      t.clock.set(at! - 60_000)
+      await t.kernel.jobs.runDueJobs()
+      expect((hits['/good'] ?? 0) - before).toBe(0)
+      expect((await t.request('GET', `${base()}/hourly`, { token: editor })).body.data.status).toBe('never_synced')
+      // Its minute: pulled once, and next_run_at moved on to the next hour.
+      t.clock.set(at!)
+      await t.kernel.jobs.runDueJobs()
+      expect((hits['/good'] ?? 0) - before).toBe(1)
+      expect((await t.request('GET', `${base()}/hourly`, { token: editor })).body.data.status).toBe('ok')
+      expect(await nextRunAt('hourly')).toBe(at! + 3_600_000)
+      await t.kernel.jobs.runDueJobs()
+      expect((hits['/good'] ?? 0) - before).toBe(1)
+    } finally {
+      await cleanup('hourly')
+    }
+  })
+
+  test('changing the cron moves next_run_at; other changes keep it; a push datasource has none', async () => {
+    expect((await httpJson('moving', { cron: '0 0 1 1 *' })).status).toBe(201)
+    try {
+      expect(await nextRunAt('moving')).toBe(nextCronRun('0 0 1 1 *', t.clock.now()).getTime())
+      const patch = (body: Record<string, unknown>) => t.request('PATCH', `${base()}/moving`, { token: editor, body })
+      expect((await patch({ config: { cron: '30 * * * *' } })).status).toBe(200)
+      const moved = await nextRunAt('moving')
+      expect(moved).toBe(nextCronRun('30 * * * *', t.clock.now()).getTime())
+      expect((await patch({ label: 'renamed' })).status).toBe(200)
+      expect((await patch({ config: { json_path: '$.data' } })).status).toBe(200)
+      expect(await nextRunAt('moving')).toBe(moved)
+      // A refused change leaves it as it was.
+      expect((await patch({ config: { cron: '61 * * * *' } })).status).toBe(422)
+      expect(await nextRunAt('moving')).toBe(moved)
+      expect((await create({ key: 'pushed_nrun', label: 'p', type: 'webhook_push', config: {} })).status).toBe(201)
+      expect(await nextRunAt('pushed_nrun')).toBeNull()
+    } finally {
+      await cleanup('moving', 'pushed_nrun')
+    }
+  })
+
+  test('the tick schedules http_json rows stored without next_run_at', async () => {
+    expect((await httpJson('legacy', { cron: '0 0 1 1 *' })).status).toBe(201)
+    try {
+      await t.kernel.db.db.execute(sql`update datasources set next_run_at = null where key = 'legacy'`)
+      t.clock.advance(60_000)
+      await t.kernel.jobs.runDueJobs()
+      expect(await nextRunAt('legacy')).toBe(nextCronRun('0 0 1 1 *', t.clock.now()).getTime())
+    } finally {
+      await cleanup('legacy')
+    }
+  })
+
+  test('two runtimes claiming at once take each due datasource once', async () => {
+    const keys = Array.from({ length: 12 }, (_, i) => `race${i}`)
+    for (const k of keys) expect((await httpJson(k, { url: src(`/good?${k}`), cron: '0 0 1 1 *' })).status).toBe(201)
+    // On Postgres the other runtime opens its own pool (as another process would); on PGlite it shares the one database.
+    const other = t.config.databaseUrl
+      ? await (async () => {
+          const kernel = await createKernel(t.config, { clock: t.clock, migrate: false })
+          const runtime = createRuntime(kernel)
+          await runtime.start()
+          return { kernel, close: () => runtime.close() }
+        })()
+      : await t.instance()
+    try {
+      // All due a minute ago (as after an instance was down); claimed in batches of two by both runtimes at once.
+      const due = new Date(t.clock.ms() - 61_234)
+      await t.kernel.db.db.execute(sql`update datasources set next_run_at = ${due.toISOString()}::timestamptz where key like 'race%'`)
+      const [a, b] = await Promise.all([claimDueDatasources(t.kernel, t.clock.now(), 2), claimDueDatasources(other.kernel, t.clock.now(), 2)])
+      const ids = rowsOf<{ id: number }>(await t.kernel.db.db.execute(sql`select id from datasources where key like 'race%' order by id`)).map((r) => Number(r.id))
+      expect([...a, ...b].sort((x, y) => x - y)).toEqual(ids)
+      // One pull job each, and every one moved on to its next tick.
+      const jobs = rowsOf<{ n: number }>(
+        await t.kernel.db.db.execute(sql`select count(*)::int as n from jobs where queue = 'datasources.sync' and dedupe_key like ${`%:${due.toISOString()}`}`),
+      )
+      expect(Number(jobs[0].n)).toBe(ids.length)
+      for (const k of keys) expect(await nextRunAt(k)).toBe(nextCronRun('0 0 1 1 *', t.clock.now()).getTime())
+      expect(await claimDueDatasources(other.kernel, t.clock.now())).toEqual([])
+      const before = hits['/good'] ?? 0
+      await Promise.all([t.kernel.jobs.runDueJobs(), other.kernel.jobs.runDueJobs()])
+      expect((hits['/good'] ?? 0) - before).toBe(ids.length)
+    } finally {
+      await other.close()
+      await cleanup(...keys)
+    }
+  })
+
+  test('the migration adds the column and a partial index, and is a no-op when built beforehand', async () => {
+    const idx = rowsOf<{ indexname: string; indexdef: string }>(
+      await t.kernel.db.db.execute(sql`select indexname, indexdef from pg_indexes where tablename = 'datasources' and indexname = 'datasources_next_run_at_idx'`),
+    )
+    expect(idx[0].indexdef).toMatch(/\(next_run_at\) WHERE \(?next_run_at IS NOT NULL/)
+    const [{ n: before }] = rowsOf<{ n: number }>(await t.kernel.db.db.execute(sql`select count(*)::int as n from pg_indexes where tablename = 'datasources'`))
+    const statements = migrations
+      .find((m) => m.tag.endsWith('_datasource_next_run'))!
+      .sql.split('--> statement-breakpoint')
+      .map((s) => s.replace(/^--.*$/gm, '').trim())
+      .filter(Boolean)
+    expect(statements.length).toBe(3)
+    for (const s of statements) {
+      expect(s).toContain('IF NOT EXISTS')
+      await t.kernel.db.db.execute(sql.raw(s))
+    }
+    const [{ n: after }] = rowsOf<{ n: number }>(await t.kernel.db.db.execute(sql`select count(*)::int as n from pg_indexes where tablename = 'datasources'`))
+    expect(Number(after)).toBe(Number(before))
   })
 })
 

@@ -20,6 +20,7 @@ import {
 import type { CheckoutBatcher } from './checkout-batch'
 import { checkout, type Payments } from './orders'
 import { publicProduct, publicProductList } from './public'
+import type { ListSeek } from '../../kernel/list-seek'
 import { SpaceSlug } from '../../kernel/schemas'
 
 const NoContent = t.Void({ description: 'No content' })
@@ -29,7 +30,7 @@ const CACHE_NOTE =
   'Cacheable like a Story read: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language`. `lang` (else the best Accept-Language match) picks the locale with the Story fallback chain. Images carry `url` and `transform_url` (add `?w=` from IMAGE_WIDTHS). `in_stock` only: the stock count is not public.'
 
 /** The public shop: products (cacheable) and anonymous carts whose uuid is the capability. */
-export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Payments, checkouts: CheckoutBatcher) {
+export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Payments, checkouts: CheckoutBatcher, listSeek: ListSeek<string>) {
   // Cacheable like a Story read: strong ETag, 304, Vary: Accept-Language, public Cache-Control.
   const cacheable = { cacheControl: cacheControls(kernel.config).public, vary: 'Accept-Language' }
   return new Elysia({ prefix: '/cdn/:space', tags: ['Public shop'] })
@@ -37,7 +38,7 @@ export function commerceCdnRoutes(kernel: Kernel, guards: Guards, payments: Paym
     .get(
       '/products',
       async ({ space, origin, query, request }) =>
-        jsonAnswer(request, await publicProductList(kernel, space, query, request.headers.get('accept-language'), origin), cacheable),
+        jsonAnswer(request, await publicProductList(kernel, listSeek, space, query, request.headers.get('accept-language'), origin), cacheable),
       {
         publicSpace: true,
         params: t.Object({ space: SpaceSlug }),

@@ -4,6 +4,7 @@ import type { Kernel } from '../../kernel/kernel'
 import type { PublicSpaces } from '../spaces/public'
 import type { PublicProductView } from './model'
 import { publicProduct, publicProductList } from './public'
+import type { ListSeek } from '../../kernel/list-seek'
 
 const PAGE = { perPage: 25, max: 100 }
 
@@ -11,7 +12,7 @@ const PAGE = { perPage: 25, max: 100 }
  * The shop's GraphQL fields: `products(space, page, perPage, q, lang)` and `product(space, slug, lang)`, the same
  * views the public REST routes serve (active products only, `inStock` but never the count).
  */
-export function commerceGraphql(builder: GraphQLBuilder, kernel: Kernel, publicSpaces: PublicSpaces) {
+export function commerceGraphql(builder: GraphQLBuilder, kernel: Kernel, publicSpaces: PublicSpaces, listSeek: ListSeek<string>) {
   const Image = builder.objectRef<PublicProductView['images'][number]>('ProductImage').implement({
     fields: (t) => ({
       uuid: t.exposeString('uuid'),
@@ -66,7 +67,7 @@ export function commerceGraphql(builder: GraphQLBuilder, kernel: Kernel, publicS
         checkText('lang', args.lang, 35)
         const space = await publicSpaces.get(args.space)
         if (!space) return null
-        return publicProductList(kernel, space, { page, per_page: perPage, q: args.q ?? undefined, lang: args.lang ?? undefined }, ctx.request.headers.get('accept-language'), ctx.origin)
+        return publicProductList(kernel, listSeek, space, { page, per_page: perPage, q: args.q ?? undefined, lang: args.lang ?? undefined }, ctx.request.headers.get('accept-language'), ctx.origin)
       },
     }),
   )

@@ -10,6 +10,7 @@ import { commerceGraphql } from './graphql'
 import { commerceFilterHooks } from './hooks'
 import { CommerceErrors } from './model'
 import { applyPayment, expirePayment, releaseUnpaid } from './orders'
+import { productListSeek } from './public'
 import { commerceRoutes } from './routes'
 import './jobs'
 
@@ -23,10 +24,16 @@ export const commerceModule = defineModule({
   filterHooks: commerceFilterHooks,
   setup: (kernel, use) => {
     const payments = use(paymentsModule)
-    return { payments, publicSpaces: use(spacesModule).publicSpaces, checkouts: new CheckoutBatcher(kernel, payments) }
+    return {
+      payments,
+      publicSpaces: use(spacesModule).publicSpaces,
+      checkouts: new CheckoutBatcher(kernel, payments),
+      listSeek: productListSeek(kernel),
+    }
   },
   routes: ({ kernel, guards }) => commerceRoutes(kernel, guards),
-  publicRoutes: ({ kernel, guards, self }) => commerceCdnRoutes(kernel, guards, self.payments, self.checkouts),
+  publicRoutes: ({ kernel, guards, self }) => commerceCdnRoutes(kernel, guards, self.payments, self.checkouts, self.listSeek),
+  caches: (self) => [self.listSeek.cache],
   errors: Object.values(CommerceErrors),
   // A storefront on another origin sends Idempotency-Key with its checkout: browsers must be allowed to.
   publicCors: { allowHeaders: ['Idempotency-Key'] },
@@ -51,7 +58,7 @@ export const commerceModule = defineModule({
     jobs.schedule({ name: 'commerce.cart-cleanup', cron: '23 3 * * *', queue: 'commerce.cart-cleanup', payload: {} })
     jobs.schedule({ name: 'commerce.release-unpaid', cron: '*/5 * * * *', queue: 'commerce.release-unpaid', payload: {} })
   },
-  graphql: (builder, self, kernel) => commerceGraphql(builder, kernel, self.publicSpaces),
+  graphql: (builder, self, kernel) => commerceGraphql(builder, kernel, self.publicSpaces, self.listSeek),
   rateLimits: [
     // Spec 4.2.
     { id: 'cdn.carts.create', method: 'POST', path: '/v1/cdn/:space/carts', limit: 120, windowSeconds: MIN },

@@ -1,10 +1,11 @@
-import { and, asc, count, eq, ilike, or, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gt, ilike, or, sql, type SQL } from 'drizzle-orm'
 import { products, shopSettings } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { validationFailed } from '../../kernel/errors'
 import { transact } from '../../kernel/events'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
+import { ListSeek } from '../../kernel/list-seek'
 import { spaceLocaleChain } from '../../kernel/locale'
 import type { PublicSpace } from '../../kernel/public-space'
 import { RASTER_TYPES } from '../assets/model'
@@ -55,8 +56,22 @@ async function publicViews(kernel: Kernel, space: PublicSpace, rows: ProductRow[
   })
 }
 
+/** Totals and page boundaries of the public product list, per Space; any product change of the Space drops them. */
+export function productListSeek(kernel: Kernel): ListSeek<string> {
+  const bySpace = (e: { spaceId: number | null }) => e.spaceId
+  return new ListSeek<string>(kernel, 'commerce.list-seek', { 'product.created': bySpace, 'product.updated': bySpace, 'product.deleted': bySpace })
+}
+
+const ALWAYS = { from: 0, to: Number.POSITIVE_INFINITY }
+
+/**
+ * The active products of a Space by slug, a page at a time. A page whose previous page was served before reads by
+ * keyset (`slug > last slug`, a range of products_space_slug_key) and the total comes from memory (ListSeek); else
+ * OFFSET and `count(*)`. The same answer either way.
+ */
 export async function publicProductList(
   kernel: Kernel,
+  seek: ListSeek<string>,
   space: PublicSpace,
   query: { page?: number; per_page?: number; q?: string; lang?: string },
   acceptLanguage: string | null,
@@ -66,12 +81,19 @@ export async function publicProductList(
   const conds: SQL[] = [eq(products.spaceId, space.id), eq(products.active, true)]
   if (query.q) conds.push(or(ilike(products.slug, likeEscape(query.q)), ilike(sql`${products.name}::text`, likeEscape(query.q)))!)
   const where = and(...conds)
-  const [rows, [total]] = await Promise.all([
-    kernel.db.db.select().from(products).where(where).orderBy(asc(products.slug)).limit(page.perPage).offset(page.offset),
-    kernel.db.db.select({ n: count() }).from(products).where(where),
+  const list = query.q ?? ''
+  const known = seek.lookup(space.id, list, page.perPage, page.page)
+  const rowsQuery =
+    known.after !== undefined
+      ? kernel.db.db.select().from(products).where(and(where, gt(products.slug, known.after))).orderBy(asc(products.slug)).limit(page.perPage)
+      : kernel.db.db.select().from(products).where(where).orderBy(asc(products.slug)).limit(page.perPage).offset(page.offset)
+  const [rows, total] = await Promise.all([
+    rowsQuery,
+    known.total ?? kernel.db.db.select({ n: count() }).from(products).where(where).then(([r]) => Number(r?.n ?? 0)),
   ])
+  seek.remember(space.id, list, page.perPage, page.page, known.epoch, total, ALWAYS, rows.length === page.perPage ? rows[rows.length - 1]!.slug : undefined)
   const data = await publicViews(kernel, space, rows, chainOf(space, query.lang, acceptLanguage), origin)
-  return { data, meta: { total: Number(total?.n ?? 0), page: page.page, per_page: page.perPage } }
+  return { data, meta: { total, page: page.page, per_page: page.perPage } }
 }
 
 export async function publicProduct(

@@ -5,7 +5,7 @@ import { datasourceGraphql } from './graphql'
 import { DatasourceErrors } from './model'
 import { markerStep } from './read-step'
 import { datasourceRoutes } from './routes'
-import { dueDatasources, entriesPage, maintainDatasources, syncDatasource } from './service'
+import { claimDueDatasources, entriesPage, maintainDatasources, scheduleUnscheduled, syncDatasource } from './service'
 import { DatasourceStore } from './store'
 import './jobs'
 
@@ -33,19 +33,17 @@ export const datasourcesModule = defineModule({
   events: datasourceEvents,
   caches: (self) => self.store.caches,
   jobs: (jobs, self, kernel) => {
-    // One tick a minute across all instances (the queue's cron: one instance wins it); it enqueues a pull for every
-    // http_json datasource whose own cron fires in that minute, deduplicated per datasource and minute. It also forgets
-    // push signatures past their window and seals URLs stored before URLs were sealed.
+    // One tick a minute across all instances (the queue's cron: one instance wins it). It claims the http_json
+    // datasources whose `next_run_at` has passed (FOR UPDATE SKIP LOCKED, so two claims never take one row), moves
+    // them on to their cron's next tick and enqueues their pulls in the same transaction, deduplicated per datasource
+    // and due time. Before that it gives unscheduled http_json rows their next tick (rows stored before the column),
+    // forgets push signatures past their window and seals URLs stored before URLs were sealed.
     jobs.define('datasources.tick', {
-      handler: async ({ job }) => {
-        const tick = new Date(Math.floor(job.runAt.getTime() / 60_000) * 60_000)
+      handler: async () => {
+        const now = kernel.clock.now()
         await maintainDatasources(kernel)
-        const due = await dueDatasources(kernel, tick)
-        if (!due.length) return
-        await jobs.enqueueMany(
-          kernel.db.db,
-          due.map((id) => ({ queue: 'datasources.sync', payload: { datasourceId: id }, dedupeKey: `ds:${id}:${tick.toISOString()}` })),
-        )
+        await scheduleUnscheduled(kernel, now)
+        await claimDueDatasources(kernel, now)
       },
     })
     jobs.define('datasources.sync', {

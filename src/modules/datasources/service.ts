@@ -10,12 +10,13 @@ import { KernelErrors, notFound, uniqueAs, validationFailed } from '../../kernel
 import { transact } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import type { CreateDatasourceInput, DatasourceView, DatasourceWithSecretView, UpdateDatasourceInput } from './model'
-import { type CheckedConfig, checkConfig, fingerprint, requireDatasource, SECRET_CONTEXT, view } from './settings'
+import { type CheckedConfig, checkConfig, fingerprint, requireDatasource, SECRET_CONTEXT, type StoredConfig, view } from './settings'
+import { nextRunOf } from './sync'
 
 export { entriesPage, listEntries } from './entries'
 export { openSecret, PUSH_MAX_BYTES, PUSH_WINDOW_SECONDS, type PushInput, pushTarget, type SignedPush, storePush, verifyPush } from './push'
 export { compileJsonPath, HEADERS_CONTEXT, maskUrl, type Row, SECRET_CONTEXT, URL_CONTEXT } from './settings'
-export { dueDatasources, entriesFromMatches, maintainDatasources, PULL_MAX_BYTES, PULL_TIMEOUT_MS, syncByKey, syncDatasource } from './sync'
+export { claimDueDatasources, entriesFromMatches, nextRunOf, scheduleUnscheduled, maintainDatasources, PULL_MAX_BYTES, PULL_TIMEOUT_MS, syncByKey, syncDatasource } from './sync'
 
 export async function listDatasources(kernel: Kernel, access: SpaceAccess): Promise<DatasourceView[]> {
   const rows = await kernel.db.db.select().from(datasources).where(eq(datasources.spaceId, access.space.id)).orderBy(asc(datasources.key))
@@ -46,6 +47,7 @@ export async function createDatasource(kernel: Kernel, access: SpaceAccess, inpu
           status: 'never_synced',
           revision: 0,
           entryCount: 0,
+          nextRunAt: input.type === 'http_json' ? nextRunOf(checked.config.cron, now) : null,
           createdAt: now,
           updatedAt: now,
         })
@@ -77,6 +79,9 @@ export async function updateDatasource(
   if (input.config !== undefined) {
     const checked = await checkConfig(kernel, current.type, input.config, current)
     patch.config = checked.config
+    // A new cron moves the schedule to its next tick from now; the same cron keeps the tick already set.
+    const cron = checked.config.cron
+    if (current.type === 'http_json' && (cron !== (current.config as StoredConfig).cron || !current.nextRunAt)) patch.nextRunAt = nextRunOf(cron, patch.updatedAt!)
     if (checked.urlSealed !== undefined) patch.urlSealed = checked.urlSealed
     if (checked.headersSealed !== undefined) patch.headersSealed = checked.headersSealed
     if (checked.secret) {

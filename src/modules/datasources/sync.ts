@@ -1,6 +1,6 @@
 // Data in by pull: one http_json pull (outbound fetch, JSONPath), the sync now or on the datasource's cron, and the
 // minute tick's housekeeping. service.ts re-exports the public names.
-import { and, eq, isNull, lt } from 'drizzle-orm'
+import { and, asc, eq, isNull, lt, lte, sql } from 'drizzle-orm'
 import { datasourcePushSignatures, datasources } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound } from '../../kernel/errors'
@@ -85,9 +85,10 @@ export async function syncDatasource(kernel: Kernel, store: DatasourceStore, id:
     entries = await pull(kernel, row)
   } catch (err) {
     const error = (err instanceof Error ? err.message : String(err)).slice(0, 1000)
+    const now = kernel.clock.now()
     const [failed] = await kernel.db.db
       .update(datasources)
-      .set({ status: 'error', lastError: error, updatedAt: kernel.clock.now() })
+      .set({ status: 'error', lastError: error, updatedAt: now, nextRunAt: nextRunOf((row.config as StoredConfig).cron, now) })
       .where(eq(datasources.id, id))
       .returning()
     kernel.logger.warn('datasource pull failed', { datasource: row.key, space_id: row.spaceId, error })
@@ -103,6 +104,12 @@ export async function syncDatasource(kernel: Kernel, store: DatasourceStore, id:
   }
   const stored = await storeEntries(kernel, id, entries)
   if (!stored) return null
+  // A finished run moves the schedule to the cron's next tick after it: usually the one the tick's claim already set
+  // (no write); after a pull by hand while a tick was due, that due tick is served by this pull.
+  const next = nextRunOf((stored.row.config as StoredConfig).cron, kernel.clock.now())
+  if (next && next.getTime() !== stored.row.nextRunAt?.getTime()) {
+    await kernel.db.db.update(datasources).set({ nextRunAt: next }).where(eq(datasources.id, id))
+  }
   return { entries: entries.length, sample: entries[0] ?? null, revision: stored.row.revision, status: 'ok', ignored: false, error: null }
 }
 
@@ -120,23 +127,75 @@ export async function syncByKey(kernel: Kernel, store: DatasourceStore, access: 
   return result
 }
 
-/** The http_json datasources whose cron fires at `tick` (a whole minute, UTC). */
-export async function dueDatasources(kernel: Kernel, tick: Date): Promise<number[]> {
-  const rows = await kernel.db.db.select({ id: datasources.id, config: datasources.config }).from(datasources).where(eq(datasources.type, 'http_json'))
-  const before = new Date(tick.getTime() - 1000)
-  const minute = Math.floor(tick.getTime() / 60_000)
-  const due: number[] = []
-  for (const r of rows) {
-    const cron = (r.config as StoredConfig).cron
-    if (!cron) continue
-    try {
-      const next = parseCron(cron).nextRun(before)
-      if (next && Math.floor(next.getTime() / 60_000) === minute) due.push(r.id)
-    } catch {
-      // An expression that no longer parses never fires (it was valid when saved).
-    }
+/** When `cron` next fires strictly after `after` (whole minutes, UTC); null when it does not parse or never fires. */
+export function nextRunOf(cron: string | undefined, after: Date): Date | null {
+  if (!cron) return null
+  try {
+    return parseCron(cron).nextRun(after)
+  } catch {
+    // An expression that no longer parses never fires (it was valid when saved).
+    return null
   }
-  return due
+}
+
+/** Rows the minute tick claims per statement; it repeats until none is due. */
+export const DUE_BATCH = 500
+
+/**
+ * Claims the datasources due at `now` and enqueues their pulls, in one transaction per batch: the rows whose
+ * `next_run_at` has passed, soonest first, locked with `FOR UPDATE SKIP LOCKED` (an instance running the same claim at
+ * the same time passes over them), moved on to their cron's next tick after `now`, and their `datasources.sync` jobs
+ * inserted (deduplicated per datasource and due time) — so a due datasource is pulled once across the fleet, and a
+ * crash before the commit leaves it due. Reads only due rows, through the partial index on `next_run_at`; no cron is
+ * parsed for a datasource that is not due. Returns the ids claimed.
+ */
+export async function claimDueDatasources(kernel: Kernel, now: Date, limit = DUE_BATCH): Promise<number[]> {
+  const claimed: number[] = []
+  for (;;) {
+    const batch = await kernel.db.db.transaction(async (tx) => {
+      const rows = await tx
+        .select({ id: datasources.id, config: datasources.config, nextRunAt: datasources.nextRunAt })
+        .from(datasources)
+        .where(lte(datasources.nextRunAt, now))
+        .orderBy(asc(datasources.nextRunAt))
+        .limit(limit)
+        .for('update', { skipLocked: true })
+      if (!rows.length) return []
+      const moved = rows.map((r) => ({ id: r.id, next: nextRunOf((r.config as StoredConfig).cron, now)?.toISOString() ?? null }))
+      await tx.execute(sql`update datasources d set next_run_at = v.next
+        from json_to_recordset(${JSON.stringify(moved)}::json) as v(id int, next timestamptz) where d.id = v.id`)
+      await kernel.jobs.enqueueMany(
+        tx,
+        rows.map((r) => ({ queue: 'datasources.sync' as const, payload: { datasourceId: r.id }, dedupeKey: `ds:${r.id}:${r.nextRunAt!.toISOString()}` })),
+      )
+      return rows.map((r) => r.id)
+    })
+    claimed.push(...batch)
+    if (batch.length < limit) return claimed
+  }
+}
+
+/**
+ * Gives http_json datasources without a `next_run_at` their cron's next tick after `now` (rows stored before the
+ * column existed, or by an instance of an older version during a rolling upgrade). Served by a partial index that
+ * holds only such rows, so it costs nothing once they are scheduled.
+ */
+export async function scheduleUnscheduled(kernel: Kernel, now: Date, limit = DUE_BATCH): Promise<number> {
+  const rows = await kernel.db.db
+    .select({ id: datasources.id, config: datasources.config })
+    .from(datasources)
+    .where(and(eq(datasources.type, 'http_json'), isNull(datasources.nextRunAt)))
+    .orderBy(asc(datasources.id))
+    .limit(limit)
+  const moved = rows.flatMap((r) => {
+    const next = nextRunOf((r.config as StoredConfig).cron, now)
+    return next ? [{ id: r.id, next: next.toISOString() }] : []
+  })
+  if (moved.length) {
+    await kernel.db.db.execute(sql`update datasources d set next_run_at = v.next
+      from json_to_recordset(${JSON.stringify(moved)}::json) as v(id int, next timestamptz) where d.id = v.id and d.next_run_at is null`)
+  }
+  return moved.length
 }
 
 /**

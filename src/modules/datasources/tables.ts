@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { index, integer, json, jsonb, pgTable, primaryKey, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core'
 import { spaces } from '../../kernel/tables'
 
@@ -33,10 +34,23 @@ export const datasources = pgTable(
     dataHash: text('data_hash'),
     lastSyncedAt: ts('last_synced_at'),
     lastError: text('last_error'),
+    /**
+     * http_json: when its cron next fires (the scheduler pulls it once this has passed, then moves it on); null for a
+     * webhook_push datasource, and for an http_json one until the minute tick computes it (rows stored before the
+     * column existed).
+     */
+    nextRunAt: ts('next_run_at'),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [uniqueIndex('datasources_space_key_key').on(t.spaceId, t.key), index('datasources_type_idx').on(t.type)],
+  (t) => [
+    uniqueIndex('datasources_space_key_key').on(t.spaceId, t.key),
+    index('datasources_type_idx').on(t.type),
+    // The minute tick's query: the due datasources, soonest first. Only scheduled rows are in it.
+    index('datasources_next_run_at_idx').on(t.nextRunAt).where(sql`next_run_at IS NOT NULL`),
+    // The tick's backfill: http_json rows not yet given a next_run_at (normally none, so the index stays empty).
+    index('datasources_unscheduled_idx').on(t.id).where(sql`type = 'http_json' AND next_run_at IS NULL`),
+  ],
 )
 
 /**

@@ -7,6 +7,7 @@ import { cancelByToken, cancelLinkState, chainOf, icsForToken, publicEvents, pub
 import type { FieldValidators } from './schema'
 import type { RegistrationWriter } from './writer'
 import type { PublishedEventCache } from './cache'
+import type { ListSeek } from '../../kernel/list-seek'
 import { AppError, notFound } from '../../kernel/errors'
 import { LINK_PAGE_RESPONSE, LINK_POST_BODY, linkPageResponse, postedFromPage } from '../../kernel/link-page'
 import { Data, honeypotFirst, SpaceParams } from '../../kernel/schemas'
@@ -25,7 +26,7 @@ function deadCancelLink(request: Request): Response {
 }
 
 /** The public event routes (issue 30; spec 4.2 limits): anonymous, rate limited per IP. */
-export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache }) {
+export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validators: FieldValidators; writer: RegistrationWriter; published: PublishedEventCache; listSeek: ListSeek<[string, number]> }) {
   const cacheControl = cacheControls(kernel.config).public
   return new Elysia({ prefix: '/cdn/:space/events', tags: ['Public events'] })
     .use(guards)
@@ -33,7 +34,7 @@ export function eventCdnRoutes(kernel: Kernel, guards: Guards, deps: { validator
       '',
       async ({ space, query, request }) => {
         const chain = chainOf(space, query.lang, request.headers.get('accept-language'))
-        const list = await publicEvents(kernel, space, query, chain)
+        const list = await publicEvents(kernel, deps.listSeek, space, query, chain)
         return jsonAnswer(request, list, { cacheControl, vary: 'Accept-Language' })
       },
       {

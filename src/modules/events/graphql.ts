@@ -3,6 +3,7 @@ import type { PublicSpaces } from '../spaces/public'
 import type { Kernel } from '../../kernel/kernel'
 import type { PublicEventView } from './model'
 import { chainOf, publicEvents, publicEventView, publishedEvent } from './public'
+import type { ListSeek } from '../../kernel/list-seek'
 
 const PAGE = { perPage: 20, max: 100 }
 
@@ -10,7 +11,7 @@ const PAGE = { perPage: 20, max: 100 }
  * The events module's GraphQL fields: `events(space, from, to, lang, page, perPage)` and `event(space, slug, lang)`,
  * the same answers as the public REST reads (published events, locale chain, spots_left and registration_open now).
  */
-export function eventGraphql(builder: GraphQLBuilder, kernel: Kernel, publicSpaces: PublicSpaces) {
+export function eventGraphql(builder: GraphQLBuilder, kernel: Kernel, publicSpaces: PublicSpaces, listSeek: ListSeek<[string, number]>) {
   const Location = builder.objectRef<PublicEventView['location']>('EventLocation').implement({
     fields: (t) => ({
       name: t.exposeString('name'),
@@ -63,7 +64,7 @@ export function eventGraphql(builder: GraphQLBuilder, kernel: Kernel, publicSpac
         const space = await publicSpaces.get(args.space)
         if (!space) return null
         const chain = chainOf(space, args.lang ?? undefined, ctx.request.headers.get('accept-language'))
-        return publicEvents(kernel, space, { from: args.from ?? undefined, to: args.to ?? undefined, page, per_page: perPage }, chain)
+        return publicEvents(kernel, listSeek, space, { from: args.from ?? undefined, to: args.to ?? undefined, page, per_page: perPage }, chain)
       },
     }),
   )

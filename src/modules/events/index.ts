@@ -5,6 +5,7 @@ import { PublishedEventCache } from './cache'
 import { eventCdnRoutes } from './cdn'
 import { eventEvents } from './events'
 import { eventGraphql } from './graphql'
+import { eventListSeek } from './public'
 import { EventErrors } from './model'
 import { eventRoutes } from './routes'
 import { FieldValidators } from './schema'
@@ -21,6 +22,7 @@ export const eventsModule = defineModule({
     validators: new FieldValidators(),
     writer: new RegistrationWriter(kernel),
     published: new PublishedEventCache(kernel),
+    listSeek: eventListSeek(kernel),
     // The GraphQL fields resolve their `space` argument through the cache the public routes' `publicSpace` uses.
     publicSpaces: use(spacesModule).publicSpaces,
   }),
@@ -28,8 +30,8 @@ export const eventsModule = defineModule({
   publicRoutes: ({ kernel, guards, self }) => eventCdnRoutes(kernel, guards, self),
   errors: Object.values(EventErrors),
   events: eventEvents,
-  caches: (self) => [self.published.cache],
-  graphql: (builder, self, kernel) => eventGraphql(builder, kernel, self.publicSpaces),
+  caches: (self) => [self.published.cache, self.listSeek.cache],
+  graphql: (builder, self, kernel) => eventGraphql(builder, kernel, self.publicSpaces, self.listSeek),
   rateLimits: [
     // Spec 4.2.
     { id: 'cdn.events.register', method: 'POST', path: '/v1/cdn/:space/events/:slug/register', limit: 20, windowSeconds: MIN },

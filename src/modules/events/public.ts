@@ -1,10 +1,11 @@
-import { and, asc, count, eq, gte, lt, type SQL } from 'drizzle-orm'
+import { and, asc, count, eq, gte, lt, sql, type SQL } from 'drizzle-orm'
 import { calendarEvents as events, eventRegistrations, eventRegistrationTokens } from './tables'
 import { sha256Hex } from '../../kernel/crypto'
 import { normalizeEmail } from '../../kernel/email'
 import { KernelErrors, notFound, validationFailed } from '../../kernel/errors'
 import { pageOf } from '../../kernel/http'
 import type { Kernel } from '../../kernel/kernel'
+import { ListSeek } from '../../kernel/list-seek'
 import { canonicalLocale, localeChain, spaceLocaleChain } from '../../kernel/locale'
 import type { PublicSpace } from '../../kernel/public-space'
 import { icsFile } from './ics'
@@ -49,8 +50,19 @@ export interface PublicListInput {
   per_page?: number
 }
 
-/** Published events of a Space ending at or after `from` (default now) and starting before `to`, soonest first. */
-export async function publicEvents(kernel: Kernel, space: PublicSpace, q: PublicListInput, chain: string[]) {
+/** Totals and page boundaries (starts_at ISO, id) of the public event list, per Space; any event change of the Space drops them. */
+export function eventListSeek(kernel: Kernel): ListSeek<[string, number]> {
+  const bySpace = (e: { spaceId: number | null }) => e.spaceId
+  return new ListSeek<[string, number]>(kernel, 'events.list-seek', { 'event.created': bySpace, 'event.updated': bySpace, 'event.deleted': bySpace })
+}
+
+/**
+ * Published events of a Space ending at or after `from` (default now) and starting before `to`, soonest first. A page
+ * whose previous page was served before reads by keyset (`(starts_at, id) >` its last row) and the total comes from
+ * memory (ListSeek) while the matching set is the same: until a change of the Space, and — as `from` moves with the
+ * clock — until the first matching event ends (the count query reads that time too). Else OFFSET and `count(*)`.
+ */
+export async function publicEvents(kernel: Kernel, seek: ListSeek<[string, number]>, space: PublicSpace, q: PublicListInput, chain: string[]) {
   const errors: Record<string, string[]> = {}
   const from = q.from === undefined ? kernel.clock.now() : parseDateOrInstant(q.from)
   if (!from) errors.from = ['must be a date (YYYY-MM-DD) or an ISO 8601 instant']
@@ -61,12 +73,35 @@ export async function publicEvents(kernel: Kernel, space: PublicSpace, q: Public
   const parts: SQL[] = [eq(events.spaceId, space.id), eq(events.published, true), gte(events.endsAt, from!)]
   if (to) parts.push(lt(events.startsAt, to))
   const where = and(...parts)
-  const [rows, [{ total }]] = await Promise.all([
-    kernel.db.db.select().from(events).where(where).orderBy(asc(events.startsAt), asc(events.id)).limit(page.perPage).offset(page.offset),
-    kernel.db.db.select({ total: count() }).from(events).where(where),
-  ])
+  const list = `${q.from === undefined ? 'now' : from!.toISOString()}\u0000${to?.toISOString() ?? ''}`
+  const at = from!.getTime()
+  const known = seek.lookup(space.id, list, page.perPage, page.page, at)
+  const rowsQuery =
+    known.after !== undefined
+      ? kernel.db.db
+          .select()
+          .from(events)
+          .where(and(where, sql`(${events.startsAt}, ${events.id}) > (${known.after[0]}::timestamptz, ${known.after[1]})`))
+          .orderBy(asc(events.startsAt), asc(events.id))
+          .limit(page.perPage)
+      : kernel.db.db.select().from(events).where(where).orderBy(asc(events.startsAt), asc(events.id)).limit(page.perPage).offset(page.offset)
+  const counted =
+    known.total !== undefined
+      ? { total: known.total, window: known.window! }
+      : kernel.db.db
+          .select({ total: count(), firstEnd: sql<string | Date | null>`min(${events.endsAt})` })
+          .from(events)
+          .where(where)
+          .then(([r]) => ({
+            total: Number(r?.total ?? 0),
+            // The set stays the same while `from` has not passed the first end among it.
+            window: { from: at, to: r?.firstEnd ? new Date(r.firstEnd).getTime() : Number.POSITIVE_INFINITY },
+          }))
+  const [rows, { total, window }] = await Promise.all([rowsQuery, counted])
+  const last = rows.length === page.perPage ? rows[rows.length - 1]! : undefined
+  seek.remember(space.id, list, page.perPage, page.page, known.epoch, total, window, last && [last.startsAt.toISOString(), last.id])
   const now = kernel.clock.ms()
-  return { data: rows.map((r) => publicEventView(r, chain, now)), meta: { total: Number(total), page: page.page, per_page: page.perPage } }
+  return { data: rows.map((r) => publicEventView(r, chain, now)), meta: { total, page: page.page, per_page: page.perPage } }
 }
 
 export async function publishedEvent(kernel: Kernel, spaceId: number, slug: string): Promise<EventRow | null> {
