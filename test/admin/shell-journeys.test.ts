@@ -1,8 +1,8 @@
 /**
  * The shell's journeys in Chromium against a real server: the sidebar by section and role, the command palette
  * (Ctrl+K: a screen, a Story by name, New Story), the shortcuts dialog (?), the Account screen (language and theme
- * stored per user: German after a change, in a fresh browser too), Space settings (add and remove a locale, keyed
- * errors as sentences), the slug derived from a Space's name, and the small-screen layout at 390×844.
+ * stored per user: German after a change, in a fresh browser too), Space settings (add, reorder, change the fallback of
+ * and remove a locale, keyed errors as sentences), the slug derived from a Space's name, and the small-screen layout at 390×844.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
@@ -156,7 +156,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.getByRole('button', { name: 'Add locale' }).click()
     await page.getByText('This is not a language tag: use one such as fr, pt-BR or de-AT.').waitFor()
     await page.getByLabel('New locale').fill('fr')
-    await page.getByLabel('Fallback').selectOption('en')
+    await page.getByLabel('Fallback', { exact: true }).selectOption('en')
     await page.getByRole('button', { name: 'Add locale' }).click()
     await page.getByTestId('toast').filter({ hasText: 'Locale fr added.' }).waitFor()
     const row = page.locator('tr[data-locale="fr"]')
@@ -165,6 +165,21 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     const api = await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)
     expect(api.body.data.find((l: { code: string }) => l.code === 'fr')).toMatchObject({ fallback: 'en' })
     expect(await axeViolations(page)).toEqual([])
+    // Reorder by keyboard: fr (last) moves up one place, and the keyboard stays on fr's row.
+    const before: string[] = (await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)).body.data.map((l: { code: string }) => l.code)
+    expect(before.at(-1)).toBe('fr')
+    await page.getByRole('button', { name: 'Move fr up' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByTestId('toast').filter({ hasText: `fr is now locale ${before.length - 1}.` }).waitFor()
+    const moved: string[] = (await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)).body.data.map((l: { code: string }) => l.code)
+    expect(moved).toEqual([...before.slice(0, -2), 'fr', before.at(-2)!])
+    await until(() => page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-locale') ?? null), 'fr')
+    await until(async () => (await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-locale')))).join(), moved.join())
+    // en cannot fall back to fr (fr falls back to en: a cycle), so that choice is disabled; fr's fallback goes back to automatic.
+    expect(await page.getByLabel('Fallback of en').locator('option[value="fr"]').isDisabled()).toBe(true)
+    await page.getByLabel('Fallback of fr').selectOption('')
+    await page.getByTestId('toast').filter({ hasText: 'Fallback of fr changed.' }).waitFor()
+    expect((await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)).body.data.find((l: { code: string }) => l.code === 'fr').fallback).toBeNull()
     // The default cannot be removed (no button); fr can, after a confirmation.
     expect(await page.getByRole('button', { name: 'Remove locale en' }).count()).toBe(0)
     await page.getByRole('button', { name: 'Remove locale fr' }).click()
