@@ -194,6 +194,39 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await context.close()
   })
 
+  test('Members and Tokens: a skeleton while loading, and a failed load offers Try again', async () => {
+    const { context, page, errors } = await h.signedIn(owner.token)
+    for (const [screen, heading, apiPath, loaded] of [
+      ['members', 'Members', `/v1/spaces/${space}/members`, () => page.locator('table').getByText('Palette Owner').first()],
+      ['tokens', 'Space tokens', `/v1/spaces/${space}/tokens`, () => page.getByText('No Space token yet.').or(page.getByRole('table', { name: 'Space tokens' }))],
+    ] as const) {
+      // The list request waits until the skeleton was seen, then fails (500) until the route is lifted.
+      let release!: () => void
+      const gate = new Promise<void>((r) => (release = r))
+      let failed = 0
+      const matches = (url: URL) => url.pathname === apiPath
+      const handler = async (route: import('playwright-core').Route) => {
+        await gate
+        failed++
+        await route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.' }) })
+      }
+      await context.route(matches, handler)
+      await page.goto(`/admin/spaces/${space}/${screen}`)
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
+      await page.getByTestId('skeleton').first().waitFor()
+      release()
+      const retry = page.getByRole('button', { name: 'Try again' })
+      await retry.first().waitFor()
+      expect(failed).toBeGreaterThan(0)
+      await context.unroute(matches, handler)
+      await retry.first().click()
+      await loaded().waitFor()
+      expect(await page.getByRole('alert').filter({ hasText: 'Try again' }).count()).toBe(0)
+    }
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
   test('keyboard alone: the palette opens Space settings, a locale is added and its toast read out', async () => {
     const { context, page, errors } = await h.signedIn(owner.token)
     await page.goto(`/admin/spaces/${space}`)
