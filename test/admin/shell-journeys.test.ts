@@ -2,7 +2,8 @@
  * The shell's journeys in Chromium against a real server: the sidebar by section and role, the command palette
  * (Ctrl+K: a screen, a Story by name, New Story), the shortcuts dialog (?), the Account screen (language and theme
  * stored per user: German after a change, in a fresh browser too), Space settings (add, reorder, change the fallback of
- * and remove a locale, keyed errors as sentences), the slug derived from a Space's name, and the small-screen layout at 390×844.
+ * and remove a locale, keyed errors as sentences), Members and Tokens (skeleton, Try again), the getting-started
+ * panel, the slug derived from a Space's name, and the small-screen layout at 390×844.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
@@ -223,6 +224,46 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       await loaded().waitFor()
       expect(await page.getByRole('alert').filter({ hasText: 'Try again' }).count()).toBe(0)
     }
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  test('getting started: a new Space’s tree shows the steps, ticks them from the Space, hides when dismissed or done', async () => {
+    const fresh = (await h.t.createSpace(owner.token, { name: 'First Run' })).slug
+    const { context, page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${fresh}`)
+    const panel = page.getByRole('region', { name: 'Getting started' })
+    await panel.waitFor()
+    const done = (step: string) => panel.locator(`li[data-step="${step}"]`).getAttribute('data-done')
+    expect([await done('blueprint'), await done('invite'), await done('connect')]).toEqual(['false', 'false', 'false'])
+    expect(await panel.locator('pre').textContent()).toContain(`space: '${fresh}'`)
+    await panel.getByText(`/v1/cdn/${fresh}/stories`).waitFor()
+    expect(await axeViolations(page)).toEqual([])
+    // Each step is ticked from the Space's own state.
+    expect((await h.call('POST', `/v1/spaces/${fresh}/components`, owner.token, { name: 'page', schema: { title: { type: 'text' } } })).status).toBe(201)
+    expect((await h.call('POST', `/v1/spaces/${fresh}/tokens`, owner.token, { name: 'site', role: 'viewer' })).status).toBe(201)
+    await page.reload()
+    await panel.waitFor()
+    expect([await done('blueprint'), await done('invite'), await done('connect')]).toEqual(['true', 'false', 'true'])
+    // Dismissed: gone, after a reload too, for this Space only.
+    await panel.getByRole('button', { name: 'Hide this' }).click()
+    await until(() => panel.count(), 0)
+    await page.reload()
+    await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+    expect(await panel.count()).toBe(0)
+    // Done: a Space with a blueprint, a second member and a preview URL shows no panel.
+    const other = (await h.t.createSpace(owner.token, { name: 'All Set' })).slug
+    expect((await h.call('POST', `/v1/spaces/${other}/components`, owner.token, { name: 'page', schema: { title: { type: 'text' } } })).status).toBe(201)
+    expect((await h.call('PATCH', `/v1/spaces/${other}`, owner.token, { preview_url: 'https://site.example.com' })).status).toBe(200)
+    await page.goto(`/admin/spaces/${other}`)
+    await panel.waitFor()
+    expect(await done('invite')).toBe('false')
+    await memberNamed(h.t, owner.tenant.id, other, 'editor', 'Second Person')
+    await page.reload()
+    await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+    // Every answer the panel waits for is in (no request in flight), and it is not shown.
+    await page.waitForLoadState('networkidle')
+    expect(await panel.count()).toBe(0)
     expect(errors).toEqual([])
     await context.close()
   })

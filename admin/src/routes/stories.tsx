@@ -6,6 +6,7 @@ import { storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { DeleteStoryDialog } from '../components/delete-story-dialog'
+import { GettingStarted } from '../components/getting-started'
 import { ScheduleMark, spaceSchedulesQuery } from '../components/schedule'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, Skeleton, StatusBadge, storyState, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, t } from '../i18n'
@@ -119,6 +120,8 @@ export function StoryTreeScreen() {
           </>
         ) : null}
       </div>
+
+      <GettingStarted space={space} />
 
       {q ? (
         <section aria-label={t('stories.results')} className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
