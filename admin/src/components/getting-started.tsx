@@ -105,7 +105,7 @@ export function GettingStarted({ space }: { space: string }) {
                     </Link>
                   </p>
                   <p className="text-slate-700">{t('start.snippet')}</p>
-                  <pre className="max-w-full overflow-x-auto rounded-md bg-slate-900 p-3 text-xs text-slate-100">
+                  <pre className="max-w-full rounded-md bg-slate-900 p-3 text-xs break-all whitespace-pre-wrap text-slate-100">
                     <code>{sdkSnippet(origin, space)}</code>
                   </pre>
                   <dl className="grid grid-cols-[auto_1fr] gap-x-3 gap-y-1">
