@@ -116,6 +116,7 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'PATCH /v1/spaces/:space/billing': () => ({ plan: 'pro' }),
     'POST /v1/spaces/:space/tokens': () => ({ name: 'fuzz token', role: 'viewer' }),
     'POST /v1/spaces/:space/locales': () => ({ code: 'fr', fallback: 'en' }),
+    'PATCH /v1/spaces/:space/locales/:code': () => ({ fallback: 'en', position: 0 }),
     'POST /v1/spaces/:space/stories/': () => ({
       name: 'Fuzz story',
       slug: `fz-${uniq()}`,

@@ -584,6 +584,56 @@ describe('locales', () => {
   })
 })
 
+describe('locale settings', () => {
+  test('PATCH moves a locale and changes its fallback; cycles, strangers and bad places are 422 naming the field', async () => {
+    const s = (await t.createSpace(owner, { default_lang: 'en', locales: ['en', 'de', 'fr'] })).slug
+    const patch = (code: string, body: unknown, token = owner) => t.request('PATCH', `/v1/spaces/${s}/locales/${code}`, { token, body })
+    const codes = async () => (await t.request('GET', `/v1/spaces/${s}/locales`, { token: owner })).body.data.map((l: { code: string }) => l.code)
+
+    const moved = await eventsAfter(() => patch('fr', { position: 0 }))
+    expect(moved.result.status).toBe(200)
+    expect(moved.result.body.data).toEqual({ code: 'fr', fallback: null, is_default: false, position: 0 })
+    expect(moved.types).toContain('space.locales_changed')
+    expect(await codes()).toEqual(['fr', 'en', 'de'])
+    expect((await patch('fr', { position: 2 })).body.data.position).toBe(2)
+    expect(await codes()).toEqual(['en', 'de', 'fr'])
+    const positions = (await t.request('GET', `/v1/spaces/${s}/locales`, { token: owner })).body.data.map((l: { position: number }) => l.position)
+    expect(positions).toEqual([0, 1, 2])
+
+    const fb = await eventsAfter(() => patch('fr', { fallback: 'de' }))
+    expect(fb.result.body.data).toMatchObject({ code: 'fr', fallback: 'de', position: 2 })
+    expect(fb.types).toContain('space.locales_changed')
+    // de → fr would close the circle fr → de → fr.
+    const cycle = await patch('de', { fallback: 'fr' })
+    expect(cycle.status).toBe(422)
+    expect(Object.keys(cycle.body.errors)).toEqual(['fallback'])
+    expect((await patch('de', { fallback: 'de' })).status).toBe(422)
+    const stranger = await patch('de', { fallback: 'it' })
+    expect(stranger.status).toBe(422)
+    expect(JSON.stringify(stranger.body)).toContain('fallback')
+    const far = await patch('de', { position: 3 })
+    expect(far.status).toBe(422)
+    expect(JSON.stringify(far.body)).toContain('position')
+    expect((await patch('de', { position: -1 })).status).toBe(422)
+    expect((await patch('de', { position: 1.5 })).status).toBe(422)
+    expect((await patch('it', { position: 0 })).status).toBe(404)
+    expect((await patch('not a tag', { position: 0 })).status).toBe(404)
+
+    // Removing the fallback; a no-op change emits nothing.
+    expect((await patch('fr', { fallback: null })).body.data.fallback).toBeNull()
+    const same = await eventsAfter(() => patch('fr', { fallback: null, position: 2 }))
+    expect(same.result.status).toBe(200)
+    expect(same.types).not.toContain('space.locales_changed')
+    expect(await codes()).toEqual(['en', 'de', 'fr'])
+  })
+
+  test('only admins change locales', async () => {
+    expect((await t.request('PATCH', `/v1/spaces/${space}/locales/en`, { token: editor, body: { position: 0 } })).status).toBe(403)
+    expect((await t.request('PATCH', `/v1/spaces/${space}/locales/en`, { token: viewer, body: { position: 0 } })).status).toBe(403)
+    expect((await t.request('PATCH', `/v1/spaces/${space}/locales/en`, { body: { position: 0 } })).status).toBe(401)
+  })
+})
+
 describe('listing totals', () => {
   test('meta.total stays exact through creates, publishes, archives and deletes', async () => {
     const real = async (where: string) =>

@@ -2,7 +2,7 @@
  * What editors live in, in Chromium against a listening service: blueprint fields shown by their label and help
  * (not their key); "Allowed components" picked from the Space's blueprints; a blueprint's delete that says first how
  * many Stories use it; a publish scheduled in the editor, marked in the tree, run at its minute and cancellable;
- * bulk archive with a confirmation; the version history of the locale on screen with its authors' names.
+ * bulk archive with a confirmation; a single Story deleted from its editor after a confirmation (none for a viewer); the version history of the locale on screen with its authors' names.
  *
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
@@ -158,6 +158,35 @@ describe.skipIf(!hasChromium)('editing in Chromium', () => {
     await dialog.getByRole('button', { name: 'Archive' }).click()
     await page.getByText('2 done, 0 failed.').waitFor()
     for (const s of [a, b]) expect((await h.call('GET', `/v1/spaces/${space}/stories/${s.uuid}`, editor.token)).body.data.status).toBe('archived')
+  })
+
+  test('a Story is deleted from its editor after a confirmation; a viewer has no Delete', async () => {
+    const gone = await story('Short lived')
+    const viewer = await memberNamed(h.t, owner.tenant.id, space, 'viewer', 'Vera Viewer')
+    const seen = await h.signedIn(viewer.token)
+    await seen.page.goto(`/admin/spaces/${space}/stories/${gone.uuid}`)
+    await seen.page.getByRole('heading', { name: 'Short lived', level: 1 }).waitFor()
+    await seen.page.getByTestId('read-only').waitFor()
+    expect(await seen.page.getByRole('button', { name: 'Delete', exact: true }).count()).toBe(0)
+    await seen.context.close()
+
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}/stories/${gone.uuid}`)
+    await page.getByRole('heading', { name: 'Short lived', level: 1 }).waitFor()
+    await page.getByRole('button', { name: 'Delete', exact: true }).click()
+    const dialog = page.getByRole('dialog', { name: 'Delete “Short lived”?' })
+    await dialog.waitFor()
+    // Cancel keeps it.
+    await dialog.getByRole('button', { name: 'Cancel' }).click()
+    await until(() => dialog.count(), 0)
+    expect((await h.call('GET', `/v1/spaces/${space}/stories/${gone.uuid}`, editor.token)).status).toBe(200)
+    await page.getByRole('button', { name: 'Delete', exact: true }).click()
+    await dialog.getByRole('button', { name: 'Delete', exact: true }).click()
+    await page.getByTestId('toast').filter({ hasText: '“Short lived” was deleted.' }).waitFor()
+    await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+    expect(new URL(page.url()).pathname).toBe(`/admin/spaces/${space}`)
+    expect((await h.call('GET', `/v1/spaces/${space}/stories/${gone.uuid}`, editor.token)).status).toBe(404)
+    expect(errors).toEqual([])
   })
 
   test('versions list the locale on screen with their authors’ names; a restore reloads the editor', async () => {

@@ -1,8 +1,9 @@
 /**
  * The shell's journeys in Chromium against a real server: the sidebar by section and role, the command palette
  * (Ctrl+K: a screen, a Story by name, New Story), the shortcuts dialog (?), the Account screen (language and theme
- * stored per user: German after a change, in a fresh browser too), Space settings (add and remove a locale, keyed
- * errors as sentences), the slug derived from a Space's name, and the small-screen layout at 390×844.
+ * stored per user: German after a change, in a fresh browser too), Space settings (add, reorder, change the fallback of
+ * and remove a locale, keyed errors as sentences), Members and Tokens (skeleton, Try again), the getting-started
+ * panel, the slug derived from a Space's name, and the small-screen layout at 390×844.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
@@ -156,7 +157,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.getByRole('button', { name: 'Add locale' }).click()
     await page.getByText('This is not a language tag: use one such as fr, pt-BR or de-AT.').waitFor()
     await page.getByLabel('New locale').fill('fr')
-    await page.getByLabel('Fallback').selectOption('en')
+    await page.getByLabel('Fallback', { exact: true }).selectOption('en')
     await page.getByRole('button', { name: 'Add locale' }).click()
     await page.getByTestId('toast').filter({ hasText: 'Locale fr added.' }).waitFor()
     const row = page.locator('tr[data-locale="fr"]')
@@ -165,6 +166,21 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     const api = await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)
     expect(api.body.data.find((l: { code: string }) => l.code === 'fr')).toMatchObject({ fallback: 'en' })
     expect(await axeViolations(page)).toEqual([])
+    // Reorder by keyboard: fr (last) moves up one place, and the keyboard stays on fr's row.
+    const before: string[] = (await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)).body.data.map((l: { code: string }) => l.code)
+    expect(before.at(-1)).toBe('fr')
+    await page.getByRole('button', { name: 'Move fr up' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByTestId('toast').filter({ hasText: `fr is now locale ${before.length - 1}.` }).waitFor()
+    const moved: string[] = (await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)).body.data.map((l: { code: string }) => l.code)
+    expect(moved).toEqual([...before.slice(0, -2), 'fr', before.at(-2)!])
+    await until(() => page.evaluate(() => document.activeElement?.closest('tr')?.getAttribute('data-locale') ?? null), 'fr')
+    await until(async () => (await page.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-locale')))).join(), moved.join())
+    // en cannot fall back to fr (fr falls back to en: a cycle), so that choice is disabled; fr's fallback goes back to automatic.
+    expect(await page.getByLabel('Fallback of en').locator('option[value="fr"]').isDisabled()).toBe(true)
+    await page.getByLabel('Fallback of fr').selectOption('')
+    await page.getByTestId('toast').filter({ hasText: 'Fallback of fr changed.' }).waitFor()
+    expect((await h.call('GET', `/v1/spaces/${space}/locales`, owner.token)).body.data.find((l: { code: string }) => l.code === 'fr').fallback).toBeNull()
     // The default cannot be removed (no button); fr can, after a confirmation.
     expect(await page.getByRole('button', { name: 'Remove locale en' }).count()).toBe(0)
     await page.getByRole('button', { name: 'Remove locale fr' }).click()
@@ -175,6 +191,79 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.getByLabel('Preview URL').fill('not a url')
     await page.getByRole('button', { name: 'Save settings' }).click()
     await page.getByText('Enter a full address starting with https:// or http://, or leave it empty.').waitFor()
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  test('Members and Tokens: a skeleton while loading, and a failed load offers Try again', async () => {
+    const { context, page, errors } = await h.signedIn(owner.token)
+    for (const [screen, heading, apiPath, loaded] of [
+      ['members', 'Members', `/v1/spaces/${space}/members`, () => page.locator('table').getByText('Palette Owner').first()],
+      ['tokens', 'Space tokens', `/v1/spaces/${space}/tokens`, () => page.getByText('No Space token yet.').or(page.getByRole('table', { name: 'Space tokens' }))],
+    ] as const) {
+      // The list request waits until the skeleton was seen, then fails (500) until the route is lifted.
+      let release!: () => void
+      const gate = new Promise<void>((r) => (release = r))
+      let failed = 0
+      const matches = (url: URL) => url.pathname === apiPath
+      const handler = async (route: import('playwright-core').Route) => {
+        await gate
+        failed++
+        await route.fulfill({ status: 500, contentType: 'application/json', body: JSON.stringify({ error: 'internal_error', message: 'Something went wrong on our side.' }) })
+      }
+      await context.route(matches, handler)
+      await page.goto(`/admin/spaces/${space}/${screen}`)
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
+      await page.getByTestId('skeleton').first().waitFor()
+      release()
+      const retry = page.getByRole('button', { name: 'Try again' })
+      await retry.first().waitFor()
+      expect(failed).toBeGreaterThan(0)
+      await context.unroute(matches, handler)
+      await retry.first().click()
+      await loaded().waitFor()
+      expect(await page.getByRole('alert').filter({ hasText: 'Try again' }).count()).toBe(0)
+    }
+    expect(errors).toEqual([])
+    await context.close()
+  })
+
+  test('getting started: a new Space’s tree shows the steps, ticks them from the Space, hides when dismissed or done', async () => {
+    const fresh = (await h.t.createSpace(owner.token, { name: 'First Run' })).slug
+    const { context, page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${fresh}`)
+    const panel = page.getByRole('region', { name: 'Getting started' })
+    await panel.waitFor()
+    const done = (step: string) => panel.locator(`li[data-step="${step}"]`).getAttribute('data-done')
+    expect([await done('blueprint'), await done('invite'), await done('connect')]).toEqual(['false', 'false', 'false'])
+    expect(await panel.locator('pre').textContent()).toContain(`space: '${fresh}'`)
+    await panel.getByText(`/v1/cdn/${fresh}/stories`).waitFor()
+    expect(await axeViolations(page)).toEqual([])
+    // Each step is ticked from the Space's own state.
+    expect((await h.call('POST', `/v1/spaces/${fresh}/components`, owner.token, { name: 'page', schema: { title: { type: 'text' } } })).status).toBe(201)
+    expect((await h.call('POST', `/v1/spaces/${fresh}/tokens`, owner.token, { name: 'site', role: 'viewer' })).status).toBe(201)
+    await page.reload()
+    await panel.waitFor()
+    expect([await done('blueprint'), await done('invite'), await done('connect')]).toEqual(['true', 'false', 'true'])
+    // Dismissed: gone, after a reload too, for this Space only.
+    await panel.getByRole('button', { name: 'Hide this' }).click()
+    await until(() => panel.count(), 0)
+    await page.reload()
+    await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+    expect(await panel.count()).toBe(0)
+    // Done: a Space with a blueprint, a second member and a preview URL shows no panel.
+    const other = (await h.t.createSpace(owner.token, { name: 'All Set' })).slug
+    expect((await h.call('POST', `/v1/spaces/${other}/components`, owner.token, { name: 'page', schema: { title: { type: 'text' } } })).status).toBe(201)
+    expect((await h.call('PATCH', `/v1/spaces/${other}`, owner.token, { preview_url: 'https://site.example.com' })).status).toBe(200)
+    await page.goto(`/admin/spaces/${other}`)
+    await panel.waitFor()
+    expect(await done('invite')).toBe('false')
+    await memberNamed(h.t, owner.tenant.id, other, 'editor', 'Second Person')
+    await page.reload()
+    await page.getByRole('heading', { name: 'Stories', level: 1 }).waitFor()
+    // Every answer the panel waits for is in (no request in flight), and it is not shown.
+    await page.waitForLoadState('networkidle')
+    expect(await panel.count()).toBe(0)
     expect(errors).toEqual([])
     await context.close()
   })

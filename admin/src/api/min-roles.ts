@@ -93,6 +93,7 @@ export const MIN_ROLES = {
   "PATCH /v1/spaces/{space}/audience-segments/{idOrKey}": "editor",
   "PATCH /v1/spaces/{space}/billing": "admin",
   "PATCH /v1/spaces/{space}/datasources/{key}": "editor",
+  "PATCH /v1/spaces/{space}/locales/{code}": "admin",
   "PATCH /v1/spaces/{space}/members/{userId}": "admin",
   "PATCH /v1/spaces/{space}/orders/{id}": "admin",
   "PATCH /v1/spaces/{space}/plugins/{id}": "admin",

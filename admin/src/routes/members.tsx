@@ -6,7 +6,7 @@ import { invitationsQuery, membersQuery, rolesQuery, whoamiQuery } from '../api/
 import { ROLE_OPTIONS, type Role } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { Notice } from '../components/notice'
-import { Button, Dialog, Loading, TextField } from '../components/ui'
+import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../components/ui'
 import { formatDateTime, language, roleName, t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/members')
@@ -120,8 +120,8 @@ function MemberList({ space, onDone }: { space: string; onDone: (text: string) =
       await refresh()
     },
   })
-  if (members.isPending) return <Loading what={t('common.loading')} />
-  if (members.isError) return <CatalogError error={members.error} />
+  if (members.isPending) return <Skeleton lines={4} />
+  if (members.isError) return <CatalogErrorRetry error={members.error} onRetry={() => members.refetch()} />
   return (
     <div className="flex flex-col gap-2">
       <CatalogError error={change.error} />
@@ -230,7 +230,9 @@ function Invitations({ space, onDone }: { space: string; onDone: (text: string) 
       <h2 id="pending-title" className="text-base font-semibold">
         {t('members.pending')}
       </h2>
-      <CatalogError error={list.error ?? resend.error ?? revoke.error} />
+      {list.isPending ? <Skeleton lines={2} /> : null}
+      {list.isError ? <CatalogErrorRetry error={list.error} onRetry={() => list.refetch()} /> : null}
+      <CatalogError error={resend.error ?? revoke.error} />
       {list.data && list.data.length === 0 ? <p className="text-sm text-slate-700">{t('members.noPending')}</p> : null}
       <ul className="flex flex-col gap-2">
         {(list.data ?? []).map((inv) => (
@@ -258,13 +260,14 @@ function Invitations({ space, onDone }: { space: string; onDone: (text: string) 
 
 function RolesTable({ space }: { space: string }) {
   const roles = useQuery(rolesQuery(space))
-  if (!roles.data) return null
   return (
     <section aria-labelledby="roles-title" className="flex flex-col gap-2">
       <h2 id="roles-title" className="text-base font-semibold">
         {t('members.rolesTable')}
       </h2>
-      {roles.data.map((r) => (
+      {roles.isPending ? <Skeleton lines={3} /> : null}
+      {roles.isError ? <CatalogErrorRetry error={roles.error} onRetry={() => roles.refetch()} /> : null}
+      {(roles.data ?? []).map((r) => (
         <details key={r.role} className="rounded-lg bg-white px-3 py-2 text-sm ring-1 ring-slate-200">
           <summary className="cursor-pointer font-medium">
             {roleName(r.role)} — {t(`roles.${r.role}.hint`)} ({r.operations.length})

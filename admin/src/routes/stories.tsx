@@ -5,6 +5,8 @@ import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
+import { DeleteStoryDialog } from '../components/delete-story-dialog'
+import { GettingStarted } from '../components/getting-started'
 import { ScheduleMark, spaceSchedulesQuery } from '../components/schedule'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, Skeleton, StatusBadge, storyState, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, t } from '../i18n'
@@ -119,6 +121,8 @@ export function StoryTreeScreen() {
         ) : null}
       </div>
 
+      <GettingStarted space={space} />
+
       {q ? (
         <section aria-label={t('stories.results')} className="rounded-lg bg-white p-4 ring-1 ring-slate-200">
           <div className="mb-2 flex items-center justify-between">
@@ -176,7 +180,7 @@ export function StoryTreeScreen() {
 
       <CreateStoryDialog space={space} folders={folders} mode={creating} onClose={() => setCreating(null)} />
       <RenameDialog space={space} target={renaming} onClose={() => setRenaming(null)} />
-      <DeleteDialog
+      <DeleteStoryDialog
         space={space}
         target={deleting}
         onClose={() => setDeleting(null)}
@@ -565,36 +569,3 @@ function RenameDialog({ space, target, onClose }: { space: string; target: null 
   )
 }
 
-/** Deleting one Story (or an empty folder) and its versions, after a confirmation; 409 while it has children. */
-function DeleteDialog({
-  space,
-  target,
-  onClose,
-  onDeleted,
-}: { space: string; target: null | { uuid: string; name: string }; onClose: () => void; onDeleted: (name: string) => void }) {
-  const queryClient = useQueryClient()
-  const remove = useMutation({
-    mutationFn: (uuid: string) => unwrap(api.DELETE('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid } } })),
-    onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
-      if (target) onDeleted(target.name)
-      remove.reset()
-    },
-  })
-  const close = () => {
-    remove.reset()
-    onClose()
-  }
-  return (
-    <Dialog open={target !== null} title={t('stories.deleteTitle', { name: target?.name ?? '' })} onClose={close}>
-      <p className="text-sm text-slate-800">{t('stories.deleteBody')}</p>
-      <CatalogError error={remove.error} />
-      <div className="flex justify-end gap-2">
-        <Button onClick={close}>{t('common.cancel')}</Button>
-        <Button tone="danger" disabled={remove.isPending} onClick={() => target && remove.mutate(target.uuid)}>
-          {t('stories.delete')}
-        </Button>
-      </div>
-    </Dialog>
-  )
-}

@@ -9,6 +9,7 @@ import { type Person, BlockList, CollabContext, type CollabView, FallbackContext
 import { blockOfPath, type CommentTarget, CommentsPanel, commentCounts, invalidateComments, PresenceBar, useComments, useLiveStream, usePresence } from '../components/collab'
 import { ChangeList } from '../components/diff-view'
 import { type Change, diffStories } from '../components/doc-diff'
+import { DeleteStoryDialog } from '../components/delete-story-dialog'
 import { PreviewButton } from '../components/preview-button'
 import { useScreenCommand } from '../components/command-palette'
 import { toast } from '../components/toast'
@@ -102,6 +103,8 @@ export function StoryEditorScreen() {
   const paletteDirty = useRef(dirty)
   paletteDirty.current = dirty
   const canPublish = useCan(space, 'POST', '/v1/spaces/{space}/stories/{uuid}/publish')
+  const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/stories/{uuid}')
+  const [deleting, setDeleting] = useState<null | { uuid: string; name: string }>(null)
   useScreenCommand(
     useCallback(
       (command) => {
@@ -358,6 +361,11 @@ export function StoryEditorScreen() {
               {t('editor.archive')}
             </Button>
           ) : null}
+          {canDelete ? (
+            <Button tone="danger" onClick={() => setDeleting({ uuid, name: s.name })} disabled={dirty}>
+              {t('stories.delete')}
+            </Button>
+          ) : null}
         </div>
       </div>
 
@@ -515,6 +523,18 @@ export function StoryEditorScreen() {
           </Button>
         </div>
       </Dialog>
+
+      <DeleteStoryDialog
+        space={space}
+        target={deleting}
+        leaving
+        onClose={() => setDeleting(null)}
+        onDeleted={async (name) => {
+          setDeleting(null)
+          toast(t('stories.deleted', { name }))
+          await navigate({ to: '/spaces/$space', params: { space }, search: {} })
+        }}
+      />
     </div>
   )
 }

@@ -6,7 +6,7 @@ import { spaceTokensQuery } from '../api/queries'
 import { ROLE_OPTIONS, type Role } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { Notice } from '../components/notice'
-import { Button, Dialog, Loading, TextField } from '../components/ui'
+import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../components/ui'
 import { formatDateTime, roleName, t } from '../i18n'
 
 const route = getRouteApi('/app/spaces/$space/tokens')
@@ -55,8 +55,8 @@ export function TokensScreen() {
           await refresh()
         }}
       />
-      {tokens.isPending ? <Loading what={t('common.loading')} /> : null}
-      <CatalogError error={tokens.error} />
+      {tokens.isPending ? <Skeleton lines={4} /> : null}
+      {tokens.isError ? <CatalogErrorRetry error={tokens.error} onRetry={() => tokens.refetch()} /> : null}
       {tokens.data && tokens.data.length === 0 ? <p className="text-sm text-slate-700">{t('tokens.empty')}</p> : null}
       {tokens.data && tokens.data.length > 0 ? (
         <div className="overflow-x-auto rounded-lg bg-white ring-1 ring-slate-200">

@@ -76,6 +76,79 @@ export async function addLocale(kernel: Kernel, access: SpaceAccess, input: { co
 }
 
 /**
+ * Changes an existing locale: its explicit fallback (another locale of the Space, no cycle; null removes it) and its
+ * place in the display order (`position`: the 0-based index it moves to; the others keep their order and all
+ * positions are renumbered 0…n-1). The default locale's place is free; it stays the default.
+ */
+export async function updateLocale(
+  kernel: Kernel,
+  access: SpaceAccess,
+  rawCode: string,
+  input: { fallback?: string | null; position?: number },
+): Promise<LocaleView> {
+  const code = canonicalLocale(rawCode)
+  if (!code) throw notFound('Locale')
+  const fallback = input.fallback === undefined ? undefined : input.fallback === null ? null : canonicalOrFail('fallback', input.fallback)
+  return transact(kernel, async (tx, emit) => {
+    // Lock the Space's locale rows so two concurrent reorders cannot interleave their renumbering.
+    const rows = await tx
+      .select({ code: spaceLocales.code, fallback: spaceLocales.fallback, position: spaceLocales.position })
+      .from(spaceLocales)
+      .where(eq(spaceLocales.spaceId, access.space.id))
+      .orderBy(asc(spaceLocales.position), asc(spaceLocales.code))
+      .for('update')
+    const current = rows.find((r) => r.code === code)
+    if (!current) throw notFound('Locale')
+    const codes = rows.map((r) => r.code)
+    if (fallback !== undefined && fallback !== null) {
+      if (fallback === code) throw validationFailed({ fallback: ['must be another locale than this one.'] })
+      if (!codes.includes(fallback)) {
+        throw validationFailed({ fallback: [`"${fallback}" is not one of this Space's locales (${codes.join(', ')}).`] })
+      }
+      const fallbacks = new Map(rows.filter((r) => r.fallback).map((r) => [r.code, r.fallback as string]))
+      fallbacks.set(code, fallback)
+      const seen = new Set([code])
+      for (let c = fallbacks.get(code); c; c = fallbacks.get(c)) {
+        if (seen.has(c)) {
+          throw validationFailed({ fallback: [`"${fallback}" falls back to "${code}" already (${[...seen, c].join(' → ')}); fallbacks cannot form a cycle.`] })
+        }
+        seen.add(c)
+      }
+    }
+    if (input.position !== undefined && input.position > codes.length - 1) {
+      throw validationFailed({ position: [`must be between 0 and ${codes.length - 1} (the Space has ${codes.length} locales).`] })
+    }
+    let changed = false
+    if (fallback !== undefined && fallback !== current.fallback) {
+      await tx
+        .update(spaceLocales)
+        .set({ fallback })
+        .where(and(eq(spaceLocales.spaceId, access.space.id), eq(spaceLocales.code, code)))
+      current.fallback = fallback
+      changed = true
+    }
+    if (input.position !== undefined) {
+      const order = codes.filter((c) => c !== code)
+      order.splice(input.position, 0, code)
+      // Every row takes its index in the new display order; only rows whose number changes are written.
+      for (let i = 0; i < order.length; i++) {
+        const row = rows.find((r) => r.code === order[i])!
+        if (row.position === i) continue
+        await tx
+          .update(spaceLocales)
+          .set({ position: i })
+          .where(and(eq(spaceLocales.spaceId, access.space.id), eq(spaceLocales.code, order[i])))
+        if (order[i] === code) current.position = i
+        row.position = i
+        changed = true
+      }
+    }
+    if (changed) emit({ type: 'space.locales_changed', spaceId: access.space.id, payload: { space: { slug: access.space.slug } } })
+    return { code, fallback: current.fallback, is_default: code === access.space.defaultLang, position: current.position }
+  })
+}
+
+/**
  * Removes a locale. The default locale cannot be removed; locales that fell back to it lose their fallback. Story
  * content in that locale is kept (adding the locale again brings it back) but is no longer served or editable.
  */

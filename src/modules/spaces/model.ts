@@ -50,6 +50,23 @@ export const CreateLocaleBody = t.Object({
   fallback: t.Optional(t.Union([t.String({ minLength: 1, maxLength: 35 }), t.Null()], { error: 'must be a BCP-47 language tag or null' })),
 })
 
+export const UpdateLocaleBody = t.Object({
+  fallback: t.Optional(
+    t.Union([t.String({ minLength: 1, maxLength: 35 }), t.Null()], {
+      error: 'must be a BCP-47 language tag or null',
+      description: 'Another locale of the Space to fall back to (no cycles); null removes the explicit fallback',
+    }),
+  ),
+  position: t.Optional(
+    Int({
+      minimum: 0,
+      maximum: 1000,
+      error: 'must be an integer from 0 (first) to the number of locales minus one',
+      description: 'The 0-based place in the display order to move the locale to; the others keep their order',
+    }),
+  ),
+})
+
 export const SpaceModel = t.Object({
   slug: t.String(),
   name: t.String(),

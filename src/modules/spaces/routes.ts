@@ -2,7 +2,7 @@ import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
-import { addLocale, listLocales, removeLocale } from './locales'
+import { addLocale, listLocales, removeLocale, updateLocale } from './locales'
 import {
   CreateLocaleBody,
   CreateSpaceBody,
@@ -13,6 +13,7 @@ import {
   SpaceTokenCreatedModel,
   SpaceTokenModel,
   TokenParams,
+  UpdateLocaleBody,
   UpdateSpaceBody,
 } from './model'
 import {
@@ -124,6 +125,17 @@ export function spaceRoutes(kernel: Kernel, guards: Guards) {
         detail: { summary: 'Add a locale, optionally with an explicit fallback' },
       },
     )
+    .patch('/:space/locales/:code', async ({ access, params, body }) => ({ data: await updateLocale(kernel, access, params.code, body) }), {
+      params: LocaleParams,
+      body: UpdateLocaleBody,
+      spaceRole: 'admin',
+      response: Data(LocaleModel),
+      detail: {
+        summary: "Change a locale's fallback or move it in the display order",
+        description:
+          '`fallback`: another locale of the Space (no cycles), or null to remove it. `position`: the 0-based place to move the locale to; the other locales keep their order and every position is renumbered 0…n-1. Emits space.locales_changed when something changed. 404 for a locale the Space does not have; 422 names the field.',
+      },
+    })
     .delete(
       '/:space/locales/:code',
       async ({ access, params, set }) => {

@@ -137,6 +137,30 @@ function Locales({ space }: { space: string }) {
       toast(t('settings.localeRemoved', { code: c }))
     },
   })
+  const change = useMutation({
+    mutationFn: async (v: { code: string; fallback?: string | null; position?: number; focus?: 'up' | 'down' }) =>
+      (await unwrap(api.PATCH('/v1/spaces/{space}/locales/{code}', { params: { path: { space, code: v.code } }, body: { fallback: v.fallback, position: v.position } }))).data,
+    onSuccess: async (data, v) => {
+      await refresh()
+      if (v.position !== undefined) {
+        toast(t('settings.localeMoved', { code: data.code, n: data.position + 1 }))
+        setRefocus({ code: data.code, dir: v.focus ?? 'up', position: data.position })
+      } else {
+        toast(t('settings.fallbackChanged', { code: data.code }))
+      }
+    },
+  })
+  // Keep the keyboard on the moved row once it is rendered in its new place: its button in the same direction, or the
+  // other one at either end of the list.
+  const [refocus, setRefocus] = useState<{ code: string; dir: 'up' | 'down'; position: number } | null>(null)
+  useEffect(() => {
+    if (!refocus || locales.data?.findIndex((l) => l.code === refocus.code) !== refocus.position) return
+    const row = document.querySelector(`[data-locale="${CSS.escape(refocus.code)}"]`)
+    const same = row?.querySelector<HTMLButtonElement>(`button[data-move="${refocus.dir}"]:not(:disabled)`)
+    ;(same ?? row?.querySelector<HTMLButtonElement>('button[data-move]:not(:disabled)'))?.focus()
+    setRefocus(null)
+  }, [refocus, locales.data])
+  const changeErrors = fieldErrors(change.error, { fallback: 'settings.error.fallbackChange', position: 'settings.error.position' })
   const errors = fieldErrors(add.error, { code: 'settings.error.code', fallback: 'settings.error.fallback' })
   const submit = (e: FormEvent) => {
     e.preventDefault()
@@ -149,7 +173,8 @@ function Locales({ space }: { space: string }) {
       {locales.isPending ? <Skeleton lines={3} /> : null}
       {locales.isError ? <CatalogErrorRetry error={locales.error} onRetry={() => locales.refetch()} /> : null}
       {list.length ? (
-        <table className="text-sm">
+        <div className="overflow-x-auto">
+          <table className="text-sm">
           <thead>
             <tr className="text-left">
               <th scope="col" className="py-1 pr-3 font-semibold">
@@ -164,15 +189,50 @@ function Locales({ space }: { space: string }) {
             </tr>
           </thead>
           <tbody>
-            {list.map((l) => (
+            {list.map((l, i) => (
               <tr key={l.code} className="border-t border-slate-200" data-locale={l.code}>
                 <td className="py-1.5 pr-3">
                   {localeName(l.code)} {l.is_default ? <strong className="ml-1 rounded bg-indigo-50 px-1.5 py-0.5 text-xs text-indigo-900">{t('settings.default')}</strong> : null}
                 </td>
-                <td className="py-1.5 pr-3 text-slate-700">{chain(l.code, list)}</td>
-                <td className="py-1.5 text-right">
+                <td className="py-1.5 pr-3">
+                  <select
+                    aria-label={t('settings.fallbackOf', { code: l.code })}
+                    value={l.fallback ?? ''}
+                    onChange={(e) => change.isPending || change.mutate({ code: l.code, fallback: e.target.value || null })}
+                    className="max-w-48 rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
+                  >
+                    <option value="">{t('settings.fallbackAuto')}</option>
+                    {list
+                      .filter((o) => o.code !== l.code)
+                      .map((o) => (
+                        <option key={o.code} value={o.code} disabled={leadsTo(o.code, l.code, list)}>
+                          {localeName(o.code)}
+                        </option>
+                      ))}
+                  </select>
+                  <div className="mt-0.5 text-xs text-slate-700">{chain(l.code, list)}</div>
+                </td>
+                <td className="py-1.5 text-right whitespace-nowrap">
+                  <Button
+                    tone="secondary"
+                    data-move="up"
+                    aria-label={t('settings.moveUp', { code: l.code })}
+                    disabled={i === 0}
+                    onClick={() => change.isPending || change.mutate({ code: l.code, position: i - 1, focus: 'up' })}
+                  >
+                    <span aria-hidden="true">↑</span>
+                  </Button>{' '}
+                  <Button
+                    tone="secondary"
+                    data-move="down"
+                    aria-label={t('settings.moveDown', { code: l.code })}
+                    disabled={i === list.length - 1}
+                    onClick={() => change.isPending || change.mutate({ code: l.code, position: i + 1, focus: 'down' })}
+                  >
+                    <span aria-hidden="true">↓</span>
+                  </Button>
                   {l.is_default ? null : (
-                    <Button tone="secondary" onClick={() => setRemoving(l.code)} aria-label={t('settings.removeLocale', { code: l.code })}>
+                    <Button tone="secondary" className="ml-1" onClick={() => setRemoving(l.code)} aria-label={t('settings.removeLocale', { code: l.code })}>
                       {t('settings.remove')}
                     </Button>
                   )}
@@ -181,6 +241,16 @@ function Locales({ space }: { space: string }) {
             ))}
           </tbody>
         </table>
+        </div>
+      ) : null}
+      {change.isError ? (
+        Object.keys(changeErrors).length ? (
+          <p role="alert" className="text-sm text-red-800">
+            {Object.values(changeErrors).flat().join(' ')}
+          </p>
+        ) : (
+          <CatalogErrorRetry error={change.error} />
+        )
       ) : null}
       <form onSubmit={submit} className="flex flex-wrap items-end gap-3" noValidate>
         <div className="min-w-40 flex-1">
@@ -221,6 +291,16 @@ function Locales({ space }: { space: string }) {
       </Dialog>
     </Section>
   )
+}
+
+/** Whether `from`'s explicit fallback chain reaches `to` (choosing `from` as `to`'s fallback would close a cycle). */
+function leadsTo(from: string, to: string, list: { code: string; fallback: string | null }[]): boolean {
+  const seen = new Set<string>()
+  for (let c: string | null = from; c && !seen.has(c); c = list.find((l) => l.code === c)?.fallback ?? null) {
+    if (c === to) return true
+    seen.add(c)
+  }
+  return false
 }
 
 /** The chain a locale's content falls back along: `de-AT → de → en`. */
