@@ -174,7 +174,7 @@ function Locales({ space }: { space: string }) {
       {locales.isError ? <CatalogErrorRetry error={locales.error} onRetry={() => locales.refetch()} /> : null}
       {list.length ? (
         <div className="overflow-x-auto">
-          <table className="text-sm">
+          <table className="w-full text-sm">
           <thead>
             <tr className="text-left">
               <th scope="col" className="py-1 pr-3 font-semibold">
@@ -199,7 +199,7 @@ function Locales({ space }: { space: string }) {
                     aria-label={t('settings.fallbackOf', { code: l.code })}
                     value={l.fallback ?? ''}
                     onChange={(e) => change.isPending || change.mutate({ code: l.code, fallback: e.target.value || null })}
-                    className="max-w-48 rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
+                    className="w-full max-w-48 rounded-md border border-slate-300 bg-white px-2 py-1 text-sm"
                   >
                     <option value="">{t('settings.fallbackAuto')}</option>
                     {list
@@ -212,7 +212,7 @@ function Locales({ space }: { space: string }) {
                   </select>
                   <div className="mt-0.5 text-xs text-slate-700">{chain(l.code, list)}</div>
                 </td>
-                <td className="py-1.5 text-right whitespace-nowrap">
+                <td className="py-1.5 text-right">
                   <Button
                     tone="secondary"
                     data-move="up"
