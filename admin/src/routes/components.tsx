@@ -74,7 +74,8 @@ const texts = (m: Record<string, string>) => {
 /** The component blueprints of a Space: the schema every Story form is built from. */
 export function ComponentsScreen() {
   const { space } = route.useParams()
-  const components = useQuery(componentsQuery(space))
+  // The blueprint editor shows the Space's blueprints as they are now (other screens may hold a minute-old list).
+  const components = useQuery({ ...componentsQuery(space), refetchOnMount: 'always' })
   const [editing, setEditing] = useState<null | { bp?: Blueprint }>(null)
   const [deleting, setDeleting] = useState<string | null>(null)
   // Blueprints are changed by a role that may (whoami's role against x-min-role); others read them.
