@@ -211,6 +211,8 @@ describe.skipIf(!hasChromium)('assets and rich text in the admin app (Chromium)'
     await page.goto(`/admin/spaces/${space}/stories/${uuid}`)
     const body = page.getByRole('textbox', { name: /^body/ })
     await body.click()
+    // The rich-text editor holds the focus before anything is typed (keys before that go to the page).
+    await page.waitForFunction(() => (document.activeElement as HTMLElement | null)?.isContentEditable === true)
     await page.keyboard.type('Hello ')
     await page.keyboard.press('Control+b')
     await page.keyboard.type('bold')
