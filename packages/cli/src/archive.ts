@@ -219,6 +219,10 @@ export interface ImportResult {
   secrets: Record<string, string>
   /** old uuid → new uuid (Stories and assets) */
   uuids: Record<string, string>
+  /** This run continued an interrupted import. */
+  resumed?: boolean
+  /** Stories an interrupted run had finished (not written again). */
+  already_done?: number
 }
 
 export function readArchive(text: string): Archive {
@@ -286,65 +290,168 @@ export async function pushEntries(api: Api, space: string, key: string, entries:
   await api.call('POST', `/spaces/${enc(space)}/datasources/${enc(key)}/webhook`, body, { raw: true, headers })
 }
 
-/** Restores an archive into a Space that has no Stories yet (blueprints and assets may exist: they are reused). */
-export async function importSpace(api: Api, space: string, a: Archive, onProgress: (s: string) => void = () => {}): Promise<ImportResult> {
+/**
+ * The progress of an import into one Space, kept in a state file (next to the archive unless `--state` says where)
+ * after each item, so an interrupted import run again continues where it stopped: the uuid map, and what is done.
+ * Steps that could have reached the server before the interruption without being recorded are matched on the re-run
+ * (Stories by full path, assets by SHA-256, segments, forms and datasources by key, variants by segment and locale,
+ * replayed versions by count): nothing is written twice.
+ */
+export interface ImportState {
+  started_at: string
+  updated_at: string
+  finished_at?: string
+  /** old uuid → new uuid (Stories and assets) */
+  uuids: Record<string, string>
+  done: { setup: boolean; segments: string[]; datasources: string[]; forms: string[]; assets: string[]; stories: string[] }
+  /** Datasources whose create was sent (it may have reached the server without its answer). */
+  datasources_started: string[]
+  /** webhook_push datasources made whose new push secret was not shown yet (a secret is never written to disk). */
+  secrets_pending: string[]
+  warnings: string[]
+}
+
+export const newImportState = (): ImportState => ({
+  started_at: new Date().toISOString(),
+  updated_at: new Date().toISOString(),
+  uuids: {},
+  done: { setup: false, segments: [], datasources: [], forms: [], assets: [], stories: [] },
+  datasources_started: [],
+  secrets_pending: [],
+  warnings: [],
+})
+
+const started = (s: ImportState) => s.done.setup || Object.keys(s.uuids).length > 0
+
+/** What stands in the way of a fresh import: Stories, and segments, forms or datasources the archive would replace. */
+export async function inTheWay(api: Api, space: string, a: Archive): Promise<string[]> {
   const sp = `/spaces/${enc(space)}`
-  const existing = await pages<{ uuid: string }>(api, `${sp}/stories`)
-  if (existing.length) throw Object.assign(new Error(`the Space ${space} already has ${existing.length} Stories: import needs an empty Space`), { refused: true })
-  const warnings: string[] = []
+  const out: string[] = []
+  const stories = await pages<{ full_path: string }>(api, `${sp}/stories`)
+  if (stories.length) out.push(`${stories.length} Stories (${stories.slice(0, 3).map((s) => s.full_path).join(', ')}${stories.length > 3 ? ', …' : ''})`)
+  const clash = (what: string, have: string[], mine: string[]) => {
+    const both = mine.filter((k) => have.includes(k))
+    if (both.length) out.push(`${what} ${both.join(', ')}`)
+  }
+  const keys = async (path: string, k: string) => (await api.call<{ data: Record<string, string>[] }>('GET', `${sp}/${path}`)).data.map((x) => x[k])
+  clash('the segments', await keys('audience-segments', 'key'), (a.segments ?? []).map((g) => g.key))
+  clash('the forms', await keys('forms', 'slug'), (a.forms ?? []).map((f) => String(f.slug)))
+  clash('the datasources', await keys('datasources', 'key'), (a.datasources ?? []).map((d) => d.key))
+  return out
+}
+
+/**
+ * Restores an archive into a Space that holds none of it yet (blueprints and assets may exist: they are updated and
+ * reused), or continues the import `state` records. `save` is called with the state after each item.
+ */
+export async function importSpace(
+  api: Api,
+  space: string,
+  a: Archive,
+  onProgress: (s: string) => void = () => {},
+  opts: { state?: ImportState; save?: (s: ImportState) => void } = {},
+): Promise<ImportResult> {
+  const sp = `/spaces/${enc(space)}`
+  const state = opts.state && !opts.state.finished_at ? opts.state : newImportState()
+  const resumed = started(state)
+  const save = () => {
+    state.updated_at = new Date().toISOString()
+    opts.save?.(state)
+  }
+  if (!resumed) {
+    const blocking = await inTheWay(api, space, a)
+    if (blocking.length)
+      throw Object.assign(new Error(`the Space ${space} is not empty: it already has ${blocking.join('; ')}. import needs an empty Space (an interrupted import continues from its state file)`), { refused: true })
+  }
+  const warnings = state.warnings
+  const warn = (w: string) => {
+    if (!warnings.includes(w)) warnings.push(w)
+  }
   const secrets: Record<string, string> = {}
 
-  // Locales first (asset alt texts and translations need them).
-  const have = new Set(localeCodes((await api.call<{ data: unknown }>('GET', `${sp}/locales`)).data))
-  for (const code of a.locales) if (!have.has(code)) await api.call('POST', `${sp}/locales`, { code })
-  if (a.default_lang) await api.call('PATCH', sp, { default_lang: a.default_lang }).catch(() => {})
+  if (!state.done.setup) {
+    // Locales first (asset alt texts and translations need them).
+    const have = new Set(localeCodes((await api.call<{ data: unknown }>('GET', `${sp}/locales`)).data))
+    for (const code of a.locales) if (!have.has(code)) await api.call('POST', `${sp}/locales`, { code })
+    if (a.default_lang) await api.call('PATCH', sp, { default_lang: a.default_lang }).catch(() => {})
 
-  // Blueprints: created without blocks whitelists, then completed (a whitelist may name one created later).
-  const current = new Set((await api.call<{ data: { name: string }[] }>('GET', `${sp}/components`)).data.map((c) => c.name))
-  const strip = (c: Record<string, unknown>) => ({
-    ...c,
-    schema: Object.fromEntries(Object.entries((c.schema ?? {}) as Record<string, Record<string, unknown>>).map(([k, f]) => [k, f.type === 'blocks' ? { ...f, component_whitelist: undefined } : f])),
-  })
-  for (const c of a.components) {
-    const name = String(c.name)
-    if (current.has(name)) await api.call('PUT', `${sp}/components/${enc(name)}`, strip(c))
-    else await api.call('POST', `${sp}/components`, strip(c))
+    // Blueprints: created without blocks whitelists, then completed (a whitelist may name one created later).
+    const current = new Set((await api.call<{ data: { name: string }[] }>('GET', `${sp}/components`)).data.map((c) => c.name))
+    const strip = (c: Record<string, unknown>) => ({
+      ...c,
+      schema: Object.fromEntries(Object.entries((c.schema ?? {}) as Record<string, Record<string, unknown>>).map(([k, f]) => [k, f.type === 'blocks' ? { ...f, component_whitelist: undefined } : f])),
+    })
+    for (const c of a.components) {
+      const name = String(c.name)
+      if (current.has(name)) await api.call('PUT', `${sp}/components/${enc(name)}`, strip(c))
+      else await api.call('POST', `${sp}/components`, strip(c))
+    }
+    for (const c of a.components) await api.call('PUT', `${sp}/components/${enc(String(c.name))}`, c)
+    state.done.setup = true
+    save()
   }
-  for (const c of a.components) await api.call('PUT', `${sp}/components/${enc(String(c.name))}`, c)
 
   // Audience segments (variants name them), by key: an existing one is replaced.
-  const segmentIds = new Map<string, number>()
   const haveSegments = new Map((await api.call<{ data: { id: number; key: string }[] }>('GET', `${sp}/audience-segments`)).data.map((g) => [g.key, g.id]))
+  const segmentIds = new Map<string, number>()
   for (const g of a.segments ?? []) {
+    if (state.done.segments.includes(g.key) && haveSegments.has(g.key)) {
+      segmentIds.set(g.key, haveSegments.get(g.key)!)
+      continue
+    }
     const saved = haveSegments.has(g.key)
       ? await api.call<{ data: { id: number } }>('PUT', `${sp}/audience-segments/${enc(g.key)}`, g)
       : await api.call<{ data: { id: number } }>('POST', `${sp}/audience-segments`, g)
     segmentIds.set(g.key, saved.data.id)
+    state.done.segments.push(g.key)
+    save()
   }
 
   // Datasources (Stories' markers read them) and forms.
   const haveDs = new Set((await api.call<{ data: { key: string }[] }>('GET', `${sp}/datasources`)).data.map((d) => d.key))
   let datasources = 0
   for (const d of a.datasources ?? []) {
+    if (state.done.datasources.includes(d.key)) continue
     onProgress(`datasource ${d.key}`)
     if (haveDs.has(d.key)) {
-      warnings.push(`datasource ${d.key}: exists in ${space} already, left as it is`)
-      continue
+      if (!state.datasources_started.includes(d.key)) {
+        warn(`datasource ${d.key}: exists in ${space} already, left as it is`)
+      } else if (d.type === 'webhook_push') {
+        // Made by the interrupted run (its answer, with the push secret, may be lost): a new secret, the entries again.
+        const secret = (await api.call<{ data: { webhook_secret?: string } }>('POST', `${sp}/datasources/${enc(d.key)}/rotate-secret`)).data.webhook_secret ?? null
+        if (d.entries.length) await pushEntries(api, space, d.key, d.entries, secret)
+        if (secret) secrets[d.key] = secret
+        if (!state.secrets_pending.includes(d.key)) state.secrets_pending.push(d.key)
+        warn(`datasource ${d.key}: a new push secret was made (the old one cannot be read): give it to whatever pushes to it`)
+        datasources++
+      } else datasources++
+    } else {
+      state.datasources_started.push(d.key)
+      save()
+      const r = await createDatasourceFrom(api, space, d, warnings)
+      if (r.secret) {
+        secrets[d.key] = r.secret
+        state.secrets_pending.push(d.key)
+      }
+      if (r.created) datasources++
     }
-    const r = await createDatasourceFrom(api, space, d, warnings)
-    if (r.secret) secrets[d.key] = r.secret
-    if (r.created) datasources++
+    state.done.datasources.push(d.key)
+    save()
   }
   const haveForms = new Map((await api.call<{ data: { uuid: string; slug: string }[] }>('GET', `${sp}/forms`)).data.map((f) => [f.slug, f.uuid]))
   for (const f of a.forms ?? []) {
-    const uuid = haveForms.get(String(f.slug))
+    const slug = String(f.slug)
+    if (state.done.forms.includes(slug) && haveForms.has(slug)) continue
+    const uuid = haveForms.get(slug)
     if (uuid) await api.call('PUT', `${sp}/forms/${uuid}`, f)
     else await api.call('POST', `${sp}/forms`, f)
-    if (f.spam_provider) warnings.push(`form ${f.slug}: set its ${f.spam_provider} secret again (it is never shown)`)
+    if (f.spam_provider) warn(`form ${f.slug}: set its ${f.spam_provider} secret again (it is never shown)`)
+    state.done.forms.push(slug)
+    save()
   }
 
-  // Assets: deduplicated by SHA-256 against the target Space.
-  const map = new Map<string, string>()
+  // Assets: deduplicated by SHA-256 against the target Space (an upload whose answer was lost is found by its hash).
+  const map = new Map<string, string>(Object.entries(state.uuids))
   const bySha = new Map((await pages<{ uuid: string; sha256: string }>(api, `${sp}/assets`)).map((x) => [x.sha256, x.uuid]))
   let uploaded = 0
   let reused = 0
@@ -352,47 +459,65 @@ export async function importSpace(api: Api, space: string, a: Archive, onProgres
     onProgress(`assets ${i + 1}/${a.assets.length}`)
     const known = bySha.get(asset.sha256)
     if (known) {
-      map.set(asset.uuid, known)
-      reused++
-      continue
+      if (!state.done.assets.includes(asset.uuid)) reused++
+    } else {
+      const uuid = await uploadAsset(api, space, asset, Buffer.from(asset.data, 'base64'))
+      bySha.set(asset.sha256, uuid)
+      uploaded++
     }
-    const uuid = await uploadAsset(api, space, asset, Buffer.from(asset.data, 'base64'))
-    map.set(asset.uuid, uuid)
-    bySha.set(asset.sha256, uuid)
-    uploaded++
+    map.set(asset.uuid, bySha.get(asset.sha256)!)
+    state.uuids[asset.uuid] = bySha.get(asset.sha256)!
+    if (!state.done.assets.includes(asset.uuid)) state.done.assets.push(asset.uuid)
+    save()
   }
 
-  // Stories: created parents first with empty content, so every uuid is known before any content is written.
+  // Stories: created parents first with empty content, so every uuid is known before any content is written. A Story
+  // the interrupted run created (recorded, or found by its path) is not created again.
+  const rows = await pages<StoryRow>(api, `${sp}/stories`)
+  const byPath = new Map(rows.map((x) => [x.full_path, x.uuid]))
+  const live = new Set(rows.map((x) => x.uuid))
   const empty = { type: 'doc', blocks: [] }
   for (const [i, s] of a.stories.entries()) {
     onProgress(`stories ${i + 1}/${a.stories.length}`)
-    const primary = s.translations[s.primary_lang]
-    const created = (
-      await api.call<{ data: { uuid: string } }>('POST', `${sp}/stories`, {
-        name: primary?.name ?? s.name,
-        slug: s.slug,
-        parent_uuid: s.parent_uuid ? map.get(s.parent_uuid) : undefined,
-        is_folder: s.is_folder,
-        lang: s.primary_lang,
-        ...(s.is_folder ? {} : { content: empty }),
-      })
-    ).data
-    map.set(s.uuid, created.uuid)
+    const mapped = state.uuids[s.uuid]
+    if (mapped && live.has(mapped)) continue
+    let uuid = byPath.get(s.full_path)
+    if (!uuid) {
+      const primary = s.translations[s.primary_lang]
+      uuid = (
+        await api.call<{ data: { uuid: string } }>('POST', `${sp}/stories`, {
+          name: primary?.name ?? s.name,
+          slug: s.slug,
+          parent_uuid: s.parent_uuid ? map.get(s.parent_uuid) : undefined,
+          is_folder: s.is_folder,
+          lang: s.primary_lang,
+          ...(s.is_folder ? {} : { content: empty }),
+        })
+      ).data.uuid
+      live.add(uuid)
+    }
+    map.set(s.uuid, uuid)
+    state.uuids[s.uuid] = uuid
+    save()
   }
   let published = 0
   let versions = 0
   let variants = 0
+  let skipped = 0
   for (const [i, s] of a.stories.entries()) {
     if (s.is_folder) continue
+    if (state.done.stories.includes(s.uuid)) {
+      skipped++
+      continue
+    }
     onProgress(`content ${i + 1}/${a.stories.length}`)
     const uuid = map.get(s.uuid)!
-    // The history first (each version saved again, oldest first), then each translation's current draft when the
-    // last version of it differs.
-    const last = new Map<string, string>()
-    for (const v of s.versions ?? []) {
-      const body = { lang: v.lang, name: v.name, content: remap(v.content, map) }
-      await api.call('PUT', `${sp}/stories/${uuid}`, body)
-      last.set(v.lang, JSON.stringify([body.name, body.content]))
+    // The history first (each version saved again, oldest first: versions already there beyond the one the Story was
+    // created with were replayed by an interrupted run), then each translation's current draft when it differs.
+    const list = s.versions ?? []
+    const there = (await api.call<{ meta?: { total?: number }; data: unknown[] }>('GET', `${sp}/stories/${uuid}/versions?per_page=1`)).meta?.total ?? 1
+    for (const v of list.slice(Math.max(0, there - 1))) {
+      await api.call('PUT', `${sp}/stories/${uuid}`, { lang: v.lang, name: v.name, content: remap(v.content, map) })
       versions++
     }
     const langs = [s.primary_lang, ...Object.keys(s.translations).filter((l) => l !== s.primary_lang)]
@@ -400,23 +525,49 @@ export async function importSpace(api: Api, space: string, a: Archive, onProgres
       const tr = s.translations[lang]
       if (!tr) continue
       const content = remap(tr.content, map)
-      if (last.get(lang) === JSON.stringify([tr.name, content])) continue
+      // No translation in that locale yet: 404.
+      const current = await api
+        .call<{ data: { name: string; content: unknown } }>('GET', `${sp}/stories/${uuid}?lang=${enc(lang)}`)
+        .then((x) => x.data)
+        .catch((err) => {
+          if ((err as { status?: number }).status === 404) return null
+          throw err
+        })
+      if (current && current.name === tr.name && JSON.stringify(current.content) === JSON.stringify(content)) continue
       await api.call('PUT', `${sp}/stories/${uuid}`, { lang, name: tr.name, content })
     }
-    for (const v of s.variants ?? []) {
-      const segment = segmentIds.get(v.segment_key)
-      if (segment === undefined) {
-        warnings.push(`${s.full_path}: a variant for the segment ${v.segment_key}, which the archive does not hold, was left out`)
-        continue
+    if (s.variants?.length) {
+      const haveVariants = (await api.call<{ data: { id: number; segment_key: string; lang: string; content: unknown }[] }>('GET', `${sp}/stories/${uuid}/variants`)).data
+      for (const v of s.variants) {
+        const segment = segmentIds.get(v.segment_key)
+        if (segment === undefined) {
+          warn(`${s.full_path}: a variant for the segment ${v.segment_key}, which the archive does not hold, was left out`)
+          continue
+        }
+        const content = remap(v.content, map)
+        const same = haveVariants.find((x) => x.segment_key === v.segment_key && x.lang === v.lang)
+        if (same && JSON.stringify(same.content) === JSON.stringify(content)) continue
+        if (same) await api.call('PATCH', `${sp}/stories/${uuid}/variants/${same.id}`, { content })
+        else await api.call('POST', `${sp}/stories/${uuid}/variants`, { audience_segment_id: segment, lang: v.lang, content })
+        variants++
       }
-      await api.call('POST', `${sp}/stories/${uuid}/variants`, { audience_segment_id: segment, lang: v.lang, content: remap(v.content, map) })
-      variants++
     }
     if (s.status === 'published') {
       await api.call('POST', `${sp}/stories/${uuid}/publish`)
       published++
     }
+    state.done.stories.push(s.uuid)
+    save()
   }
+  // Push secrets made by an interrupted run were never shown (and never stored): made anew, shown now.
+  for (const key of state.secrets_pending) {
+    if (secrets[key]) continue
+    const secret = (await api.call<{ data: { webhook_secret?: string } }>('POST', `${sp}/datasources/${enc(key)}/rotate-secret`)).data.webhook_secret
+    if (secret) secrets[key] = secret
+  }
+  state.secrets_pending = []
+  state.finished_at = new Date().toISOString()
+  save()
   return {
     components: a.components.length,
     assets: { uploaded, reused },
@@ -430,5 +581,7 @@ export async function importSpace(api: Api, space: string, a: Archive, onProgres
     warnings,
     secrets,
     uuids: Object.fromEntries(map),
+    resumed,
+    ...(resumed ? { already_done: skipped } : {}),
   }
 }

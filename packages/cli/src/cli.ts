@@ -94,14 +94,17 @@ One JSON archive of the Space: its locales, component blueprints, assets (bytes 
 not archived (folders included) with the current draft of each translation, whether it is published and its variants
 (--versions all: every version too), the audience segments, the forms (no submissions) and the datasources with their
 entries. Secrets are never in it.`
-HELP.import = `content-service-cli import <file.json> --space <slug> [--dry-run]
+HELP.import = `content-service-cli import <file.json> --space <slug> [--state <file>] [--dry-run]
 
-Restores an archive into a Space without Stories, on any server: missing locales are added, blueprints created or
-updated, assets uploaded (an asset with the same SHA-256 already in the Space is reused), Stories created with new
-uuids — every Story and asset uuid in content (asset, link and relation fields) rewritten to the new one — and those
-that were published published again; segments, forms, datasources (entries included; a new push secret, printed once)
-and variants restored, and with an archive of --versions all every version saved again, oldest first. Exits 5 when
-the Space already has Stories.`
+Restores an archive into an empty Space, on any server: missing locales are added, blueprints created or updated,
+assets uploaded (an asset with the same SHA-256 already in the Space is reused), Stories created with new uuids —
+every Story and asset uuid in content (asset, link and relation fields) rewritten to the new one — and those that were
+published published again; segments, forms, datasources (entries included; a new push secret, printed once) and
+variants restored, and with an archive of --versions all every version saved again, oldest first.
+The progress is recorded after each item in <file.json>.import-state.json (or --state): an import that was
+interrupted continues where it stopped when run again, without duplicates. A Space that already has Stories, or
+segments, forms or datasources of the archive's keys, is refused (exit 5, naming them) unless it is the one an
+interrupted import was writing to.`
 
 HELP.create = `content-service-cli create [--template astro] <dir> --space <slug> [--sample] [--site-token <token>]
 

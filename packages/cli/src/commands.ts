@@ -1,7 +1,8 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { exportSpace, importSpace, readArchive } from './archive'
+import { exportSpace, type ImportState, importSpace, readArchive } from './archive'
 import { type Kind, pull, push } from './content'
 import { ApiError, connect } from './http'
 import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
@@ -351,11 +352,37 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories, ${summary.segments} segments, ${summary.forms} forms and ${summary.datasources} datasources into ${space}.`)
       return EXIT.ok
     }
+    // The progress, after each item (per target Space): an interrupted import run again continues where it stopped.
+    const stateFile = flag(args, 'state', false) ?? `${file}.import-state.json`
+    const digest = createHash('sha256').update(text).digest('hex')
+    let stored: ImportStateFile = { format: 'content-service-import-state', archive_sha256: digest, targets: {} }
+    if (existsSync(stateFile)) {
+      try {
+        stored = JSON.parse(readFileSync(stateFile, 'utf8'))
+      } catch (err) {
+        throw new UsageError(`${stateFile}: ${(err as Error).message}`)
+      }
+      if (stored?.format !== 'content-service-import-state') throw new UsageError(`${stateFile} is not an import state file`)
+      if (stored.archive_sha256 !== digest) throw new UsageError(`${stateFile} records the import of another archive: pass --state <another file>`)
+    }
+    const key = `${t.server} ${space}`
+    const before = stored.targets[key]
+    const save = (st: ImportState) => {
+      stored.targets[key] = st
+      const tmp = `${stateFile}.${process.pid}`
+      writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`)
+      renameSync(tmp, stateFile)
+    }
     let r: Awaited<ReturnType<typeof importSpace>>
     try {
-      r = await importSpace(apiOf(t), space, archive, (s) => progress(args, `import: ${s}`))
+      r = await importSpace(apiOf(t), space, archive, (s) => progress(args, `import: ${s}`), { state: before, save })
     } catch (err) {
-      if ((err as { refused?: boolean }).refused) throw new ApiError((err as Error).message, 409, 'not_empty')
+      if ((err as { refused?: boolean }).refused) {
+        const note = before?.finished_at ? ` This archive was imported into it already (finished ${before.finished_at}, ${stateFile}).` : ''
+        throw new ApiError(`${(err as Error).message}.${note}`, 409, 'not_empty')
+      }
+      progressDone(args)
+      if (existsSync(stateFile)) process.stderr.write(`Interrupted: the progress is in ${stateFile}; run the same command again to continue.\n`)
       throw err
     }
     progressDone(args)
@@ -363,7 +390,7 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       args,
       r,
       [
-        `Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published${r.versions ? `, ${r.versions} versions replayed` : ''}), ${r.variants} variants, ${r.segments} segments, ${r.forms} forms, ${r.datasources} datasources.`,
+        `${r.resumed ? `Continued the interrupted import (${r.already_done} Stories were done). ` : ''}Imported into ${space}: ${r.components} blueprints, ${r.assets.uploaded} assets uploaded (${r.assets.reused} reused), ${r.stories} Stories (${r.published} published${r.versions ? `, ${r.versions} versions replayed` : ''}), ${r.variants} variants, ${r.segments} segments, ${r.forms} forms, ${r.datasources} datasources.`,
         ...Object.entries(r.secrets).map(([k, v]) => `Push secret of the datasource ${k} (shown once): ${v}`),
         ...r.warnings.map((w) => `warning: ${w}`),
       ].join('\n'),
@@ -557,6 +584,13 @@ async function contentCommand(kind: Kind, args: Args): Promise<number> {
   )
   out(args, summary, lines.join('\n'))
   return EXIT.ok
+}
+
+interface ImportStateFile {
+  format: 'content-service-import-state'
+  archive_sha256: string
+  /** `<server> <space>` → the progress of the import there */
+  targets: Record<string, ImportState>
 }
 
 interface WhoAmI {

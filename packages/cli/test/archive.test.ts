@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash, createHmac } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type TestApp, testApp } from '../../../test/helpers/app'
@@ -220,6 +220,74 @@ describe('export → import into an empty Space on another server', () => {
     const again = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space])
     expect(again.code).toBe(5)
     expect(again.stderr).toContain('import needs an empty Space')
+  })
+
+  test('an interrupted import continues when run again: nothing twice, everything equal; a fresh import into a non-empty Space is refused', async () => {
+    const file = join(home, 'resume.json')
+    expect((await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--versions', 'all'])).code).toBe(0)
+    // Another empty Space on B, reached through a proxy that, after N writes, passes one more to the server and loses
+    // its answer (as a dropped connection would).
+    const C: Side = { ...B, space: (await B.t.createSpace(B.token, { default_lang: 'en', locales: ['en'] })).slug }
+    const gate = { writes: 0, failAfter: Number.POSITIVE_INFINITY }
+    const proxy = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const url = new URL(req.url)
+        const headers = new Headers(req.headers)
+        headers.delete('host')
+        const res = await fetch(`${B.base}${url.pathname}${url.search}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : await req.arrayBuffer() })
+        if (req.method !== 'GET' && ++gate.writes > gate.failAfter) {
+          await res.arrayBuffer()
+          return Response.json({ error: 'bad_gateway', message: 'the connection was lost' }, { status: 502 })
+        }
+        return new Response(await res.arrayBuffer(), { status: res.status, headers: { 'Content-Type': res.headers.get('content-type') ?? 'application/json' } })
+      },
+    })
+    try {
+      B.t.clock.set(Date.now())
+      const run = () => cli(['import', file, '--server', `http://127.0.0.1:${proxy.port}`, '--token', B.token, '--space', C.space, '--json'])
+      // 1st run: the 8th write (the datasource's create, after locales, blueprints and the segment) reaches the server
+      // and its answer — with the push secret — is lost. 2nd and 3rd: lost in the middle of Stories and of versions.
+      const writesPerRun: number[] = []
+      for (const failAfter of [7, 6, 6]) {
+        Object.assign(gate, { writes: 0, failAfter })
+        const r = await run()
+        writesPerRun.push(gate.writes)
+        expect([r.code, r.stderr]).toEqual([6, expect.stringContaining('Interrupted: the progress is in')])
+      }
+      expect(writesPerRun).toEqual([8, 7, 7])
+      const state = JSON.parse(readFileSync(`${file}.import-state.json`, 'utf8'))
+      expect(Object.values(state.targets)[0]).toMatchObject({ done: { setup: true, segments: ['germans'], datasources: ['facts'], forms: ['contact'] } })
+      Object.assign(gate, { writes: 0, failAfter: Number.POSITIVE_INFINITY })
+      const last = await run()
+      expect([last.code, last.stderr]).toEqual([0, ''])
+      expect(last.json()).toMatchObject({ resumed: true, stories: 4 })
+      // The push secret lost with the 1st run's answer was made anew and shown now; the entries are there.
+      expect(last.json().secrets.facts).toMatch(/.{32,}/)
+
+      const [a, c] = [await snapshot(A), await snapshot(C)]
+      expect(c.stories).toEqual(a.stories)
+      expect(c.assets).toEqual(a.assets)
+      expect(c.segments).toEqual(a.segments)
+      expect(c.forms).toEqual(a.forms)
+      expect(c.datasources).toEqual(a.datasources)
+      // No version saved twice: the empty one each Story is created with, then exactly the archived ones.
+      for (const [path, versions] of Object.entries(a.history)) expect([path, c.history[path].slice(1)]).toEqual([path, versions])
+      expect(c.uuids.filter((u) => a.uuids.includes(u))).toEqual([])
+
+      // Run again once finished: refused (the Space is not empty any more), saying it was imported already.
+      const again = await run()
+      expect(again.code).toBe(5)
+      expect(again.stderr).toContain('imported into it already')
+      // A fresh import (no state) into a non-empty Space: refused, naming what is in the way; nothing written.
+      const fresh = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', C.space, '--state', join(home, 'other-state.json')])
+      expect(fresh.code).toBe(5)
+      expect(fresh.stderr).toMatch(/already has 4 Stories \(\/?blog, .*the segments germans; the forms contact; the datasources facts\. import needs an empty Space/)
+      expect(await snapshot(C)).toEqual(c)
+    } finally {
+      proxy.stop(true)
+    }
   })
 
   test('--versions current (the default) holds no history', async () => {
