@@ -73,8 +73,10 @@ HELP.stories = CONTENT_HELP(
   'stories',
   `Stories (folders too): <dir>/stories/<full path>.json, each translation's current draft and whether it is published.
 push creates the missing ones (parents first), saves a translation only when it differs (no empty versions), rewrites
-Story and asset uuids in content (asset, link, relation fields) and publishes again what was published. Push the
-blueprints first (components push) and the assets (assets push) to resolve asset fields.`,
+Story and asset uuids in content (asset, link, relation fields) and publishes again what was published. Variants
+(segment × locale) go with their Story, matched to the target's audience segment of the same key; one whose segment
+the target lacks is skipped and named (create the segment there, push again). Push the blueprints first
+(components push) and the assets (assets push) to resolve asset fields.`,
 )
 HELP.assets = CONTENT_HELP(
   'assets',

@@ -565,7 +565,8 @@ async function contentCommand(kind: Kind, args: Args): Promise<number> {
   const dryRun = !!args.flags['dry-run']
   const r = await push(apiOf(t), space, kind, dir, { dryRun, onProgress: (s) => progress(args, `push: ${s}`) }).catch(usage)
   progressDone(args)
-  const count = (c: string) => r.changes.filter((x) => x.change === c).length
+  const count = (c: string) => r.changes.filter((x) => x.change === c && !x.variant).length
+  const variants = (c: string) => r.changes.filter((x) => x.change === c && x.variant).length
   const summary = {
     ...r,
     created: count('create'),
@@ -574,11 +575,12 @@ async function contentCommand(kind: Kind, args: Args): Promise<number> {
     reused: count('reuse'),
     unchanged: count('unchanged'),
     published: r.changes.filter((x) => x.published).length,
+    ...(r.changes.some((x) => x.variant) ? { variants: { created: variants('create'), updated: variants('update'), unchanged: variants('unchanged'), skipped: variants('skip') } } : {}),
   }
-  const verb = (c: string) => (dryRun ? `would ${c}` : c === 'create' ? 'created' : c === 'update' ? 'updated' : c === 'upload' ? 'uploaded' : c === 'reuse' ? 'reused' : c)
+  const verb = (c: string) => (dryRun ? `would ${c}` : c === 'create' ? 'created' : c === 'update' ? 'updated' : c === 'upload' ? 'uploaded' : c === 'reuse' ? 'reused' : c === 'skip' ? 'skipped' : c)
   const lines = r.changes.filter((c) => c.change !== 'unchanged').map((c) => `${verb(c.change)} ${c.item}${c.published ? (dryRun ? ' and publish' : ' (published)') : ''}`)
   lines.push(
-    `${dryRun ? 'Dry run: nothing written. ' : ''}${kind} → ${space}: ${summary.created} created, ${summary.updated} updated${kind === 'assets' ? `, ${summary.uploaded} uploaded, ${summary.reused} reused (same SHA-256)` : ''}, ${summary.unchanged} unchanged.`,
+    `${dryRun ? 'Dry run: nothing written. ' : ''}${kind} → ${space}: ${summary.created} created, ${summary.updated} updated${kind === 'assets' ? `, ${summary.uploaded} uploaded, ${summary.reused} reused (same SHA-256)` : ''}, ${summary.unchanged} unchanged${summary.variants ? `; variants: ${summary.variants.created} created, ${summary.variants.updated} updated, ${summary.variants.unchanged} unchanged, ${summary.variants.skipped} skipped (no such segment)` : ''}.`,
     ...Object.entries(r.secrets).map(([k, v]) => `Push secret of the datasource ${k} (shown once): ${v}`),
     ...r.warnings.map((w) => `warning: ${w}`),
   )

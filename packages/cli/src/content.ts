@@ -73,8 +73,10 @@ export interface Change {
   kind: Kind
   /** full path, file name or key */
   item: string
-  change: 'create' | 'update' | 'upload' | 'reuse' | 'unchanged' | 'done'
+  change: 'create' | 'update' | 'upload' | 'reuse' | 'unchanged' | 'done' | 'skip'
   published?: boolean
+  /** A Story's variant (`item` is `<full path> variant <segment> [<lang>]`). */
+  variant?: boolean
 }
 
 export interface PushResult {
@@ -286,10 +288,41 @@ async function pushStories(api: Api, space: string, dir: string, m: Manifest, st
 
   // Locales the translations need.
   const locales = new Set(localeCodes((await api.call<{ data: unknown }>('GET', `${sp}/locales`)).data))
-  const needed = [...new Set(stories.flatMap((s) => Object.keys(s.translations)))].filter((l) => !locales.has(l))
+  const needed = [...new Set(stories.flatMap((s) => [...Object.keys(s.translations), ...(s.variants ?? []).map((v) => v.lang)]))].filter((l) => !locales.has(l))
   if (needed.length) {
     r.warnings.push(`locales added to ${space}: ${needed.join(', ')}`)
     if (!r.dry_run) for (const code of needed) await api.call('POST', `${sp}/locales`, { code })
+  }
+
+  // Variants name their audience segment by key: matched by key in the target (a segment is a Space setting, not
+  // pushed); a variant whose segment the target lacks is reported and skipped.
+  const segments = stories.some((s) => s.variants?.length)
+    ? new Map((await api.call<{ data: { id: number; key: string }[] }>('GET', `${sp}/audience-segments`)).data.map((g) => [g.key, g.id]))
+    : new Map<string, number>()
+  const pushVariants = async (s: ArchivedStory, uuid: string | undefined): Promise<boolean> => {
+    if (!s.variants?.length) return false
+    type Variant = { id: number; segment_key: string; lang: string; content: unknown }
+    const have = uuid ? (await api.call<{ data: Variant[] }>('GET', `${sp}/stories/${uuid}/variants`)).data : []
+    let wrote = false
+    for (const v of s.variants) {
+      const item = `${s.full_path} variant ${v.segment_key} [${v.lang}]`
+      const segment = segments.get(v.segment_key)
+      if (segment === undefined) {
+        r.changes.push({ kind: 'stories', item, change: 'skip', variant: true })
+        r.warnings.push(`${item}: not pushed, ${space} has no audience segment "${v.segment_key}" (create it there, then push again)`)
+        continue
+      }
+      const content = remap(v.content, map)
+      const same = have.find((x) => x.segment_key === v.segment_key && x.lang === v.lang)
+      const change = !same ? 'create' : JSON.stringify(same.content) === JSON.stringify(content) ? 'unchanged' : 'update'
+      r.changes.push({ kind: 'stories', item, change, variant: true })
+      if (change === 'unchanged') continue
+      wrote = true
+      if (r.dry_run) continue
+      if (same) await api.call('PATCH', `${sp}/stories/${uuid}/variants/${same.id}`, { content })
+      else await api.call('POST', `${sp}/stories/${uuid}/variants`, { audience_segment_id: segment, lang: v.lang, content })
+    }
+    return wrote
   }
 
   // 1. Every Story exists there (matched by path, else created empty, parents first): all uuids known before content.
@@ -334,6 +367,7 @@ async function pushStories(api: Api, space: string, dir: string, m: Manifest, st
     }
     if (created.has(s.uuid) && r.dry_run) {
       r.changes.push({ kind: 'stories', item, change: 'create', published: s.status === 'published' })
+      await pushVariants(s, undefined)
       continue
     }
     const uuid = map.get(s.uuid)!
@@ -352,10 +386,14 @@ async function pushStories(api: Api, space: string, dir: string, m: Manifest, st
         if (!r.dry_run) await api.call('PUT', `${sp}/stories/${uuid}`, { lang, name: tr.name, content })
       }
     }
+    const story = r.changes.length
+    // Variants after the content (they are validated against the blueprints), reported after their Story.
+    const variantsWrote = !s.is_folder && (await pushVariants(s, uuid))
+    const variantChanges = r.changes.splice(story)
     const there = byUuid.get(uuid)
-    const publish = !s.is_folder && s.status === 'published' && (wrote || created.has(s.uuid) || there?.status !== 'published' || !!there?.has_unpublished_changes)
+    const publish = !s.is_folder && s.status === 'published' && (wrote || variantsWrote || created.has(s.uuid) || there?.status !== 'published' || !!there?.has_unpublished_changes)
     if (publish && !r.dry_run) await api.call('POST', `${sp}/stories/${uuid}/publish`)
-    r.changes.push({ kind: 'stories', item, change: created.has(s.uuid) ? 'create' : wrote ? 'update' : 'unchanged', ...(publish ? { published: true } : {}) })
+    r.changes.push({ kind: 'stories', item, change: created.has(s.uuid) ? 'create' : wrote ? 'update' : 'unchanged', ...(publish ? { published: true } : {}) }, ...variantChanges)
     if (!r.dry_run) {
       state.done.stories.push(s.uuid)
       save()

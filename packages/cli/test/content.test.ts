@@ -235,6 +235,55 @@ describe('content folders: pull from one server, push into another', () => {
     expect((await cli(['datasources', 'push', '--space', B.space, '--dir', 'content', '--json'], B, B.token)).json()).toMatchObject({ created: 0, updated: 0, unchanged: 1 })
   })
 
+  test('variants travel with their Story: matched to the target segment by key (uuids remapped); without it, reported and skipped', async () => {
+    const storiesA = (await A.t.request('GET', `/v1/spaces/${A.space}/stories?per_page=100`, { token: A.token })).body.data as any[]
+    const [two, one] = [/two$/, /one$/].map((re) => storiesA.find((x) => re.test(x.full_path)))
+    const segment = await call(A, 'POST', '/audience-segments', { key: 'germans', label: 'German speakers', priority: 1, rules: [{ type: 'language', operator: 'eq', value: 'de' }] })
+    const variantDoc = { type: 'doc', blocks: [{ component: 'post', _uid: 'p1', headline: 'Two for Germans', link: { story_uuid: one.uuid } }] }
+    await call(A, 'POST', `/stories/${two.uuid}/variants`, { audience_segment_id: segment.id, lang: 'de', content: variantDoc })
+    await call(A, 'POST', `/stories/${two.uuid}/publish`)
+    const pulled = await cli(['stories', 'pull', '--space', A.space, '--dir', 'variants'], A, A.token)
+    expect([pulled.code, pulled.stderr]).toEqual([0, ''])
+    expect(JSON.parse(readFileSync(join(home, 'variants/stories/blog/two.json'), 'utf8')).variants).toEqual([{ segment_key: 'germans', lang: 'de', content: variantDoc }])
+
+    const variantsOfTwo = async () => {
+      const list = (await B.t.request('GET', `/v1/spaces/${B.space}/stories?per_page=100`, { token: B.token })).body.data as any[]
+      const [twoB, oneB] = [/two$/, /one$/].map((re) => list.find((x) => re.test(x.full_path)))
+      return { oneB, list: (await B.t.request('GET', `/v1/spaces/${B.space}/stories/${twoB.uuid}/variants`, { token: B.token })).body.data as any[] }
+    }
+    // B has no segment "germans": the dry run shows the variant skipped, the push reports it and writes nothing of it.
+    const push = (...more: string[]) => cli(['stories', 'push', '--space', B.space, '--dir', 'variants', ...more], B, B.token)
+    const dry = await push('--dry-run')
+    expect(dry.code).toBe(0)
+    expect(dry.stdout).toMatch(/would skip \/?blog\/two variant germans \[de\]/)
+    expect(dry.stdout).toContain('has no audience segment "germans"')
+    const skipped = await push('--json')
+    expect([skipped.code, skipped.stderr]).toEqual([0, ''])
+    expect(skipped.json()).toMatchObject({ variants: { created: 0, skipped: 1 }, warnings: [expect.stringMatching(/variant germans \[de\]: not pushed, .* has no audience segment "germans"/)] })
+    expect((await variantsOfTwo()).list).toEqual([])
+
+    // With the segment there (another id): the dry run shows the create; the push creates it, its link remapped, and
+    // publishes the Story again; once more: unchanged, nothing written.
+    const segB = await call(B, 'POST', '/audience-segments', { key: 'germans', label: 'Germans on B', priority: 1, rules: [{ type: 'language', operator: 'eq', value: 'de' }] })
+    const dry2 = await push('--dry-run', '--json')
+    expect(dry2.json()).toMatchObject({ dry_run: true, variants: { created: 1, skipped: 0 } })
+    expect(dry2.json().changes).toContainEqual({ kind: 'stories', item: expect.stringMatching(/blog\/two variant germans \[de\]$/), change: 'create', variant: true })
+    expect((await variantsOfTwo()).list).toEqual([])
+    const made = await push('--json')
+    expect(made.json()).toMatchObject({ variants: { created: 1, updated: 0, skipped: 0 }, published: 1, warnings: [] })
+    const { oneB, list } = await variantsOfTwo()
+    expect(list).toMatchObject([{ segment_key: 'germans', audience_segment_id: segB.id, lang: 'de', content: { blocks: [{ headline: 'Two for Germans', link: { story_uuid: oneB.uuid } }] } }])
+    expect(oneB.uuid).not.toBe(one.uuid)
+    expect((await push('--json')).json()).toMatchObject({ created: 0, updated: 0, published: 0, variants: { created: 0, updated: 0, unchanged: 1 } })
+    // Edited in the folder: updated in place (no second variant).
+    const file = join(home, 'variants/stories/blog/two.json')
+    const story = JSON.parse(readFileSync(file, 'utf8'))
+    story.variants[0].content.blocks[0].headline = 'Two for Germans, edited'
+    writeFileSync(file, JSON.stringify(story))
+    expect((await push('--json')).json()).toMatchObject({ variants: { created: 0, updated: 1 }, published: 1 })
+    expect((await variantsOfTwo()).list).toMatchObject([{ content: { blocks: [{ headline: 'Two for Germans, edited' }] } }])
+  })
+
   test('usage errors: no subcommand, a folder never pulled', async () => {
     expect((await cli(['stories', '--space', B.space], B, B.token)).code).toBe(2)
     const r = await cli(['stories', 'push', '--space', B.space, '--dir', 'nothing-here'], B, B.token)
