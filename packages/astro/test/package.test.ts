@@ -28,6 +28,16 @@ export function readmeFiles(readme: string): Record<string, string> {
   return out
 }
 
+describe('the Astro versions the package claims are the ones the tests run', () => {
+  test('peerDependencies: Astro 5 only; the devDependency the builds use is the installed 5.18.x; the README says so', () => {
+    const pkg = JSON.parse(readFileSync(join(PKG, 'package.json'), 'utf8'))
+    expect(pkg.peerDependencies.astro).toBe('^5.0.0')
+    expect(pkg.devDependencies.astro).toMatch(/^5\.18\.\d+$/)
+    expect(astroVersion()).toBe(pkg.devDependencies.astro)
+    expect(readFileSync(join(PKG, 'README.md'), 'utf8')).toContain('**Versions: Astro 5.x tested (5.18.x); Astro 6/7 need Node 22.**')
+  })
+})
+
 describe('npm pack → install into an empty project → the README example builds against a real server', () => {
   let t: TestApp
   let server: { port: number | undefined; stop(force?: boolean): unknown }
