@@ -3,8 +3,8 @@
  * folder gets a site wired to the Space — the loader over the Space's locales, a component per starter blueprint, and
  * `.env` naming the server, the Space and a viewer Space token that reads the Space (not the caller's own token);
  * `--sample` fills the empty Space with the starter blueprints and published Stories. A non-empty folder is a usage
- * error; `--sample` into a Space with Stories is refused. (The astro package's test runs a real `astro build` of a
- * fixture of the same shape; this one does not build again.)
+ * error; `--sample` into a Space with Stories is refused. (packages/astro/test/starter.test.ts runs a real `astro build` of
+ * the scaffolded site filled with --sample.)
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
