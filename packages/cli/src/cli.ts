@@ -150,20 +150,20 @@ export function parseArgs(argv: string[]): Args {
   return { positional, flags }
 }
 
-const BOOLEAN = new Set(['json', 'help', 'dry-run', 'watch', 'sample', 'publish', 'apply', 'ts'])
+const BOOLEAN = new Set(['json', 'help', 'version', 'dry-run', 'watch', 'sample', 'publish', 'apply', 'ts'])
 
 
 async function main(argv: string[]): Promise<number> {
   const args = parseArgs(argv)
   const [cmd = '', sub] = args.positional
+  if (!cmd && args.flags.version) {
+    process.stdout.write(args.flags.json ? `${JSON.stringify({ version: '0.1.0' })}\n` : '0.1.0\n')
+    return EXIT.ok
+  }
   if (!cmd || args.flags.help || cmd === 'help') {
     const topic = cmd === 'help' ? (sub ?? '') : cmd
     process.stdout.write(`${HELP[topic] ?? HELP['']}\n`)
     return topic in HELP || !cmd || cmd === 'help' ? EXIT.ok : EXIT.usage
-  }
-  if (cmd === '--version' || args.flags.version) {
-    process.stdout.write('0.1.0\n')
-    return EXIT.ok
   }
   if (!(cmd in HELP)) {
     process.stderr.write(`Unknown command "${cmd}". Run content-service-cli --help.\n`)

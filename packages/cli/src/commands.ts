@@ -87,9 +87,20 @@ function out(args: Args, json: unknown, human: string) {
   process.stdout.write(args.flags.json ? `${JSON.stringify(json, null, 2)}\n` : `${human}\n`)
 }
 
-/** Progress on stderr, for people: never with --json, never without a terminal. */
+/** `push: stories 12/340` → `push: stories [███░░░…] 12/340` (a bar wherever the line counts `n/total`). */
+export function progressLine(text: string, width = 20): string {
+  const m = /(\d+)\/(\d+)/.exec(text)
+  if (!m) return text
+  const [n, total] = [Number(m[1]), Number(m[2])]
+  const filled = total ? Math.round((Math.min(n, total) / total) * width) : width
+  return `${text.slice(0, m.index)}[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${text.slice(m.index)}`
+}
+
+/** Progress bars on stderr, for people: never with --json, never without a terminal; one line, redrawn. */
 function progress(args: Args, text: string) {
-  if (!args.flags.json && process.stderr.isTTY) process.stderr.write(`\r\x1b[2K${text}`)
+  if (args.flags.json || !process.stderr.isTTY) return
+  const line = progressLine(text)
+  process.stderr.write(`\r\x1b[2K${line.slice(0, Math.max(20, (process.stderr.columns || 80) - 1))}`)
 }
 const progressDone = (args: Args) => progress(args, '')
 

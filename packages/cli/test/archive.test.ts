@@ -297,6 +297,37 @@ describe('export → import into an empty Space on another server', () => {
     expect((await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--versions', 'some'])).code).toBe(2)
   })
 
+  test('progress bars in a terminal (on stderr), never with --json or without a terminal; --version --json', async () => {
+    // `script` gives the command a terminal (stdout and stderr both land in its output).
+    const inTerminal = async (args: string[]) => {
+      const cmd = ['node', join(PKG, 'dist', 'cli.js'), ...args].map((a) => `'${a}'`).join(' ')
+      const p = Bun.spawn(['script', '-q', '-e', '-c', cmd, '/dev/null'], {
+        cwd: home,
+        stdout: 'pipe',
+        stderr: 'pipe',
+        stdin: 'ignore',
+        env: { PATH: process.env.PATH!, HOME: home, XDG_CONFIG_HOME: join(home, 'config'), CI: '1', TERM: 'xterm', COLUMNS: '120' },
+      })
+      const [out, code] = await Promise.all([new Response(p.stdout).text(), p.exited])
+      return { out, code }
+    }
+    const file = join(home, 'tty.json')
+    const human = await inTerminal(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file])
+    expect(human.code).toBe(0)
+    expect(human.out).toMatch(/export: stories \[█*░*\] 1\/4/)
+    expect(human.out).toMatch(/export: stories \[█{20}\] 4\/4/)
+    expect(human.out).toContain(`Wrote ${file}`)
+    const json = await inTerminal(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file, '--json'])
+    expect(json.code).toBe(0)
+    expect(json.out).not.toMatch(/[█░]|export: stories/)
+    expect(JSON.parse(json.out.trim())).toMatchObject({ stories: 4 })
+    // Without a terminal (the other tests' runs): no bar either.
+    const plain = await cli(['export', '--server', A.base, '--token', A.token, '--space', A.space, '--out', file])
+    expect(plain.stderr).toBe('')
+    expect((await cli(['--version', '--json'])).json()).toEqual({ version: '0.1.0' })
+    expect((await cli(['--version'])).stdout).toBe('0.1.0\n')
+  })
+
   test('a file that is not an archive is a usage error', async () => {
     const r = await cli(['import', join(home, 'nope.json'), '--server', B.base, '--token', B.token, '--space', B.space])
     expect(r.code).toBe(2)
