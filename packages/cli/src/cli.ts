@@ -128,7 +128,8 @@ should be (null removes it). run applies it to every block of that blueprint (ne
 of every Story. Runs are dry unless --apply: each changed translation is listed with its diff. With --apply each is
 saved with expected_version_no (the version read), so a Story saved by someone else meanwhile is reported as a
 conflict and not written (exit 5; run again); --publish publishes again what was published (and had no unpublished
-changes before the run).`
+changes before the run). Each translation is migrated once: <dir>/.<name>.state.json records what --apply wrote (per
+server and Space), so a run interrupted and run again neither migrates twice nor forgets to publish.`
 
 export function parseArgs(argv: string[]): Args {
   const positional: string[] = []

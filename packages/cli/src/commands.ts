@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path'
 import { exportSpace, type ImportState, importSpace, readArchive } from './archive'
 import { type Kind, pull, push } from './content'
 import { ApiError, connect } from './http'
-import { createMigration, loadMigration, type MigratedTranslation, runMigration } from './migrate'
+import { createMigration, loadMigration, type MigratedTranslation, type MigrationState, runMigration } from './migrate'
 import { astroTemplate, TEMPLATES, writeSample, writeSite } from './create'
 import { type Args, EXIT, UsageError } from './shared'
 import { type Blueprint, generateTypes, generateValidator } from './typegen'
@@ -480,11 +480,30 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       }
       const t = target(args)
       const applying = !!args.flags.apply
+      // What runs of this migration wrote, per target: a translation is migrated once, even when a run was interrupted.
+      const stateFile = join(dir, `.${name}.state.json`)
+      let stored: { format: 'content-service-migration-state'; targets: Record<string, MigrationState> } = { format: 'content-service-migration-state', targets: {} }
+      if (existsSync(stateFile)) {
+        try {
+          stored = JSON.parse(readFileSync(stateFile, 'utf8'))
+        } catch (err) {
+          throw new UsageError(`${stateFile}: ${(err as Error).message}`)
+        }
+        if (stored?.format !== 'content-service-migration-state') throw new UsageError(`${stateFile} is not a migration state file`)
+      }
+      const key = `${t.server} ${space}`
       const results = await runMigration(apiOf(t), space, loaded.migration, {
         apply: applying,
         publish: !!args.flags.publish,
         startsWith: flag(args, 'starts-with', false),
         onProgress: (s) => progress(args, `migrate: ${s}`),
+        state: stored.targets[key],
+        save: (st) => {
+          stored.targets[key] = st
+          const tmp = `${stateFile}.${process.pid}`
+          writeFileSync(tmp, `${JSON.stringify(stored, null, 2)}\n`)
+          renameSync(tmp, stateFile)
+        },
       })
       progressDone(args)
       const count = (r: MigratedTranslation['result']) => results.filter((x) => x.result === r).length
@@ -496,12 +515,13 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
         changed: count('changed'),
         saved: count('saved'),
         unchanged: count('unchanged'),
+        done: count('done'),
         conflicts: count('conflict'),
         failed: count('failed'),
         published: results.filter((r) => r.published).length,
       }
-      const human = results
-        .filter((r) => r.result !== 'unchanged')
+      const listed = results.filter((r) => r.result !== 'unchanged' && r.result !== 'done')
+      const human = listed
         .map((r) => {
           const head = `${r.result === 'changed' ? (applying ? 'changed' : 'would change') : r.result} ${r.full_path} [${r.lang}]${r.published ? ' (published)' : ''}${r.error ? `: ${r.error}` : ''}`
           return [head, ...r.diff.map((d) => `  ${d}`)].join('\n')
@@ -510,8 +530,9 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
         applying
           ? `Saved ${summary.saved} translations (${summary.published} published), ${summary.conflicts} conflicts (someone saved meanwhile: not written, run again), ${summary.failed} failed.`
           : `Dry run: ${summary.changed} translations would change. Run again with --apply to save them.`,
+        ...(summary.done ? [`${summary.done} translations were migrated by an earlier run (not again).`] : []),
       )
-      out(args, { ...summary, stories: results.filter((r) => r.result !== 'unchanged') }, human.join('\n'))
+      out(args, { ...summary, stories: listed }, human.join('\n'))
       return summary.conflicts || summary.failed ? EXIT.refused : EXIT.ok
     }
     throw new UsageError('migrate: create or run. See content-service-cli migrate --help.')

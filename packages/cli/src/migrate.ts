@@ -6,6 +6,7 @@
  * saved by someone else in between is reported as a conflict and never overwritten; `--publish` publishes again the
  * Stories that were published without unpublished changes before the run.
  */
+import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
@@ -93,8 +94,11 @@ export interface MigratedTranslation {
   uuid: string
   full_path: string
   lang: string
-  /** unchanged; changed (dry run: would change); saved; conflict (someone saved in between: not written); failed */
-  result: 'unchanged' | 'changed' | 'saved' | 'conflict' | 'failed'
+  /**
+   * unchanged; changed (dry run: would change); saved; conflict (someone saved in between: not written); failed;
+   * done (migrated by an earlier run of this migration, not edited since: never migrated twice)
+   */
+  result: 'unchanged' | 'changed' | 'saved' | 'conflict' | 'failed' | 'done'
   version_no: number
   diff: string[]
   error?: string
@@ -106,7 +110,22 @@ export interface RunOptions {
   publish: boolean
   startsWith?: string
   onProgress?: (s: string) => void
+  /** What earlier runs of this migration wrote into this Space (kept by the caller, `save`d after each write). */
+  state?: MigrationState
+  save?: (s: MigrationState) => void
 }
+
+/**
+ * A migration's progress in one Space: the SHA-256 of each translation's content as the migration made it, recorded
+ * before it is written — so a translation still holding exactly that content (the write reached the server, even if
+ * its answer was lost) is not migrated again — and the Stories to publish again once written.
+ */
+export interface MigrationState {
+  migrated: Record<string, string>
+  publish: string[]
+}
+
+const hashOf = (v: unknown) => createHash('sha256').update(JSON.stringify(v)).digest('hex')
 
 const enc = encodeURIComponent
 
@@ -134,9 +153,13 @@ export async function runMigration(api: Api, space: string, m: Migration, o: Run
   const prefix = o.startsWith ? `/${o.startsWith.replace(/^\/+/, '')}` : undefined
   const rows = (await listStories(api, space)).filter((s) => !s.is_folder && (!prefix || `/${s.full_path.replace(/^\/+/, '')}`.startsWith(prefix)))
   const results: MigratedTranslation[] = []
+  const state: MigrationState = o.state ?? { migrated: {}, publish: [] }
+  const save = () => o.apply && o.save?.(state)
   for (const [i, s] of rows.entries()) {
     o.onProgress?.(`${i + 1}/${rows.length} ${s.full_path}`)
-    const republish = o.publish && s.status === 'published' && !s.has_unpublished_changes
+    // An interrupted run may have saved the Story without publishing it again: it is recorded.
+    const republish = (o.publish && s.status === 'published' && !s.has_unpublished_changes) || state.publish.includes(s.uuid)
+    const pending = state.publish.includes(s.uuid)
     let expected: number | undefined
     let conflict = false
     let saved = false
@@ -148,6 +171,11 @@ export async function runMigration(api: Api, space: string, m: Migration, o: Run
       results.push(entry)
       if (conflict) {
         entry.result = 'conflict'
+        continue
+      }
+      const key = `${s.uuid} ${lang}`
+      if (state.migrated[key] === hashOf(v.content)) {
+        entry.result = 'done'
         continue
       }
       let next: unknown
@@ -162,6 +190,9 @@ export async function runMigration(api: Api, space: string, m: Migration, o: Run
       if (!entry.diff.length) continue
       entry.result = 'changed'
       if (!o.apply) continue
+      state.migrated[key] = hashOf(next)
+      if (republish && !state.publish.includes(s.uuid)) state.publish.push(s.uuid)
+      save()
       try {
         const r = await api.call<{ data: { version_no: number } }>('PUT', `${sp}/stories/${s.uuid}`, { lang, content: next, expected_version_no: expected })
         expected = r.data.version_no
@@ -179,9 +210,16 @@ export async function runMigration(api: Api, space: string, m: Migration, o: Run
         }
       }
     }
-    if (saved && republish && !conflict) {
+    const mine = results.filter((r) => r.uuid === s.uuid)
+    if (mine.some((r) => r.result === 'conflict')) {
+      // Someone else saved it: their draft is never published by a migration.
+      state.publish = state.publish.filter((u) => u !== s.uuid)
+      save()
+    } else if (o.apply && republish && (saved || pending) && !mine.some((r) => r.result === 'failed')) {
       await api.call('POST', `${sp}/stories/${s.uuid}/publish`)
-      for (const r of results) if (r.uuid === s.uuid && r.result === 'saved') r.published = true
+      for (const r of mine) if (r.result === 'saved' || r.result === 'done') r.published = true
+      state.publish = state.publish.filter((u) => u !== s.uuid)
+      save()
     }
   }
   return results

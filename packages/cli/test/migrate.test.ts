@@ -149,6 +149,58 @@ export default {
     expect((await story('race')).content.blocks[0].headline).toBe('EDITED MEANWHILE')
   })
 
+  test('an interrupted run (answers lost after the writes reached the server) run again migrates nothing twice and publishes what it saved', async () => {
+    // Not idempotent: each run over a block adds one more "!".
+    writeFileSync(join(home, 'migrations', 'bang.mjs'), `export default { component: 'post', migrate: (block) => ({ ...block, headline: block.headline + '!' }) }\n`)
+    const gate = { writes: 0, failAfter: Number.POSITIVE_INFINITY }
+    const proxy = Bun.serve({
+      port: 0,
+      hostname: '127.0.0.1',
+      async fetch(req) {
+        const url = new URL(req.url)
+        const headers = new Headers(req.headers)
+        headers.delete('host')
+        const res = await fetch(`${base}${url.pathname}${url.search}`, { method: req.method, headers, body: req.method === 'GET' ? undefined : await req.arrayBuffer() })
+        if (req.method !== 'GET' && ++gate.writes > gate.failAfter) {
+          await res.arrayBuffer()
+          return Response.json({ error: 'bad_gateway', message: 'the connection was lost' }, { status: 502 })
+        }
+        return new Response(await res.arrayBuffer(), { status: res.status, headers: { 'Content-Type': res.headers.get('content-type') ?? 'application/json' } })
+      },
+    })
+    try {
+      const via = { CONTENT_SERVICE_URL: `http://127.0.0.1:${proxy.port}` }
+      const headlines = async () => Object.fromEntries(await Promise.all(['draft', 'one', 'race', 'two'].map(async (k) => [k, (await story(k)).content.blocks[0].headline])))
+      const before = { versions: await versions(), headlines: await headlines(), nested: (await story('one')).content.blocks[0].sections[0].headline }
+      await call('POST', `/stories/${uuids.race}/publish`) // all but the draft published, without unpublished changes
+      const bang = () => cli(['migrate', 'run', 'bang', '--space', space, '--apply', '--publish', '--json'], via)
+      // 1st run (draft, one, page, race, two in path order): saves the draft and One; One's publish reaches the
+      // server, its answer is lost: the run stops.
+      Object.assign(gate, { writes: 0, failAfter: 2 })
+      expect((await bang()).code).toBe(6)
+      // 2nd: One is done (published now, as recorded); Race's and Two's saves reach the server, their answers are lost.
+      Object.assign(gate, { writes: 0, failAfter: 1 })
+      const second = await bang()
+      expect(second.code).toBe(5)
+      expect(second.json()).toMatchObject({ saved: 0, done: 2, failed: 2 })
+      Object.assign(gate, { writes: 0, failAfter: Number.POSITIVE_INFINITY })
+      const third = await bang()
+      expect([third.code, third.stderr]).toEqual([0, ''])
+      expect(third.json()).toMatchObject({ saved: 0, changed: 0, done: 4, failed: 0, published: 2, stories: [] })
+      // One "!" each, one version each, published where it was published.
+      expect(await headlines()).toEqual(Object.fromEntries(Object.entries(before.headlines).map(([k, h]) => [k, `${h}!`])))
+      expect((await story('one')).content.blocks[0].sections[0].headline).toBe(`${before.nested}!`)
+      expect(await versions()).toEqual({ ...before.versions, draft: before.versions.draft + 1, one: before.versions.one + 1, race: before.versions.race + 1, two: before.versions.two + 1 })
+      for (const k of ['one', 'race', 'two']) {
+        const pub = await fetch(`${base}/v1/cdn/${space}/stories/${k}`).then((x) => x.json())
+        expect([k, pub.data.content.blocks[0].headline]).toEqual([k, `${before.headlines[k]}!`])
+      }
+      expect((await story('draft')).status).toBe('draft')
+    } finally {
+      proxy.stop(true)
+    }
+  })
+
   test('usage errors', async () => {
     expect((await cli(['migrate', 'run', 'nope', '--space', space])).code).toBe(2)
     expect((await cli(['migrate', 'run', 'upper', '--space', space, '--apply', '--dry-run'])).code).toBe(2)
