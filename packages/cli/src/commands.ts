@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
-import { exportSpace, type ImportState, importSpace, readArchive } from './archive'
+import { exportSpace, type ImportState, importSpace, inTheWay, readArchive } from './archive'
 import { type Kind, pull, push } from './content'
 import { ApiError, connect } from './http'
 import { createMigration, loadMigration, type MigratedTranslation, type MigrationState, runMigration } from './migrate'
@@ -350,19 +350,6 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
       throw new UsageError(`${file}: ${(err as Error).message}`)
     }
     const t = target(args)
-    if (args.flags['dry-run']) {
-      const summary = {
-        dry_run: true,
-        components: archive.components.length,
-        assets: archive.assets.length,
-        stories: archive.stories.length,
-        segments: archive.segments?.length ?? 0,
-        forms: archive.forms?.length ?? 0,
-        datasources: archive.datasources?.length ?? 0,
-      }
-      out(args, summary, `Would import ${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories, ${summary.segments} segments, ${summary.forms} forms and ${summary.datasources} datasources into ${space}.`)
-      return EXIT.ok
-    }
     // The progress, after each item (per target Space): an interrupted import run again continues where it stopped.
     const stateFile = flag(args, 'state', false) ?? `${file}.import-state.json`
     const digest = createHash('sha256').update(text).digest('hex')
@@ -378,6 +365,31 @@ const commands: Record<string, (args: Args) => Promise<number>> = {
     }
     const key = `${t.server} ${space}`
     const before = stored.targets[key]
+    if (args.flags['dry-run']) {
+      // What a run would do: continue an interrupted import, or start one — unless something is in the way.
+      const resuming = !!before && !before.finished_at
+      const blocking = resuming ? [] : await inTheWay(apiOf(t), space, archive)
+      const summary = {
+        dry_run: true,
+        resume: resuming,
+        in_the_way: blocking,
+        components: archive.components.length,
+        assets: archive.assets.length,
+        stories: archive.stories.length,
+        segments: archive.segments?.length ?? 0,
+        forms: archive.forms?.length ?? 0,
+        datasources: archive.datasources?.length ?? 0,
+      }
+      const what = `${summary.components} blueprints, ${summary.assets} assets, ${summary.stories} Stories, ${summary.segments} segments, ${summary.forms} forms and ${summary.datasources} datasources`
+      out(
+        args,
+        summary,
+        blocking.length
+          ? `Would be refused: ${space} already has ${blocking.join('; ')}.`
+          : `Would ${resuming ? `continue the interrupted import (${before!.done.stories.length} Stories done) of` : 'import'} ${what} into ${space}.`,
+      )
+      return blocking.length ? EXIT.refused : EXIT.ok
+    }
     const save = (st: ImportState) => {
       stored.targets[key] = st
       const tmp = `${stateFile}.${process.pid}`

@@ -8,7 +8,9 @@
  *
  * Pushing into another Space or server remaps every uuid: Stories are matched by full path (created when missing),
  * assets by SHA-256 (uploaded only when no asset with those bytes is there), and every Story and asset uuid in
- * content (asset, link and relation fields) is rewritten to the target's. The manifest records, per target, the uuid
+ * content (asset, link and relation fields) is rewritten to the target's; a Story's variants go with it, matched to
+ * the target's audience segment of the same key (one whose segment is missing is skipped and reported). The manifest
+ * records, per target, the uuid
  * map and what is done after each item, so a push that was interrupted continues where it stopped when run again;
  * matching by path and hash means even an item written just before the interruption is not written twice.
  */

@@ -182,6 +182,7 @@ describe('export → import into an empty Space on another server', () => {
 
     const dry = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', B.space, '--dry-run', '--json'])
     expect(dry.code).toBe(0)
+    expect(dry.json()).toMatchObject({ dry_run: true, resume: false, in_the_way: [], stories: 4, assets: 1 })
     expect((await B.t.request('GET', `/v1/spaces/${B.space}/stories`, { token: B.token })).body.data).toEqual([])
 
     B.t.clock.set(Date.now()) // the datasource's entries are pushed signed, with a timestamp the server checks
@@ -260,6 +261,9 @@ describe('export → import into an empty Space on another server', () => {
       const state = JSON.parse(readFileSync(`${file}.import-state.json`, 'utf8'))
       expect(Object.values(state.targets)[0]).toMatchObject({ done: { setup: true, segments: ['germans'], datasources: ['facts'], forms: ['contact'] } })
       Object.assign(gate, { writes: 0, failAfter: Number.POSITIVE_INFINITY })
+      const dry = await cli(['import', file, '--server', `http://127.0.0.1:${proxy.port}`, '--token', B.token, '--space', C.space, '--dry-run'])
+      expect([dry.code, dry.stdout]).toEqual([0, expect.stringMatching(/^Would continue the interrupted import \(\d+ Stories done\) of 2 blueprints/)])
+      expect(gate.writes).toBe(0)
       const last = await run()
       expect([last.code, last.stderr]).toEqual([0, ''])
       expect(last.json()).toMatchObject({ resumed: true, stories: 4 })
@@ -284,6 +288,9 @@ describe('export → import into an empty Space on another server', () => {
       const fresh = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', C.space, '--state', join(home, 'other-state.json')])
       expect(fresh.code).toBe(5)
       expect(fresh.stderr).toMatch(/already has 4 Stories \(\/?blog, .*the segments germans; the forms contact; the datasources facts\. import needs an empty Space/)
+      const dryFresh = await cli(['import', file, '--server', B.base, '--token', B.token, '--space', C.space, '--state', join(home, 'other-state.json'), '--dry-run', '--json'])
+      expect(dryFresh.code).toBe(5)
+      expect(dryFresh.json()).toMatchObject({ resume: false, in_the_way: [expect.stringMatching(/^4 Stories/), 'the segments germans', 'the forms contact', 'the datasources facts'] })
       expect(await snapshot(C)).toEqual(c)
     } finally {
       proxy.stop(true)
