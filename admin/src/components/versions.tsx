@@ -5,9 +5,10 @@ import { formatDateTime, formatNumber, t } from '../i18n'
 import { ChangeList } from './diff-view'
 import { diffStories } from './doc-diff'
 import { Button, Dialog, ErrorNotice, Loading } from './ui'
+import { queryKeys } from '../api/keys'
 
 const versionQuery = (space: string, uuid: string, n: number) => ({
-  queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', 'one', n],
+  queryKey: queryKeys.version(space, uuid, n),
   queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}', { params: { path: { space, uuid, version_no: n } } }))).data,
   staleTime: Number.POSITIVE_INFINITY, // a version never changes
 })
@@ -48,7 +49,7 @@ export const VersionsPanel = memo(function VersionsPanel({
   const toId = useId()
   const [restored, setRestored] = useState<{ n: number; now: number } | null>(null)
   const versions = useQuery({
-    queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', { lang }, current],
+    queryKey: queryKeys.versions(space, uuid, lang, current),
     queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions', { params: { path: { space, uuid }, query: { per_page: 50, lang } } })),
   })
   const restore = useMutation({
@@ -59,7 +60,7 @@ export const VersionsPanel = memo(function VersionsPanel({
     onSuccess: async (answer, versionNo) => {
       setRestoring(null)
       setRestored({ n: versionNo, now: answer.data.version_no })
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       await onRestored?.()
     },
   })

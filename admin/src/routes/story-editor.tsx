@@ -18,6 +18,7 @@ import { VersionsPanel } from '../components/versions'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
 import { t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/stories/$uuid')
 
@@ -162,7 +163,7 @@ export function StoryEditorScreen() {
       const n = (data as { version_no?: unknown } | null)?.version_no
       if (typeof n !== 'number' || savingRef.current || (baseVersionRef.current !== null && n <= baseVersionRef.current)) return
       if (dirtyRef.current) setRemote(n)
-      else void queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'stories', uuid] })
+      else void queryClient.invalidateQueries({ queryKey: queryKeys.story(space, uuid) })
     }
   })
   const comments = useComments(space, uuid, live)
@@ -186,7 +187,7 @@ export function StoryEditorScreen() {
     setNotice(null)
   }, [])
 
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
 
   const save = useCallback(
     async (overwrite = false) => {

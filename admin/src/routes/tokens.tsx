@@ -8,6 +8,7 @@ import { CatalogError } from '../components/catalog-error'
 import { Notice } from '../components/notice'
 import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../components/ui'
 import { formatDateTime, roleName, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/tokens')
 
@@ -23,7 +24,7 @@ export function TokensScreen() {
   const [notice, setNotice] = useState<string | null>(null)
   const [secret, setSecret] = useState<{ name: string; token: string } | null>(null)
   const [revoking, setRevoking] = useState<SpaceToken | null>(null)
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'tokens'] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.tokens(space) })
 
   const revoke = useMutation({
     mutationFn: (tok: SpaceToken) => unwrap(api.DELETE('/v1/spaces/{space}/tokens/{id}', { params: { path: { space, id: tok.id } } })),

@@ -11,6 +11,7 @@ import { callOperation, type Row, tk } from './call'
 import { Cell } from './cells'
 import { ResourceForm } from './resource-form'
 import { ResourceLog } from './resource-log'
+import { queryKeys } from '../../api/keys'
 
 const PAGE = 25
 type Action = ManifestResource['actions'][number]
@@ -27,10 +28,10 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
   const can = (op?: { minRole: 'viewer' | 'editor' | 'admin' }) => op !== undefined && atLeast(role, op.minRole)
   const queryClient = useQueryClient()
   const titleId = useId()
-  const listKey = ['/v1/spaces', space, resource.list.path]
+  const listKey = queryKeys.resource(space, resource.list.path)
   const [page, setPage] = useState(1)
   const list = useQuery({
-    queryKey: [...listKey, resource.list.paged ? page : 0],
+    queryKey: queryKeys.resourcePage(space, resource.list.path, resource.list.paged ? page : 0),
     queryFn: () =>
       callOperation<{ data: Row[]; meta?: { total?: number } }>(resource.list, { space }, resource.list.paged ? { query: { page, per_page: PAGE } } : {}),
   })
@@ -60,7 +61,7 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
       setConfirming(null)
       await refresh()
       if (logOf && action.kind === 'delete' && logOf[resource.itemKey] === row[resource.itemKey]) setLogOf(null)
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, resource.log?.path ?? ''] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.resource(space, resource.log?.path ?? '') })
       const value = action.secret ? answer?.data?.[action.secret] : undefined
       if (typeof value === 'string') setSecret({ name: nameOf(row), value })
       setNotice(t('resource.doneOn', { action: tk(action.label), name: nameOf(row) }))
