@@ -67,3 +67,18 @@ export const spaceTokensQuery = (space: string) =>
     queryKey: queryKeys.tokens(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/tokens', { params: { path: { space } } }))).data,
   })
+
+/** Archived Stories (they leave the tree; the tree lists them on demand). */
+export const archivedStoriesQuery = (space: string) =>
+  queryOptions({
+    queryKey: queryKeys.storyList(space, { status: 'archived' }),
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { status: 'archived', per_page: 100 } } })),
+  })
+
+/** How many Stories use a blueprint and which whitelists name it (asked before a delete). */
+export const componentUsageQuery = (space: string, name: string | null) =>
+  queryOptions({
+    queryKey: queryKeys.componentUsage(space, name),
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/components/{name}/usage', { params: { path: { space, name: name ?? '' } } }))).data,
+    staleTime: 0,
+  })

@@ -2,6 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { memo, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
+import { meQuery } from '../features/account/queries'
 import { useCan } from '../api/roles'
 import { getToken } from '../auth'
 import { Avatar, CommentIcon, type Person } from './block-editor'
@@ -283,11 +284,7 @@ export const CommentsPanel = memo(function CommentsPanel({
     onSuccess: () => invalidateComments(qc, space, uuid),
   })
   // Who may delete what: editors their own comments, admins any.
-  const me = useQuery({
-    queryKey: queryKeys.me(),
-    queryFn: async () => (await unwrap(api.GET('/v1/auth/me'))).data,
-    staleTime: 5 * 60_000,
-  })
+  const me = useQuery({ ...meQuery(), staleTime: 5 * 60_000 })
   const spaces = useQuery(spacesQuery())
   const role = spaces.data?.find((x) => x.slug === space)?.role
   const canDelete = (c: Comment) => !c.deleted && (role === 'admin' || (me.data?.id != null && c.author.id === me.data.id))

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
 import { createContext, type FormEvent, useContext, useEffect, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
-import { storySearchQuery, treeQuery } from '../api/queries'
+import { archivedStoriesQuery, storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { DeleteStoryDialog } from '../components/delete-story-dialog'
@@ -231,11 +231,7 @@ function TopLevelDrop({ onDrop }: { onDrop: (uuid: string) => void }) {
 /** Archived Stories leave the tree; they are listed here, on demand. */
 function ArchivedStories({ space }: { space: string }) {
   const [open, setOpen] = useState(false)
-  const archived = useQuery({
-    queryKey: queryKeys.storyList(space, { status: 'archived' }),
-    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { status: 'archived', per_page: 100 } } })),
-    enabled: open,
-  })
+  const archived = useQuery({ ...archivedStoriesQuery(space), enabled: open })
   return (
     <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200" onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary className="cursor-pointer text-sm font-semibold">{t('stories.archived')}</summary>
