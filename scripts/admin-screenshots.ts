@@ -4,7 +4,10 @@
  * (default docs/images). Starts the service in this process on a temporary data folder (embedded database), seeds
  * a small blog through the API (a Space, component blueprints, an image, folders and Stories in every state), and
  * drives Debian's Chromium (playwright-core, as the browser tests do) through sign-in, Spaces, the Story tree, the
- * Story editor and the components, writing `admin-<screen>.png` at 1280×800. The temporary folder is removed after.
+ * Story editor, the components, the settings and operations screens (members, tokens, settings, webhooks, AI jobs,
+ * billing, account) and the Story editor in the dark theme, writing `admin-<screen>.png` at 1280×800 (docs/admin.md
+ * shows them). A webhook receiver and an OpenAI-compatible AI provider run in this process on 127.0.0.1 (the provider
+ * "translates" from a small table). The temporary folder is removed after.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,8 +23,53 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 const EMAIL = 'ada@northwind.example'
 const PASSWORD = 'correct horse battery staple'
 
+/** German for the texts the AI job translates (anything else comes back as it was). */
+const GERMAN: Record<string, string> = {
+  'A morning on the fjord': 'Ein Morgen am Fjord',
+  'The ferry leaves at six. By seven the mist has lifted and the water is a mirror for the hills.':
+    'Die Fähre legt um sechs ab. Um sieben hat sich der Nebel gehoben, und das Wasser spiegelt die Hügel.',
+  'We arrived the evening before, when the light **never quite leaves** the sky.': 'Wir kamen am Abend davor an, wenn das Licht den Himmel **nie ganz verlässt**.',
+  'The north teaches patience, and rewards it.': 'Der Norden lehrt Geduld und belohnt sie.',
+  'A fisherman in Ålesund': 'Ein Fischer in Ålesund',
+}
+/** An OpenAI-compatible chat endpoint: the service sends the texts as JSON between <data> tags. */
+const ai = Bun.serve({
+  port: 0,
+  hostname: '127.0.0.1',
+  async fetch(request) {
+    const body = (await request.json()) as { model: string; messages: { content: string | { type: string; text?: string }[] }[] }
+    const c = body.messages.at(-1)?.content ?? ''
+    const text = typeof c === 'string' ? c : (c.find((p) => p.type === 'text')?.text ?? '')
+    const data = /<data>\n([\s\S]*?)\n<\/data>/.exec(text)
+    const fields = data ? (JSON.parse(data[1]!) as Record<string, string>) : {}
+    const answer = JSON.stringify(Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, GERMAN[v] ?? v])))
+    return Response.json({
+      id: 'chatcmpl-screenshots',
+      object: 'chat.completion',
+      model: body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: answer }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 412, completion_tokens: 188, total_tokens: 600 },
+    })
+  },
+})
+/** A site's build hook: answers every webhook delivery with 204. */
+const receiver = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(null, { status: 204 }) })
+
 const dataDir = mkdtempSync(join(tmpdir(), 'cs-screenshots-'))
-const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'error', REGISTRATION: 'open' })
+const config = loadConfig({
+  DATA_DIR: dataDir,
+  LOG_LEVEL: 'error',
+  REGISTRATION: 'open',
+  // The receiver and the provider listen on 127.0.0.1.
+  SERVICE_OUTBOUND_ALLOW_PRIVATE: 'true',
+  AI_BASE_URL: `http://127.0.0.1:${ai.port}/v1`,
+  AI_API_KEY: 'sk-screenshots',
+  AI_MODEL: 'gpt-4o-mini',
+  AI_MONTHLY_TOKENS: '200000',
+  BILLING_SELF_SERVE: 'true',
+  // Invitations are mailed with a link built from it (no mail is sent: no SMTP is configured).
+  PUBLIC_URL: 'https://cms.northwind.example',
+})
 const kernel = await createKernel(config)
 const runtime = createRuntime(kernel)
 const server = runtime.listen({ port: 0, hostname: '127.0.0.1', maxRequestBodySize: 20 << 20, idleTimeout: 30 })
@@ -84,7 +132,8 @@ try {
     { name: 'paragraph', display_name: 'Paragraph', is_root: false, is_nestable: true, schema: { text: { type: 'markdown' } } },
     { name: 'quote', display_name: 'Quote', is_root: false, is_nestable: true, schema: { quote: { type: 'textarea', required: true }, author: { type: 'text' } } },
   ]
-  for (const c of components) await call('POST', `/v1/spaces/${space}/components`, token, c)
+  // Nestable blueprints first: the API refuses a whitelist naming a blueprint the Space does not have yet.
+  for (const c of components.toSorted((a, b) => Number(a.is_root) - Number(b.is_root))) await call('POST', `/v1/spaces/${space}/components`, token, c)
 
   const form = new FormData()
   form.append('file', new Blob([cover(960, 540) as Uint8Array<ArrayBuffer>], { type: 'image/png' }), 'fjord-morning.png')
@@ -134,6 +183,24 @@ try {
   }
   const old = await story({ name: 'Winter opening hours', slug: 'winter-opening-hours', content: doc(block('page', { title: 'Winter opening hours', body: [] })) })
   await call('POST', `/v1/spaces/${space}/stories/${old.uuid}/archive`, token)
+
+  // ---- people and operations ----
+  await call('POST', `/v1/spaces/${space}/invitations`, token, { email: 'bjorn@northwind.example', role: 'editor' })
+  await call('POST', `/v1/spaces/${space}/invitations`, token, { email: 'freelance@example.com', role: 'viewer' })
+  await call('POST', `/v1/spaces/${space}/tokens`, token, { name: 'Website build', role: 'viewer' })
+  await call('POST', `/v1/spaces/${space}/tokens`, token, { name: 'Import script', role: 'editor', expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString() })
+  const hook = await call('POST', `/v1/spaces/${space}/webhooks`, token, {
+    label: 'Site rebuild',
+    url: `http://127.0.0.1:${receiver.port}/rebuild`,
+    events: ['story.published', 'story.unpublished'],
+  })
+  await call('POST', `/v1/spaces/${space}/webhooks`, token, { label: 'Search index', url: `http://127.0.0.1:${receiver.port}/index`, events: ['story.published'], active: false })
+  await call('POST', `/v1/spaces/${space}/webhooks/${hook.id}/ping`, token)
+  // A translation for review, and the ping's delivery: run the due jobs now rather than wait for the worker's poll.
+  const job = await call('POST', `/v1/spaces/${space}/ai/translate`, token, { story_uuid: featured, target_lang: 'de' })
+  await kernel.jobs.runDueJobs()
+  const { status } = await call('GET', `/v1/spaces/${space}/ai-jobs/${job.uuid}`, token)
+  if (status !== 'awaiting_review') throw new Error(`the AI job did not reach review: ${status}`)
 
   // ---- screens ----
   mkdirSync(OUT, { recursive: true })
@@ -185,6 +252,51 @@ try {
   await shot('palette')
   await page.keyboard.press('Escape')
 
+  // People and operations.
+  await page.goto(`/admin/spaces/${space}/members`)
+  await page.getByRole('heading', { name: 'Members', level: 1 }).waitFor()
+  await page.getByText('bjorn@northwind.example').first().waitFor()
+  await shot('members')
+
+  await page.goto(`/admin/spaces/${space}/tokens`)
+  await page.getByRole('heading', { name: 'Space tokens', level: 1 }).waitFor()
+  await page.getByText('Import script').first().waitFor()
+  await shot('tokens')
+
+  await page.goto(`/admin/spaces/${space}/webhooks`)
+  await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor()
+  await page.getByText('Site rebuild').first().waitFor()
+  // The delivery log of the webhook that was pinged.
+  await page.getByRole('button', { name: 'Deliveries: Site rebuild' }).click()
+  await page.getByText('ping').first().waitFor()
+  await shot('webhooks')
+
+  await page.goto(`/admin/spaces/${space}/ai`)
+  await page.getByRole('heading', { name: 'AI', level: 1 }).waitFor()
+  await page.locator('[data-job]').first().waitFor()
+  await page.getByTestId('ai-status').getByText('gpt-4o-mini').waitFor()
+  // The translation's review: what it changes, against the Story.
+  await page.getByRole('button', { name: 'Review' }).first().click()
+  await page.getByTestId('ai-review').getByText('Ein Morgen am Fjord').first().waitFor()
+  await shot('ai')
+
+  await page.goto(`/admin/spaces/${space}/billing`)
+  await page.getByRole('heading', { name: 'Billing', level: 1 }).waitFor()
+  await page.locator('[data-limit]').first().waitFor()
+  await shot('billing')
+
+  await page.goto('/admin/account')
+  await page.getByRole('heading', { name: 'Account', level: 1 }).waitFor()
+  await page.getByLabel('Your name').waitFor()
+  await shot('account')
+
+  // The dark theme (the system's preference, which the app follows unless a theme was picked).
+  await page.emulateMedia({ colorScheme: 'dark' })
+  await page.goto(`/admin/spaces/${space}/stories/${featured}`)
+  await page.getByRole('heading', { name: 'A morning on the fjord' }).waitFor()
+  await shot('story-editor-dark')
+  await page.emulateMedia({ colorScheme: 'light' })
+
   // The in-page editing bridge on a site of another origin, opened as the Preview button opens it.
   const fjord = await call('GET', `/v1/cdn/${space}/stories/blog/a-morning-on-the-fjord`, null)
   const site = Bun.serve({
@@ -205,7 +317,7 @@ try {
             <img src="${fjord.content.blocks[0].cover.url}" alt="">
           </article>
           <aside data-story-uuid="${about.uuid}"><strong>About us.</strong> A small team writing about the north.</aside></main>
-          <script src="${origin}/service-admin.js"></script></body></html>`,
+          <script src="${origin}/service-admin.js" data-space="${space}"></script></body></html>`,
         { headers: { 'Content-Type': 'text/html; charset=utf-8' } },
       ),
   })
@@ -222,6 +334,8 @@ try {
   await browser.close()
   console.log(`wrote:\n  ${shots.join('\n  ')}`)
 } finally {
+  ai.stop(true)
+  receiver.stop(true)
   server.stop(true)
   await runtime.close()
   rmSync(dataDir, { recursive: true, force: true })

@@ -2,6 +2,7 @@ import { keepPreviousData, queryOptions } from '@tanstack/react-query'
 import { getToken } from '../auth'
 import { type ApiError, ApiFailure, api, notifyUnauthorized, unwrap } from './client'
 import type { paths } from './schema'
+import { queryKeys } from './keys'
 
 /** An asset as the management API answers it. */
 export type Asset = paths['/v1/spaces/{space}/assets']['get']['responses'][200]['content']['application/json']['data'][number]
@@ -11,7 +12,7 @@ export const ASSETS_PER_PAGE = 48
 /** One page of the Space's assets, newest first (`page` from 1). */
 export const assetsQuery = (space: string, q: string, contentType?: string, page = 1) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'assets', { q, contentType, page }],
+    queryKey: queryKeys.assetList(space, { q, contentType, page }),
     queryFn: async () =>
       unwrap(
         api.GET('/v1/spaces/{space}/assets', {
@@ -23,7 +24,7 @@ export const assetsQuery = (space: string, q: string, contentType?: string, page
 
 export const assetQuery = (space: string, uuid: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'assets', uuid],
+    queryKey: queryKeys.asset(space, uuid),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/assets/{asset}', { params: { path: { space, asset: uuid } } }))).data,
     retry: (count, error) => !(error instanceof ApiFailure && error.status === 404) && count < 2,
   })

@@ -1,12 +1,54 @@
 /**
- * The query keys, from one factory: a key starts with the API path it reads, so a mutation invalidates what it
- * changed by prefix (`queryKeys.space(space)` is every read of the Space).
+ * The query keys, from one factory: every read of the app takes its key from here (test/admin/query-keys.test.ts
+ * fails on a literal array key anywhere else). A key starts with the API path it reads, so a mutation invalidates
+ * what it changed by prefix: `queryKeys.space(space)` is every read of the Space, `queryKeys.stories(space)` every
+ * Story list and Story (not the tree: `stories/tree` is a path of its own).
  */
+const SPACES = '/v1/spaces'
+
+type Filter = Record<string, unknown>
+
 export const queryKeys = {
   me: () => ['/v1/auth/me'] as const,
   whoami: () => ['/v1/whoami'] as const,
-  spaces: () => ['/v1/spaces'] as const,
-  space: (space: string) => ['/v1/spaces', space] as const,
-  spaceDetail: (space: string) => ['/v1/spaces', space, 'detail'] as const,
-  locales: (space: string) => ['/v1/spaces', space, 'locales'] as const,
+  invite: (token: string) => ['/v1/invite', token] as const,
+  spaces: () => [SPACES] as const,
+  space: (space: string) => [SPACES, space] as const,
+  spaceDetail: (space: string) => [SPACES, space, 'detail'] as const,
+  locales: (space: string) => [SPACES, space, 'locales'] as const,
+
+  // Stories
+  tree: (space: string) => [SPACES, space, 'stories/tree'] as const,
+  stories: (space: string) => [SPACES, space, 'stories'] as const,
+  storyList: (space: string, filter: Filter) => [...queryKeys.stories(space), filter] as const,
+  story: (space: string, uuid: string) => [...queryKeys.stories(space), uuid] as const,
+  storyIn: (space: string, uuid: string, lang?: string) => [...queryKeys.story(space, uuid), { lang }] as const,
+  versions: (space: string, uuid: string, lang: string, current: number) => [...queryKeys.story(space, uuid), 'versions', { lang }, current] as const,
+  version: (space: string, uuid: string, n: number) => [...queryKeys.story(space, uuid), 'versions', 'one', n] as const,
+  comments: (space: string, uuid: string) => [...queryKeys.story(space, uuid), 'comments'] as const,
+  storySchedules: (space: string, uuid: string) => [...queryKeys.story(space, uuid), 'schedules'] as const,
+  schedules: (space: string) => [SPACES, space, 'stories/schedules'] as const,
+
+  // Blueprints and assets
+  components: (space: string) => [SPACES, space, 'components'] as const,
+  componentUsage: (space: string, name: string | null) => [...queryKeys.components(space), name, 'usage'] as const,
+  assets: (space: string) => [SPACES, space, 'assets'] as const,
+  assetList: (space: string, filter: { q: string; contentType?: string; page: number }) => [...queryKeys.assets(space), filter] as const,
+  asset: (space: string, uuid: string) => [...queryKeys.assets(space), uuid] as const,
+
+  // People and operations
+  members: (space: string) => [SPACES, space, 'members'] as const,
+  invitations: (space: string) => [SPACES, space, 'invitations'] as const,
+  roles: (space: string) => [SPACES, space, 'roles'] as const,
+  tokens: (space: string) => [SPACES, space, 'tokens'] as const,
+  billing: (space: string) => [SPACES, space, 'billing'] as const,
+  aiJobs: (space: string) => [SPACES, space, 'ai-jobs'] as const,
+  aiJobList: (space: string, filter: Filter) => [...queryKeys.aiJobs(space), filter] as const,
+  aiJob: (space: string, uuid: string) => [...queryKeys.aiJobs(space), uuid] as const,
+  aiStatus: (space: string) => [SPACES, space, 'ai/status'] as const,
+
+  // The generated resource screens (components/resource): keyed by the list's or the log's API path
+  resource: (space: string, path: string) => [SPACES, space, path] as const,
+  resourcePage: (space: string, path: string, page: number) => [...queryKeys.resource(space, path), page] as const,
+  resourceLog: (space: string, path: string, item: Filter, filters: Filter) => [...queryKeys.resource(space, path), item, filters] as const,
 }

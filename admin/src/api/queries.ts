@@ -1,68 +1,84 @@
 import { queryOptions } from '@tanstack/react-query'
 import { api, unwrap } from './client'
+import { queryKeys } from './keys'
 
-/** Query keys are API paths: a mutation invalidates the paths it changed. */
+/** The reads several screens share, one `queryOptions` per operation; the keys come from `queryKeys` (keys.ts). */
 export const spacesQuery = () =>
-  queryOptions({ queryKey: ['/v1/spaces'], queryFn: async () => (await unwrap(api.GET('/v1/spaces'))).data })
+  queryOptions({ queryKey: queryKeys.spaces(), queryFn: async () => (await unwrap(api.GET('/v1/spaces'))).data })
 
 export const treeQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'stories/tree'],
+    queryKey: queryKeys.tree(space),
     queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/tree', { params: { path: { space }, query: { depth: 10, per_page: 100 } } })),
   })
 
 export const storySearchQuery = (space: string, q: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'stories', { q }],
+    queryKey: queryKeys.storyList(space, { q }),
     queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { q, per_page: 100 } } })),
   })
 
 export const storyQuery = (space: string, uuid: string, lang?: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'stories', uuid, { lang }],
+    queryKey: queryKeys.storyIn(space, uuid, lang),
     queryFn: async () =>
       (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid }, query: lang ? { lang } : {} } }))).data,
   })
 
 export const componentsQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'components'],
+    queryKey: queryKeys.components(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/components', { params: { path: { space } } }))).data,
     staleTime: 60_000,
   })
 
 export const localesQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'locales'],
+    queryKey: queryKeys.locales(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/locales', { params: { path: { space } } }))).data,
     staleTime: 60_000,
   })
 
 /** The caller: user, token, and every Space it can open with its role in each (the shell's role source). */
 export const whoamiQuery = () =>
-  queryOptions({ queryKey: ['/v1/whoami'], queryFn: async () => (await unwrap(api.GET('/v1/whoami'))).data, staleTime: 30_000 })
+  queryOptions({ queryKey: queryKeys.whoami(), queryFn: async () => (await unwrap(api.GET('/v1/whoami'))).data, staleTime: 30_000 })
 
 export const membersQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'members'],
+    queryKey: queryKeys.members(space),
     queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/members', { params: { path: { space }, query: { per_page: 100 } } })),
   })
 
 export const invitationsQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'invitations'],
+    queryKey: queryKeys.invitations(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/invitations', { params: { path: { space } } }))).data,
   })
 
 export const rolesQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'roles'],
+    queryKey: queryKeys.roles(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/roles', { params: { path: { space } } }))).data,
     staleTime: 300_000,
   })
 
 export const spaceTokensQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'tokens'],
+    queryKey: queryKeys.tokens(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/tokens', { params: { path: { space } } }))).data,
+  })
+
+/** Archived Stories (they leave the tree; the tree lists them on demand). */
+export const archivedStoriesQuery = (space: string) =>
+  queryOptions({
+    queryKey: queryKeys.storyList(space, { status: 'archived' }),
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { status: 'archived', per_page: 100 } } })),
+  })
+
+/** How many Stories use a blueprint and which whitelists name it (asked before a delete). */
+export const componentUsageQuery = (space: string, name: string | null) =>
+  queryOptions({
+    queryKey: queryKeys.componentUsage(space, name),
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/components/{name}/usage', { params: { path: { space, name: name ?? '' } } }))).data,
+    staleTime: 0,
   })

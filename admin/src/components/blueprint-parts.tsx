@@ -4,6 +4,8 @@ import { api, unwrap } from '../api/client'
 import type { Blueprint } from '../fields/types'
 import { t } from '../i18n'
 import { Button, Dialog, ErrorNotice } from './ui'
+import { queryKeys } from '../api/keys'
+import { componentUsageQuery } from '../api/queries'
 
 /**
  * A blocks field's "Allowed components": checkboxes of the Space's nestable blueprints (and the one being edited,
@@ -98,16 +100,11 @@ export function LocaleTexts({
  */
 export function DeleteBlueprintDialog({ space, name, onClose }: { space: string; name: string | null; onClose: () => void }) {
   const queryClient = useQueryClient()
-  const usage = useQuery({
-    queryKey: ['/v1/spaces', space, 'components', name, 'usage'],
-    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/components/{name}/usage', { params: { path: { space, name: name ?? '' } } }))).data,
-    enabled: name !== null,
-    staleTime: 0,
-  })
+  const usage = useQuery({ ...componentUsageQuery(space, name), enabled: name !== null })
   const remove = useMutation({
     mutationFn: () => unwrap(api.DELETE('/v1/spaces/{space}/components/{name}', { params: { path: { space, name: name ?? '' } } })),
     onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'components'] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.components(space) })
       onClose()
     },
   })

@@ -2,11 +2,13 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { memo, useCallback, useEffect, useId, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
+import { meQuery } from '../features/account/queries'
 import { useCan } from '../api/roles'
 import { getToken } from '../auth'
 import { Avatar, CommentIcon, type Person } from './block-editor'
 import { Button, Dialog, ErrorNotice } from './ui'
 import { formatDateTime, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 type Comment = {
   id: number
@@ -210,12 +212,10 @@ export function PresenceBar({ others }: { others: PresenceSession[] }) {
   )
 }
 
-const commentsKey = (space: string, uuid: string) => ['/v1/spaces', space, 'stories', uuid, 'comments'] as const
-
 /** Every comment of the Story (resolved threads too: the panel filters), polled only while the live stream is down. */
 export function useComments(space: string, uuid: string, live: boolean) {
   return useQuery({
-    queryKey: commentsKey(space, uuid),
+    queryKey: queryKeys.comments(space, uuid),
     queryFn: async () =>
       (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/comments', { params: { path: { space, uuid }, query: { include_resolved: '1' } } })))
         .data as Comment[],
@@ -224,7 +224,7 @@ export function useComments(space: string, uuid: string, live: boolean) {
 }
 
 export const invalidateComments = (qc: ReturnType<typeof useQueryClient>, space: string, uuid: string) =>
-  qc.invalidateQueries({ queryKey: commentsKey(space, uuid) })
+  qc.invalidateQueries({ queryKey: queryKeys.comments(space, uuid) })
 
 /** Comments per block uid: open threads (a deleted root does not count, its replies do). */
 export function commentCounts(comments: Comment[] | undefined): Map<string, number> {
@@ -284,11 +284,7 @@ export const CommentsPanel = memo(function CommentsPanel({
     onSuccess: () => invalidateComments(qc, space, uuid),
   })
   // Who may delete what: editors their own comments, admins any.
-  const me = useQuery({
-    queryKey: ['/v1/auth/me'],
-    queryFn: async () => (await unwrap(api.GET('/v1/auth/me'))).data,
-    staleTime: 5 * 60_000,
-  })
+  const me = useQuery({ ...meQuery(), staleTime: 5 * 60_000 })
   const spaces = useQuery(spacesQuery())
   const role = spaces.data?.find((x) => x.slug === space)?.role
   const canDelete = (c: Comment) => !c.deleted && (role === 'admin' || (me.data?.id != null && c.author.id === me.data.id))

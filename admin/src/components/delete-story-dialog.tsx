@@ -3,6 +3,7 @@ import { api, unwrap } from '../api/client'
 import { t } from '../i18n'
 import { CatalogError } from './catalog-error'
 import { Button, Dialog } from './ui'
+import { queryKeys } from '../api/keys'
 
 /** Deleting one Story (or an empty folder) and its versions, after a confirmation; 409 while it has children. */
 export function DeleteStoryDialog({
@@ -24,7 +25,7 @@ export function DeleteStoryDialog({
     mutationFn: (uuid: string) => unwrap(api.DELETE('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid } } })),
     onSuccess: async () => {
       if (leaving && target) await onDeleted(target.name)
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       if (!leaving && target) await onDeleted(target.name)
       remove.reset()
     },

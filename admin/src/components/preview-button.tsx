@@ -4,6 +4,7 @@ import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { Button, Dialog, ErrorNotice, TextField } from './ui'
 import { t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 /**
  * "Preview": mints a one-hour, read-only preview token and opens the Space's site at the Story's path with the token
@@ -39,7 +40,7 @@ export function PreviewButton({ space, path, dirty }: { space: string; path: str
     setErrors(undefined)
     try {
       await unwrap(api.PATCH('/v1/spaces/{space}', { params: { path: { space } }, body: { preview_url: siteUrl } }))
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces'] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.spaces() })
       setAsking(false)
       await open()
     } catch (err) {

@@ -4,6 +4,7 @@ import { ApiFailure, api, unwrap } from '../api/client'
 import type { paths } from '../api/schema'
 import { errorText, formatDateTime, t } from '../i18n'
 import { Button, FieldErrors } from './ui'
+import { queryKeys } from '../api/keys'
 
 /** A planned publish or unpublish, as the API answers it. */
 export type SchedulePlan = paths['/v1/spaces/{space}/stories/{uuid}/schedules']['get']['responses'][200]['content']['application/json']['data'][number]
@@ -12,14 +13,14 @@ type Action = SchedulePlan['action']
 /** Every plan of the Space, soonest first: the Story tree marks the Stories they concern. */
 export const spaceSchedulesQuery = (space: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'stories/schedules'],
+    queryKey: queryKeys.schedules(space),
     queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/schedules', { params: { path: { space }, query: { per_page: 500 } } })),
     refetchInterval: 60_000,
   })
 
 export const storySchedulesQuery = (space: string, uuid: string) =>
   queryOptions({
-    queryKey: ['/v1/spaces', space, 'stories', uuid, 'schedules'],
+    queryKey: queryKeys.storySchedules(space, uuid),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/schedules', { params: { path: { space, uuid } } }))).data,
   })
 
@@ -64,13 +65,13 @@ export function SchedulePanel({ space, uuid, canWrite, disabled }: { space: stri
   const list = plans.data ?? []
   const count = useRef(list.length)
   useEffect(() => {
-    if (list.length < count.current) void queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'stories'] })
+    if (list.length < count.current) void queryClient.invalidateQueries({ queryKey: queryKeys.stories(space) })
     count.current = list.length
   }, [list.length, queryClient, space])
   const changed = async (text: string) => {
     setNotice(text)
-    await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'stories'] })
-    await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'stories/schedules'] })
+    await queryClient.invalidateQueries({ queryKey: queryKeys.stories(space) })
+    await queryClient.invalidateQueries({ queryKey: queryKeys.schedules(space) })
   }
   const plan = useMutation({
     mutationFn: () => {

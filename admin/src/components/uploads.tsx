@@ -3,6 +3,7 @@ import { useCallback, useRef, useState } from 'react'
 import { type Asset, uploadAsset } from '../api/assets'
 import { ApiFailure } from '../api/client'
 import { formatNumber, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 export interface UploadItem {
   key: number
@@ -44,7 +45,7 @@ export function useUploads(space: string, onUploaded?: (asset: Asset) => void) {
           } catch (e) {
             update(key, { state: 'failed', error: e instanceof ApiFailure || e instanceof Error ? e.message : String(e) })
           }
-          await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'assets'] })
+          await queryClient.invalidateQueries({ queryKey: queryKeys.assets(space) })
         }
       }
       await Promise.all(Array.from({ length: Math.min(PARALLEL, list.length) }, work))

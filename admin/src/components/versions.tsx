@@ -1,16 +1,25 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { queryOptions, useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { memo, useId, useState } from 'react'
 import { api, unwrap } from '../api/client'
 import { formatDateTime, formatNumber, t } from '../i18n'
 import { ChangeList } from './diff-view'
 import { diffStories } from './doc-diff'
 import { Button, Dialog, ErrorNotice, Loading } from './ui'
+import { queryKeys } from '../api/keys'
 
-const versionQuery = (space: string, uuid: string, n: number) => ({
-  queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', 'one', n],
-  queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}', { params: { path: { space, uuid, version_no: n } } }))).data,
-  staleTime: Number.POSITIVE_INFINITY, // a version never changes
-})
+const versionQuery = (space: string, uuid: string, n: number) =>
+  queryOptions({
+    queryKey: queryKeys.version(space, uuid, n),
+    queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions/{version_no}', { params: { path: { space, uuid, version_no: n } } }))).data,
+    staleTime: Number.POSITIVE_INFINITY, // a version never changes
+  })
+
+/** The Story's versions in one locale, newest first (`current` in the key: a new version reloads the list). */
+const versionsQuery = (space: string, uuid: string, lang: string, current: number) =>
+  queryOptions({
+    queryKey: queryKeys.versions(space, uuid, lang, current),
+    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions', { params: { path: { space, uuid }, query: { per_page: 50, lang } } })),
+  })
 
 /** The Stories whose versions panel is open in this tab (`space/uuid`). */
 const openPanels = new Set<string>()
@@ -47,10 +56,7 @@ export const VersionsPanel = memo(function VersionsPanel({
   const fromId = useId()
   const toId = useId()
   const [restored, setRestored] = useState<{ n: number; now: number } | null>(null)
-  const versions = useQuery({
-    queryKey: ['/v1/spaces', space, 'stories', uuid, 'versions', { lang }, current],
-    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}/versions', { params: { path: { space, uuid }, query: { per_page: 50, lang } } })),
-  })
+  const versions = useQuery(versionsQuery(space, uuid, lang, current))
   const restore = useMutation({
     mutationFn: (versionNo: number) =>
       unwrap(
@@ -59,7 +65,7 @@ export const VersionsPanel = memo(function VersionsPanel({
     onSuccess: async (answer, versionNo) => {
       setRestoring(null)
       setRestored({ n: versionNo, now: answer.data.version_no })
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       await onRestored?.()
     },
   })

@@ -387,6 +387,7 @@ export const de: Record<MessageKey, string> = {
   'editor.readersGet': "Was Leser von {lang} jetzt bekommen (nur lesen):",
   'editor.noComponent': "Noch keine Komponente",
   'editor.noComponentText': "Das Formular einer Story entsteht aus den Komponenten des Space. Legen Sie eine oberste an (etwa eine „Seite“ mit Titel und einem Bereich aus Blöcken), dann kommen Sie zurück:",
+  'editor.tabs': "Ansichten der Story",
   'editor.content': "Inhalt",
   'editor.conflict': "Jemand hat diese Story inzwischen gespeichert",
   'editor.conflictText': "Ihre Änderungen beruhen auf Fassung {base}, seitdem wurde Fassung {theirs} gespeichert. Laden Sie deren Fassung (Ihre Änderungen gehen verloren) oder überschreiben Sie sie mit Ihrer.",

@@ -390,6 +390,7 @@ export const en = {
   'editor.readersGet': "What readers of {lang} get now (read-only):",
   'editor.noComponent': "No component yet",
   'editor.noComponentText': "The form of a Story is built from the Space’s components. Create a top-level one (for example a “Page” with a title and a body of blocks), then come back:",
+  'editor.tabs': "Story views",
   'editor.content': "Content",
   'editor.conflict': "Someone saved this Story meanwhile",
   'editor.conflictText': "Your changes are based on version {base}, and version {theirs} was saved since. Reload to see theirs (your changes are dropped), or overwrite theirs with yours.",

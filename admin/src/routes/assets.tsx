@@ -21,6 +21,7 @@ import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Skeleton } from '
 import { useCan } from '../api/roles'
 import { UploadList, useUploads } from '../components/uploads'
 import { formatNumber, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/assets')
 
@@ -161,7 +162,7 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
   const titleId = useId()
   const formatId = useId()
   const widthId = useId()
-  const invalidate = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'assets'] })
+  const invalidate = () => queryClient.invalidateQueries({ queryKey: queryKeys.assets(space) })
   const canEdit = useCan(space, 'PATCH', '/v1/spaces/{space}/assets/{asset}')
   const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/assets/{asset}')
 

@@ -9,6 +9,7 @@ import { ComponentPicker, DeleteBlueprintDialog, LocaleTexts } from '../componen
 import { Button, EmptyState, ErrorNotice, FieldErrors, Skeleton, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, type MessageKey, t } from '../i18n'
 import type { Blueprint } from '../fields/types'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/components')
 
@@ -142,7 +143,7 @@ function ComponentForm({ space, bp, blueprints, onClose }: { space: string; bp?:
         ? unwrap(api.PUT('/v1/spaces/{space}/components/{name}', { params: { path: { space, name: bp.name } }, body }))
         : unwrap(api.POST('/v1/spaces/{space}/components', { params: { path: { space } }, body })),
     onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'components'] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.components(space) })
       onClose()
     },
     onError: (err) => setErrors(err instanceof ApiFailure ? fieldErrors(err, { name: 'components.error.name' }) : {}),

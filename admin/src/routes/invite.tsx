@@ -8,11 +8,12 @@ import { Button, Loading, TextField } from '../components/ui'
 import { CatalogError } from '../components/catalog-error'
 import { errorText, formatDateTime, roleName, t } from '../i18n'
 import { AuthFrame } from './sign-in'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/invite/$token')
 
 const inviteQuery = (token: string) => ({
-  queryKey: ['/v1/invite', token],
+  queryKey: queryKeys.invite(token),
   queryFn: async () => (await unwrap(api.GET('/v1/invite/{token}', { params: { path: { token } } }))).data,
   retry: false,
   staleTime: Number.POSITIVE_INFINITY,
@@ -177,7 +178,7 @@ function SignedInAnswer({ busy, error, onAccept, onDecline }: { busy: boolean; e
   const signOut = async () => {
     await api.POST('/v1/auth/logout').catch(() => {})
     setToken(null)
-    queryClient.removeQueries({ queryKey: ['/v1/whoami'] })
+    queryClient.removeQueries({ queryKey: queryKeys.whoami() })
   }
   return (
     <div className="flex flex-col gap-3">

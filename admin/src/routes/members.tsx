@@ -8,6 +8,7 @@ import { CatalogError } from '../components/catalog-error'
 import { Notice } from '../components/notice'
 import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../components/ui'
 import { formatDateTime, language, roleName, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/members')
 
@@ -42,7 +43,7 @@ function InviteForm({ space, onDone }: { space: string; onDone: (text: string) =
     mutationFn: (email: string) => unwrap(api.POST('/v1/spaces/{space}/invitations', { params: { path: { space } }, body: { email, role } })),
     onSuccess: async ({ data }, _email) => {
       onDone(t('members.inviteSent', { email: data.email }))
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'invitations'] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.invitations(space) })
     },
   })
   const submit = (e: FormEvent<HTMLFormElement>) => {
@@ -92,8 +93,8 @@ function MemberList({ space, onDone }: { space: string; onDone: (text: string) =
   const [removing, setRemoving] = useState<Member | null>(null)
   const refresh = () =>
     Promise.all([
-      queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'members'] }),
-      queryClient.invalidateQueries({ queryKey: ['/v1/whoami'] }),
+      queryClient.invalidateQueries({ queryKey: queryKeys.members(space) }),
+      queryClient.invalidateQueries({ queryKey: queryKeys.whoami() }),
     ])
   const change = useMutation({
     mutationFn: ({ m, role }: { m: Member; role: Role }) =>
@@ -209,7 +210,7 @@ function MemberList({ space, onDone }: { space: string; onDone: (text: string) =
 function Invitations({ space, onDone }: { space: string; onDone: (text: string) => void }) {
   const queryClient = useQueryClient()
   const list = useQuery(invitationsQuery(space))
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'invitations'] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.invitations(space) })
   const resend = useMutation({
     mutationFn: (id: number) => unwrap(api.POST('/v1/spaces/{space}/invitations/{id}/resend', { params: { path: { space, id } } })),
     onSuccess: async ({ data }) => {

@@ -5,6 +5,7 @@ import { ApiFailure, api, unwrap } from '../api/client'
 import { spacesQuery } from '../api/queries'
 import { Button, EmptyState, ErrorNotice, Loading, TextField } from '../components/ui'
 import { fieldErrors, roleName, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 /** The Spaces this user can reach, with their role; creating the first one is the next step of a new account. */
 export function SpacesScreen() {
@@ -59,7 +60,7 @@ function CreateSpace() {
   const create = useMutation({
     mutationFn: (body: { slug: string; name: string }) => unwrap(api.POST('/v1/spaces', { body })),
     onSuccess: async ({ data }) => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces'] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.spaces() })
       await navigate({ to: '/spaces/$space', params: { space: data.slug }, search: {} })
     },
     onError: (err) => setErrors(err instanceof ApiFailure ? fieldErrors(err, { slug: 'spaces.error.slug', name: 'spaces.error.name' }) : {}),

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
 import { createContext, type FormEvent, useContext, useEffect, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
-import { storySearchQuery, treeQuery } from '../api/queries'
+import { archivedStoriesQuery, storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { DeleteStoryDialog } from '../components/delete-story-dialog'
@@ -10,6 +10,7 @@ import { GettingStarted } from '../components/getting-started'
 import { ScheduleMark, spaceSchedulesQuery } from '../components/schedule'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, Skeleton, StatusBadge, storyState, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/')
 
@@ -54,7 +55,7 @@ export function StoryTreeScreen() {
     mutationFn: (a: { uuid: string; parent: string | null }) =>
       unwrap(api.POST('/v1/spaces/{space}/stories/bulk', { params: { path: { space } }, body: { action: 'move', uuids: [a.uuid], parent_uuid: a.parent } })),
     onSuccess: async (res) => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       const r = res.data[0]
       setBulkNotice(r?.ok ? t('stories.moved') : t('stories.notMoved', { reason: r && 'message' in r ? r.message : '' }))
     },
@@ -230,11 +231,7 @@ function TopLevelDrop({ onDrop }: { onDrop: (uuid: string) => void }) {
 /** Archived Stories leave the tree; they are listed here, on demand. */
 function ArchivedStories({ space }: { space: string }) {
   const [open, setOpen] = useState(false)
-  const archived = useQuery({
-    queryKey: ['/v1/spaces', space, 'stories', { status: 'archived' }],
-    queryFn: async () => unwrap(api.GET('/v1/spaces/{space}/stories', { params: { path: { space }, query: { status: 'archived', per_page: 100 } } })),
-    enabled: open,
-  })
+  const archived = useQuery({ ...archivedStoriesQuery(space), enabled: open })
   return (
     <details className="rounded-lg bg-white p-3 ring-1 ring-slate-200" onToggle={(e) => setOpen(e.currentTarget.open)}>
       <summary className="cursor-pointer text-sm font-semibold">{t('stories.archived')}</summary>
@@ -379,7 +376,7 @@ function BulkBar({ space, selected, folders, onDone }: { space: string; selected
       unwrap(api.POST('/v1/spaces/{space}/stories/bulk', { params: { path: { space } }, body: a })),
     onSuccess: async (res, a) => {
       setConfirm(null)
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       const failed = res.data.filter((r) => !r.ok).map((r) => ('message' in r ? r.message : ''))
       if (a.action === 'archive' || a.action === 'delete') {
         onDone(`${t('bulk.done', { ok: formatNumber(res.meta.succeeded), failed: formatNumber(res.meta.failed) })}${failed.length ? ` ${failed.join(' ')}` : ''}`)
@@ -480,7 +477,7 @@ function CreateStoryDialog({ space, folders, mode, onClose }: { space: string; f
     mutationFn: (body: { name: string; slug: string; is_folder: boolean; parent_uuid: string | null }) =>
       unwrap(api.POST('/v1/spaces/{space}/stories', { params: { path: { space } }, body })),
     onSuccess: async ({ data }) => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       close()
       if (!data.is_folder) await navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid: data.uuid }, search: {} })
     },
@@ -539,7 +536,7 @@ function RenameDialog({ space, target, onClose }: { space: string; target: null 
   const rename = useMutation({
     mutationFn: (name: string) => unwrap(api.PUT('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid: target!.uuid } }, body: { name } })),
     onSuccess: async () => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.space(space) })
       rename.reset()
       onClose()
     },

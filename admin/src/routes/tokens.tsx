@@ -6,8 +6,10 @@ import { spaceTokensQuery } from '../api/queries'
 import { ROLE_OPTIONS, type Role } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { Notice } from '../components/notice'
+import { SecretOnceDialog, type ShownSecret } from '../components/secret-once'
 import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../components/ui'
 import { formatDateTime, roleName, t } from '../i18n'
+import { queryKeys } from '../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/tokens')
 
@@ -21,9 +23,9 @@ export function TokensScreen() {
   const queryClient = useQueryClient()
   const tokens = useQuery(spaceTokensQuery(space))
   const [notice, setNotice] = useState<string | null>(null)
-  const [secret, setSecret] = useState<{ name: string; token: string } | null>(null)
+  const [secret, setSecret] = useState<ShownSecret | null>(null)
   const [revoking, setRevoking] = useState<SpaceToken | null>(null)
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'tokens'] })
+  const refresh = () => queryClient.invalidateQueries({ queryKey: queryKeys.tokens(space) })
 
   const revoke = useMutation({
     mutationFn: (tok: SpaceToken) => unwrap(api.DELETE('/v1/spaces/{space}/tokens/{id}', { params: { path: { space, id: tok.id } } })),
@@ -51,7 +53,7 @@ export function TokensScreen() {
       <CreateToken
         space={space}
         onCreated={async (created) => {
-          setSecret(created)
+          setSecret({ name: created.name, value: created.token })
           await refresh()
         }}
       />
@@ -98,7 +100,12 @@ export function TokensScreen() {
         </div>
       ) : null}
 
-      <SecretDialog secret={secret} onClose={() => setSecret(null)} />
+      <SecretOnceDialog
+        secret={secret}
+        onClose={() => setSecret(null)}
+        text={{ title: 'tokens.secretTitle', once: 'tokens.secretOnce', label: 'tokens.secretLabel' }}
+        testId="token-secret"
+      />
 
       <Dialog open={revoking !== null} title={revoking ? t('tokens.revokeTitle', { name: revoking.name }) : ''} onClose={closeRevoke}>
         {revoking ? (
@@ -171,55 +178,5 @@ function CreateToken({ space, onCreated }: { space: string; onCreated: (c: { nam
         </Button>
       </div>
     </form>
-  )
-}
-
-/** The secret, this once: a read-only field to select and a copy button. Closing the dialog forgets it. */
-function SecretDialog({ secret, onClose }: { secret: { name: string; token: string } | null; onClose: () => void }) {
-  const fieldId = useId()
-  const [copied, setCopied] = useState<string | null>(null)
-  const copy = async () => {
-    if (!secret) return
-    try {
-      await navigator.clipboard.writeText(secret.token)
-      setCopied(t('tokens.copied'))
-    } catch {
-      setCopied(t('tokens.copyFailed'))
-    }
-  }
-  const close = () => {
-    setCopied(null)
-    onClose()
-  }
-  return (
-    <Dialog open={secret !== null} title={t('tokens.secretTitle')} onClose={close}>
-      {secret ? (
-        <>
-          <p className="text-sm text-slate-800">
-            <strong>{secret.name}</strong>: {t('tokens.secretOnce')}
-          </p>
-          <label htmlFor={fieldId} className="text-sm font-medium text-slate-800">
-            {t('tokens.secretLabel')}
-          </label>
-          <input
-            id={fieldId}
-            readOnly
-            value={secret.token}
-            data-testid="token-secret"
-            onFocus={(e) => e.currentTarget.select()}
-            className="rounded-md border border-slate-300 bg-slate-50 px-3 py-1.5 font-mono text-sm"
-          />
-          <p role="status" className="text-sm text-slate-700">
-            {copied ?? ''}
-          </p>
-          <div className="flex justify-end gap-2">
-            <Button onClick={copy}>{t('tokens.copy')}</Button>
-            <Button tone="primary" onClick={close}>
-              {t('tokens.done')}
-            </Button>
-          </div>
-        </>
-      ) : null}
-    </Dialog>
   )
 }

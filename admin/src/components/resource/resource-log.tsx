@@ -7,6 +7,7 @@ import { CatalogError } from '../catalog-error'
 import { Button, Loading } from '../ui'
 import { callOperation, type Row, tk, valueText } from './call'
 import { Cell } from './cells'
+import { queryKeys } from '../../api/keys'
 
 const SELECT = 'rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm'
 
@@ -29,7 +30,7 @@ export function ResourceLog({
   const queryClient = useQueryClient()
   const item = { space, [resource.itemParam]: String(row[resource.itemKey]) }
   const [filters, setFilters] = useState<Record<string, string>>({})
-  const key = ['/v1/spaces', space, log.path, item, filters]
+  const key = queryKeys.resourceLog(space, log.path, item, filters)
   const entries = useQuery({
     queryKey: key,
     queryFn: async () => (await callOperation<{ data: Row[] }>(log, item, { query: { limit: 100, ...filters } })).data,
@@ -38,7 +39,7 @@ export function ResourceLog({
     mutationFn: ({ action, entry }: { action: ManifestResource['logActions'][number]; entry: Row }) =>
       callOperation(action, { ...item, ...Object.fromEntries(Object.entries(action.params).map(([p, k]) => [p, String(entry[k])])) }),
     onSuccess: async (_d, { action }) => {
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, log.path] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.resource(space, log.path) })
       onNotice(t('resource.done', { action: tk(action.label) }))
     },
   })

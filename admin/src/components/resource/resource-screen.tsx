@@ -6,11 +6,13 @@ import { atLeast, useSpaceRole } from '../../api/roles'
 import { t } from '../../i18n'
 import { CatalogError } from '../catalog-error'
 import { Notice } from '../notice'
+import { SecretOnceDialog, type ShownSecret } from '../secret-once'
 import { Button, Dialog, EmptyState, Loading } from '../ui'
 import { callOperation, type Row, tk } from './call'
 import { Cell } from './cells'
 import { ResourceForm } from './resource-form'
 import { ResourceLog } from './resource-log'
+import { queryKeys } from '../../api/keys'
 
 const PAGE = 25
 type Action = ManifestResource['actions'][number]
@@ -27,17 +29,17 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
   const can = (op?: { minRole: 'viewer' | 'editor' | 'admin' }) => op !== undefined && atLeast(role, op.minRole)
   const queryClient = useQueryClient()
   const titleId = useId()
-  const listKey = ['/v1/spaces', space, resource.list.path]
+  const listKey = queryKeys.resource(space, resource.list.path)
   const [page, setPage] = useState(1)
   const list = useQuery({
-    queryKey: [...listKey, resource.list.paged ? page : 0],
+    queryKey: queryKeys.resourcePage(space, resource.list.path, resource.list.paged ? page : 0),
     queryFn: () =>
       callOperation<{ data: Row[]; meta?: { total?: number } }>(resource.list, { space }, resource.list.paged ? { query: { page, per_page: PAGE } } : {}),
   })
   const [notice, setNotice] = useState<string | null>(null)
   const [editing, setEditing] = useState<Row | 'new' | null>(null)
   const [confirming, setConfirming] = useState<{ action: Action; row: Row } | null>(null)
-  const [secret, setSecret] = useState<{ name: string; value: string } | null>(null)
+  const [secret, setSecret] = useState<ShownSecret | null>(null)
   const [logOf, setLogOf] = useState<Row | null>(null)
   const refresh = () => queryClient.invalidateQueries({ queryKey: listKey })
   const nameOf = (row: Row) => String(row[resource.name] ?? row[resource.itemKey] ?? '')
@@ -60,7 +62,7 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
       setConfirming(null)
       await refresh()
       if (logOf && action.kind === 'delete' && logOf[resource.itemKey] === row[resource.itemKey]) setLogOf(null)
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, resource.log?.path ?? ''] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.resource(space, resource.log?.path ?? '') })
       const value = action.secret ? answer?.data?.[action.secret] : undefined
       if (typeof value === 'string') setSecret({ name: nameOf(row), value })
       setNotice(t('resource.doneOn', { action: tk(action.label), name: nameOf(row) }))
@@ -249,56 +251,12 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
         ) : null}
       </Dialog>
 
-      <SecretOnce secret={secret} onClose={() => setSecret(null)} />
+      <SecretOnceDialog
+        secret={secret}
+        onClose={() => setSecret(null)}
+        text={{ title: 'resource.secretTitle', once: 'resource.secretOnce', label: 'resource.secretLabel' }}
+        testId="secret-once"
+      />
     </section>
-  )
-}
-
-/** A secret from an answer, this once: a read-only field and a copy button. Closing forgets it. */
-function SecretOnce({ secret, onClose }: { secret: { name: string; value: string } | null; onClose: () => void }) {
-  const fieldId = useId()
-  const [copied, setCopied] = useState<string | null>(null)
-  const copy = async () => {
-    try {
-      await navigator.clipboard.writeText(secret?.value ?? '')
-      setCopied(t('tokens.copied'))
-    } catch {
-      setCopied(t('tokens.copyFailed'))
-    }
-  }
-  const close = () => {
-    setCopied(null)
-    onClose()
-  }
-  return (
-    <Dialog open={secret !== null} title={t('resource.secretTitle')} onClose={close}>
-      {secret ? (
-        <>
-          <p className="text-sm text-slate-800">
-            <strong>{secret.name}</strong>: {t('resource.secretOnce')}
-          </p>
-          <label htmlFor={fieldId} className="text-sm font-medium text-slate-800">
-            {t('resource.secretLabel')}
-          </label>
-          <input
-            id={fieldId}
-            readOnly
-            value={secret.value}
-            data-testid="secret-once"
-            onFocus={(e) => e.currentTarget.select()}
-            className="rounded-md border border-slate-300 bg-slate-50 px-3 py-1.5 font-mono text-sm"
-          />
-          <p role="status" className="text-sm text-slate-700">
-            {copied ?? ''}
-          </p>
-          <div className="flex justify-end gap-2">
-            <Button onClick={copy}>{t('tokens.copy')}</Button>
-            <Button tone="primary" onClick={close}>
-              {t('tokens.done')}
-            </Button>
-          </div>
-        </>
-      ) : null}
-    </Dialog>
   )
 }

@@ -1,11 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { useNavigate } from '@tanstack/react-router'
-import { type FormEvent, useEffect, useId, useState } from 'react'
+import { useEffect, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../../api/client'
 import { queryKeys } from '../../api/keys'
 import { setToken } from '../../auth'
 import { toast } from '../../components/toast'
-import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../../components/ui'
+import { SelectField, SettingsForm, SettingsPage, SettingsSection } from '../../components/settings-form'
+import { Button, CatalogErrorRetry, Dialog, TextField } from '../../components/ui'
 import { adoptLanguage, fieldErrors, LANGUAGES, t } from '../../i18n'
 import { setThemeChoice, type ThemeChoice } from '../../theme'
 import { meQuery } from './queries'
@@ -14,38 +15,25 @@ import { meQuery } from './queries'
 export function AccountScreen() {
   const me = useQuery(meQuery())
   return (
-    <div className="mx-auto flex max-w-2xl flex-col gap-6">
-      <h1 className="text-2xl font-semibold">{t('account.title')}</h1>
-      {me.isPending ? <Skeleton lines={4} /> : null}
-      {me.isError ? <CatalogErrorRetry error={me.error} onRetry={() => me.refetch()} /> : null}
-      {me.data ? <ProfileForm me={me.data} /> : null}
-      {me.data ? <PasswordForm /> : null}
-      {me.data ? <SignOutEverywhere /> : null}
-    </div>
+    <SettingsPage title={t('account.title')} query={me} className="mx-auto flex max-w-2xl flex-col gap-6">
+      {(data) => (
+        <>
+          <ProfileForm me={data} />
+          <PasswordForm />
+          <SignOutEverywhere />
+        </>
+      )}
+    </SettingsPage>
   )
 }
 
 type Me = NonNullable<ReturnType<typeof useQuery<Awaited<ReturnType<NonNullable<ReturnType<typeof meQuery>['queryFn']>>>>>['data']>
-
-function Section({ title, children }: { title: string; children: React.ReactNode }) {
-  const id = useId()
-  return (
-    <section aria-labelledby={id} className="flex flex-col gap-3 rounded-lg bg-white p-4 ring-1 ring-slate-200">
-      <h2 id={id} className="text-lg font-semibold">
-        {title}
-      </h2>
-      {children}
-    </section>
-  )
-}
 
 function ProfileForm({ me }: { me: Me }) {
   const queryClient = useQueryClient()
   const [name, setName] = useState(me.name ?? '')
   const [language, setLanguage] = useState(me.ui_language ?? '')
   const [theme, setTheme] = useState<ThemeChoice>(me.ui_theme ?? 'system')
-  const langId = useId()
-  const themeId = useId()
   useEffect(() => setName(me.name ?? ''), [me.name])
   const save = useMutation({
     mutationFn: async () =>
@@ -60,48 +48,28 @@ function ProfileForm({ me }: { me: Me }) {
     },
   })
   const errors = fieldErrors(save.error, { name: 'account.error.name', ui_language: 'account.error.language', ui_theme: 'account.error.theme' })
-  const submit = (e: FormEvent) => {
-    e.preventDefault()
-    save.mutate()
-  }
   return (
-    <Section title={t('account.profile')}>
-      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+    <SettingsSection title={t('account.profile')}>
+      <SettingsForm onSubmit={() => save.mutate()} error={Object.keys(errors).length ? null : save.error} submit={t('account.saveProfile')} pending={save.isPending}>
         <TextField label={t('account.name')} value={name} onChange={(e) => setName(e.target.value)} autoComplete="name" errors={errors.name} />
         <p className="text-sm text-slate-700">
           {t('account.email')} <strong>{me.email}</strong>
         </p>
-        <div className="flex flex-col gap-1">
-          <label htmlFor={langId} className="text-sm font-medium text-slate-800">
-            {t('account.language')}
-          </label>
-          <select id={langId} value={language} onChange={(e) => setLanguage(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="">{t('account.language.browser')}</option>
-            {LANGUAGES.map((l) => (
-              <option key={l.code} value={l.code} lang={l.code}>
-                {l.name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="flex flex-col gap-1">
-          <label htmlFor={themeId} className="text-sm font-medium text-slate-800">
-            {t('shell.theme')}
-          </label>
-          <select id={themeId} value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            <option value="system">{t('shell.theme.system')}</option>
-            <option value="light">{t('shell.theme.light')}</option>
-            <option value="dark">{t('shell.theme.dark')}</option>
-          </select>
-        </div>
-        {save.isError && !Object.keys(errors).length ? <CatalogErrorRetry error={save.error} /> : null}
-        <div>
-          <Button tone="primary" type="submit" disabled={save.isPending}>
-            {t('account.saveProfile')}
-          </Button>
-        </div>
-      </form>
-    </Section>
+        <SelectField label={t('account.language')} value={language} onChange={(e) => setLanguage(e.target.value)}>
+          <option value="">{t('account.language.browser')}</option>
+          {LANGUAGES.map((l) => (
+            <option key={l.code} value={l.code} lang={l.code}>
+              {l.name}
+            </option>
+          ))}
+        </SelectField>
+        <SelectField label={t('shell.theme')} value={theme} onChange={(e) => setTheme(e.target.value as ThemeChoice)}>
+          <option value="system">{t('shell.theme.system')}</option>
+          <option value="light">{t('shell.theme.light')}</option>
+          <option value="dark">{t('shell.theme.dark')}</option>
+        </SelectField>
+      </SettingsForm>
+    </SettingsSection>
   )
 }
 
@@ -120,15 +88,20 @@ function PasswordForm() {
     },
   })
   const errors = fieldErrors(change.error, { current_password: 'account.error.currentPassword', new_password: 'account.error.newPassword' })
-  const submit = (e: FormEvent) => {
-    e.preventDefault()
+  const submit = () => {
     const differ = next !== repeat
     setMismatch(differ)
     if (!differ) change.mutate()
   }
   return (
-    <Section title={t('account.password')}>
-      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+    <SettingsSection title={t('account.password')}>
+      <SettingsForm
+        onSubmit={submit}
+        error={change.error instanceof ApiFailure && change.error.status === 422 ? null : change.error}
+        submit={t('account.changePassword')}
+        pending={change.isPending}
+        disabled={!current || !next}
+      >
         <TextField label={t('account.currentPassword')} type="password" autoComplete="current-password" value={current} onChange={(e) => setCurrent(e.target.value)} errors={errors.current_password} />
         <TextField
           label={t('account.newPassword')}
@@ -147,14 +120,8 @@ function PasswordForm() {
           onChange={(e) => setRepeat(e.target.value)}
           errors={mismatch ? [t('account.error.mismatch')] : undefined}
         />
-        {change.isError && !(change.error instanceof ApiFailure && change.error.status === 422) ? <CatalogErrorRetry error={change.error} /> : null}
-        <div>
-          <Button tone="primary" type="submit" disabled={change.isPending || !current || !next}>
-            {t('account.changePassword')}
-          </Button>
-        </div>
-      </form>
-    </Section>
+      </SettingsForm>
+    </SettingsSection>
   )
 }
 
@@ -172,7 +139,7 @@ function SignOutEverywhere() {
     },
   })
   return (
-    <Section title={t('account.sessions')}>
+    <SettingsSection title={t('account.sessions')}>
       <p className="text-sm text-slate-700">{t('account.sessionsText')}</p>
       <div>
         <Button tone="danger" onClick={() => setConfirm(true)}>
@@ -189,6 +156,6 @@ function SignOutEverywhere() {
           </Button>
         </div>
       </Dialog>
-    </Section>
+    </SettingsSection>
   )
 }

@@ -12,7 +12,8 @@ import { valueText } from '../../components/resource/call'
 import { Button, EmptyState, Loading } from '../../components/ui'
 import { formatDateTime, formatNumber, t } from '../../i18n'
 import { Meter } from '../../components/meter'
-import { aiJobsQuery, aiKeys, aiStatusQuery, JOB_KINDS, JOB_STATUSES, type JobKind, type JobStatus, PER_PAGE } from './queries'
+import { aiJobsQuery, aiStatusQuery, JOB_KINDS, JOB_STATUSES, type JobKind, type JobStatus, PER_PAGE } from './queries'
+import { queryKeys } from '../../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/ai')
 const SELECT = 'rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm'
@@ -160,8 +161,8 @@ function JobReview({ space, job, onDecided }: { space: string; job: AiJob; onDec
         ? unwrap(api.POST('/v1/spaces/{space}/ai-jobs/{aiJob}/approve', { params: { path: { space, aiJob: job.uuid } } }))
         : unwrap(api.POST('/v1/spaces/{space}/ai-jobs/{aiJob}/reject', { params: { path: { space, aiJob: job.uuid } } })),
     onSuccess: async (_d, what) => {
-      await queryClient.invalidateQueries({ queryKey: aiKeys.all(space) })
-      await queryClient.invalidateQueries({ queryKey: ['/v1/spaces', space, 'stories'] })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.aiJobs(space) })
+      await queryClient.invalidateQueries({ queryKey: queryKeys.stories(space) })
       onDecided(t(what === 'approve' ? 'ai.approved' : 'ai.rejected'))
     },
   })

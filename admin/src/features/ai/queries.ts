@@ -1,6 +1,7 @@
 import { queryOptions } from '@tanstack/react-query'
 import { api, unwrap } from '../../api/client'
 import type { paths } from '../../api/schema'
+import { queryKeys } from '../../api/keys'
 
 type JobQuery = NonNullable<paths['/v1/spaces/{space}/ai-jobs']['get']['parameters']['query']>
 export type JobStatus = NonNullable<JobQuery['status']>
@@ -9,17 +10,9 @@ export const JOB_STATUSES = ['awaiting_review', 'queued', 'running', 'approved',
 export const JOB_KINDS = ['translate', 'alt_text'] as const satisfies readonly JobKind[]
 export const PER_PAGE = 25
 
-/** Query keys of the AI screen: one factory, each starting with the API path it reads. */
-export const aiKeys = {
-  all: (space: string) => ['/v1/spaces', space, 'ai-jobs'] as const,
-  jobs: (space: string, filter: { status?: JobStatus; kind?: JobKind; page: number }) => [...aiKeys.all(space), filter] as const,
-  job: (space: string, uuid: string) => [...aiKeys.all(space), uuid] as const,
-  status: (space: string) => ['/v1/spaces', space, 'ai/status'] as const,
-}
-
 export const aiJobsQuery = (space: string, filter: { status?: JobStatus; kind?: JobKind; page: number }) =>
   queryOptions({
-    queryKey: aiKeys.jobs(space, filter),
+    queryKey: queryKeys.aiJobList(space, filter),
     queryFn: () =>
       unwrap(
         api.GET('/v1/spaces/{space}/ai-jobs', {
@@ -30,6 +23,6 @@ export const aiJobsQuery = (space: string, filter: { status?: JobStatus; kind?: 
 
 export const aiStatusQuery = (space: string) =>
   queryOptions({
-    queryKey: aiKeys.status(space),
+    queryKey: queryKeys.aiStatus(space),
     queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/ai/status', { params: { path: { space } } }))).data,
   })

@@ -2,12 +2,14 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi } from '@tanstack/react-router'
 import { useId, useState } from 'react'
 import { api, unwrap } from '../../api/client'
+import { queryKeys } from '../../api/keys'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
 import { Notice } from '../../components/notice'
 import { Button, Loading } from '../../components/ui'
 import { formatBytes, formatDateTime, formatNumber, t } from '../../i18n'
 import { Meter } from '../../components/meter'
+import { billingQuery } from './queries'
 
 const route = getRouteApi('/app/spaces/$space/billing')
 const SELECT = 'rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm'
@@ -22,16 +24,15 @@ export function BillingScreen() {
   const titleId = useId()
   const selectId = useId()
   const queryClient = useQueryClient()
-  const key = ['/v1/spaces', space, 'billing']
-  const billing = useQuery({ queryKey: key, queryFn: async () => (await unwrap(api.GET('/v1/spaces/{space}/billing', { params: { path: { space } } }))).data })
+  const billing = useQuery(billingQuery(space))
   const canChange = useCan(space, 'PATCH', '/v1/spaces/{space}/billing')
   const [plan, setPlan] = useState('')
   const [notice, setNotice] = useState<string | null>(null)
   const change = useMutation({
     mutationFn: (name: string) => unwrap(api.PATCH('/v1/spaces/{space}/billing', { params: { path: { space } }, body: { plan: name } })),
     onSuccess: async ({ data }) => {
-      queryClient.setQueryData(key, data)
-      await queryClient.invalidateQueries({ queryKey: ['/v1/whoami'] })
+      queryClient.setQueryData(billingQuery(space).queryKey, data)
+      await queryClient.invalidateQueries({ queryKey: queryKeys.whoami() })
       setNotice(t('billing.changed', { plan: data.plan }))
     },
   })

@@ -5,6 +5,7 @@ import { api, unwrap } from '../../api/client'
 import { queryKeys } from '../../api/keys'
 import { localesQuery } from '../../api/queries'
 import { toast } from '../../components/toast'
+import { SelectField, SettingsForm, SettingsPage, SettingsSection } from '../../components/settings-form'
 import { Button, CatalogErrorRetry, Dialog, Skeleton, TextField } from '../../components/ui'
 import { errorText, fieldErrors, t } from '../../i18n'
 import { spaceQuery } from './queries'
@@ -16,37 +17,25 @@ export function SettingsScreen() {
   const { space } = route.useParams()
   const detail = useQuery(spaceQuery(space))
   return (
-    <div className="flex max-w-3xl flex-col gap-6">
-      <h1 className="text-2xl font-semibold">{t('settings.title')}</h1>
-      {detail.isPending ? <Skeleton lines={6} /> : null}
-      {detail.isError ? <CatalogErrorRetry error={detail.error} onRetry={() => detail.refetch()} /> : null}
-      {detail.data ? <GeneralForm space={space} data={detail.data} /> : null}
-      {detail.data ? <Locales space={space} /> : null}
-      {detail.data && !detail.data.archived ? <ArchiveSpace space={space} name={detail.data.name} /> : null}
-    </div>
+    <SettingsPage title={t('settings.title')} query={detail} lines={6}>
+      {(data) => (
+        <>
+          <GeneralForm space={space} data={data} />
+          <Locales space={space} />
+          {!data.archived ? <ArchiveSpace space={space} name={data.name} /> : null}
+        </>
+      )}
+    </SettingsPage>
   )
 }
 
 type SpaceData = Awaited<ReturnType<NonNullable<ReturnType<typeof spaceQuery>['queryFn']>>>
-
-function Section({ title, children }: { title: string; children: React.ReactNode }) {
-  const id = useId()
-  return (
-    <section aria-labelledby={id} className="flex flex-col gap-3 rounded-lg bg-white p-4 ring-1 ring-slate-200">
-      <h2 id={id} className="text-lg font-semibold">
-        {title}
-      </h2>
-      {children}
-    </section>
-  )
-}
 
 function GeneralForm({ space, data }: { space: string; data: SpaceData }) {
   const queryClient = useQueryClient()
   const [name, setName] = useState(data.name)
   const [preview, setPreview] = useState(data.preview_url ?? '')
   const [defaultLang, setDefaultLang] = useState(data.default_lang)
-  const langId = useId()
   useEffect(() => setDefaultLang(data.default_lang), [data.default_lang])
   const save = useMutation({
     mutationFn: async () =>
@@ -59,13 +48,9 @@ function GeneralForm({ space, data }: { space: string; data: SpaceData }) {
     },
   })
   const errors = fieldErrors(save.error, { name: 'settings.error.name', preview_url: 'settings.error.previewUrl', default_lang: 'settings.error.defaultLang' })
-  const submit = (e: FormEvent) => {
-    e.preventDefault()
-    save.mutate()
-  }
   return (
-    <Section title={t('settings.general')}>
-      <form onSubmit={submit} className="flex flex-col gap-3" noValidate>
+    <SettingsSection title={t('settings.general')}>
+      <SettingsForm onSubmit={() => save.mutate()} error={Object.keys(errors).length ? null : save.error} submit={t('settings.save')} pending={save.isPending}>
         <TextField label={t('settings.name')} value={name} onChange={(e) => setName(e.target.value)} errors={errors.name} />
         <TextField
           label={t('settings.previewUrl')}
@@ -76,26 +61,15 @@ function GeneralForm({ space, data }: { space: string; data: SpaceData }) {
           hint={t('settings.previewUrlHint')}
           errors={errors.preview_url}
         />
-        <div className="flex flex-col gap-1">
-          <label htmlFor={langId} className="text-sm font-medium text-slate-800">
-            {t('settings.defaultLang')}
-          </label>
-          <select id={langId} value={defaultLang} onChange={(e) => setDefaultLang(e.target.value)} className="rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm">
-            {data.locales.map((code) => (
-              <option key={code} value={code}>
-                {localeName(code)}
-              </option>
-            ))}
-          </select>
-        </div>
-        {save.isError && !Object.keys(errors).length ? <CatalogErrorRetry error={save.error} /> : null}
-        <div>
-          <Button tone="primary" type="submit" disabled={save.isPending}>
-            {t('settings.save')}
-          </Button>
-        </div>
-      </form>
-    </Section>
+        <SelectField label={t('settings.defaultLang')} value={defaultLang} onChange={(e) => setDefaultLang(e.target.value)}>
+          {data.locales.map((code) => (
+            <option key={code} value={code}>
+              {localeName(code)}
+            </option>
+          ))}
+        </SelectField>
+      </SettingsForm>
+    </SettingsSection>
   )
 }
 
@@ -168,7 +142,7 @@ function Locales({ space }: { space: string }) {
   }
   const list = locales.data ?? []
   return (
-    <Section title={t('settings.locales')}>
+    <SettingsSection title={t('settings.locales')}>
       <p className="text-sm text-slate-700">{t('settings.localesText')}</p>
       {locales.isPending ? <Skeleton lines={3} /> : null}
       {locales.isError ? <CatalogErrorRetry error={locales.error} onRetry={() => locales.refetch()} /> : null}
@@ -289,7 +263,7 @@ function Locales({ space }: { space: string }) {
           </Button>
         </div>
       </Dialog>
-    </Section>
+    </SettingsSection>
   )
 }
 
@@ -332,7 +306,7 @@ function ArchiveSpace({ space, name }: { space: string; name: string }) {
     },
   })
   return (
-    <Section title={t('settings.archive')}>
+    <SettingsSection title={t('settings.archive')}>
       <p className="text-sm text-slate-700">{t('settings.archiveText')}</p>
       <div>
         <Button tone="danger" onClick={() => setOpen(true)}>
@@ -365,7 +339,7 @@ function ArchiveSpace({ space, name }: { space: string; name: string }) {
           </div>
         </form>
       </Dialog>
-    </Section>
+    </SettingsSection>
   )
 }
 
