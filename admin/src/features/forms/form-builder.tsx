@@ -30,6 +30,7 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
   const [draft, setDraft] = useState<Draft>(() => (form ? draftOf(form) : emptyDraft()))
   const [previewLang, setPreviewLang] = useState('')
   const [archiving, setArchiving] = useState(false)
+  const actionId = useId()
   const set = (patch: Partial<Draft>) => setDraft((d) => ({ ...d, ...patch }))
   const setField = (id: string, patch: Partial<FieldDraft>) => setDraft((d) => ({ ...d, fields: d.fields.map((f) => (f.id === id ? { ...f, ...patch } : f)) }))
 
@@ -77,6 +78,7 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
       <form
         className="flex min-w-0 flex-col gap-6"
         aria-label={t('forms.builder')}
+        noValidate
         onSubmit={(e) => {
           e.preventDefault()
           if (canWrite) save.mutate()
@@ -135,13 +137,15 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
             <fieldset className="flex flex-col gap-2">
               <legend className="text-sm font-medium text-slate-800">{t('forms.actionLegend')}</legend>
               {SUBMIT_ACTIONS.map((a) => (
-                <label key={a} className="flex items-start gap-2 text-sm">
-                  <input type="radio" name="submit_action" value={a} checked={draft.submitAction === a} onChange={() => set({ submitAction: a })} className="mt-1" />
-                  <span>
-                    <span className="font-medium">{t(`forms.action.${a}` as MessageKey)}</span>
-                    <span className="block text-xs text-slate-600">{t(`forms.action.${a}.help` as MessageKey)}</span>
-                  </span>
-                </label>
+                <div key={a} className="text-sm">
+                  <label className="flex items-center gap-2 font-medium">
+                    <input type="radio" name="submit_action" value={a} checked={draft.submitAction === a} onChange={() => set({ submitAction: a })} aria-describedby={`${actionId}-${a}`} />
+                    {t(`forms.action.${a}` as MessageKey)}
+                  </label>
+                  <p id={`${actionId}-${a}`} className="ml-6 text-xs text-slate-600">
+                    {t(`forms.action.${a}.help` as MessageKey)}
+                  </p>
+                </div>
               ))}
             </fieldset>
             {draft.submitAction === 'email' || draft.notificationEmail ? (

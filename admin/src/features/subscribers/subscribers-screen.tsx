@@ -215,6 +215,7 @@ function NewsletterSettings({ space }: { space: string }) {
       {settings.error ? <ErrorNotice error={settings.error} onRetry={() => settings.refetch()} /> : null}
       <form
         className="flex flex-col gap-3"
+        noValidate
         onSubmit={(e) => {
           e.preventDefault()
           if (canSave) save.mutate()
