@@ -21,6 +21,7 @@ export function FormPreview({ draft, lang }: { draft: Draft; lang: string }) {
       <form
         className="flex flex-col gap-3"
         aria-label={draft.label || t('forms.untitled')}
+        noValidate
         onSubmit={(e) => {
           e.preventDefault()
           setTried(true)
