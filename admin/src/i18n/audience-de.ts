@@ -17,7 +17,7 @@ export const audienceDe: Record<keyof typeof audienceEn, string> = {
   'forms.col.updated': 'Geändert',
   'forms.back': 'Alle Formulare',
   'forms.sections': 'Bereiche des Formulars',
-  'forms.tab.build': 'Editor',
+  'forms.tab.build': 'Bearbeiten',
   'forms.tab.embed': 'Einbetten',
   'forms.tab.submissions': 'Einsendungen',
   'forms.builder': 'Formular-Editor',
