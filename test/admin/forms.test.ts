@@ -36,7 +36,8 @@ const settled = (page: Page) => until(() => page.getByTestId('skeleton').count()
 describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () => {
   beforeAll(async () => {
     sink = await startSmtpSink()
-    h = await startAdmin({ env: { SMTP_URL: sink.url }, publicUrl: true })
+    // Webhook URLs on 127.0.0.1 pass the outbound policy (nothing is delivered to them here).
+    h = await startAdmin({ env: { SMTP_URL: sink.url }, publicUrl: true, config: { outboundAllowPrivate: true } })
     owner = await h.t.register({ name: 'Olga Owner' })
     space = (await h.t.createSpace(owner.token, { name: 'Harbour Site' })).slug
     editor = await memberNamed(h.t, owner.tenant.id, space, 'editor', 'Eda Editor')
@@ -179,7 +180,9 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     await sitePage.getByLabel('Message').fill('<a href="https://x.example">cheap</a> https://y.example https://z.example')
     await sitePage.getByLabel('I agree to be contacted').check()
     await sitePage.getByRole('button', { name: 'Send' }).click()
-    await until(async () => (await h.t.kernel.db.query<{ n: number }>('select count(*)::int as n from form_submissions')).at(0)?.n, 2)
+    const stored = async () =>
+      (await h.t.kernel.db.query<{ n: number }>('select count(*)::int as n from form_submissions s join forms f on f.id = s.form_id where f.uuid = $1', [formUuid])).at(0)?.n
+    await until(stored, 2)
     expect(pageErrors).toEqual([])
 
     // The e-mail action runs as a durable job: the mail reaches the SMTP sink, for the clean submission only.
@@ -270,6 +273,35 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     expect(vw.errors).toEqual([])
   })
 
+  test('a webhook form: the signing secret is shown once after saving, a new one on demand', async () => {
+    expect(formUuid).not.toBe('')
+    const { page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${space}/forms/${formUuid}`)
+    await page.getByRole('heading', { name: 'Contact us', level: 1 }).waitFor()
+    await settled(page)
+    expect(await page.getByRole('button', { name: 'New signing secret' }).count()).toBe(0)
+    await page.getByRole('radio', { name: 'Store and send to a webhook', exact: true }).check()
+    await page.getByRole('button', { name: 'Save form' }).click()
+    await page.getByText('Give the URL the submissions are sent to.').waitFor()
+    await page.getByLabel('Webhook URL').fill('http://127.0.0.1:9/hook')
+    await page.getByRole('button', { name: 'Save form' }).click()
+    const dialog = page.getByRole('dialog', { name: 'The webhook signing secret' })
+    await dialog.waitFor()
+    const first = (await dialog.getByTestId('form-secret').textContent()) ?? ''
+    expect(first).toMatch(/^whsec_/)
+    await dialog.getByRole('button', { name: 'I have copied it' }).click()
+    await dialog.waitFor({ state: 'hidden' })
+    expect((await h.call('GET', `/v1/spaces/${space}/forms/${formUuid}`, owner.token)).body.data).toMatchObject({ submit_action: 'webhook', webhook_url: 'http://127.0.0.1:9/hook', has_webhook_secret: true })
+    await page.getByRole('button', { name: 'New signing secret' }).click()
+    await dialog.waitFor()
+    const second = (await dialog.getByTestId('form-secret').textContent()) ?? ''
+    expect(second).toMatch(/^whsec_/)
+    expect(second).not.toBe(first)
+    await page.keyboard.press('Escape')
+    await dialog.waitFor({ state: 'hidden' })
+    expect(errors).toEqual([])
+  })
+
   test('subscribers: status filter and search, unsubscribe, erase after typing the address, CSV, the newsletter redirect', async () => {
     sink.clear()
     for (const [email, name] of [
@@ -323,7 +355,11 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     await dialog.getByLabel('Type ann@example.com to confirm').press('Enter')
     await page.getByText('ann@example.com was erased.').waitFor()
     await until(() => rows.count(), 2)
-    expect((await h.t.kernel.db.query<{ n: number }>(`select count(*)::int as n from subscribers where email = 'ann@example.com'`))[0]!.n).toBe(0)
+    const left = await h.t.kernel.db.query<{ n: number }>(
+      `select count(*)::int as n from subscribers s join spaces sp on sp.id = s.space_id where sp.slug = $1 and s.email = 'ann@example.com'`,
+      [space],
+    )
+    expect(left[0]!.n).toBe(0)
 
     // The CSV with the list's filter.
     await page.getByLabel('Status').selectOption('confirmed')

@@ -90,6 +90,8 @@ export const audienceDe: Record<keyof typeof audienceEn, string> = {
   'forms.created': 'Das Formular „{name}“ wurde angelegt.',
   'forms.saved': 'Das Formular „{name}“ wurde gespeichert.',
   'forms.fixErrors': 'Das Formular wurde nicht gespeichert: siehe die Hinweise an den Feldern.',
+  'forms.rotate': 'Neues Signatur-Geheimnis',
+  'forms.rotated': 'Ein neues Signatur-Geheimnis wurde erzeugt: Zustellungen werden ab jetzt damit signiert.',
   'forms.archive': 'Formular archivieren',
   'forms.archiveTitle': '„{name}“ archivieren?',
   'forms.archiveText': 'Das Formular nimmt sofort keine Einsendungen mehr an (das eingebettete Formular antwortet „nicht gefunden“). Seine Einsendungen bleiben erhalten.',

@@ -91,6 +91,8 @@ export const audienceEn = {
   'forms.created': 'The form “{name}” was created.',
   'forms.saved': 'The form “{name}” was saved.',
   'forms.fixErrors': 'The form was not saved: see the notes at the fields.',
+  'forms.rotate': 'New signing secret',
+  'forms.rotated': 'A new signing secret was made: deliveries are signed with it from now on.',
   'forms.archive': 'Archive form',
   'forms.archiveTitle': 'Archive “{name}”?',
   'forms.archiveText': 'The form stops taking submissions at once (the embedded form answers “not found”). Its submissions are kept.',

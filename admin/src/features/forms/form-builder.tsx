@@ -26,6 +26,7 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
   const navigate = useNavigate()
   const canWrite = useCan(space, form ? 'PUT' : 'POST', form ? '/v1/spaces/{space}/forms/{uuid}' : '/v1/spaces/{space}/forms')
   const canArchive = useCan(space, 'DELETE', '/v1/spaces/{space}/forms/{uuid}')
+  const canRotate = useCan(space, 'POST', '/v1/spaces/{space}/forms/{uuid}/rotate-secret')
   const locales = useQuery(localesQuery(space))
   const [draft, setDraft] = useState<Draft>(() => (form ? draftOf(form) : emptyDraft()))
   const [previewLang, setPreviewLang] = useState('')
@@ -57,6 +58,13 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
       await queryClient.invalidateQueries({ queryKey: formKeys.all(space) })
       toast(t('forms.archived', { name: form!.label }))
       await navigate({ to: '/spaces/$space/forms', params: { space } })
+    },
+  })
+  const rotate = useMutation({
+    mutationFn: async () => (await unwrap(api.POST('/v1/spaces/{space}/forms/{uuid}/rotate-secret', { params: { path: { space, uuid: form!.uuid } } }))).data,
+    onSuccess: (saved) => {
+      toast(t('forms.rotated'))
+      if (saved.secret) onSecret(saved.secret)
     },
   })
   const errs = builderErrors(save.error)
@@ -185,16 +193,22 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
 
         {otherErrors.length ? <FieldErrors errors={otherErrors.flatMap(([k, m]) => m.map((x) => `${k}: ${x}`))} /> : null}
         {save.error && !Object.keys(errs).length ? <CatalogError error={save.error} /> : null}
+        <CatalogError error={rotate.error} />
         {save.error && Object.keys(errs).length ? (
           <p role="alert" className="text-sm text-red-800">
             {t('forms.fixErrors')}
           </p>
         ) : null}
-        {canWrite || (form && canArchive) ? (
+        {canWrite || (form && (canArchive || canRotate)) ? (
           <div className="flex flex-wrap gap-3">
             {canWrite ? (
               <Button type="submit" tone="primary" disabled={save.isPending}>
                 {form ? t('forms.save') : t('forms.create')}
+              </Button>
+            ) : null}
+            {form?.submit_action === 'webhook' && canRotate ? (
+              <Button disabled={rotate.isPending} onClick={() => rotate.mutate()}>
+                {t('forms.rotate')}
               </Button>
             ) : null}
             {form && canArchive ? (
