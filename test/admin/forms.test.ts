@@ -266,6 +266,8 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     await vw.page.getByRole('link', { name: 'Contact us' }).click()
     await vw.page.getByRole('heading', { name: 'Contact us', level: 1 }).waitFor()
     await settled(vw.page)
+    // The sidebar lists Forms once the role is known (whoami): from then on, the controls' absence means something.
+    await vw.page.getByRole('navigation', { name: 'Space switcher' }).getByRole('link', { name: 'Forms' }).waitFor()
     expect(await vw.page.getByRole('link', { name: 'New form' }).count()).toBe(0)
     expect(await vw.page.getByRole('button', { name: 'Save form' }).count()).toBe(0)
     expect(await vw.page.getByRole('button', { name: 'Archive form' }).count()).toBe(0)

@@ -42,6 +42,7 @@ export function keyFromLabel(label: string): string {
   const k = label
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
+    .replace(/ß/g, 'ss')
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '_')
     .replace(/^[^a-z]+|_+$/g, '')

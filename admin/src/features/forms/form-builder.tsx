@@ -68,9 +68,16 @@ export function FormBuilder({ space, form, onSecret }: { space: string; form: Fo
     },
   })
   const errs = builderErrors(save.error)
-  const known = new Set(Object.keys(errs).filter((k) => k === 'slug' || k === 'label' || k === 'fields' || k.startsWith('fields/') || k.startsWith('success_message/') || ['notification_email', 'webhook_url', 'redirect_url', 'rate_limit_per_ip', 'spam_config/secret'].includes(k)))
-  const otherErrors = Object.entries(errs).filter(([k]) => !known.has(k))
   const codes = locales.data?.map((l) => l.code) ?? []
+  // The paths shown at a field of the builder; anything else (a locale removed since, a field's type) under the form.
+  const shownAt = (k: string) =>
+    ['slug', 'label', 'fields', 'redirect_url', 'rate_limit_per_ip'].includes(k) ||
+    /^fields\/\d+\/(key|label|options|max_length)$/.test(k) ||
+    (k.startsWith('success_message/') && codes.includes(k.slice('success_message/'.length))) ||
+    (k === 'notification_email' && (draft.submitAction === 'email' || draft.notificationEmail !== '')) ||
+    (k === 'webhook_url' && (draft.submitAction === 'webhook' || draft.webhookUrl !== '')) ||
+    (k === 'spam_config/secret' && draft.spamProvider !== '')
+  const otherErrors = Object.entries(errs).filter(([k]) => !shownAt(k))
   const lang = previewLang || locales.data?.find((l) => l.is_default)?.code || codes[0] || ''
 
   const move = (index: number, by: -1 | 1) =>
