@@ -385,6 +385,29 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     expect(errors).toEqual([])
   })
 
+  test('at 390×844 the builder and its preview fit the screen', async () => {
+    expect(formUuid).not.toBe('')
+    const { page, errors } = await h.signedIn(owner.token)
+    await page.setViewportSize({ width: 390, height: 844 })
+    for (const [path, heading] of [
+      ['forms/new', 'New form'],
+      [`forms/${formUuid}`, 'Contact us'],
+    ] as const) {
+      await page.goto(`/admin/spaces/${space}/${path}`)
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor()
+      await settled(page)
+      await page.getByTestId('form-preview').waitFor()
+      const wide = await page.evaluate(() =>
+        [...document.querySelectorAll('body *')]
+          .filter((el) => el.getBoundingClientRect().right > window.innerWidth + 0.5 && !el.closest('dialog:not([open])') && getComputedStyle(el).position !== 'fixed')
+          .slice(0, 5)
+          .map((el) => `${el.tagName.toLowerCase()}.${String(el.className).slice(0, 60)}`),
+      )
+      expect({ path, wide, width: await page.evaluate(() => document.documentElement.scrollWidth) }).toEqual({ path, wide: [], width: 390 })
+    }
+    expect(errors).toEqual([])
+  })
+
   test('axe is clean on the forms and subscribers screens in both themes', async () => {
     expect(formUuid).not.toBe('')
     const { page, errors } = await h.signedIn(owner.token)
