@@ -462,6 +462,30 @@ describe('captcha and spam', () => {
     expect((await t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions`, { token: admin })).body.meta.total).toBe(3)
     expect((await t.request('POST', `/v1/spaces/${space}/forms/${f.uuid}/submissions/${spammy.body.data.submission_uuid}/spam`, { token: viewer })).status).toBe(403)
   })
+
+  test('submissions: q searches the stored values (not the JSON source, LIKE wildcards literal); spam=only is the spam view', async () => {
+    const f = await makeForm({ rate_limit_per_ip: 50 })
+    const old = new Date(t.clock.now().getTime() - 60_000).toISOString()
+    const grace = await submit(f.slug, { data: { name: 'Grace Hopper', email: 'grace@navy.example', message: '100% "cobol"' }, rendered_at: old })
+    await submit(f.slug, { data: { name: 'Alan', email: 'alan@example.com', message: 'Hi' }, rendered_at: old })
+    const spam = await submit(f.slug, { data: { name: 'Grace Bot', email: 'bot@example.com', message: '<a href="https://x.example">x</a> https://y.example https://z.example' } })
+    const list = async (query: string, token = admin) => t.request('GET', `/v1/spaces/${space}/forms/${f.uuid}/submissions?${query}`, { token })
+    const uuids = async (query: string) => ((await list(query)).body.data as { uuid: string }[]).map((s) => s.uuid)
+    expect(await uuids('q=HOPPER')).toEqual([grace.body.data.submission_uuid])
+    expect(await uuids('q=navy.example')).toEqual([grace.body.data.submission_uuid])
+    expect(await uuids('q=%22cobol%22')).toEqual([grace.body.data.submission_uuid]) // a quote as typed
+    expect(await uuids('q=0%25')).toEqual([grace.body.data.submission_uuid]) // % is a character, not a wildcard
+    expect(await uuids('q=_')).toEqual([])
+    expect(await uuids('q=name')).toEqual([]) // keys are not values
+    expect(await uuids('q=grace')).toEqual([grace.body.data.submission_uuid]) // spam hidden
+    expect(await uuids('q=grace&include_spam=1')).toEqual([spam.body.data.submission_uuid, grace.body.data.submission_uuid])
+    expect(await uuids('spam=only')).toEqual([spam.body.data.submission_uuid])
+    expect((await list('spam=only')).body.meta.total).toBe(1)
+    expect(await uuids('spam=only&q=alan')).toEqual([])
+    expect((await list('spam=yes')).status).toBe(422)
+    expect((await list(`q=${'x'.repeat(201)}`)).status).toBe(422)
+    expect((await list('spam=only', editor)).status).toBe(403)
+  })
 })
 
 describe('actions', () => {

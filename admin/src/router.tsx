@@ -107,13 +107,27 @@ const pluginsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/plu
 const aiRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/ai', component: lazyRouteComponent(() => import('./features/ai/ai-screen'), 'AiScreen') })
 const billingRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/billing', component: lazyRouteComponent(() => import('./features/billing/billing-screen'), 'BillingScreen') })
 const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
+// Audience (issue 45): forms (list, builder, embed snippet, submissions) and subscribers, hand-built screens.
+const formsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/forms', component: lazyRouteComponent(() => import('./features/forms/forms-screen'), 'FormsScreen') })
+const formRoute = createRoute({
+  getParentRoute: () => spaceRoute,
+  path: '/forms/$uuid',
+  validateSearch: (search: Record<string, unknown>): { tab?: 'embed' | 'submissions' } => ({ tab: search.tab === 'embed' || search.tab === 'submissions' ? search.tab : undefined }),
+  component: lazyRouteComponent(() => import('./features/forms/form-screen'), 'FormScreen'),
+})
+const subscribersRoute = createRoute({
+  getParentRoute: () => spaceRoute,
+  path: '/subscribers',
+  component: lazyRouteComponent(() => import('./features/subscribers/subscribers-screen'), 'SubscribersScreen'),
+})
+const audienceRoutes = [formsRoute, formRoute, subscribersRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
   inviteRoute,
   forgotPasswordRoute,
-  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes])]),
+  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes, ...audienceRoutes])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -385,6 +385,16 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       content: { type: 'doc', blocks: [{ component: 'page', _uid: 'p1', title: 'Hallo Welt', body: [{ component: 'teaser', _uid: 't1', headline: 'Neu' }] }] },
     })
     await h.call('POST', `/v1/spaces/${mine}/stories`, user.token, { name: 'Ordner', slug: 'ordner', is_folder: true })
+    const kontakt = await h.call('POST', `/v1/spaces/${mine}/forms`, user.token, {
+      slug: 'kontakt',
+      label: 'Kontakt',
+      fields: [
+        { key: 'name', type: 'text', label: 'Ihr Name', required: true },
+        { key: 'thema', type: 'select', label: 'Thema', options: ['Führung', 'Presse'] },
+        { key: 'zustimmung', type: 'consent', label: 'Ich bin einverstanden', required: true },
+      ],
+    })
+    expect(kontakt.status).toBe(201)
     const { context, page, errors } = await h.signedIn(user.token)
     const found: Record<string, string[]> = {}
     const check = async (where: string) => {
@@ -410,6 +420,12 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/plugins`, 'Plugins'],
       [`/admin/spaces/${mine}/ai`, 'KI'],
       [`/admin/spaces/${mine}/billing`, 'Abrechnung'],
+      [`/admin/spaces/${mine}/forms`, 'Formulare'],
+      [`/admin/spaces/${mine}/forms/new`, 'Neues Formular'],
+      [`/admin/spaces/${mine}/forms/${kontakt.body.data.uuid}`, 'Kontakt'],
+      [`/admin/spaces/${mine}/forms/${kontakt.body.data.uuid}?tab=embed`, 'Kontakt'],
+      [`/admin/spaces/${mine}/forms/${kontakt.body.data.uuid}?tab=submissions`, 'Kontakt'],
+      [`/admin/spaces/${mine}/subscribers`, 'Abonnenten'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)

@@ -100,6 +100,8 @@ export const SubmissionListQuery = t.Composite([
   pageQuery(100, 25),
   t.Object({
     include_spam: t.Optional(t.Union([t.Literal('0'), t.Literal('1')], { error: 'must be 0 or 1', description: '1: include spam rows (default 0)' })),
+    spam: t.Optional(t.Literal('only', { error: 'must be only', description: '`only`: spam rows only (the spam view); overrides include_spam' })),
+    q: t.Optional(t.String({ maxLength: 200, error: 'must be at most 200 characters', description: 'Part of any stored value (case-insensitive)' })),
   }),
 ])
 

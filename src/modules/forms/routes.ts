@@ -95,7 +95,10 @@ export function formRoutes(kernel: Kernel, guards: Guards) {
       query: SubmissionListQuery,
       spaceRole: 'admin',
       response: Paged(SubmissionModel),
-      detail: { summary: 'Submissions, newest first', description: '`per_page` 1–100 (default 25), `page` from 1; spam rows only with include_spam=1.' },
+      detail: {
+        summary: 'Submissions, newest first',
+        description: '`per_page` 1–100 (default 25), `page` from 1; spam rows only with include_spam=1; `spam=only`: the spam rows alone. `q` matches part of any stored value (case-insensitive).',
+      },
     })
     .get(
       '/:uuid/submissions.csv',

@@ -1,5 +1,5 @@
 import { stringify } from 'csv-stringify/sync'
-import { and, asc, count, desc, eq, gt, isNull, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gt, isNull, type SQL, sql } from 'drizzle-orm'
 import { formSubmissions, forms } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { randomSecret } from '../../kernel/crypto'
@@ -245,12 +245,20 @@ export async function listSubmissions(
   kernel: Kernel,
   access: SpaceAccess,
   uuid: string,
-  q: { page?: number; per_page?: number; include_spam?: '0' | '1' },
+  q: { page?: number; per_page?: number; include_spam?: '0' | '1'; spam?: 'only'; q?: string },
 ) {
   const form = await requireForm(kernel, access, uuid)
   const page = pageOf(q.page, q.per_page)
   const parts: SQL[] = [eq(formSubmissions.formId, form.id)]
-  if (q.include_spam !== '1') parts.push(eq(formSubmissions.spam, false))
+  if (q.spam === 'only') parts.push(eq(formSubmissions.spam, true))
+  else if (q.include_spam !== '1') parts.push(eq(formSubmissions.spam, false))
+  const needle = q.q?.trim()
+  // The values as text (jsonb's ->> of each key, not the JSON source: a quote or backslash matches as typed).
+  if (needle) {
+    parts.push(
+      sql`exists (select 1 from jsonb_each(${formSubmissions.data}) as kv where (case jsonb_typeof(kv.value) when 'string' then kv.value #>> '{}' else kv.value::text end) ilike ${`%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`})`,
+    )
+  }
   const where = and(...parts)
   const [rows, [{ total }]] = await Promise.all([
     kernel.db.db

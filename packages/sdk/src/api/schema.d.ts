@@ -2214,7 +2214,7 @@ export interface paths {
         };
         /**
          * Submissions, newest first
-         * @description `per_page` 1–100 (default 25), `page` from 1; spam rows only with include_spam=1.
+         * @description `per_page` 1–100 (default 25), `page` from 1; spam rows only with include_spam=1; `spam=only`: the spam rows alone. `q` matches part of any stored value (case-insensitive).
          */
         get: operations["listFormSubmissions"];
         put?: never;
@@ -19277,6 +19277,8 @@ export interface operations {
                 include_spam?: "0" | "1";
                 page?: number;
                 per_page?: number;
+                q?: string;
+                spam?: "only";
             };
             header?: never;
             path: {
