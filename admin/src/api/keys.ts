@@ -47,6 +47,16 @@ export const queryKeys = {
   aiJob: (space: string, uuid: string) => [...queryKeys.aiJobs(space), uuid] as const,
   aiStatus: (space: string) => [SPACES, space, 'ai/status'] as const,
 
+  // Audience: forms and subscribers
+  forms: (space: string) => [SPACES, space, 'forms'] as const,
+  form: (space: string, uuid: string) => [...queryKeys.forms(space), uuid] as const,
+  submissions: (space: string, uuid: string, filter?: Filter) =>
+    filter ? ([...queryKeys.form(space, uuid), 'submissions', filter] as const) : ([...queryKeys.form(space, uuid), 'submissions'] as const),
+  subscribers: (space: string) => [SPACES, space, 'subscribers'] as const,
+  subscriberList: (space: string, filter: Filter) => [...queryKeys.subscribers(space), filter] as const,
+  newsletter: (space: string) => [SPACES, space, 'newsletter'] as const,
+  version: () => ['/v1/version'] as const,
+
   // The generated resource screens (components/resource): keyed by the list's or the log's API path
   resource: (space: string, path: string) => [SPACES, space, path] as const,
   resourcePage: (space: string, path: string, page: number) => [...queryKeys.resource(space, path), page] as const,

@@ -1,5 +1,6 @@
 import { queryOptions } from '@tanstack/react-query'
 import { api, unwrap } from '../../api/client'
+import { queryKeys } from '../../api/keys'
 import type { paths } from '../../api/schema'
 
 type FormsGet = paths['/v1/spaces/{space}/forms']['get']
@@ -19,11 +20,10 @@ export const SUBMISSIONS_PER_PAGE = 25
 
 /** Query keys of the forms screens: one factory, each key starting with the API path it reads. */
 export const formKeys = {
-  all: (space: string) => ['/v1/spaces', space, 'forms'] as const,
-  form: (space: string, uuid: string) => [...formKeys.all(space), uuid] as const,
-  submissions: (space: string, uuid: string, filter?: { q: string; spam: boolean; page: number }) =>
-    filter ? ([...formKeys.form(space, uuid), 'submissions', filter] as const) : ([...formKeys.form(space, uuid), 'submissions'] as const),
-  version: () => ['/v1/version'] as const,
+  all: queryKeys.forms,
+  form: queryKeys.form,
+  submissions: (space: string, uuid: string, filter?: { q: string; spam: boolean; page: number }) => queryKeys.submissions(space, uuid, filter),
+  version: queryKeys.version,
 }
 
 export const formsQuery = (space: string) =>

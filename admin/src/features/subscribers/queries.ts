@@ -1,5 +1,6 @@
 import { queryOptions } from '@tanstack/react-query'
 import { api, unwrap } from '../../api/client'
+import { queryKeys } from '../../api/keys'
 import type { paths } from '../../api/schema'
 
 type ListGet = paths['/v1/spaces/{space}/subscribers']['get']
@@ -16,9 +17,9 @@ export interface SubscriberFilter {
 
 /** Query keys of the Subscribers screen: one factory, each key starting with the API path it reads. */
 export const subscriberKeys = {
-  all: (space: string) => ['/v1/spaces', space, 'subscribers'] as const,
-  list: (space: string, filter: SubscriberFilter) => [...subscriberKeys.all(space), filter] as const,
-  newsletter: (space: string) => ['/v1/spaces', space, 'newsletter'] as const,
+  all: queryKeys.subscribers,
+  list: (space: string, filter: SubscriberFilter) => queryKeys.subscriberList(space, { ...filter }),
+  newsletter: queryKeys.newsletter,
 }
 
 const filterQuery = (f: { status?: SubscriberStatus; q: string }) => ({ ...(f.status ? { status: f.status } : {}), ...(f.q.trim() ? { q: f.q.trim() } : {}) })
