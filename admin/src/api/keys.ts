@@ -55,7 +55,7 @@ export const queryKeys = {
   subscribers: (space: string) => [SPACES, space, 'subscribers'] as const,
   subscriberList: (space: string, filter: Filter) => [...queryKeys.subscribers(space), filter] as const,
   newsletter: (space: string) => [SPACES, space, 'newsletter'] as const,
-  version: () => ['/v1/version'] as const,
+  serverVersion: () => ['/v1/version'] as const,
 
   // The generated resource screens (components/resource): keyed by the list's or the log's API path
   resource: (space: string, path: string) => [SPACES, space, path] as const,

@@ -23,7 +23,7 @@ export const formKeys = {
   all: queryKeys.forms,
   form: queryKeys.form,
   submissions: (space: string, uuid: string, filter?: { q: string; spam: boolean; page: number }) => queryKeys.submissions(space, uuid, filter),
-  version: queryKeys.version,
+  version: queryKeys.serverVersion,
 }
 
 export const formsQuery = (space: string) =>
