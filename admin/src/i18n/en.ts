@@ -1,4 +1,5 @@
 import { editorEn } from './editor-en'
+import { visualEn } from './visual-en'
 
 /**
  * The English message catalog: the source of every key. `{name}` marks a value filled in by `t(key, {name})`.
@@ -7,6 +8,7 @@ import { editorEn } from './editor-en'
  */
 export const en = {
   ...editorEn,
+  ...visualEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',

@@ -11,6 +11,7 @@ import { ChangeList } from '../components/diff-view'
 import { type Change, diffStories } from '../components/doc-diff'
 import { DeleteStoryDialog } from '../components/delete-story-dialog'
 import { PreviewButton } from '../components/preview-button'
+import { VisualEditor } from '../features/visual-editor/visual-editor'
 import { useScreenCommand } from '../components/command-palette'
 import { toast } from '../components/toast'
 import { SchedulePanel } from '../components/schedule'
@@ -346,6 +347,7 @@ export function StoryEditorScreen() {
             </Button>
           ) : null}
           {!s.is_folder ? <PreviewButton space={space} path={s.full_path} dirty={dirty} /> : null}
+          <VisualEditor space={space} story={s} doc={doc} lang={lang ?? s.primary_lang} dirty={dirty} />
           {!canWrite ? null : s.status === 'published' ? (
             <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
               {t('stories.unpublish')}
