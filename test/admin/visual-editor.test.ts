@@ -1,0 +1,213 @@
+/**
+ * The visual editor in Chromium (docs/in-page-editing.md, "The visual editor"): the admin app on one origin, the
+ * example site of examples/visual-editor/ on another (both real listening servers). Typing in the form changes the
+ * marked element in the frame without saving (tier 1); the bridge's draft event carries the unsaved Story (tier 2);
+ * a server-rendered page reloads and shows the typed text from the draft snapshot while the public read keeps the
+ * published text (tier 3); a click on a heading in the frame focuses its field; forged messages change nothing.
+ *
+ * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import type { Frame, Page } from 'playwright-core'
+import { type ExampleSite, startExampleSite } from '../../examples/visual-editor/server'
+import { type AdminHarness, hasChromium, startAdmin, warnNoChromium } from './helpers'
+
+setDefaultTimeout(90_000)
+
+warnNoChromium('the visual editor browser tests')
+
+let h: AdminHarness
+let site: ExampleSite
+let owner: string
+let space: string
+let uuid: string
+let otherUuid: string
+
+const doc = (...blocks: Record<string, unknown>[]) => ({ type: 'doc', blocks })
+
+async function until<T>(probe: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms
+  let last: unknown
+  while (Date.now() < end) {
+    try {
+      const v = await probe()
+      if (v) return v
+    } catch (e) {
+      last = e
+    }
+    await Bun.sleep(50)
+  }
+  throw new Error(`condition not met in time${last ? `: ${last}` : ''}`)
+}
+
+const siteFrame = (page: Page) => page.frames().find((f) => f.url().startsWith(site.url)) ?? null
+
+const textIn = (frame: Frame, selector: string) => frame.evaluate((s) => document.querySelector(s)?.textContent ?? null, selector)
+
+async function setPreviewUrl(url: string) {
+  const r = await h.call('PATCH', `/v1/spaces/${space}`, owner, { preview_url: url })
+  expect(r.status).toBe(200)
+}
+
+/** The Story editor with the visual editor open and the site connected; returns the page and the site's frame. */
+async function openEditor(storyUuid = uuid) {
+  const { page, errors } = await h.signedIn(owner)
+  await page.goto(`/admin/spaces/${space}/stories/${storyUuid}`)
+  await page.getByTestId('visual-editor-toggle').click()
+  await until(async () => ((await page.getByTestId('visual-status').textContent()) ?? '').startsWith('Live:'))
+  const frame = await until(async () => siteFrame(page))
+  return { page, errors, frame }
+}
+
+const headlineInput = (page: Page) => page.locator('[data-field-path="blocks/0/headline"] input')
+
+describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on two origins)', () => {
+  beforeAll(async () => {
+    h = await startAdmin()
+    owner = (await h.t.register({ name: 'Olga Owner' })).token
+    space = (await h.t.createSpace(owner, { name: 'Visual', default_lang: 'en' })).slug
+    expect((await h.call('POST', `/v1/spaces/${space}/components`, owner, { name: 'hero', display_name: 'Hero', schema: { headline: { type: 'text' }, text: { type: 'text' } } })).status).toBe(201)
+    const s = await h.call('POST', `/v1/spaces/${space}/stories`, owner, {
+      name: 'Hello',
+      slug: 'hello',
+      content: doc({ component: 'hero', _uid: 'h1', headline: 'Published headline', text: 'Published text' }),
+    })
+    expect(s.status).toBe(201)
+    uuid = s.body.data.uuid
+    expect((await h.call('POST', `/v1/spaces/${space}/stories/${uuid}/publish`, owner)).status).toBe(200)
+    const o = await h.call('POST', `/v1/spaces/${space}/stories`, owner, { name: 'Other', slug: 'other', content: doc({ component: 'hero', _uid: 'o1', headline: 'Other' }) })
+    otherUuid = o.body.data.uuid
+    site = startExampleSite({ service: h.origin, space, adminOrigin: h.origin })
+    await setPreviewUrl(`${site.url}/`)
+  }, 240_000)
+
+  afterAll(async () => {
+    site?.stop()
+    await h?.close()
+  })
+
+  test("the admin's CSP frames only the Space's preview origin; a preview URL on the admin's own origin is 422", async () => {
+    const res = await fetch(`${h.origin}/admin/spaces/${space}/stories/${uuid}`)
+    const csp = res.headers.get('content-security-policy') ?? ''
+    expect(csp).toContain(`frame-src ${site.url}`)
+    expect(csp).toContain("frame-ancestors 'none'")
+    const elsewhere = (await fetch(`${h.origin}/admin/spaces`)).headers.get('content-security-policy') ?? ''
+    expect(elsewhere).not.toContain('frame-src')
+    const own = await h.call('PATCH', `/v1/spaces/${space}`, owner, { preview_url: `${h.origin}/site/` })
+    expect(own.status).toBe(422)
+    expect(Object.keys(own.body.errors)).toEqual(['preview_url'])
+  })
+
+  test('tier 1 and 2: typing changes the marked element in the frame at once, and the draft event carries the unsaved Story; nothing is saved', async () => {
+    const { page, errors, frame } = await openEditor()
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'Published headline')
+    await frame.evaluate(() => {
+      ;(window as any).__drafts = []
+      document.addEventListener('service-admin:draft', (e) => (window as any).__drafts.push((e as CustomEvent).detail))
+    })
+    const input = headlineInput(page)
+    await input.fill('Typed live')
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'Typed live')
+    const drafts = await frame.evaluate(() => (window as any).__drafts as { story: any; unsaved: boolean }[])
+    const last = drafts.at(-1)!
+    expect(last.unsaved).toBe(true)
+    expect(last.story.uuid).toBe(uuid)
+    expect(last.story.content.blocks[0]).toMatchObject({ _uid: 'h1', component: 'hero', headline: 'Typed live', text: 'Published text' })
+    // Not saved: the stored draft and the public read are unchanged, and the form still holds unsaved changes.
+    const stored = await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)
+    expect(stored.body.data.content.blocks[0].headline).toBe('Published headline')
+    expect((await h.call('GET', `/v1/cdn/${space}/stories/hello`, null)).body.data.content.blocks[0].headline).toBe('Published headline')
+    expect(await page.getByRole('button', { name: 'Save' }).isEnabled()).toBe(true)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test('clicking a heading in the frame focuses its field in the form', async () => {
+    const { page, errors, frame } = await openEditor()
+    await until(async () => (await textIn(frame, '[data-story-field="h1.text"]')) === 'Published text')
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur())
+    await frame.click('[data-story-field="h1.headline"]')
+    await until(async () => page.evaluate(() => !!document.activeElement?.closest('[data-field-path="blocks/0/headline"]')))
+    await frame.click('[data-story-field="h1.text"]')
+    await until(async () => page.evaluate(() => !!document.activeElement?.closest('[data-field-path="blocks/0/text"]')))
+    // The click selected; it did not navigate the site.
+    expect(new URL(frame.url()).pathname).toBe('/hello')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test('forged messages change nothing: wrong window or origin, wrong channel or version, malformed', async () => {
+    const { page, errors, frame } = await openEditor()
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'Published headline')
+    const editorUrl = page.url()
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur())
+    // To the admin: the admin window itself (not the frame) with a well-formed select of another Story; from the
+    // site's frame, messages of another channel or version, or malformed.
+    await page.evaluate((other) => window.postMessage({ channel: 'content-service', v: 1, type: 'select', story_uuid: other, uid: 'o1', field: 'headline' }, '*'), otherUuid)
+    await frame.evaluate(([other, own]) => {
+      const forged: unknown[] = [
+        { channel: 'content-service', v: 2, type: 'select', story_uuid: other, uid: 'h1', field: 'headline' },
+        { channel: 'other', v: 1, type: 'select', story_uuid: other },
+        { channel: 'content-service', v: 1, type: 'select', story_uuid: 'not-a-uuid', uid: 'h1', field: 'headline' },
+        { channel: 'content-service', v: 1, type: 'select', story_uuid: own, uid: '<img src=x>', field: '../../x' },
+        { channel: 'content-service', v: 1, type: 'select', story_uuid: own, uid: 'no-such-block', field: 'headline' },
+        { channel: 'content-service', v: 1, type: 'navigated', path: 'javascript:alert(1)' },
+        'select',
+        null,
+      ]
+      for (const m of forged) parent.postMessage(m, '*')
+    }, [otherUuid, uuid])
+    // To the site: a draft and a refresh posted by the page itself (not its parent, not the admin origin); a sentinel
+    // posted after them arrives after the bridge handled them (messages of one sender keep their order).
+    const after = await frame.evaluate(
+      (u) =>
+        new Promise<string | null>((resolve) => {
+          window.postMessage({ channel: 'content-service', v: 1, type: 'draft', story: { uuid: u, content: { type: 'doc', blocks: [{ _uid: 'h1', component: 'hero', headline: 'FORGED' }] } } }, '*')
+          window.postMessage({ channel: 'content-service', v: 1, type: 'refresh' }, '*')
+          window.addEventListener('message', (e) => {
+            if (e.data === 'sentinel') resolve(document.querySelector('[data-story-field="h1.headline"]')!.textContent)
+          })
+          window.postMessage('sentinel', '*')
+        }),
+      uuid,
+    )
+    expect(after).toBe('Published headline')
+    // The frame's own select after the forged ones (a real one) is followed: so the forged ones were read, and ignored.
+    await frame.click('[data-story-field="h1.text"]')
+    await until(async () => page.evaluate(() => !!document.activeElement?.closest('[data-field-path="blocks/0/text"]')))
+    await headlineInput(page).fill('After the forgeries')
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'After the forgeries')
+    expect(page.url()).toBe(editorUrl)
+    expect(await frame.evaluate(() => (window as any).__pwned ?? null)).toBeNull()
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test('tier 3: a server-rendered page reloads after the pause and shows the typed text from the draft snapshot; the public read keeps the published text', async () => {
+    await setPreviewUrl(`${site.url}/ssr/`)
+    const { page, errors, frame } = await openEditor()
+    expect(frame.url()).toStartWith(`${site.url}/ssr/hello`)
+    await until(async () => (await textIn(frame, '[data-story-field="content/blocks/0/headline"]')) === 'Published headline')
+    const before = site.hits.get('/ssr/hello') ?? 0
+    const version = (await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)).body.data.version_no
+    await headlineInput(page).fill('Typed for the server')
+    const shown = await until(async () => {
+      const f = siteFrame(page)
+      return f && (await textIn(f, '[data-story-field="content/blocks/0/headline"]')) === 'Typed for the server' ? f : null
+    })
+    // It reloaded (the server rendered the page again) and the server's own rendering is still the published one.
+    expect(site.hits.get('/ssr/hello') ?? 0).toBeGreaterThan(before)
+    const served = await (await fetch(`${site.url}/ssr/hello`)).text()
+    expect(served).toContain('Published headline')
+    expect(served).not.toContain('Typed for the server')
+    expect(await textIn(shown, '[data-story-field="content/blocks/0/text"]')).toBe('Published text')
+    // Never saved, never published: the public read, the stored draft and its version are unchanged.
+    expect((await h.call('GET', `/v1/cdn/${space}/stories/hello`, null)).body.data.content.blocks[0].headline).toBe('Published headline')
+    const stored = (await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)).body.data
+    expect(stored.version_no).toBe(version)
+    expect(stored.content.blocks[0].headline).toBe('Published headline')
+    expect(errors).toEqual([])
+    await page.close()
+    await setPreviewUrl(`${site.url}/`)
+  })
+})
