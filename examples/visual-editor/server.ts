@@ -23,10 +23,11 @@ export interface ExampleSite {
 
 const escape = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
-export function startExampleSite(opts: { service: string; space: string; adminOrigin: string; port?: number }): ExampleSite {
+/** `adminOrigin`: who may frame the site (the admin app); `null`: nobody (`frame-ancestors 'none'`, as many sites send). */
+export function startExampleSite(opts: { service: string; space: string; adminOrigin: string | null; port?: number }): ExampleSite {
   const dir = import.meta.dir
   const hits = new Map<string, number>()
-  const csp = `default-src 'self'; script-src 'self' ${opts.service}; connect-src 'self' ${opts.service}; style-src 'self'; img-src 'self' ${opts.service}; frame-ancestors 'self' ${opts.adminOrigin}`
+  const csp = `default-src 'self'; script-src 'self' ${opts.service}; connect-src 'self' ${opts.service}; style-src 'self'; img-src 'self' ${opts.service}; ${opts.adminOrigin ? `frame-ancestors 'self' ${opts.adminOrigin}` : "frame-ancestors 'none'"}`
   const html = (body: string, status = 200) => new Response(body, { status, headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': csp } })
   const tag = (extra = '') => `<script src="${escape(opts.service)}/service-admin.js" data-space="${escape(opts.space)}"${extra} async></script>`
 

@@ -183,6 +183,41 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     await page.close()
   })
 
+  test('navigating in the frame opens the Story of that page in the form', async () => {
+    const { page, errors, frame } = await openEditor()
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'Published headline')
+    await frame.evaluate(() => {
+      location.href = '/other'
+    })
+    await page.waitForURL(new RegExp(`/stories/${otherUuid}`))
+    await until(async () => (await headlineInput(page).inputValue()) === 'Other')
+    // The frame follows too: a new token for that Story's page.
+    await until(async () => ((await page.getByTestId('visual-status').textContent()) ?? '') === 'Live: /other')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test('a site that forbids framing: the editor says what the site must allow', async () => {
+    const closed = startExampleSite({ service: h.origin, space, adminOrigin: null })
+    try {
+      await setPreviewUrl(`${closed.url}/`)
+      const { page, errors } = await h.signedIn(owner)
+      await page.goto(`/admin/spaces/${space}/stories/${uuid}`)
+      await page.getByTestId('visual-editor-toggle').click()
+      const alert = page.getByTestId('visual-silent')
+      await alert.waitFor({ timeout: 20_000 })
+      const text = (await alert.textContent()) ?? ''
+      expect(text).toContain(`frame-ancestors 'self' ${h.origin}`)
+      expect(text).toContain(`data-space="${space}"`)
+      // The harness's sign-in script (sessionStorage) also runs in the blocked frame's error page, an opaque origin.
+      expect(errors.filter((e) => !e.includes("'sessionStorage'"))).toEqual([])
+      await page.close()
+    } finally {
+      closed.stop()
+      await setPreviewUrl(`${site.url}/`)
+    }
+  })
+
   test('tier 3: a server-rendered page reloads after the pause and shows the typed text from the draft snapshot; the public read keeps the published text', async () => {
     await setPreviewUrl(`${site.url}/ssr/`)
     const { page, errors, frame } = await openEditor()

@@ -137,18 +137,33 @@ export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorPro
     const onMessage = (e: MessageEvent) => {
       const m = siteMessage(e, win(), session.origin)
       if (!m) return
-      if (m.type === 'ready') {
-        setReady({ reload: m.reload, path: m.path })
+      if (m.type === 'ready' || m.type === 'navigated') {
+        if (m.type === 'ready') setReady({ reload: m.reload, path: m.path })
+        else setReady((r) => (r ? { ...r, path: m.path } : r))
         setSilent(false)
+        // The site went to another page: the editor follows to the Story shown there (the leave dialog guards unsaved work).
+        const storyPath = storyPathOf(session.url, story.full_path, m.path)
+        if (storyPath && storyPath !== story.full_path) void follow(storyPath)
       } else if (m.type === 'select') {
         if (m.story_uuid !== story.uuid.toLowerCase()) {
           void navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid: m.story_uuid }, search: {} })
           return
         }
         if (m.uid) focusField((docRef.current as { blocks?: unknown } | null)?.blocks, m.uid, m.field)
-      } else if (m.type === 'navigated') {
-        setReady((r) => (r ? { ...r, path: m.path } : r))
       }
+    }
+    /** The Story at a full path (its draft, read with the preview token), opened in the form. */
+    const follow = async (path: string) => {
+      try {
+        const segs = path.split('/').filter(Boolean).map(encodeURIComponent)
+        if (!segs.length) return
+        const res = await fetch(`/v1/cdn/${encodeURIComponent(space)}/stories/${segs.join('/')}?version=draft`, {
+          headers: { Authorization: `Bearer ${session.token}` },
+          cache: 'no-store',
+        })
+        const found = res.ok ? ((await res.json()) as { data?: { uuid?: unknown } }).data?.uuid : null
+        if (typeof found === 'string' && found !== story.uuid) void navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid: found }, search: {} })
+      } catch {}
     }
     window.addEventListener('message', onMessage)
     return () => window.removeEventListener('message', onMessage)
@@ -349,6 +364,18 @@ export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorPro
       ) : null}
     </>
   )
+}
+
+/**
+ * The Story path a page of the site shows: the frame's path without the preview URL's own path (`/ssr/blog/a` with
+ * the preview URL `…/ssr/` → `/blog/a`), or null when the page is outside the preview URL.
+ */
+function storyPathOf(previewPage: string, fullPath: string, sitePath: string): string | null {
+  const opened = new URL(previewPage).pathname
+  const prefix = opened.endsWith(fullPath) ? opened.slice(0, opened.length - fullPath.length).replace(/\/+$/, '') : ''
+  if (prefix && sitePath !== prefix && !sitePath.startsWith(`${prefix}/`)) return null
+  const rest = sitePath.slice(prefix.length).replace(/\/+$/, '')
+  return rest || null
 }
 
 /** Scrolls to and focuses the field `field` of the block `uid` in the form (the block itself without a field). */
