@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Frame, Page } from 'playwright-core'
 import { type ExampleSite, startExampleSite } from '../../examples/visual-editor/server'
-import { type AdminHarness, hasChromium, startAdmin, warnNoChromium } from './helpers'
+import { type AdminHarness, axeViolations, hasChromium, startAdmin, warnNoChromium } from './helpers'
 
 setDefaultTimeout(90_000)
 
@@ -132,6 +132,15 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     await until(async () => page.evaluate(() => !!document.activeElement?.closest('[data-field-path="blocks/0/text"]')))
     // The click selected; it did not navigate the site.
     expect(new URL(frame.url()).pathname).toBe('/hello')
+    // The split view is keyboard-usable and axe-clean: the divider moves with the arrow keys; device widths apply.
+    const divider = page.getByRole('separator', { name: /Resize/ })
+    const before = Number(await divider.getAttribute('aria-valuenow'))
+    await divider.focus()
+    await page.keyboard.press('ArrowLeft')
+    expect(Number(await divider.getAttribute('aria-valuenow'))).toBe(before + 32)
+    await page.getByRole('button', { name: '390 px' }).click()
+    expect(await page.getByTestId('visual-frame').evaluate((f) => (f as HTMLIFrameElement).getBoundingClientRect().width)).toBe(390)
+    expect(await axeViolations(page)).toEqual([])
     expect(errors).toEqual([])
     await page.close()
   })
