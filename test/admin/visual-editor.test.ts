@@ -122,6 +122,34 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     await page.close()
   })
 
+  test('a save refreshes the site, which then shows the saved text', async () => {
+    const { page, errors, frame } = await openEditor()
+    await until(async () => (await textIn(frame, '[data-story-field="h1.text"]')) === 'Published text')
+    await page.locator('[data-field-path="blocks/0/text"] input').fill('Saved text')
+    await until(async () => (await textIn(frame, '[data-story-field="h1.text"]')) === 'Saved text')
+    const loads = site.hits.get('/hello') ?? 0
+    await page.getByRole('button', { name: 'Save' }).click()
+    await until(async () => (site.hits.get('/hello') ?? 0) > loads)
+    const again = await until(async () => {
+      const f = siteFrame(page)
+      return f && (await textIn(f, '[data-story-field="h1.text"]')) === 'Saved text' ? f : null
+    })
+    expect(again).toBeTruthy()
+    const stored = await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)
+    expect(stored.body.data.content.blocks[0].text).toBe('Saved text')
+    // Back to the published text for the tests after this one.
+    expect(
+      (
+        await h.call('PUT', `/v1/spaces/${space}/stories/${uuid}`, owner, {
+          content: doc({ component: 'hero', _uid: 'h1', headline: 'Published headline', text: 'Published text' }),
+          expected_version_no: stored.body.data.version_no,
+        })
+      ).status,
+    ).toBe(200)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   test('clicking a heading in the frame focuses its field in the form', async () => {
     const { page, errors, frame } = await openEditor()
     await until(async () => (await textIn(frame, '[data-story-field="h1.text"]')) === 'Published text')

@@ -43,6 +43,7 @@ const RELOAD_MS = 800
 const READY_WAIT_MS = 6000
 
 interface Session {
+  expiresAt: number
   token: string
   tokenId: string
   url: string
@@ -73,6 +74,7 @@ export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorPro
   const [device, setDevice] = useState<Device>('fit')
   const [width, setWidth] = useState(() => Math.round(Math.min(900, Math.max(360, window.innerWidth * 0.45))))
   const [needsReload, setNeedsReload] = useState(false)
+  const [renewals, setRenewals] = useState(0)
   const frame = useRef<HTMLIFrameElement>(null)
 
   const remember = (on: boolean) => {
@@ -100,15 +102,22 @@ export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorPro
         if (!live) return
         if (!data.url) return setNoUrl(true)
         setNoUrl(false)
-        setSession({ token: data.token, tokenId: data.token.split('.')[0], url: data.url, origin: new URL(data.url).origin })
+        setSession({ expiresAt: Date.parse(data.expires_at), token: data.token, tokenId: data.token.split('.')[0], url: data.url, origin: new URL(data.url).origin })
       })
       .catch((e) => live && setFailure(e))
     return () => {
       live = false
     }
-    // A new token per Story and per opening (dirty only matters at the moment of opening).
+    // A new token per Story and per opening, and before the last one expires (dirty only matters at the moment of opening).
     // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [open, space, story.uuid, story.full_path])
+  }, [open, space, story.uuid, story.full_path, renewals])
+
+  // Tokens live an hour: a minute before this one ends, the frame reopens with a fresh one.
+  useEffect(() => {
+    if (!session) return
+    const timer = setTimeout(() => setRenewals((n) => n + 1), Math.max(5_000, session.expiresAt - Date.now() - 60_000))
+    return () => clearTimeout(timer)
+  }, [session])
 
   // The form makes room for the frame: the page's main column stops short of it while it is open.
   const anchor = useRef<HTMLSpanElement>(null)
