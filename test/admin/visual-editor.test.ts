@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Frame, Page } from 'playwright-core'
 import { type ExampleSite, startExampleSite } from '../../examples/visual-editor/server'
-import { type AdminHarness, axeViolations, hasChromium, startAdmin, warnNoChromium } from './helpers'
+import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, warnNoChromium } from './helpers'
 
 setDefaultTimeout(90_000)
 
@@ -19,6 +19,7 @@ warnNoChromium('the visual editor browser tests')
 let h: AdminHarness
 let site: ExampleSite
 let owner: string
+let tenantId: number
 let space: string
 let uuid: string
 let otherUuid: string
@@ -64,7 +65,9 @@ const headlineInput = (page: Page) => page.locator('[data-field-path="blocks/0/h
 describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on two origins)', () => {
   beforeAll(async () => {
     h = await startAdmin()
-    owner = (await h.t.register({ name: 'Olga Owner' })).token
+    const registered = await h.t.register({ name: 'Olga Owner' })
+    owner = registered.token
+    tenantId = registered.tenant.id
     space = (await h.t.createSpace(owner, { name: 'Visual', default_lang: 'en' })).slug
     expect((await h.call('POST', `/v1/spaces/${space}/components`, owner, { name: 'hero', display_name: 'Hero', schema: { headline: { type: 'text' }, text: { type: 'text' } } })).status).toBe(201)
     const s = await h.call('POST', `/v1/spaces/${space}/stories`, owner, {
@@ -216,6 +219,28 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'After the forgeries')
     expect(page.url()).toBe(editorUrl)
     expect(await frame.evaluate(() => (window as any).__pwned ?? null)).toBeNull()
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test("another editor's block is outlined in the frame in their colour, with their name", async () => {
+    const bob = await memberNamed(h.t, tenantId, space, 'editor', 'Bob Builder')
+    const { page, errors, frame } = await openEditor()
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'Published headline')
+    const beat = await h.call('POST', `/v1/spaces/${space}/stories/${uuid}/presence`, bob.token, {
+      session_id: crypto.randomUUID(),
+      block_path: 'blocks/0',
+      selection: { anchor: 0, head: 0 },
+    })
+    expect(beat.status).toBeLessThan(300)
+    const outline = await until(async () =>
+      frame.evaluate(() => {
+        const el = document.querySelector('[data-service-admin-presence="h1"]') as HTMLElement | null
+        return el ? { name: el.textContent, color: el.style.getPropertyValue('outline-color') || el.style.outline } : null
+      }),
+    )
+    expect(outline.name).toBe('Bob Builder')
+    expect(outline.color).toContain('rgb(')
     expect(errors).toEqual([])
     await page.close()
   })

@@ -347,7 +347,7 @@ export function StoryEditorScreen() {
             </Button>
           ) : null}
           {!s.is_folder ? <PreviewButton space={space} path={s.full_path} dirty={dirty} /> : null}
-          <VisualEditor space={space} story={s} doc={doc} lang={lang ?? s.primary_lang} dirty={dirty} />
+          <VisualEditor space={space} story={s} doc={doc} lang={lang ?? s.primary_lang} dirty={dirty} others={presence.others} />
           {!canWrite ? null : s.status === 'published' ? (
             <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
               {t('stories.unpublish')}

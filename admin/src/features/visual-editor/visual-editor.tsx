@@ -26,6 +26,8 @@ export interface VisualEditorProps {
   /** The locale being edited. */
   lang: string
   dirty: boolean
+  /** The other editors of this Story and the block each is in (presence): outlined in the frame in their colour. */
+  others?: { user_id: number; user_name: string; block_path: string }[]
 }
 
 const DEVICES = [
@@ -57,7 +59,7 @@ function loadedForSpace(space: string): boolean {
   return path === `/admin/spaces/${space}` || path.startsWith(`/admin/spaces/${space}/`)
 }
 
-export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorProps) {
+export function VisualEditor({ space, story, doc, lang, dirty, others }: VisualEditorProps) {
   const navigate = useNavigate()
   const [open, setOpen] = useState(() => {
     try {
@@ -240,6 +242,18 @@ export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorPro
     if (session && ready) post(win(), session.origin, 'locale', { lang })
   }, [session, ready, lang])
 
+  // Presence: where the other editors are, by block `_uid`, each in a colour of their own.
+  const presenceKey = JSON.stringify((others ?? []).map((o) => [o.user_id, o.user_name, o.block_path]))
+  useEffect(() => {
+    if (!session || !ready) return
+    const people = (others ?? []).flatMap((o) => {
+      const uid = uidAt(docRef.current, o.block_path)
+      return uid ? [{ uid, name: o.user_name, color: colourOf(o.user_id) }] : []
+    })
+    post(win(), session.origin, 'presence', { people })
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [session, ready, presenceKey])
+
   // The field that has the form's focus is outlined in the frame.
   useEffect(() => {
     if (!session || !ready) return
@@ -373,6 +387,25 @@ export function VisualEditor({ space, story, doc, lang, dirty }: VisualEditorPro
       ) : null}
     </>
   )
+}
+
+/** The `_uid` of the block at a presence path (`blocks/2/items/0`, or a field below it), or null. */
+function uidAt(doc: unknown, path: string): string | null {
+  const parts = path.split('/')
+  let node: unknown = doc
+  let uid: string | null = null
+  for (const p of parts) {
+    if (!node || typeof node !== 'object') break
+    node = (node as Record<string, unknown>)[p]
+    const u = node && typeof node === 'object' && !Array.isArray(node) ? (node as { _uid?: unknown })._uid : undefined
+    if (typeof u === 'string') uid = u
+  }
+  return uid
+}
+
+/** A person's colour: a hue from their id, dark enough for white text on it. */
+export function colourOf(id: number): string {
+  return `hsl(${(id * 137) % 360} 70% 35%)`
 }
 
 /**

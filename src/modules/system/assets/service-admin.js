@@ -15,7 +15,8 @@
    admin origin the check names (admin_url), and no other: admin → site `draft` {story} (fills [data-story-field=
    "<uid>.<field>"] at once, dispatches `service-admin:draft` {story, unsaved: true} on document; with
    data-live="reload" on the tag it waits for `refresh` instead, after the editor stored a draft snapshot), `refresh`,
-   `saved`, `published` (reload), `focus` {uid, field} (outline), `locale` {lang}; site → admin `ready`, `select`
+   `saved`, `published` (reload), `focus` {uid, field} (outline), `presence` {people: [{uid, name, color}]} (other
+   editors' blocks outlined in their colours), `locale` {lang}; site → admin `ready`, `select`
    {story_uuid, uid, field} (a click on a marked element), `navigated` {path}. Hovering a marked element outlines it
    with its blueprint's name, on a layer of its own (the page's layout never changes).
    Content is never parsed as HTML and nothing is executed; styles are set through the CSSOM only (a strict CSP
@@ -45,6 +46,7 @@
   var story = null
   var hoverBox = null
   var focusBox = null
+  var people = []
   var drafts = {}
   var layer = null
   var CS = (w.ContentService = w.ContentService || {})
@@ -385,6 +387,24 @@
         if (el) {
           var r = el.getBoundingClientRect()
           if (r.bottom < 0 || r.top > w.innerHeight) el.scrollIntoView({ block: 'center' })
+        }
+      } else if (m.type === 'presence' && Array.isArray(m.people)) {
+        // Other editors' blocks, in their colours (every marked field of the block).
+        for (var j = 0; j < people.length; j++) people[j].parentNode && people[j].parentNode.removeChild(people[j])
+        people = []
+        var all = d.querySelectorAll('[data-story-field]')
+        for (var p = 0; p < m.people.length && p < 20; p++) {
+          var o = m.people[p]
+          if (!o || typeof o.uid !== 'string' || typeof o.name !== 'string') continue
+          var color = /^hsl\(\d+ \d+% \d+%\)$/.test(o.color) ? o.color : '#c026d3'
+          for (var q = 0; q < all.length; q++) {
+            var g = mark(all[q])
+            if (!g || g[0] !== o.uid) continue
+            var pb = box(color)
+            pb.setAttribute('data-service-admin-presence', o.uid)
+            cover(pb, all[q], o.name.slice(0, 60))
+            people.push(pb)
+          }
         }
       } else if (m.type === 'locale' && typeof m.lang === 'string') {
         api.lang = m.lang
