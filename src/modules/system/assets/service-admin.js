@@ -353,7 +353,7 @@
       var h = target(e.target)
       cover(hoverBox, h && h.el, h && h.label)
     })
-    d.addEventListener('mouseleave', function () {
+    d.documentElement.addEventListener('mouseleave', function () {
       cover(hoverBox, null)
     })
     d.addEventListener(
