@@ -107,6 +107,7 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     await frame.evaluate(() => {
       ;(window as any).__drafts = []
       document.addEventListener('service-admin:draft', (e) => (window as any).__drafts.push((e as CustomEvent).detail))
+      ;(window as any).ServiceAdmin.onDraft((story: unknown) => ((window as any).__viaHelper = story))
     })
     const input = headlineInput(page)
     await input.fill('Typed live')
@@ -116,6 +117,8 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     expect(last.unsaved).toBe(true)
     expect(last.story.uuid).toBe(uuid)
     expect(last.story.content.blocks[0]).toMatchObject({ _uid: 'h1', component: 'hero', headline: 'Typed live', text: 'Published text' })
+    // The documented helper hands over the same Story.
+    expect(await frame.evaluate(() => (window as any).__viaHelper)).toEqual(last.story)
     // Not saved: the stored draft and the public read are unchanged, and the form still holds unsaved changes.
     const stored = await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)
     expect(stored.body.data.content.blocks[0].headline).toBe('Published headline')
