@@ -26,6 +26,8 @@ interface World {
   story: { uuid: string; path: string }
   webhookId: number
   tokenId: string
+  /** The public half of a preview token of the Space (the draft snapshot route). */
+  previewTokenId: string
   form: { uuid: string; slug: string; submissionUuid: string }
   subscriberId: number
   shop: { productId: string; productSlug: string; cartUuid: string; itemId: number; orderId: string }
@@ -122,6 +124,12 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
       slug: `fz-${uniq()}`,
       content: { type: 'doc', blocks: [{ component: 'hero', _uid: `u${uniq()}`, headline: 'Hi' }] },
     }),
+    'PUT /v1/spaces/:space/preview-tokens/:token/draft': () => ({
+      story_uuid: w.story.uuid,
+      lang: 'en',
+      name: 'Fuzzed',
+      content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'Hi', items: [{ component: 'hero', _uid: 'h2' }] }] },
+    }),
     'PUT /v1/spaces/:space/stories/:uuid': () => ({ name: 'Fuzzed', content: { type: 'doc', blocks: [{ component: 'hero', _uid: 'h1', headline: 'Hi' }] } }),
     'POST /v1/spaces/:space/stories/bulk': () => ({ action: 'unpublish', uuids: [w.story.uuid] }),
     'PUT /v1/spaces/:space/stories/:uuid/schedules/:action': () => ({ at: new Date(t.clock.ms() + 3_600_000).toISOString() }),
@@ -184,7 +192,7 @@ function validParam(name: string, path: string, w: World): string {
     case 'submissionUuid':
       return w.form.submissionUuid
     case 'token':
-      return 'A'.repeat(43)
+      return path.includes('/preview-tokens/') ? w.previewTokenId : 'A'.repeat(43)
     case 'version_no':
       return '1'
     case 'action':
@@ -247,7 +255,10 @@ async function buildWorld(): Promise<World> {
   if (order.status !== 201) throw new Error(`order: ${order.status} ${order.text}`)
   const cart = (await t.request('POST', `/v1/cdn/${space}/carts`)).body.data.uuid
   const item = await t.request('POST', `/v1/cdn/${space}/carts/${cart}/items`, { body: { product: 'fuzz-product', quantity: 1 } })
+  const preview = await t.request('POST', `/v1/spaces/${space}/preview-tokens`, { token: owner.token, body: {} })
+  if (preview.status !== 201) throw new Error(`preview token: ${preview.status} ${preview.text}`)
   return {
+    previewTokenId: preview.body.data.token.split('.')[0],
     shop: { productId: product.body.data.id, productSlug: 'fuzz-product', cartUuid: cart, itemId: item.body.data.items[0].id, orderId: order.body.data.id },
     token: owner.token,
     space,

@@ -294,6 +294,11 @@ describe('embed scripts', () => {
     }
   })
 
+  test('the in-page editing bridge stays small: at most 6 KB gzipped', async () => {
+    const admin = await call('GET', '/service-admin.js')
+    expect(Bun.gzipSync(Buffer.from(admin.text)).length).toBeLessThanOrEqual(6 * 1024)
+  })
+
   test('their sha384 equals the integrity announced in /version', async () => {
     const version = await call('GET', '/v1/version')
     const embed = await call('GET', '/embed.js')

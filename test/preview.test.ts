@@ -208,3 +208,84 @@ describe('what a preview token reads', () => {
     expect((await t.request('GET', `/v1/cdn/no-such-space/preview`, { token })).status).toBe(404)
   })
 })
+
+describe('draft snapshots (the visual editor)', () => {
+  const snap = (headline: string, uid = 'h1') => doc({ component: 'hero', _uid: uid, headline })
+  const put = (tokenId: string, body: unknown, token = owner, s = space) => t.request('PUT', `/v1/spaces/${s}/preview-tokens/${tokenId}/draft`, { token, body })
+  const versionsOf = async () => (await t.request('GET', `/v1/spaces/${space}/stories/${storyUuid}/versions`, { token: owner })).body
+
+  test('the draft read with that very token answers the unsaved content; no other reader sees it, no version is made', async () => {
+    t.clock.advance(61_000) // a fresh minting window
+    const before = await versionsOf()
+    const story = (await t.request('GET', `/v1/spaces/${space}/stories/${storyUuid}`, { token: owner })).body.data
+    const m = await mintOk()
+    const [id] = m.token.split('.')
+    const r = await put(id, { story_uuid: storyUuid, lang: 'en', name: 'Typing', content: snap('Typed, not saved') })
+    expect(r.status).toBe(200)
+    expect(r.headers.get('cache-control')).toBe('no-store')
+    expect(r.body.data).toEqual({ story_uuid: storyUuid, lang: 'en', bytes: expect.any(Number), expires_at: m.expires_at })
+    const read = await t.request('GET', `/v1/cdn/${space}/stories/hello?version=draft`, { token: m.token })
+    expect(read.status).toBe(200)
+    expect(read.body.data.content.blocks[0].headline).toBe('Typed, not saved')
+    expect(read.body.data.name).toBe('Typing')
+    expect(read.headers.get('cache-control')).toBe('private, no-store')
+    // Writing again replaces it.
+    expect((await put(id, { story_uuid: storyUuid, lang: 'en', content: snap('Typed again') })).status).toBe(200)
+    expect((await t.request('GET', `/v1/cdn/${space}/stories/hello?version=draft`, { token: m.token })).body.data.content.blocks[0].headline).toBe('Typed again')
+    // Another preview token, a viewer's draft read, the public read and the management read: the saved state.
+    const other = await mintOk()
+    expect((await t.request('GET', `/v1/cdn/${space}/stories/hello?version=draft`, { token: other.token })).body.data.content.blocks[0].headline).toBe('Draft headline')
+    expect((await t.request('GET', `/v1/cdn/${space}/stories/hello?version=draft`, { token: viewer })).body.data.content.blocks[0].headline).toBe('Draft headline')
+    expect((await t.request('GET', `/v1/cdn/${space}/stories/hello`)).body.data.content.blocks[0].headline).toBe('Published headline')
+    const after = (await t.request('GET', `/v1/spaces/${space}/stories/${storyUuid}`, { token: owner })).body.data
+    expect(after.version_no).toBe(story.version_no)
+    expect(after.content).toEqual(story.content)
+    expect(await versionsOf()).toEqual(before)
+  })
+
+  test("another Space's token, an unknown one, and an expired one are 404; a viewer 403; a preview token 401", async () => {
+    t.clock.advance(61_000)
+    const m = await mintOk()
+    const [id] = m.token.split('.')
+    const body = { story_uuid: storyUuid, lang: 'en', content: snap('x') }
+    // Minted in this Space, written through another Space's URL.
+    expect((await put(id, body, owner, other)).status).toBe(404)
+    const foreign = (await mintOk(other)).token.split('.')[0]
+    expect((await put(foreign, body)).status).toBe(404)
+    expect((await put('p_AAAAAAAAAAAA', body)).status).toBe(404)
+    expect((await put(id, body, viewer)).status).toBe(403)
+    expect((await put(id, body, m.token)).status).toBe(401)
+    expect((await put(id, body, '')).status).toBe(401)
+    t.clock.advance(60 * 60 * 1000)
+    expect((await put(id, body)).status).toBe(404)
+    // The snapshot of an expired token answers nothing (the token itself answers 401).
+    expect((await t.request('GET', `/v1/cdn/${space}/stories/hello?version=draft`, { token: m.token })).status).toBe(401)
+  })
+
+  test('the content must be a document of blocks, bounded in size and count', async () => {
+    t.clock.advance(61_000)
+    const m = await mintOk()
+    const [id] = m.token.split('.')
+    const bad = async (content: unknown, field: string) => {
+      const r = await put(id, { story_uuid: storyUuid, lang: 'en', content })
+      expect([r.status, Object.keys(r.body.errors ?? {})]).toEqual([422, [field]])
+    }
+    await bad('text', 'content')
+    await bad({ type: 'doc' }, 'content/blocks')
+    await bad({ type: 'doc', blocks: [1] }, 'content/blocks/0')
+    await bad(doc({ component: 'hero' }), 'content/blocks/0/_uid')
+    await bad(doc({ _uid: 'a', component: 'No Such' }), 'content/blocks/0/component')
+    let nested: Record<string, unknown> = { component: 'hero', _uid: 'leaf' }
+    for (let i = 0; i < 9; i++) nested = { component: 'hero', _uid: `n${i}`, body: [nested] }
+    expect((await put(id, { story_uuid: storyUuid, lang: 'en', content: doc(nested) })).status).toBe(422)
+    expect((await put(id, { story_uuid: 'nope', lang: 'en', content: snap('x') })).status).toBe(422)
+    expect((await put(id, { story_uuid: storyUuid, lang: '<script>', content: snap('x') })).status).toBe(422)
+    const big = await put(id, { story_uuid: storyUuid, lang: 'en', content: snap('x'.repeat(600 * 1024)) })
+    expect([413, 422]).toContain(big.status)
+    // At most 20 Stories and locales per token; rewriting one of them stays allowed.
+    const uuids = Array.from({ length: 20 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
+    for (const u of uuids) expect((await put(id, { story_uuid: u, lang: 'en', content: snap('x') })).status).toBe(200)
+    expect((await put(id, { story_uuid: storyUuid, lang: 'en', content: snap('x') })).status).toBe(409)
+    expect((await put(id, { story_uuid: uuids[3], lang: 'en', content: snap('y') })).status).toBe(200)
+  })
+})

@@ -20,6 +20,11 @@ export interface PreviewGrant {
 export interface PreviewTokenVerifier {
   /** The grant of a preview token (`p_<id>.<secret>`), or null: malformed, unknown, or expired on the kernel clock. */
   verify(token: string): Promise<PreviewGrant | null>
+  /**
+   * The editor's unsaved snapshot of a Story in a locale stored against this grant's token (the visual editor), or
+   * null. A draft read with the token answers it in place of the saved draft.
+   */
+  snapshot?(grant: PreviewGrant, storyUuid: string, lang: string): Promise<{ name: string | null; content: unknown } | null>
 }
 
 /** `Authorization: Bearer p_<id>.<secret>`: the token, else null (not a preview token at all). */
@@ -32,20 +37,21 @@ export function previewBearer(authorization: string | null): string | null {
 /**
  * The one check of a draft read (`?version=draft`): a preview token of this Space, or any bearer with at least viewer
  * access to it. A preview token that is invalid or expired answers 401; a valid one of another Space answers 404, as
- * no access does everywhere.
+ * no access does everywhere. Answers the preview token's grant (null for any other bearer).
  */
 export async function requireDraftReader(
   kernel: Pick<Kernel, 'db' | 'clock' | 'previewTokens'>,
   authorization: string | null,
   space: { id: number; slug: string },
-): Promise<void> {
+): Promise<PreviewGrant | null> {
   const preview = previewBearer(authorization)
   if (preview !== null) {
     const grant = kernel.previewTokens ? await kernel.previewTokens.verify(preview) : null
     if (!grant) throw unauthorized('The preview token is invalid or expired: open the preview again from the editor.')
     if (grant.spaceId !== space.id) throw notFound('Space')
-    return
+    return grant
   }
   const principal = await requirePrincipal(kernel, authorization)
   await requireSpaceAccess(kernel, principal, space.slug, 'viewer')
+  return null
 }

@@ -159,6 +159,7 @@ export const MIN_ROLES = {
   "PUT /v1/spaces/{space}/galleries/{id}": "editor",
   "PUT /v1/spaces/{space}/newsletter": "admin",
   "PUT /v1/spaces/{space}/payments/stripe": "admin",
+  "PUT /v1/spaces/{space}/preview-tokens/{token}/draft": "editor",
   "PUT /v1/spaces/{space}/stories/{uuid}": "editor",
   "PUT /v1/spaces/{space}/stories/{uuid}/schedules/{action}": "editor",
 } as const satisfies Record<string, 'viewer' | 'editor' | 'admin'>

@@ -1,11 +1,13 @@
 import { audienceDe } from './audience-de'
 import { editorDe } from './editor-de'
+import { visualDe } from './visual-de'
 import type { MessageKey } from './en'
 
 /** The German message catalog: every key of en.ts (the type checks that none is missing). */
 export const de: Record<MessageKey, string> = {
   ...editorDe,
   ...audienceDe,
+  ...visualDe,
   'common.cancel': 'Abbrechen',
   'common.loading': 'Wird geladen',
   'common.never': 'nie',

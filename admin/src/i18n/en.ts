@@ -1,5 +1,6 @@
 import { audienceEn } from './audience-en'
 import { editorEn } from './editor-en'
+import { visualEn } from './visual-en'
 
 /**
  * The English message catalog: the source of every key. `{name}` marks a value filled in by `t(key, {name})`.
@@ -9,6 +10,7 @@ import { editorEn } from './editor-en'
 export const en = {
   ...editorEn,
   ...audienceEn,
+  ...visualEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',

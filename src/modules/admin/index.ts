@@ -8,7 +8,7 @@ import { adminRoutes } from './routes'
  */
 export const adminModule = defineModule({
   name: 'admin',
-  root: () => adminRoutes(),
+  root: ({ kernel }) => adminRoutes(kernel),
   // The invitation link's token is in its path (as for /v1/invite/:token in the members module).
   privatePaths: ['/invite/:token'],
   // The executable reads and compresses its embedded files while it starts, off the event loop, so the first visitor

@@ -1,5 +1,8 @@
+import { and, eq, isNull } from 'drizzle-orm'
 import { Elysia } from 'elysia'
 import { notFound } from '../../kernel/errors'
+import type { Kernel } from '../../kernel/kernel'
+import { spaces } from '../../kernel/tables'
 import { notModified } from '../../kernel/public-answer'
 import { ADMIN_BASE, type AdminFile, encodedBody, loadAdminBundle } from './bundle'
 
@@ -33,8 +36,38 @@ const SECURITY_HEADERS = {
 
 const IMMUTABLE = 'public, max-age=31536000, immutable'
 
-function answer(request: Request, f: AdminFile, cacheControl: string): Response {
+/**
+ * The CSP of one answer: the app's own, plus `frame-src` naming the origin of the Space's preview URL when the page is
+ * one of a Space (`/admin/spaces/{space}/…`), so the visual editor can show that site in its frame and nothing else.
+ * The origin is the site the Space's content is published to (not a secret); an unknown Space adds nothing.
+ */
+export function adminCsp(frameOrigins: string[]): string {
+  return frameOrigins.length ? `${ADMIN_CSP}; frame-src ${frameOrigins.join(' ')}` : ADMIN_CSP
+}
+
+const SPACE_PAGE = /^\/admin\/spaces\/([a-z][a-z0-9-]{0,63})(?:\/|$)/
+
+/** The preview URL's origin of the Space a page of the app belongs to, or null (a short memo: pages are loaded often). */
+async function frameOriginsOf(kernel: Kernel | null, pathname: string): Promise<string[]> {
+  const m = kernel ? SPACE_PAGE.exec(pathname) : null
+  if (!kernel || !m) return []
+  const [row] = await kernel.db.db
+    .select({ previewUrl: spaces.previewUrl })
+    .from(spaces)
+    .where(and(eq(spaces.slug, m[1]), isNull(spaces.archivedAt)))
+    .limit(1)
+  if (!row?.previewUrl) return []
+  try {
+    const origin = new URL(row.previewUrl).origin
+    return origin && origin !== 'null' ? [origin] : []
+  } catch {
+    return []
+  }
+}
+
+function answer(request: Request, f: AdminFile, cacheControl: string, frameOrigins: string[] = []): Response {
   const headers: Record<string, string> = { ...SECURITY_HEADERS, 'Content-Type': f.type, 'Cache-Control': cacheControl, ETag: f.etag, Vary: 'Accept-Encoding' }
+  if (frameOrigins.length) headers['Content-Security-Policy'] = adminCsp(frameOrigins)
   const unchanged = notModified(request, f.etag, headers)
   if (unchanged) return unchanged
   const { body, encoding } = encodedBody(f, request.headers.get('accept-encoding'))
@@ -54,8 +87,11 @@ const html = (summary: string) => ({
 const INVITE_TOKEN = /^[A-Za-z0-9_-]{43}$/
 
 /** GET /admin and everything below it: hashed files from /admin/assets/, every other path the app's HTML (client routes). */
-export function adminRoutes() {
-  const page = async (request: Request) => answer(request, (await loadAdminBundle()).index, 'no-cache')
+export function adminRoutes(kernel: Kernel | null = null) {
+  const page = async (request: Request) => {
+    const origins = await frameOriginsOf(kernel, new URL(request.url).pathname).catch(() => [])
+    return answer(request, (await loadAdminBundle()).index, 'no-cache', origins)
+  }
   return new Elysia({ tags: ['Discovery'] })
     .get(ADMIN_BASE, ({ request }) => page(request), html('The admin web app'))
     // The invitation mail links to /invite/{token} at the service's root: the app's HTML, whose router moves the

@@ -5,8 +5,8 @@ import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { previewBearer } from '../../kernel/preview'
 import { Data, ErrorBody, SpaceParams } from '../../kernel/schemas'
-import { MintPreviewBody, PreviewSessionModel, PreviewTokenModel } from './model'
-import { mintPreviewToken, verifyPreviewToken } from './service'
+import { MintPreviewBody, PreviewSessionModel, PreviewTokenModel, SnapshotBody, SnapshotModel, SnapshotParams } from './model'
+import { mintPreviewToken, putSnapshot, verifyPreviewToken } from './service'
 
 /** POST /spaces/{space}/preview-tokens (editor+): a one-hour, read-only preview token of the Space. */
 export function previewRoutes(kernel: Kernel, guards: Guards) {
@@ -26,6 +26,23 @@ export function previewRoutes(kernel: Kernel, guards: Guards) {
         summary: 'Mint a preview token: read-only drafts of this Space for one hour (the site preview and its bridge)',
         description:
           'The token reads drafts (`GET /cdn/{space}/stories/{path}?version=draft`) and answers `GET /cdn/{space}/preview`; every other route answers it 401, and other Spaces 404. Shown once, stored hashed. See docs/in-page-editing.md.',
+      },
+    },
+  ).put(
+    '/:token/draft',
+    async ({ access, body, params, set }) => {
+      set.headers['cache-control'] = 'no-store'
+      return { data: await putSnapshot(kernel, access, params.token, body) }
+    },
+    {
+      params: SnapshotParams,
+      body: SnapshotBody,
+      spaceRole: 'editor',
+      response: { 200: Data(SnapshotModel), 404: ErrorBody, 409: ErrorBody, 413: ErrorBody, 422: ErrorBody },
+      detail: {
+        summary: "Store the editor's unsaved content of a Story against a preview token (the visual editor's draft snapshot)",
+        description:
+          "Until the token expires, a draft read with that token (`GET /cdn/{space}/stories/{path}?version=draft`) answers this content (and name) for this Story and locale in place of the saved draft. Never a version, never published, invisible to every other reader. Only the user who minted the token (or a token acting for them) may write it: another Space's token, an expired or unknown one answers 404. At most 512 KB of content (413) and 20 Stories and locales per token (409). See docs/in-page-editing.md.",
       },
     },
   )

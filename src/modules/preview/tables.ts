@@ -1,4 +1,4 @@
-import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core'
 import { spaces } from '../../kernel/tables'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' })
@@ -22,4 +22,25 @@ export const previewTokens = pgTable(
     expiresAt: ts('expires_at').notNull(),
   },
   (t) => [index('preview_tokens_expires_idx').on(t.expiresAt), index('preview_tokens_space_idx').on(t.spaceId)],
+)
+
+/**
+ * Draft snapshots (docs/in-page-editing.md, the visual editor): the editor's current, unsaved content of one Story
+ * and locale, stored against one preview token. Never a version, never published: only a draft read with that very
+ * token answers it, until the token expires (the row goes with the token).
+ */
+export const previewSnapshots = pgTable(
+  'preview_snapshots',
+  {
+    tokenId: text('token_id')
+      .notNull()
+      .references(() => previewTokens.id, { onDelete: 'cascade' }),
+    storyUuid: text('story_uuid').notNull(),
+    lang: text('lang').notNull(),
+    name: text('name'),
+    content: jsonb('content').notNull(),
+    bytes: integer('bytes').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tokenId, t.storyUuid, t.lang] })],
 )

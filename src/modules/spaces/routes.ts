@@ -1,3 +1,4 @@
+import { publicOrigin } from '../../kernel/http'
 import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
@@ -57,7 +58,7 @@ export function spaceRoutes(kernel: Kernel, guards: Guards) {
       response: Data(SpaceModel),
       detail: { summary: 'A Space with its locales and the caller’s role' },
     })
-    .patch('/:space', async ({ access, body }) => ({ data: await updateSpace(kernel, access, body) }), {
+    .patch('/:space', async ({ access, body, request }) => ({ data: await updateSpace(kernel, access, body, new URL(publicOrigin(kernel.config, request.url)).origin) }), {
       params: SpaceParams,
       body: UpdateSpaceBody,
       spaceRole: 'admin',

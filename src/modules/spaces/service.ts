@@ -164,7 +164,7 @@ export async function getSpace(kernel: Kernel, access: SpaceAccess): Promise<Spa
  * A preview URL as stored: an absolute http(s) URL without credentials or fragment (the Preview button appends the
  * Story's path and its own fragment), in its normalised form.
  */
-function previewUrlOf(raw: string): string {
+function previewUrlOf(raw: string, adminOrigin: string | null): string {
   let url: URL
   try {
     url = new URL(raw)
@@ -174,6 +174,8 @@ function previewUrlOf(raw: string): string {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw validationFailed({ preview_url: ['must be an absolute http:// or https:// URL'] })
   if (url.username || url.password) throw validationFailed({ preview_url: ['must not carry a user name or password'] })
   if (url.hash) throw validationFailed({ preview_url: ['must not have a fragment (#…): the Preview button adds its own'] })
+  // The visual editor frames the site: a site on the admin app's own origin could script the app around it.
+  if (adminOrigin && url.origin === adminOrigin) throw validationFailed({ preview_url: ["must not be on the admin app's own origin (the visual editor frames the site)"] })
   return url.href
 }
 
@@ -181,11 +183,12 @@ export async function updateSpace(
   kernel: Kernel,
   access: SpaceAccess,
   input: { name?: string; default_lang?: string; preview_url?: string | null },
+  adminOrigin: string | null = null,
 ): Promise<SpaceView> {
   return transact(kernel, async (tx, emit) => {
     const patch: Partial<typeof spaces.$inferInsert> = { updatedAt: kernel.clock.now() }
     if (input.name !== undefined) patch.name = input.name
-    if (input.preview_url !== undefined) patch.previewUrl = input.preview_url === null ? null : previewUrlOf(input.preview_url)
+    if (input.preview_url !== undefined) patch.previewUrl = input.preview_url === null ? null : previewUrlOf(input.preview_url, adminOrigin)
     if (input.default_lang !== undefined) {
       const def = canonicalLocale(input.default_lang)
       if (!def) throw validationFailed({ default_lang: [`"${input.default_lang}" is not a valid BCP-47 language tag.`] })

@@ -244,7 +244,7 @@ export class StoryReadPipeline {
     if (!space) throw notFound('Story')
     const chain = this.chain(space, req.lang, req.acceptLanguage)
     // `checked`: the caller (a draft list) checked the reader once for all its Stories.
-    if (!checked) await requireDraftReader(this.kernel, authorization, space)
+    const grant = checked ? null : await requireDraftReader(this.kernel, authorization, space)
     if (!fullPath) throw notFound('Story')
     const rows = await repo.draftsByPath(this.kernel.db.db, space.id, fullPath)
     if (!rows.length) throw notFound('Story')
@@ -252,13 +252,15 @@ export class StoryReadPipeline {
     const byLang = new Map(rows.map((r) => [r.lang, r]))
     const lang = chain.find((c) => byLang.has(c)) ?? first.storyLang
     const row = byLang.get(lang) ?? rows[0]
-    let content = row.content as Doc
+    // The visual editor's unsaved snapshot of this Story and locale, stored against this very preview token.
+    const unsaved = grant && this.kernel.previewTokens?.snapshot ? await this.kernel.previewTokens.snapshot(grant, first.uuid, row.lang) : null
+    let content = (unsaved ? unsaved.content : row.content) as Doc
     if (row.lang !== first.storyLang && byLang.has(first.storyLang)) {
       content = applyUntranslatable(content, byLang.get(first.storyLang)!.content as Doc, await repo.blueprintsOf(this.kernel.db.db, space.id))
     }
     const snapshot: Snapshot = {
       lang: row.lang,
-      name: row.name ?? first.storyName,
+      name: unsaved?.name ?? row.name ?? first.storyName,
       contentJson: JSON.stringify(content),
       versionNo: first.versionNo,
       publishedAt: first.publishedAt?.toISOString() ?? '',

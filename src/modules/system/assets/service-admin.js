@@ -11,6 +11,14 @@
    - answer ServiceAdmin.draft(path, {lang}) with the draft Story (the `data` of the read), else null
      (ServiceAdmin.ready: a Promise of whether the preview is on);
    - dispatch `service-admin:ready` on document, and `service-admin:draft` ({detail: {story}}) on each filled element.
+   Framed by the admin app's visual editor (and only then), it also opens a versioned postMessage channel with the
+   admin origin the check names (admin_url), and no other: admin → site `draft` {story} (fills [data-story-field=
+   "<uid>.<field>"] at once, dispatches `service-admin:draft` {story, unsaved: true} on document; with
+   data-live="reload" on the tag it waits for `refresh` instead, after the editor stored a draft snapshot), `refresh`,
+   `saved`, `published` (reload), `focus` {uid, field} (outline), `presence` {people: [{uid, name, color}]} (other
+   editors' blocks outlined in their colours), `locale` {lang}; site → admin `ready`, `select`
+   {story_uuid, uid, field} (a click on a marked element), `navigated` {path}. Hovering a marked element outlines it
+   with its blueprint's name, on a layer of its own (the page's layout never changes).
    Content is never parsed as HTML and nothing is executed; styles are set through the CSSOM only (a strict CSP
    needs only connect-src for {base}). */
 (function (w, d) {
@@ -30,6 +38,15 @@
   }
   var session = null
   var adminUrl = ''
+  // The visual editor: framed by the admin app, talking to its origin only.
+  var framed = w.parent !== w
+  var adminOrigin = ''
+  var reloads = script.getAttribute('data-live') === 'reload'
+  var CH = 'content-service'
+  var story = null
+  var hoverBox = null
+  var focusBox = null
+  var people = []
   var drafts = {}
   var layer = null
   var CS = (w.ContentService = w.ContentService || {})
@@ -43,6 +60,8 @@
     draft: draft,
     scan: scan,
     ready: null,
+    story: null,
+    onDraft: onDraft,
   })
 
   function css(el, props) {
@@ -218,6 +237,186 @@
     place()
   }
 
+  // ---- The visual editor's channel (framed only) ----
+
+  /** Calls fn(story) with every unsaved Story the editor sends (client-rendered sites re-render from it). */
+  function onDraft(fn) {
+    d.addEventListener('service-admin:draft', function (e) {
+      if (e.detail && e.detail.unsaved) fn(e.detail.story)
+    })
+  }
+
+  function send(type, data) {
+    if (!adminOrigin) return
+    var m = { channel: CH, v: 1, type: type }
+    for (var k in data) m[k] = data[k]
+    w.parent.postMessage(m, adminOrigin)
+  }
+
+  /** The block with _uid `uid` anywhere in the Story's content, or null. */
+  function blockOf(uid) {
+    var stack = [story && story.content]
+    while (stack.length) {
+      var v = stack.pop()
+      if (!v || typeof v !== 'object') continue
+      if (v._uid === uid && typeof v.component === 'string') return v
+      for (var k in v) if (v[k] && typeof v[k] === 'object') stack.push(v[k])
+    }
+    return null
+  }
+
+  /** `<uid>.<field>` → [uid, field], else null (a `/` path is the older form, filled from the draft read). */
+  function mark(el) {
+    var f = el.getAttribute('data-story-field') || ''
+    var i = f.indexOf('.')
+    return i > 0 && f.indexOf('/') < 0 ? [f.slice(0, i), f.slice(i + 1)] : null
+  }
+
+  /** The text of a value: strings and numbers as they are, rich text as its text (paragraphs on lines of their own). */
+  function textOf(v) {
+    if (typeof v === 'string' || typeof v === 'number') return String(v)
+    if (!v || typeof v !== 'object') return undefined
+    if (typeof v.text === 'string') return v.text
+    var parts = v.content || v.blocks || v.children
+    if (!Array.isArray(parts)) return undefined
+    var out = []
+    for (var i = 0; i < parts.length; i++) {
+      var t = textOf(parts[i])
+      if (t !== undefined) out.push(t)
+    }
+    return out.join(v.type === 'paragraph' || v.type === 'heading' ? '' : '\n')
+  }
+
+  /** Tier 1: every marked element of the Story's blocks shows the unsaved value, as text. */
+  function apply() {
+    var els = d.querySelectorAll('[data-story-field]')
+    for (var i = 0; i < els.length; i++) {
+      var el = els[i], m = mark(el), text
+      var holder = el.closest('[data-story-uuid]')
+      if (holder && holder.getAttribute('data-story-uuid').toLowerCase() !== story.uuid) continue
+      if (m) {
+        var b = blockOf(m[0])
+        text = b ? textOf(b[m[1]]) : undefined
+      } else if (holder && holder.getAttribute('data-story-path')) text = valueAt(story, el.getAttribute('data-story-field'))
+      if (text !== undefined && el.textContent !== text) el.textContent = text
+    }
+    place()
+  }
+
+  function box(color) {
+    var b = css(d.createElement('div'), {
+      position: 'absolute',
+      'pointer-events': 'none',
+      'z-index': '2147483646',
+      outline: '2px solid ' + color,
+      display: 'none',
+    })
+    var tag = css(d.createElement('span'), {
+      position: 'absolute',
+      top: '-20px',
+      left: '-2px',
+      background: color,
+      color: '#fff',
+      font: '600 11px/18px system-ui, sans-serif',
+      padding: '0 6px',
+      'white-space': 'nowrap',
+    })
+    b.appendChild(tag)
+    b.setAttribute('data-service-admin', '')
+    d.body.appendChild(b)
+    return b
+  }
+
+  function cover(b, el, label) {
+    if (!el) return css(b, { display: 'none' })
+    var r = el.getBoundingClientRect()
+    b.firstChild.textContent = label
+    css(b, { display: 'block', top: r.top + w.scrollY + 'px', left: r.left + w.scrollX + 'px', width: r.width + 'px', height: r.height + 'px' })
+  }
+
+  /** The marked element around `node` and what it is: {el, uid, field, uuid, label}, or null. */
+  function target(node) {
+    var el = node && node.closest ? node.closest('[data-story-field],[data-story-uuid]') : null
+    if (!el) return null
+    var holder = el.closest('[data-story-uuid]')
+    var uuid = holder ? holder.getAttribute('data-story-uuid').toLowerCase() : story ? story.uuid : ''
+    var m = el.hasAttribute('data-story-field') ? mark(el) : null
+    var b = m && blockOf(m[0])
+    var label = m ? (b ? b.component : 'block') + ' · ' + m[1] : el.getAttribute('data-story-block') || 'Story'
+    return { el: el, uid: m ? m[0] : null, field: m ? m[1] : null, uuid: UUID.test(uuid) ? uuid : null, label: label }
+  }
+
+  function listen() {
+    hoverBox = box('#4338ca')
+    focusBox = box('#c026d3')
+    d.addEventListener('mouseover', function (e) {
+      var h = target(e.target)
+      cover(hoverBox, h && h.el, h && h.label)
+    })
+    d.documentElement.addEventListener('mouseleave', function () {
+      cover(hoverBox, null)
+    })
+    d.addEventListener(
+      'click',
+      function (e) {
+        var h = target(e.target)
+        if (!h || !h.uuid) return
+        e.preventDefault()
+        e.stopPropagation()
+        send('select', { story_uuid: h.uuid, uid: h.uid, field: h.field })
+      },
+      true,
+    )
+    w.addEventListener('message', function (e) {
+      var m = e.data
+      // Only the admin app that framed this page, on the origin the token check named.
+      if (e.source !== w.parent || e.origin !== adminOrigin || !m || m.channel !== CH || m.v !== 1) return
+      if (m.type === 'draft' && m.story && typeof m.story === 'object' && typeof m.story.uuid === 'string' && UUID.test(m.story.uuid)) {
+        story = api.story = m.story
+        story.uuid = story.uuid.toLowerCase()
+        if (!reloads) apply()
+        d.dispatchEvent(new CustomEvent('service-admin:draft', { detail: { story: story, unsaved: true } }))
+      } else if (m.type === 'refresh' || m.type === 'saved' || m.type === 'published') location.reload()
+      else if (m.type === 'focus') {
+        var el = null, els = d.querySelectorAll('[data-story-field]')
+        for (var i = 0; i < els.length && !el; i++) {
+          var k = mark(els[i])
+          if (k && k[0] === m.uid && k[1] === m.field) el = els[i]
+        }
+        cover(focusBox, el, String(m.field || ''))
+        if (el) {
+          var r = el.getBoundingClientRect()
+          if (r.bottom < 0 || r.top > w.innerHeight) el.scrollIntoView({ block: 'center' })
+        }
+      } else if (m.type === 'presence' && Array.isArray(m.people)) {
+        // Other editors' blocks, in their colours (every marked field of the block).
+        for (var j = 0; j < people.length; j++) people[j].parentNode && people[j].parentNode.removeChild(people[j])
+        people = []
+        var all = d.querySelectorAll('[data-story-field]')
+        for (var p = 0; p < m.people.length && p < 20; p++) {
+          var o = m.people[p]
+          if (!o || typeof o.uid !== 'string' || typeof o.name !== 'string') continue
+          var color = /^hsl\(\d+ \d+% \d+%\)$/.test(o.color) ? o.color : '#c026d3'
+          for (var q = 0; q < all.length; q++) {
+            var g = mark(all[q])
+            if (!g || g[0] !== o.uid) continue
+            var pb = box(color)
+            pb.setAttribute('data-service-admin-presence', o.uid)
+            cover(pb, all[q], o.name.slice(0, 60))
+            people.push(pb)
+          }
+        }
+      } else if (m.type === 'locale' && typeof m.lang === 'string') {
+        api.lang = m.lang
+        d.dispatchEvent(new CustomEvent('service-admin:locale', { detail: { lang: m.lang } }))
+      }
+    })
+    send('ready', { space: session.space, path: location.pathname, reload: reloads })
+    w.addEventListener('popstate', function () {
+      send('navigated', { path: location.pathname })
+    })
+  }
+
   session = take()
   if (!session) {
     api.ready = Promise.resolve(false)
@@ -232,11 +431,17 @@
       var s = b && b.data
       if (!s || s.space !== session.space || !/^https?:\/\//.test(s.admin_url || '')) return false
       adminUrl = s.admin_url
+      if (framed) adminOrigin = new URL(adminUrl).origin
       api.active = true
       api.space = s.space
       api.expiresAt = s.expires_at
       var start = function () {
-        scan()
+        if (adminOrigin) {
+          // In the editor's frame: no Edit links or bar (the editor is beside it), drafts filled all the same.
+          var els = d.querySelectorAll('[data-story-uuid][data-story-path]')
+          for (var i = 0; i < els.length; i++) if (UUID.test(els[i].getAttribute('data-story-uuid'))) fill(els[i])
+          listen()
+        } else scan()
         w.addEventListener('resize', place)
         w.addEventListener('load', place)
         d.dispatchEvent(new CustomEvent('service-admin:ready', { detail: { space: s.space, expires_at: s.expires_at } }))

@@ -13,6 +13,7 @@ import { t } from '../../../i18n'
 import { publicUrl } from './doc'
 import { LocaleBar, MissingTranslation, useLocales } from './locale-bar'
 import { type EditorPanel, type EditorPanelProps, panelsIn } from './panels'
+import { VisualEditor } from '../../visual-editor/visual-editor'
 import { EditorToolbar } from './toolbar'
 import { useEditorCollab } from './use-editor-collab'
 import { useStoryDraft } from './use-story-draft'
@@ -96,7 +97,15 @@ export function StoryEditor({
         </span>
         <PresenceBar others={collab.others} />
         <LocaleBar story={s} lang={lang} locales={locales} onChange={onLang} />
-        <EditorToolbar space={space} uuid={uuid} story={s} state={state} draft={draft} canWrite={canWrite} />
+        <EditorToolbar
+          space={space}
+          uuid={uuid}
+          story={s}
+          state={state}
+          draft={draft}
+          canWrite={canWrite}
+          beside={<VisualEditor space={space} story={s} doc={doc} lang={lang ?? s.primary_lang} dirty={dirty} others={collab.others} />}
+        />
       </div>
 
       {canWrite ? null : (

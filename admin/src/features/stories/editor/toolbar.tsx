@@ -1,5 +1,5 @@
 import { useNavigate } from '@tanstack/react-router'
-import { useCallback, useRef, useState } from 'react'
+import { type ReactNode, useCallback, useRef, useState } from 'react'
 import { useCan } from '../../../api/roles'
 import { useScreenCommand } from '../../../components/command-palette'
 import { DeleteStoryDialog } from '../../../components/delete-story-dialog'
@@ -33,6 +33,7 @@ export function EditorToolbar({
   state,
   draft,
   canWrite,
+  beside,
 }: {
   space: string
   uuid: string
@@ -40,6 +41,8 @@ export function EditorToolbar({
   state: StoryState
   draft: StoryDraft
   canWrite: boolean
+  /** Rendered after Preview: the visual editor's split-view toggle. */
+  beside?: ReactNode
 }) {
   const navigate = useNavigate()
   const { dirty, saving } = draft
@@ -70,6 +73,7 @@ export function EditorToolbar({
           </Button>
         ) : null}
         {!s.is_folder ? <PreviewButton space={space} path={s.full_path} dirty={dirty} /> : null}
+        {beside}
         {!canWrite ? null : s.status === 'published' ? (
           <Button onClick={() => setConfirm('unpublish')} disabled={dirty}>
             {t('stories.unpublish')}
