@@ -199,7 +199,7 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     await page.getByRole('heading', { name: 'Harbour guide', level: 1 }).waitFor()
     const panel = page.getByTestId('variants-panel')
     await panel.locator('[data-variant-segment="newsletter"]').getByText('Its readers get the default content (no variant).').waitFor()
-    await panel.getByRole('button', { name: 'Create a variant for Newsletter readers from the default' }).click()
+    await panel.getByRole('button', { name: 'Create from the default for Newsletter readers' }).click()
     const editor = panel.getByTestId('variant-editor')
     await editor.waitFor()
     const field = editor.getByRole('textbox').first()

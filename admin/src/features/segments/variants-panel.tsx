@@ -98,7 +98,7 @@ export function VariantsPanel({ space, uuid, lang, path, content }: { space: str
                   <div className="flex flex-wrap gap-2">
                     {v ? (
                       <>
-                        <Button onClick={() => setOpen(open === s.id ? null : s.id)} aria-expanded={open === s.id} aria-label={t('variants.editNamed', { segment: s.label })}>
+                        <Button onClick={() => setOpen(open === s.id ? null : s.id)} aria-expanded={open === s.id} aria-label={canWrite ? t('variants.editNamed', { segment: s.label }) : t('variants.showNamed', { segment: s.label })}>
                           {canWrite ? t('variants.edit') : t('variants.show')}
                         </Button>
                         {canWrite ? (
