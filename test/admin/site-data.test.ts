@@ -164,7 +164,7 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     expect(errors).toEqual([])
   })
 
-  test('segments: the rule builder checks as you type, order by keyboard, on/off; a variant made in the editor is what that segment reads', async () => {
+  test('segments: the rule builder checks as you type, order by keyboard and by drag, on/off; a variant made in the editor is what that segment reads', async () => {
     const { page, errors } = await h.signedIn(owner.token)
     await page.goto(`/admin/spaces/${space}/segments`)
     await page.getByRole('heading', { name: 'Audience segments', level: 1 }).waitFor()
@@ -193,6 +193,15 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join(), 'germans,newsletter')
     await page.getByRole('switch', { name: /Active German readers/ }).click()
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments/germans`, owner.token)).body.data.active, false)
+    // And back to the top by dragging its handle with the pointer.
+    const handle = page.getByRole('button', { name: 'Move Newsletter readers (position 2)' })
+    const from = (await handle.boundingBox())!
+    const top = (await page.locator('[data-segment="germans"]').boundingBox())!
+    await page.mouse.move(from.x + from.width / 2, from.y + from.height / 2)
+    await page.mouse.down()
+    await page.mouse.move(from.x + from.width / 2, top.y + 4, { steps: 5 })
+    await page.mouse.up()
+    await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join(), 'newsletter,germans')
 
     // The Story editor: a variant for the newsletter segment, from the default, edited with the block editor.
     await page.goto(`/admin/spaces/${space}/stories/${story}`)
