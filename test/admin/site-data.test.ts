@@ -177,6 +177,7 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     await dialog.getByLabel('Rule 1: pattern (RE2)').fill('^(news')
     // The API's own regex check, as you type.
     await until(async () => (await dialog.getByLabel('Rule 1: pattern (RE2)').getAttribute('aria-invalid')) === 'true', true)
+    await dialog.getByText(/^This is not a valid RE2 pattern: /).waitFor()
     await dialog.getByLabel('Rule 1: pattern (RE2)').fill('^news(letter)?$')
     await until(async () => (await dialog.getByLabel('Rule 1: pattern (RE2)').getAttribute('aria-invalid')) === null, true)
     await dialog.getByRole('button', { name: 'Save' }).click()

@@ -28,6 +28,19 @@ export function normalise(r: Rule): ApiRule {
   return { type: r.type, operator: r.operator, value, ...(KEYED.has(r.type) && r.key ? { key: r.key } : {}) } as ApiRule
 }
 
+/** A rule's refusal (the API writes English) as a sentence in the UI's language; the RE2 parser's reason stays as it is. */
+export function ruleErrorText(message: string): string {
+  let m: RegExpExecArray | null
+  if ((m = /^is not a valid RE2 regular expression: (.*)$/s.exec(message))) return t('seg.err.regex', { reason: m[1]! })
+  if ((m = /^is too complex: it compiles to (\d+) instructions, at most (\d+)/.exec(message))) return t('seg.err.complex', { size: m[1]!, max: m[2]! })
+  if ((m = /^must be at most (\d+) characters/.exec(message))) return t('seg.err.length', { max: m[1]! })
+  if ((m = /^must be an array of 1 to (\d+) strings/.exec(message))) return t('seg.err.list', { max: m[1]! })
+  if (/^must be a string for/.test(message)) return t('seg.err.string')
+  if (/^is required for (cookie|query) rules/.test(message)) return t('seg.err.keyRequired')
+  if (/^is only for cookie and query rules/.test(message)) return t('seg.err.keyOnly')
+  return message
+}
+
 /**
  * The rules of a segment, every type and operator the API has; the API's own checks (value shape, the cookie/query
  * name, RE2 regexes compiled as the server will) run as you type through `POST …/check-rules`, shown at the field.
@@ -45,7 +58,7 @@ export function RuleBuilder({ space, rules, onChange, errors }: { space: string;
   const at = (i: number, f: string) => {
     const k = `rules/${i}/${f}`
     const l = live[k] ?? errors[k]
-    return l?.length ? l : undefined
+    return l?.length ? l.map(ruleErrorText) : undefined
   }
   const set = (i: number, patch: Partial<Rule>) => onChange(rules.map((r, j) => (j === i ? { ...r, ...patch } : r)))
   return (
