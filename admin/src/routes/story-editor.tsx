@@ -481,7 +481,7 @@ export function StoryEditorScreen() {
       )}
 
       {!s.is_folder && s.status !== 'archived' ? <SchedulePanel space={space} uuid={uuid} canWrite={canWrite} disabled={false} /> : null}
-      {showForm && !s.is_folder ? <VariantsPanel space={space} uuid={uuid} lang={lang ?? s.primary_lang} path={s.full_path} content={doc} /> : null}
+      {showForm && !s.is_folder ? <VariantsPanel space={space} uuid={uuid} lang={lang ?? s.primary_lang} path={s.full_path} /> : null}
       {showForm ? (
         <VersionsPanel space={space} uuid={uuid} current={s.version_no} lang={lang ?? s.primary_lang} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} onRestored={reload} />
       ) : null}

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { Link } from '@tanstack/react-router'
-import { useId, useMemo, useState } from 'react'
+import { memo, useId, useMemo, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../../api/client'
 import { componentsQuery } from '../../api/queries'
 import { useCan } from '../../api/roles'
@@ -21,14 +21,14 @@ const asDoc = (c: unknown): Doc => {
   const d = c as Partial<Doc> | null | undefined
   return { type: 'doc', blocks: Array.isArray(d?.blocks) ? d.blocks : [] }
 }
-const copy = <T,>(v: T): T => JSON.parse(JSON.stringify(v)) as T
 
 /**
  * The Story editor's variants: per audience segment, in this locale, the content its readers get instead of the
  * default — created from the default, edited with the same block editor, deleted — and which one a reader gets.
- * Variants are drafts: they reach the public read with the Story's next publish.
+ * Variants are drafts: they reach the public read with the Story's next publish. Its props stay the same while the
+ * editor types (memo): a keystroke in the Story's form does not render it; "from the default" reads the saved draft.
  */
-export function VariantsPanel({ space, uuid, lang, path, content }: { space: string; uuid: string; lang: string; path: string; content: unknown }) {
+export const VariantsPanel = memo(function VariantsPanel({ space, uuid, lang, path }: { space: string; uuid: string; lang: string; path: string }) {
   const id = useId()
   const queryClient = useQueryClient()
   const segments = useQuery(segmentsQuery(space))
@@ -42,8 +42,10 @@ export function VariantsPanel({ space, uuid, lang, path, content }: { space: str
   const refresh = () => queryClient.invalidateQueries({ queryKey: segKeys.variants(space, uuid) })
 
   const create = useMutation({
-    mutationFn: (s: Segment) =>
-      unwrap(api.POST('/v1/spaces/{space}/stories/{uuid}/variants', { params: { path: { space, uuid } }, body: { audience_segment_id: s.id, lang, content: copy(asDoc(content)) } })),
+    mutationFn: async (s: Segment) => {
+      const { data: story } = await unwrap(api.GET('/v1/spaces/{space}/stories/{uuid}', { params: { path: { space, uuid }, query: { lang } } }))
+      return unwrap(api.POST('/v1/spaces/{space}/stories/{uuid}/variants', { params: { path: { space, uuid } }, body: { audience_segment_id: s.id, lang, content: asDoc(story.content) } }))
+    },
     onSuccess: async (_, s) => {
       toast(t('variants.created', { segment: s.label }))
       setOpen(s.id)
@@ -137,7 +139,7 @@ export function VariantsPanel({ space, uuid, lang, path, content }: { space: str
       <p className="text-sm text-slate-700">{t('variants.others')}</p>
     </section>
   )
-}
+})
 
 function VariantEditor(props: {
   space: string
