@@ -439,6 +439,59 @@ describe('pulling http_json sources', () => {
 
 // ---- schedule ----
 
+describe('helpers of the admin screens', () => {
+  test('test-path tries a JSONPath against the last pull (also one whose stored path matched nothing); nothing changes', async () => {
+    expect((await httpJson('tried', { json_path: '$.nothing' })).status).toBe(201)
+    const before = await t.request('POST', `${base()}/tried/test-path`, { token: editor, body: { json_path: '$.data.items' } })
+    expect(before.status).toBe(200)
+    expect(before.body.data).toEqual({ pulled_at: null, matches: 0, entries: 0, sample: [] })
+    expect((await sync('tried')).status).toBe(502)
+    const hitsBefore = hits['/good']
+    const r = await t.request('POST', `${base()}/tried/test-path`, { token: editor, body: { json_path: '$.data.items' } })
+    expect(r.status).toBe(200)
+    expect(r.body.data).toMatchObject({ matches: 1, entries: 2, sample: [{ id: 'a', name: 'Alpha', price: 10 }, { id: 'b', name: 'Beta', price: 20 }] })
+    expect(Date.parse(r.body.data.pulled_at)).not.toBeNaN()
+    const names = await t.request('POST', `${base()}/tried/test-path`, { token: editor, body: { json_path: '$..name' } })
+    expect(names.body.data).toMatchObject({ matches: 2, entries: 2, sample: [{ value: 'Alpha' }, { value: 'Beta' }] })
+    expect((await t.request('POST', `${base()}/tried/test-path`, { token: editor, body: { json_path: '$.none' } })).body.data).toMatchObject({ matches: 0, entries: 0, sample: [] })
+    // Nothing fetched, nothing stored.
+    expect(hits['/good']).toBe(hitsBefore)
+    expect((await t.request('GET', `${base()}/tried`, { token: editor })).body.data).toMatchObject({ status: 'error', entry_count: 0, config: { json_path: '$.nothing' } })
+    const bad = await t.request('POST', `${base()}/tried/test-path`, { token: editor, body: { json_path: '$[' } })
+    expect(bad.status).toBe(422)
+    expect(Object.keys(bad.body.errors)).toEqual(['json_path'])
+    expect((await t.request('POST', `${base()}/tried/test-path`, { token: viewer, body: { json_path: '$' } })).status).toBe(403)
+    expect((await t.request('POST', `${base()}/nope/test-path`, { token: editor, body: { json_path: '$' } })).status).toBe(404)
+    await pushSource('pushed_only')
+    expect((await t.request('POST', `${base()}/pushed_only/test-path`, { token: editor, body: { json_path: '$' } })).status).toBe(422)
+  })
+
+  test('cron-preview answers the next runs; a bad expression is 422 keyed cron; next_run_at is in the view', async () => {
+    const r = await t.request('POST', `${base()}/cron-preview`, { token: viewer, body: { cron: '30 6 * * 1', count: 3 } })
+    expect(r.status).toBe(200)
+    const runs = r.body.data.runs.map((x: string) => new Date(x))
+    expect(runs).toHaveLength(3)
+    for (const d of runs) expect([d.getUTCDay(), d.getUTCHours(), d.getUTCMinutes()]).toEqual([1, 6, 30])
+    expect(runs[1].getTime() - runs[0].getTime()).toBe(7 * 86_400_000)
+    expect((await t.request('POST', `${base()}/cron-preview`, { token: viewer, body: { cron: '* *' } })).body.errors).toHaveProperty('cron')
+    expect((await t.request('POST', `${base()}/cron-preview`, { token: viewer, body: { cron: '0 0 * * *', count: 11 } })).status).toBe(422)
+    expect((await httpJson('scheduled', { cron: '15 3 * * *' })).status).toBe(201)
+    const ds = (await t.request('GET', `${base()}/scheduled`, { token: viewer })).body.data
+    expect(new Date(ds.next_run_at).getUTCMinutes()).toBe(15)
+  })
+
+  test('usage lists the Stories whose drafts hold the key\'s markers', async () => {
+    await pushSource('used')
+    const one = await t.request('POST', `/v1/spaces/${space}/stories`, { token: editor, body: { name: 'Uses it', slug: 'uses-it', content: doc('Price $ds:used.0.price') } })
+    expect(one.status).toBe(201)
+    await t.request('POST', `/v1/spaces/${space}/stories`, { token: editor, body: { name: 'Other', slug: 'uses-other', content: doc('$ds:usedx.0.price') } })
+    const r = await t.request('GET', `${base()}/used/usage`, { token: viewer })
+    expect(r.status).toBe(200)
+    expect(r.body.data).toEqual({ stories: [{ uuid: one.body.data.uuid, name: 'Uses it', full_path: '/uses-it', langs: ['en'] }], truncated: false })
+    expect((await t.request('GET', `${base()}/nope/usage`, { token: viewer })).status).toBe(404)
+  })
+})
+
 describe('the scheduler', () => {
   test('a moved clock pulls a due datasource once per tick; one not due is left alone', async () => {
     expect((await httpJson('minutely', { url: src('/good?m'), cron: '* * * * *' })).status).toBe(201)

@@ -167,6 +167,8 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'PATCH /v1/spaces/:space/shop': () => ({ success_url: 'https://shop.example/thanks' }),
     'POST /v1/cdn/:space/carts/:uuid/items': () => ({ product: w.shop.productSlug, quantity: 1 }),
     'POST /v1/cdn/:space/carts/:uuid/checkout': () => ({ email: 'fuzz@example.com', name: 'Fuzz' }),
+    'POST /v1/spaces/:space/datasources/cron-preview': () => ({ cron: '0 * * * *', count: 3 }),
+    'POST /v1/spaces/:space/audience-segments/check-rules': () => ({ rules: [{ type: 'referrer', operator: 'regex', value: '^https://a' }] }),
     'POST /v1/pitch-invitees': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz prospect', email: `fz-${uniq()}@example.com` }),
   }
 }

@@ -184,6 +184,32 @@ describe('segment management', () => {
   })
 })
 
+describe('checking rules without saving', () => {
+  test('check-rules answers the messages a save would refuse with, keyed rules/<i>/<field>; saves nothing', async () => {
+    const check = (rules: unknown[], token = viewer) => t.request('POST', `${segs()}/check-rules`, { token, body: { rules } })
+    const before = (await t.request('GET', segs(), { token: viewer })).body.data.length
+    const ok = await check([{ type: 'referrer', operator: 'regex', value: '^https://(www\\.)?example\\.com/' }, { type: 'cookie', key: 'plan', operator: 'in', value: ['pro', 'team'] }])
+    expect(ok.status).toBe(200)
+    expect(ok.body.data).toEqual({ valid: true, errors: {} })
+    const bad = await check([
+      { type: 'referrer', operator: 'regex', value: '(unclosed' },
+      { type: 'query', operator: 'eq', value: 'x' },
+      { type: 'language', operator: 'in', value: 'de' },
+      { type: 'country', operator: 'eq', value: 'DE', key: 'nope' },
+    ])
+    expect(bad.status).toBe(200)
+    expect(bad.body.data.valid).toBe(false)
+    expect(Object.keys(bad.body.data.errors).sort()).toEqual(['rules/0/value', 'rules/1/key', 'rules/2/value', 'rules/3/key'])
+    // The same rules in a save: the same keys in a 422.
+    const saved = await createSegment({ key: 'checked', label: 'x', priority: 1, rules: [{ type: 'referrer', operator: 'regex', value: '(unclosed' }] })
+    expect(saved.status).toBe(422)
+    expect(saved.body.errors['rules/0/value']).toEqual(bad.body.data.errors['rules/0/value'])
+    expect((await t.request('GET', segs(), { token: viewer })).body.data.length).toBe(before)
+    expect((await check([{ type: 'nope', operator: 'eq', value: 'x' }])).status).toBe(422)
+    expect((await t.request('POST', `/v1/spaces/${other}/audience-segments/check-rules`, { token: viewer, body: { rules: [] } })).status).toBe(404)
+  })
+})
+
 describe('match_all and warnings', () => {
   const q = [{ type: 'query', key: 'p', operator: 'eq', value: '1' }]
   const fieldsOf = (r: { body: { errors?: Record<string, string[]> } }) => Object.keys(r.body.errors ?? {})

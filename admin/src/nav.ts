@@ -37,6 +37,8 @@ export const NAV: NavEntry[] = [
   { id: 'assets', section: 'assets', label: 'nav.assets', to: '/assets', requires: { method: 'GET', path: '/v1/spaces/{space}/assets' }, keywords: 'images files media' },
   { id: 'forms', section: 'audience', label: 'nav.forms', to: '/forms', requires: { method: 'GET', path: '/v1/spaces/{space}/forms' }, keywords: 'form builder submissions contact embed' },
   { id: 'subscribers', section: 'audience', label: 'nav.subscribers', to: '/subscribers', requires: { method: 'GET', path: '/v1/spaces/{space}/subscribers' }, keywords: 'newsletter audience emails' },
+  { id: 'segments', section: 'audience', label: 'nav.segments', to: '/segments', requires: { method: 'GET', path: '/v1/spaces/{space}/audience-segments' }, keywords: 'personalisation variants audience rules' },
+  { id: 'datasources', section: 'features', label: 'nav.datasources', to: '/datasources', requires: { method: 'GET', path: '/v1/spaces/{space}/datasources' }, keywords: 'data feeds json webhook sync' },
   { id: 'members', section: 'settings', label: 'nav.members', to: '/members', requires: { method: 'GET', path: '/v1/spaces/{space}/members' }, keywords: 'people invite roles' },
   { id: 'settings', section: 'settings', label: 'nav.settings', to: '/settings', requires: { method: 'PATCH', path: '/v1/spaces/{space}' }, keywords: 'locales languages preview archive' },
   { id: 'webhooks', section: 'settings', label: 'nav.webhooks', to: '/webhooks', requires: { method: 'GET', path: '/v1/spaces/{space}/webhooks' }, keywords: 'hooks deliveries events' },

@@ -106,6 +106,11 @@ const webhooksRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/we
 const pluginsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/plugins', component: lazyRouteComponent(() => import('./features/plugins/plugins-screen'), 'PluginsScreen') })
 const aiRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/ai', component: lazyRouteComponent(() => import('./features/ai/ai-screen'), 'AiScreen') })
 const billingRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/billing', component: lazyRouteComponent(() => import('./features/billing/billing-screen'), 'BillingScreen') })
+// Site data (issue 45): datasources (list, one datasource) and audience segments, a chunk each under features/<feature>/.
+const datasourcesRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/datasources', component: lazyRouteComponent(() => import('./features/datasources/datasources-screen'), 'DatasourcesScreen') })
+const datasourceRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/datasources/$key', component: lazyRouteComponent(() => import('./features/datasources/datasource-screen'), 'DatasourceScreen') })
+const segmentsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/segments', component: lazyRouteComponent(() => import('./features/segments/segments-screen'), 'SegmentsScreen') })
+const siteDataRoutes = [datasourcesRoute, datasourceRoute, segmentsRoute]
 const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
 // Audience (issue 45): forms (list, builder, embed snippet, submissions) and subscribers, hand-built screens.
 const formsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/forms', component: lazyRouteComponent(() => import('./features/forms/forms-screen'), 'FormsScreen') })
@@ -127,7 +132,7 @@ const routeTree = rootRoute.addChildren([
   registerRoute,
   inviteRoute,
   forgotPasswordRoute,
-  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes, ...audienceRoutes])]),
+  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes, ...audienceRoutes, ...siteDataRoutes])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -3,7 +3,7 @@
  * second Bun.serve on another port) includes it. Without a preview token it does nothing and requests nothing; with
  * a valid one (from the URL fragment, then from the tab's sessionStorage) it outlines the Stories with Edit links to
  * the admin app and fills draft content as text; expired, foreign-Space and malformed tokens, and tokens of a Space
- * the page's script tag does not name (data-space), do nothing; hostile
+ * the page's script tag does not name (data-space), do nothing; a link naming a segment reads its variants; hostile
  * content stays inert; a strict CSP on the site does not stop it.
  *
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
@@ -381,6 +381,28 @@ describe.skipIf(!hasChromium)('the in-page editing bridge in Chromium, on anothe
     await again.close()
     expect(errors).toEqual([])
     await page.close()
+  })
+
+  test("a preview link naming a segment (the admin's Preview as) reads that segment's variant drafts", async () => {
+    const seg = await call('POST', `/v1/spaces/${space}/audience-segments`, { key: 'vip', label: 'VIP', priority: 1, rules: [{ type: 'cookie', key: 'vip', operator: 'eq', value: 'yes' }] })
+    await call('POST', `/v1/spaces/${space}/stories/${helloUuid}/variants`, { audience_segment_id: seg.id, content: doc({ component: 'hero', _uid: 'h1', headline: 'VIP headline' }) })
+    const url = sitePage('as-segment')
+    const p = await open(`${url}${fragment(await mint())}&service-segment=vip`)
+    await until(async () => (await bridge(p.page)).active === true)
+    // The segment left the address bar with the token, and the draft reads name it: the variant fills the page.
+    expect(p.page.url()).toBe(url)
+    await until(async () => (await text(p.page, 'h1')) === 'VIP headline')
+    expect(await p.page.evaluate(() => (window as any).ServiceAdmin.draft('/hello'))).toMatchObject({ content: { blocks: [{ headline: 'VIP headline' }] } })
+    // Without it (or with a malformed one), the default draft.
+    const plain = await open(`${sitePage('not-as-segment')}${fragment(await mint())}&service-segment=${encodeURIComponent('VIP!')}`)
+    await until(async () => (await bridge(plain.page)).active === true)
+    await until(async () => (await text(plain.page, 'h1')) === 'Draft headline')
+    expect(await plain.page.evaluate(() => sessionStorage.getItem('content-service:preview'))).not.toContain('segment')
+    expect(p.errors).toEqual([])
+    expect(plain.errors).toEqual([])
+    await p.page.close()
+    await plain.page.close()
+    expect((await t.request('DELETE', `/v1/spaces/${space}/audience-segments/vip`, { token: owner })).status).toBe(204)
   })
 
   test('an expired token does nothing (the kernel clock moved past its hour)', async () => {

@@ -395,6 +395,9 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       ],
     })
     expect(kontakt.status).toBe(201)
+    // Site data: a push datasource (its page shows the push panel) and a segment (the editor shows its variants panel).
+    expect((await h.call('POST', `/v1/spaces/${mine}/datasources`, user.token, { key: 'preise', label: 'Preise', type: 'webhook_push', config: {} })).status).toBe(201)
+    expect((await h.call('POST', `/v1/spaces/${mine}/audience-segments`, user.token, { key: 'leser', label: 'Leser', priority: 1, rules: [{ type: 'language', operator: 'eq', value: 'de' }] })).status).toBe(201)
     const { context, page, errors } = await h.signedIn(user.token)
     const found: Record<string, string[]> = {}
     const check = async (where: string) => {
@@ -426,6 +429,9 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/forms/${kontakt.body.data.uuid}?tab=embed`, 'Kontakt'],
       [`/admin/spaces/${mine}/forms/${kontakt.body.data.uuid}?tab=submissions`, 'Kontakt'],
       [`/admin/spaces/${mine}/subscribers`, 'Abonnenten'],
+      [`/admin/spaces/${mine}/datasources`, 'Datenquellen'],
+      [`/admin/spaces/${mine}/datasources/preise`, 'Preise'],
+      [`/admin/spaces/${mine}/segments`, 'Zielgruppen-Segmente'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)
@@ -467,6 +473,17 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.getByRole('button', { name: 'Neue Komponente' }).click()
     await page.getByRole('form', { name: 'Neue Komponente' }).waitFor()
     await check('components: form')
+    // Site data: the new-datasource form (its cron's next runs in words) and the segment's rule builder.
+    await page.goto(`/admin/spaces/${mine}/datasources`)
+    await page.getByRole('button', { name: 'Neue Datenquelle' }).click()
+    await page.getByRole('dialog', { name: 'Neue Datenquelle' }).getByTestId('cron-runs').getByRole('listitem').first().waitFor()
+    await check('datasources: new')
+    await page.keyboard.press('Escape')
+    await page.goto(`/admin/spaces/${mine}/segments`)
+    await page.getByRole('button', { name: 'Leser bearbeiten' }).click()
+    await page.getByRole('dialog', { name: 'Leser bearbeiten' }).getByTestId('rules').waitFor()
+    await check('segments: rule builder')
+    await page.keyboard.press('Escape')
     expect(found).toEqual({})
     expect(await axeViolations(page)).toEqual([])
     expect(errors).toEqual([])

@@ -57,6 +57,17 @@ export const queryKeys = {
   newsletter: (space: string) => [SPACES, space, 'newsletter'] as const,
   serverVersion: () => ['/v1/version'] as const,
 
+  // Site data: datasources, segments and variants
+  datasources: (space: string) => [SPACES, space, 'datasources'] as const,
+  datasource: (space: string, key: string) => [...queryKeys.datasources(space), key] as const,
+  datasourceEntries: (space: string, key: string, page: number, q: string, revision: number | null) =>
+    [...queryKeys.datasource(space, key), 'entries', page, q, revision] as const,
+  datasourceUsage: (space: string, key: string) => [...queryKeys.datasource(space, key), 'usage'] as const,
+  cronPreview: (space: string, cron: string) => [...queryKeys.datasources(space), 'cron-preview', cron] as const,
+  segments: (space: string) => [SPACES, space, 'audience-segments'] as const,
+  variants: (space: string, uuid: string) => [...queryKeys.story(space, uuid), 'variants'] as const,
+  segmentRulesCheck: (space: string, rules: unknown) => [...queryKeys.segments(space), 'check', rules] as const,
+
   // The generated resource screens (components/resource): keyed by the list's or the log's API path
   resource: (space: string, path: string) => [SPACES, space, path] as const,
   resourcePage: (space: string, path: string, page: number) => [...queryKeys.resource(space, path), page] as const,

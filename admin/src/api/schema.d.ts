@@ -1779,6 +1779,26 @@ export interface paths {
         patch: operations["patchAudienceSegment"];
         trace?: never;
     };
+    "/v1/spaces/{space}/audience-segments/check-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check rules without saving
+         * @description The rule checks of a save (value shape per operator, the cookie/query key, RE2 regex compilation and size), answered 200 with the messages a save would answer in its 422, keyed `rules/<i>/<field>`. Saves nothing.
+         */
+        post: operations["createAudienceSegmentsCheckRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/billing": {
         parameters: {
             query?: never;
@@ -1963,6 +1983,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/spaces/{space}/datasources/{key}/test-path": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a JSONPath against the last pull
+         * @description http_json only (422 otherwise): applies `json_path` to the document the last pull received (kept even when the stored path matched nothing) and answers how many values it selects, how many entries a pull would store and the first 20 of them. Fetches nothing and changes nothing; `pulled_at: null` when nothing was pulled yet. 422 keyed `json_path` for an invalid path.
+         */
+        post: operations["testPathDatasource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/datasources/{key}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Stories using the datasource
+         * @description Stories whose draft content (any locale) holds a `$ds:<key>.` marker, by path (at most 100; `truncated` when there are more).
+         */
+        get: operations["getDatasourceUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/spaces/{space}/datasources/{key}/webhook": {
         parameters: {
             query?: never;
@@ -1977,6 +2037,26 @@ export interface paths {
          * @description Headers `X-Service-Signature: sha256=<hex>` (HMAC-SHA256 of `<timestamp>.<raw body>` with the datasource secret) and `X-Service-Timestamp` (Unix seconds). The body replaces the entry set atomically and bumps the revision when the data changed. 401 `invalid_signature` (bad or missing signature), 401 `stale_timestamp` (more than 300 s from now), 409 `push_replayed` (this signed push was accepted before: a signature is remembered while its timestamp is in the window), 404 for an unknown Space or datasource or an http_json one, 413 over 1 MB, 422 with errors keyed `<index>.<field>` when a row does not fit the schema (nothing stored), 429 past 120 pushes a minute per datasource. `allow_unsigned` skips the signature check only.
          */
         post: operations["webhookDatasource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/datasources/cron-preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Next runs of a cron expression
+         * @description The next `count` (default 5, at most 10) times a five-field cron expression fires after now, UTC, as a pull schedule would; 422 keyed `cron` when it does not parse.
+         */
+        post: operations["datasourcesCronPreview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -14617,6 +14697,160 @@ export interface operations {
             };
         };
     };
+    createAudienceSegmentsCheckRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1 to 20 rules, all of which must match; empty only with match_all: true (otherwise 422) */
+                    rules: {
+                        /** @description The cookie or query parameter name (cookie and query rules only) */
+                        key?: string;
+                        /** @enum {string} */
+                        operator: "eq" | "neq" | "in" | "not_in" | "contains" | "starts_with" | "regex";
+                        /** @enum {string} */
+                        type: "country" | "language" | "referrer" | "cookie" | "query" | "utm_source" | "utm_campaign";
+                        /** @description An array of 1–50 strings for in / not_in, a string otherwise (regex: at most 200 characters, RE2 syntax) */
+                        value: string | string[];
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Messages keyed `rules/<i>/<field>`, as a save answers them in a 422 */
+                            errors: {
+                                [key: string]: string[];
+                            };
+                            valid: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `segment_limit` (The Space already has 100 audience segments, the most it may have) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     getSpaceBilling: {
         parameters: {
             query?: never;
@@ -15559,6 +15793,11 @@ export interface operations {
                             last_error: string | null;
                             /** Format: date-time */
                             last_synced_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description http_json: when the cron next pulls (UTC)
+                             */
+                            next_run_at?: string | null;
                             /** @description +1 per successful sync or push that changed the data */
                             revision: number;
                             /** @enum {string} */
@@ -15689,6 +15928,11 @@ export interface operations {
                             last_error: string | null;
                             /** Format: date-time */
                             last_synced_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description http_json: when the cron next pulls (UTC)
+                             */
+                            next_run_at?: string | null;
                             /** @description +1 per successful sync or push that changed the data */
                             revision: number;
                             /** @enum {string} */
@@ -15857,6 +16101,11 @@ export interface operations {
                             last_error: string | null;
                             /** Format: date-time */
                             last_synced_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description http_json: when the cron next pulls (UTC)
+                             */
+                            next_run_at?: string | null;
                             /** @description +1 per successful sync or push that changed the data */
                             revision: number;
                             /** @enum {string} */
@@ -16071,6 +16320,11 @@ export interface operations {
                             last_error: string | null;
                             /** Format: date-time */
                             last_synced_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description http_json: when the cron next pulls (UTC)
+                             */
+                            next_run_at?: string | null;
                             /** @description +1 per successful sync or push that changed the data */
                             revision: number;
                             /** @enum {string} */
@@ -16330,6 +16584,11 @@ export interface operations {
                             last_error: string | null;
                             /** Format: date-time */
                             last_synced_at: string | null;
+                            /**
+                             * Format: date-time
+                             * @description http_json: when the cron next pulls (UTC)
+                             */
+                            next_run_at?: string | null;
                             /** @description +1 per successful sync or push that changed the data */
                             revision: number;
                             /** @enum {string} */
@@ -16538,6 +16797,239 @@ export interface operations {
             };
         };
     };
+    testPathDatasource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    json_path: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Entries a pull with this path would store */
+                            entries: number;
+                            /** @description Values the path selects */
+                            matches: number;
+                            /**
+                             * Format: date-time
+                             * @description When the document was pulled; null: nothing pulled yet (run a sync first)
+                             */
+                            pulled_at: string | null;
+                            /** @description The first 20 of those entries */
+                            sample: {
+                                [key: string]: unknown;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token; `invalid_signature` (Datasource push: the X-Service-Signature is missing or does not match); `stale_timestamp` (Datasource push: X-Service-Timestamp is missing or more than 300 s from now) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getDatasourceUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            stories: {
+                                full_path: string;
+                                /** @description Locales whose draft holds a marker of this key */
+                                langs: string[];
+                                name: string;
+                                uuid: string;
+                            }[];
+                            /** @description More Stories use it than listed (at most 100) */
+                            truncated: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     webhookDatasource: {
         parameters: {
             query?: never;
@@ -16637,6 +17129,149 @@ export interface operations {
             };
             /** @description Success */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    datasourcesCronPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description How many runs (default 5) */
+                    count?: number;
+                    cron: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description The next runs after now, UTC (fewer when the expression fires less often) */
+                            runs: string[];
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_json`: the body is not valid JSON (or nests too deep) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token; `invalid_signature` (Datasource push: the X-Service-Signature is missing or does not match); `stale_timestamp` (Datasource push: X-Service-Timestamp is missing or more than 300 s from now) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `plan_limit` (The operation would exceed a limit of the Tenant's plan; `details` holds {limit, value, usage}) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `push_replayed` (Datasource push: this signed push was accepted before (a replay); sign every push with a fresh X-Service-Timestamp) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,4 +1,5 @@
 import { audienceDe } from './audience-de'
+import { siteDataDe } from './site-data-de'
 import { editorDe } from './editor-de'
 import { visualDe } from './visual-de'
 import type { MessageKey } from './en'
@@ -8,6 +9,7 @@ export const de: Record<MessageKey, string> = {
   ...editorDe,
   ...audienceDe,
   ...visualDe,
+  ...siteDataDe,
   'common.cancel': 'Abbrechen',
   'common.loading': 'Wird geladen',
   'common.never': 'nie',

@@ -1,4 +1,5 @@
 import { audienceEn } from './audience-en'
+import { siteDataEn } from './site-data-en'
 import { editorEn } from './editor-en'
 import { visualEn } from './visual-en'
 
@@ -11,6 +12,7 @@ export const en = {
   ...editorEn,
   ...audienceEn,
   ...visualEn,
+  ...siteDataEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',

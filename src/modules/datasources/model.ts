@@ -94,6 +94,7 @@ export const DatasourceModel = t.Object({
   entry_count: Int(),
   last_synced_at: NullableTimestamp,
   last_error: t.Union([t.String(), t.Null()]),
+  next_run_at: t.Optional(t.Union([Timestamp, t.Null()], { description: 'http_json: when the cron next pulls (UTC)' })),
   created_at: Timestamp,
   updated_at: Timestamp,
 })
@@ -134,3 +135,39 @@ export const EntriesPage = t.Object({
   meta: t.Object({ total: Int(), page: Int(), per_page: Int(), revision: Int() }),
 })
 export type EntriesPageView = typeof EntriesPage.static
+
+// ---- Helpers of the admin screens: the last pull through another JSONPath, a cron's next runs, the Stories using a key ----
+
+export const TestPathBody = t.Object({
+  json_path: t.String({ minLength: 1, maxLength: 1000, error: 'must be a JSONPath expression (RFC 9535), at most 1000 characters' }),
+})
+
+export const TEST_PATH_SAMPLE = 20
+
+export const TestPathModel = t.Object({
+  pulled_at: t.Union([Timestamp, t.Null()], { description: 'When the document was pulled; null: nothing pulled yet (run a sync first)' }),
+  matches: Int({ description: 'Values the path selects' }),
+  entries: Int({ description: 'Entries a pull with this path would store' }),
+  sample: t.Array(Entry, { description: `The first ${TEST_PATH_SAMPLE} of those entries` }),
+})
+
+export const CronPreviewBody = t.Object({
+  cron: t.String({ minLength: 1, maxLength: 200, error: 'must be a five-field cron expression' }),
+  count: t.Optional(Int({ minimum: 1, maximum: 10, error: 'must be 1 to 10', description: 'How many runs (default 5)' })),
+})
+
+export const CronPreviewModel = t.Object({
+  runs: t.Array(Timestamp, { description: 'The next runs after now, UTC (fewer when the expression fires less often)' }),
+})
+
+export const UsageModel = t.Object({
+  stories: t.Array(
+    t.Object({
+      uuid: t.String(),
+      name: t.String(),
+      full_path: t.String(),
+      langs: t.Array(t.String(), { description: 'Locales whose draft holds a marker of this key' }),
+    }),
+  ),
+  truncated: t.Boolean({ description: `More Stories use it than listed (at most ${100})` }),
+})

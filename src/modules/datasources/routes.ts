@@ -7,6 +7,8 @@ import { type CompiledRule, compileRule } from '../../kernel/rate-limit'
 import { Data, DataList, ErrorBody, SpaceParams } from '../../kernel/schemas'
 import {
   CreateDatasourceBody,
+  CronPreviewBody,
+  CronPreviewModel,
   DatasourceModel,
   DatasourceParams,
   DatasourceWithSecretModel,
@@ -14,8 +16,12 @@ import {
   EntriesQuery,
   PushResultModel,
   SyncResultModel,
+  TestPathBody,
+  TestPathModel,
   UpdateDatasourceBody,
+  UsageModel,
 } from './model'
+import { cronPreview, datasourceUsage, testJsonPath } from './tools'
 import {
   createDatasource,
   deleteDatasource,
@@ -76,6 +82,16 @@ export function datasourceRoutes(
         },
       },
     )
+    .post('/cron-preview', ({ body }) => ({ data: cronPreview(kernel, body.cron, body.count) }), {
+      params: SpaceParams,
+      body: CronPreviewBody,
+      spaceRole: 'viewer',
+      response: Data(CronPreviewModel),
+      detail: {
+        summary: 'Next runs of a cron expression',
+        description: 'The next `count` (default 5, at most 10) times a five-field cron expression fires after now, UTC, as a pull schedule would; 422 keyed `cron` when it does not parse.',
+      },
+    })
     .get('/:key', async ({ access, params }) => ({ data: await getDatasource(kernel, access, params.key) }), {
       params: DatasourceParams,
       spaceRole: 'viewer',
@@ -124,6 +140,24 @@ export function datasourceRoutes(
           'A failed pull (unreachable source, non-2xx answer, redirect, body over 5 MB, not JSON, JSONPath matching nothing) answers 502 `sync_failed` ' +
           'with the reason in `message`; it is recorded as `status: "error"` and `last_error` on the datasource and the last good entries stay. webhook_push: `ignored: true`.',
       },
+    })
+    .post('/:key/test-path', async ({ access, params, body }) => ({ data: await testJsonPath(kernel, access, params.key, body.json_path) }), {
+      params: DatasourceParams,
+      body: TestPathBody,
+      spaceRole: 'editor',
+      response: Data(TestPathModel),
+      detail: {
+        summary: 'Try a JSONPath against the last pull',
+        description:
+          'http_json only (422 otherwise): applies `json_path` to the document the last pull received (kept even when the stored path matched nothing) and answers ' +
+          'how many values it selects, how many entries a pull would store and the first 20 of them. Fetches nothing and changes nothing; `pulled_at: null` when nothing was pulled yet. 422 keyed `json_path` for an invalid path.',
+      },
+    })
+    .get('/:key/usage', async ({ access, params }) => ({ data: await datasourceUsage(kernel, access, params.key) }), {
+      params: DatasourceParams,
+      spaceRole: 'viewer',
+      response: Data(UsageModel),
+      detail: { summary: 'Stories using the datasource', description: 'Stories whose draft content (any locale) holds a `$ds:<key>.` marker, by path (at most 100; `truncated` when there are more).' },
     })
     .get(
       '/:key/entries',

@@ -131,6 +131,7 @@ export function view(row: Row): DatasourceView {
     entry_count: row.entryCount,
     last_synced_at: row.lastSyncedAt?.toISOString() ?? null,
     last_error: row.lastError,
+    ...(row.type === 'http_json' ? { next_run_at: row.nextRunAt?.toISOString() ?? null } : {}),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   }

@@ -1,7 +1,7 @@
 // Data in by pull: one http_json pull (outbound fetch, JSONPath), the sync now or on the datasource's cron, and the
 // minute tick's housekeeping. service.ts re-exports the public names.
 import { and, asc, eq, isNull, lt, lte, sql } from 'drizzle-orm'
-import { datasourcePushSignatures, datasources } from './tables'
+import { datasourcePulls, datasourcePushSignatures, datasources } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { notFound } from '../../kernel/errors'
 import { parseCron } from '../../kernel/jobs'
@@ -70,6 +70,14 @@ async function pull(kernel: Kernel, row: Row): Promise<Entry[]> {
   } catch {
     throw new Error('the response body is not valid JSON')
   }
+  // Kept for "test a JSONPath against the last pull" (before the path runs: a path matching nothing is worth testing).
+  const pulledAt = kernel.clock.now()
+  await kernel.db.db
+    .insert(datasourcePulls)
+    .values({ datasourceId: row.id, document: { v: doc } as never, pulledAt })
+    .onConflictDoUpdate({ target: datasourcePulls.datasourceId, set: { document: { v: doc } as never, pulledAt } })
+    // The datasource deleted meanwhile (the foreign key): nothing to keep, and the pull's result goes nowhere either.
+    .catch((err) => kernel.logger.warn('datasource: the last pull was not kept', { datasource: row.key, error: String(err).slice(0, 200) }))
   const values = compileJsonPath(c.json_path!).query(doc as never).values()
   if (!values.length) throw new Error(`the JSONPath ${c.json_path} matched nothing`)
   return entriesFromMatches(values)

@@ -83,3 +83,17 @@ export const datasourcePushSignatures = pgTable(
   },
   (t) => [primaryKey({ columns: [t.datasourceId, t.signature] }), index('datasource_push_signatures_expires_idx').on(t.expiresAt)],
 )
+
+/**
+ * The last document an http_json pull received (parsed JSON, before its JSONPath), one row per datasource, replaced by
+ * every pull that got JSON back — also by one whose JSONPath then matched nothing, which is when an editor most needs
+ * to try another path against it (`POST …/test-path`). Entries already come from it, so it holds nothing more secret.
+ */
+export const datasourcePulls = pgTable('datasource_pulls', {
+  datasourceId: integer('datasource_id')
+    .primaryKey()
+    .references(() => datasources.id, { onDelete: 'cascade' }),
+  /** `{v: <the parsed body>}` (the body may be any JSON value, null included). */
+  document: json('document').notNull(),
+  pulledAt: ts('pulled_at').notNull(),
+})

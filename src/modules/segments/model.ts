@@ -58,6 +58,15 @@ export const CreateSegmentBody = t.Object({
   rules: Rules,
   match_all: t.Optional(MatchAll),
 })
+/** `POST …/check-rules`: rules checked as a save would, for an editor to see the refusals while typing. */
+export const CheckRulesBody = t.Object({ rules: Rules })
+export const CheckRulesModel = t.Object({
+  data: t.Object({
+    valid: t.Boolean(),
+    errors: t.Record(t.String(), t.Array(t.String()), { description: 'Messages keyed `rules/<i>/<field>`, as a save answers them in a 422' }),
+  }),
+})
+
 export const PatchSegmentBody = t.Object({
   key: t.Optional(SegmentKey),
   label: t.Optional(Label),

@@ -3,6 +3,8 @@ import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { Data, DataList, SpaceParams } from '../../kernel/schemas'
 import {
+  CheckRulesBody,
+  CheckRulesModel,
   CreateSegmentBody,
   CreateVariantBody,
   PatchSegmentBody,
@@ -25,6 +27,8 @@ import {
   updateSegment,
   updateVariant,
 } from './service'
+import { ruleErrors } from './rules'
+import type { SegmentRule } from './tables'
 
 const NoContent = t.Void({ description: 'No content' })
 
@@ -60,6 +64,23 @@ export function segmentRoutes(kernel: Kernel, guards: Guards) {
             spaceRole: 'editor',
             response: { 201: SegmentSavedModel },
             detail: { summary: 'Create an audience segment', description: `\`key\` is unique per Space (409 conflict); \`active\` defaults to true. ${RULES_DOC}` },
+          },
+        )
+        .post(
+          '/check-rules',
+          ({ body }) => {
+            const errors = ruleErrors(body.rules as SegmentRule[])
+            return { data: { valid: Object.keys(errors).length === 0, errors } }
+          },
+          {
+            params: SpaceParams,
+            body: CheckRulesBody,
+            spaceRole: 'viewer',
+            response: CheckRulesModel,
+            detail: {
+              summary: 'Check rules without saving',
+              description: 'The rule checks of a save (value shape per operator, the cookie/query key, RE2 regex compilation and size), answered 200 with the messages a save would answer in its 422, keyed `rules/<i>/<field>`. Saves nothing.',
+            },
           },
         )
         .get('/:idOrKey', async ({ access, params }) => ({ data: await getSegment(kernel, access, params.idOrKey) }), {

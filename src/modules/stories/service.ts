@@ -2,7 +2,7 @@
 // Story). The rest lives beside it, named for what it does, and is re-exported here so callers import the service
 // from one place: rules.ts (view, checks, the version a save writes), save.ts, lifecycle.ts (publish, unpublish,
 // archive, delete), versions-history.ts (versions), tree.ts, bulk.ts.
-import { eq } from 'drizzle-orm'
+import { and, asc, eq, sql } from 'drizzle-orm'
 import { stories, storyContents } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import type { DbOrTx, Tx } from '../../kernel/db'
@@ -213,4 +213,34 @@ export async function touchStoryContent(tx: Tx, kernel: Kernel, spaceId: number,
 /** Validates content against the Space's component blueprints exactly as a Story save does (422 keyed by field path). */
 export async function checkStoryContent(db: DbOrTx, spaceId: number, content: unknown): Promise<Doc> {
   return validateContent(content, await repo.blueprintsOf(db, spaceId))
+}
+
+/**
+ * Stories of the Space whose draft content (any locale) contains `text` verbatim — e.g. a datasource's `$ds:<key>.`
+ * markers — by path, at most `limit` (and whether there were more). A scan of the Space's drafts: for screens, not reads.
+ */
+export async function storiesContaining(
+  kernel: Kernel,
+  spaceId: number,
+  text: string,
+  limit = 100,
+): Promise<{ stories: { uuid: string; name: string; full_path: string; langs: string[] }[]; truncated: boolean }> {
+  const rows = await kernel.db.db
+    .select({ id: stories.id, uuid: stories.uuid, name: stories.name, fullPath: stories.fullPath, lang: storyContents.lang })
+    .from(storyContents)
+    .innerJoin(stories, eq(stories.id, storyContents.storyId))
+    .where(and(eq(stories.spaceId, spaceId), sql`strpos(${storyContents.content}::text, ${text}) > 0`))
+    .orderBy(asc(stories.fullPath), asc(storyContents.lang))
+  const out: { uuid: string; name: string; full_path: string; langs: string[] }[] = []
+  const seen = new Map<number, { langs: string[] }>()
+  for (const r of rows) {
+    const known = seen.get(r.id)
+    if (known) known.langs.push(r.lang)
+    else {
+      const s = { uuid: r.uuid, name: r.name, full_path: r.fullPath, langs: [r.lang] }
+      seen.set(r.id, s)
+      out.push(s)
+    }
+  }
+  return { stories: out.slice(0, limit), truncated: out.length > limit }
 }

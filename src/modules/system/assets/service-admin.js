@@ -10,6 +10,8 @@
      value at that path (`name`, `content/blocks/0/headline`), as text only;
    - answer ServiceAdmin.draft(path, {lang}) with the draft Story (the `data` of the read), else null
      (ServiceAdmin.ready: a Promise of whether the preview is on);
+   - with #service-segment=<key> in the link as well (the admin's "Preview as this segment"), send it as
+     X-Service-Segment on the draft reads, so they answer that segment's variants;
    - dispatch `service-admin:ready` on document, and `service-admin:draft` ({detail: {story}}) on each filled element.
    Framed by the admin app's visual editor (and only then), it also opens a versioned postMessage channel with the
    admin origin the check names (admin_url), and no other: admin → site `draft` {story} (fills [data-story-field=
@@ -30,6 +32,7 @@
   var UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
   var SLUG = /^[a-z][a-z0-9-]{0,63}$/
   var TOKEN = /^p_[\w-]{12}\.[\w-]{43}$/
+  var SEGMENT = /^[a-z][a-z0-9_-]{0,63}$/
   // The Spaces this page shows (data-space): a preview of any other Space is never turned on here, so a link
   // with someone else's token cannot put foreign drafts into the page.
   var pinned = ' ' + (script.getAttribute('data-space') || '') + ' '
@@ -81,8 +84,11 @@
     if (location.hash.indexOf('service-preview=') >= 0) {
       var p = new URLSearchParams(location.hash.slice(1))
       s = { token: p.get('service-preview'), space: p.get('space') }
+      // "Preview as this segment" (the admin's segments and variants): draft reads name the segment.
+      if (SEGMENT.test(p.get('service-segment') || '')) s.segment = p.get('service-segment')
       p['delete']('service-preview')
       p['delete']('space')
+      p['delete']('service-segment')
       var rest = p.toString()
       try {
         history.replaceState(history.state, '', location.pathname + location.search + (rest ? '#' + rest : ''))
@@ -106,8 +112,10 @@
   }
 
   function get(path) {
+    var headers = { Authorization: 'Bearer ' + session.token }
+    if (session.segment && SEGMENT.test(session.segment)) headers['X-Service-Segment'] = session.segment
     return fetch(base + '/v1/cdn/' + session.space + path, {
-      headers: { Authorization: 'Bearer ' + session.token },
+      headers: headers,
       credentials: 'omit',
       cache: 'no-store',
     })

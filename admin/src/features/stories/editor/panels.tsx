@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react'
 import { CommentsPanel } from '../../../components/collab'
 import { VersionsPanel } from '../../../components/versions'
+import { VariantsPanel } from '../../segments/variants-panel'
 import type { MessageKey } from '../../../i18n/en'
 import { EditorSchedule } from './toolbar'
 import type { EditorCollab } from './use-editor-collab'
@@ -48,6 +49,12 @@ export const EDITOR_PANELS: EditorPanel[] = [
     id: 'schedule',
     slot: 'below',
     render: ({ space, uuid, story, canWrite }) => <EditorSchedule space={space} uuid={uuid} story={story} canWrite={canWrite} />,
+  },
+  {
+    id: 'variants',
+    slot: 'below',
+    render: ({ space, uuid, story, lang, draft }) =>
+      draft.showForm && !story.is_folder ? <VariantsPanel space={space} uuid={uuid} lang={lang} path={story.full_path} /> : null,
   },
   {
     id: 'versions',
