@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs'
+import { copyFile, mkdir } from 'node:fs/promises'
+import { constants as fsConstants, chmodSync, closeSync, createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs'
 import { PassThrough, Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
@@ -27,7 +28,14 @@ export const CONTROL_SOCKET = 'control.sock'
  * Entries of the data folder a backup leaves out: the socket, the owner's lock file (the restoring process takes its
  * own), the image variant cache (rebuilt on demand).
  */
-const NOT_BACKED_UP = new Set([CONTROL_SOCKET, 'content-service.lock', 'cache', 'postmaster.pid'])
+const NOT_BACKED_UP = new Set([CONTROL_SOCKET, 'content-service.lock', 'cache', 'postmaster.pid', 'backup-staging'])
+
+/**
+ * Where an embedded-database backup copies the data folder's files under the locks (`DATA_DIR/backup-staging/<id>`):
+ * on the same file system, so the copy is a reflink where the file system has them (btrfs, XFS) and a kernel copy
+ * otherwise; compressed from there once the locks are released, then deleted.
+ */
+export const BACKUP_STAGING = 'backup-staging'
 
 export interface BackupManifest {
   format: typeof BACKUP_FORMAT
@@ -348,6 +356,11 @@ export interface BackupOptions {
   progress?: Progress
   /** The S3 bucket holding asset bytes (S3_*): recorded in the manifest, its objects are not copied. */
   s3?: { endpoint: string | null; bucket: string; region: string; prefix: string } | null
+  /**
+   * Embedded database: called once the snapshot has been copied and the locks released, before compression starts
+   * (statements run again meanwhile). Tests use it to observe the phases.
+   */
+  onSnapshotTaken?: () => void | Promise<void>
 }
 
 /**
@@ -373,22 +386,44 @@ export async function writeBackup(db: Database, serviceVersion: string, out: Wri
     if (db.driver === 'pglite') {
       if (!db.whileQuiescent) throw new BackupError('an in-memory database cannot be backed up')
       progress('checkpoint and copy of the database files')
-      await db.whileQuiescent(async (dataDir) => {
-        // Read under the lock (no statement runs meanwhile): the files are one consistent state. The manifest comes
-        // first (its counts are known from the listing), then the folders and files, streamed.
-        const found = entriesUnder(dataDir)
-        files = found.files.length
-        const total = found.files.reduce((a, f) => a + f.size, 0)
+      // Under the locks (no statement runs meanwhile) the files are copied as they are, uncompressed: one consistent
+      // state, taken at the speed of the disk. Compression (the slow part) reads that copy once the locks are
+      // released, so requests wait for the copy only, never for the compressor or for a slow reader of the archive.
+      let staging: string | null = null
+      try {
+        const found = await db.whileQuiescent(async (dataDir) => {
+          staging = join(dataDir, BACKUP_STAGING, `${process.pid}-${crypto.randomUUID()}`)
+          const listing = entriesUnder(dataDir)
+          await mkdir(staging, { recursive: true, mode: 0o700 })
+          for (const d of listing.directories) await mkdir(join(staging, d), { recursive: true, mode: 0o700 })
+          let copied = 0
+          for (const f of listing.files) {
+            // A reflink where the file system can, else copy_file_range: the bytes never pass through this process.
+            await copyFile(join(dataDir, f.rel), join(staging, f.rel), fsConstants.COPYFILE_FICLONE)
+            copied += f.size
+            progress('copying the database files', copied)
+          }
+          return listing
+        })
+        const from = staging as unknown as string
+        await opts.onSnapshotTaken?.()
+        progress('compressing')
+        // The sizes are the copy's (taken under the locks): the manifest comes first, then folders and files, streamed.
+        const sized = found.files.map((f) => ({ rel: f.rel, size: statSync(join(from, f.rel)).size }))
+        files = sized.length
+        const total = sized.reduce((a, f) => a + f.size, 0)
         const manifest: BackupManifest = { ...base, files, bytes: total, directories: found.directories }
         await tar.bytes('manifest.json', Buffer.from(JSON.stringify(manifest, null, 2)))
         for (const d of found.directories) await tar.directory(`data/${d}`)
-        for (const f of found.files) {
-          await tar.file(`data/${f.rel}`, join(dataDir, f.rel), f.size, (n) => {
+        for (const f of sized) {
+          await tar.file(`data/${f.rel}`, join(from, f.rel), f.size, (n) => {
             bytes += n
-            progress('copying the database files', bytes)
+            progress('compressing', bytes)
           })
         }
-      })
+      } finally {
+        if (staging) rmSync(staging, { recursive: true, force: true })
+      }
     } else {
       if (!opts.databaseUrl) throw new BackupError('a Postgres backup needs DATABASE_URL')
       progress('pg_dump')
