@@ -41,6 +41,8 @@ const FILE_MB = 32
 const ROOT = join(import.meta.dir, '..', '..')
 const BIN = join(ROOT, 'bin', 'content-service.ts')
 const SECRET = 'ef'.repeat(32)
+/** The modules bin/content-service.ts imports (every subcommand's): loading them is most of the command's idle size. */
+const CLI_MODULES = ['assets', 'backup', 'health', 'help', 'migrate', 'reindex', 'seed', 'serve', 'user', 'worker'].map((m) => join(ROOT, 'src', 'cli', `${m}.ts`))
 const temp = mkdtempSync(join(args.dir!, 'cs-backup-size-'))
 const databases: string[] = []
 const children: Bun.Subprocess[] = []
@@ -92,16 +94,17 @@ function rss(pid: number): number {
 
 /** Peak VmRSS of `pid`, sampled every 100 ms until stopped. */
 function sampler(pid: number) {
-  let peak = rss(pid)
-  let samples = 1
+  const series: number[] = [rss(pid)]
   const timer = setInterval(() => {
-    peak = Math.max(peak, rss(pid))
-    samples++
+    const r = rss(pid)
+    if (r) series.push(r)
   }, 100)
   return {
     stop() {
       clearInterval(timer)
-      return { peak, samples }
+      // The RSS at each tenth of the run: flat when memory does not grow with the bytes copied.
+      const deciles = Array.from({ length: 9 }, (_, i) => mb(series[Math.floor(((i + 1) * series.length) / 10)] ?? 0))
+      return { peak: Math.max(...series), samples: series.length, deciles }
     },
   }
 }
@@ -111,14 +114,14 @@ async function runMeasured(env: Record<string, string>, argv: string[]) {
   const p = Bun.spawn(['bun', BIN, ...argv], { env, stdout: 'pipe', stderr: 'pipe' })
   const s = sampler(p.pid)
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()])
-  const { peak, samples } = s.stop()
+  const { peak, samples, deciles } = s.stop()
   if (code !== 0) throw new Error(`content-service ${argv.join(' ')} exited ${code}: ${err}${out}`)
-  return { peak, samples, seconds: (performance.now() - started) / 1000, out: out.trim() }
+  return { peak, samples, deciles, seconds: (performance.now() - started) / 1000, out: out.trim() }
 }
 
-/** A bun process that loaded the command line's modules and does nothing: the command's idle reference. */
+/** A bun process that loaded the command line's modules and does nothing: the command's idle reference (about 96 MB). */
 async function idleCliRss(env: Record<string, string>): Promise<number> {
-  const code = `await import(${JSON.stringify(join(ROOT, 'src', 'cli', 'backup.ts'))}); console.log('ready'); await Bun.sleep(1500)`
+  const code = `for (const m of ${JSON.stringify(CLI_MODULES)}) await import(m); console.log('ready'); await Bun.sleep(1500)`
   const p = Bun.spawn(['bun', '-e', code], { env, stdout: 'pipe', stderr: 'inherit' })
   await p.stdout.getReader().read()
   await Bun.sleep(800)
@@ -127,10 +130,10 @@ async function idleCliRss(env: Record<string, string>): Promise<number> {
   return r
 }
 
-/** A bun process holding the embedded database in `dataDir` open and idle: the reference of a command that opens it. */
+/** A bun process that loaded the command line's modules and holds the embedded database in `dataDir` open, idle. */
 async function openDbRss(dataDir: string): Promise<number> {
   const db = join(ROOT, 'src', 'kernel', 'db.ts')
-  const code = `const { openDatabase } = await import(${JSON.stringify(db)}); const d = await openDatabase({ databaseUrl: null, dataDir: ${JSON.stringify(dataDir)} }); await d.query('select count(*) from _migrations'); console.log('open'); await Bun.sleep(1500); await d.close()`
+  const code = `for (const m of ${JSON.stringify(CLI_MODULES)}) await import(m); const { openDatabase } = await import(${JSON.stringify(db)}); const d = await openDatabase({ databaseUrl: null, dataDir: ${JSON.stringify(dataDir)} }); await d.query('select count(*) from _migrations'); console.log('open'); await Bun.sleep(1500); await d.close()`
   const p = Bun.spawn(['bun', '-e', code], { stdout: 'pipe', stderr: 'inherit' })
   await p.stdout.getReader().read()
   await Bun.sleep(800)
@@ -246,6 +249,7 @@ async function main() {
       step: 'backup', mode: 'running server', driver: DRIVER, archive_mb: mb(size), seconds: Math.round(r.seconds),
       server_idle_mb: mb(serverIdle), server_peak_mb: mb(sp.peak), server_growth_mb: mb(sp.peak - serverIdle),
       command_idle_mb: mb(cliIdle), command_peak_mb: mb(r.peak), command_growth_mb: mb(r.peak - cliIdle), samples: r.samples,
+      server_deciles_mb: sp.deciles, command_deciles_mb: r.deciles,
     }
     log(row)
     results.push(row)
@@ -262,7 +266,7 @@ async function main() {
   const size = statSync(file).size
   const row = {
     step: 'backup', mode: DRIVER === 'pglite' ? 'server stopped' : 'pg_dump', driver: DRIVER, archive_mb: mb(size), seconds: Math.round(r.seconds),
-    command_idle_mb: mb(idle), command_peak_mb: mb(r.peak), command_growth_mb: mb(r.peak - idle), samples: r.samples,
+    command_idle_mb: mb(idle), command_peak_mb: mb(r.peak), command_growth_mb: mb(r.peak - idle), samples: r.samples, command_deciles_mb: r.deciles,
   }
   log(row)
   results.push(row)
@@ -273,11 +277,11 @@ async function main() {
   const restoreIdle = DRIVER === 'pglite' ? await openDbRss(envB.DATA_DIR!) : cliIdle
   const rrow = {
     step: 'restore', driver: DRIVER, seconds: Math.round(restored.seconds), command_idle_mb: mb(restoreIdle),
-    command_peak_mb: mb(restored.peak), command_growth_mb: mb(restored.peak - restoreIdle), samples: restored.samples,
+    command_peak_mb: mb(restored.peak), command_growth_mb: mb(restored.peak - restoreIdle), samples: restored.samples, command_deciles_mb: restored.deciles,
   }
   log(rrow)
   results.push(rrow)
-  rmSync(file, { force: true })
+  if (!args.keep) rmSync(file, { force: true })
 
   // Compare: row counts of every table, every asset's bytes.
   const after = await rowCounts(envB)

@@ -632,6 +632,9 @@ export function startControlSocket(db: Database, dataDir: string, make: (out: Wr
   const server = Bun.serve({
     unix: path,
     development: false,
+    // The archive's first bytes come once the data folder has been copied (tens of seconds for a large database):
+    // no idle timeout closes the connection meanwhile.
+    idleTimeout: 0,
     fetch: async (request) => {
       const url = new URL(request.url)
       if (request.method !== 'GET' || url.pathname !== '/backup') return new Response('not found\n', { status: 404 })
