@@ -2,7 +2,7 @@
 // process taking it (the running server for the embedded database, the command for Postgres) stays within a bound
 // above its idle size, as does the restoring command's — a bound of half the asset bytes (the archive is larger
 // still), so a backup that held the data in memory could not pass. The backup is restored into a new installation
-// and compared: every asset's bytes by SHA-256, the Story count. BACKUP_TEST_MB sets the size (default 256; at least
+// and compared: every asset's bytes by SHA-256, the Story count. BACKUP_TEST_MB sets the size (default 192; at least
 // twice the bound). scripts/bench/backup-size.ts measures the same at 2 GB.
 import { afterAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { createHash, randomBytes } from 'node:crypto'
@@ -15,10 +15,10 @@ setDefaultTimeout(1_800_000)
 
 const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 const SECRET = 'cd'.repeat(32)
-const TOTAL_MB = Number(process.env.BACKUP_TEST_MB ?? 256)
+const TOTAL_MB = Number(process.env.BACKUP_TEST_MB ?? 192)
 const FILE_MB = 32
 /** Memory allowed above idle while the archive is written or read: at most half the asset bytes. */
-const BOUND = 128 * 1024 * 1024
+const BOUND = 96 * 1024 * 1024
 /** The modules bin/content-service.ts imports (every subcommand's): most of the command's idle size (about 96 MB). */
 const CLI_MODULES = ['assets', 'backup', 'health', 'help', 'migrate', 'reindex', 'seed', 'serve', 'user', 'worker'].map((m) =>
   join(import.meta.dir, '..', 'src', 'cli', `${m}.ts`),
