@@ -44,6 +44,7 @@ test('a write completes while the backup is being compressed; the backup holds t
     let backupDone = false
     let during: { status: number } | null = null
     let sinkBytes = 0
+    let guardError: Error | null = null
     const file = join(temp, 'backup.tar.gz')
     const out = Bun.file(file).writer()
     const sink = new Writable({
@@ -64,7 +65,10 @@ test('a write completes while the backup is being compressed; the backup holds t
             during = res
             callback()
           },
-          (err) => callback(err),
+          (err) => {
+            guardError = err
+            callback(err)
+          },
         )
       },
       final(callback) {
@@ -84,8 +88,14 @@ test('a write completes while the backup is being compressed; the backup holds t
     }).finally(() => {
       backupDone = true
     })
-    // writeBackup returns once the sink has finished (its final() flushed the file).
-    await backup
+    // writeBackup returns once the sink has finished (its final() flushed the file). A blocked write is the failure
+    // to report (the backup then fails with a closed stream).
+    const failure = await backup.then(
+      () => null,
+      (err: Error) => err,
+    )
+    if (guardError) throw guardError
+    if (failure) throw failure
     expect(during).not.toBeNull()
     expect(during!.status).toBe(201)
     expect(steps.indexOf('compressing')).toBeGreaterThan(steps.indexOf('copying the database files'))
