@@ -109,14 +109,25 @@ function sampler(pid: number) {
   }
 }
 
-async function runMeasured(env: Record<string, string>, argv: string[]) {
+async function runMeasured(env: Record<string, string>, argv: string[], partial?: string) {
   const started = performance.now()
   const p = Bun.spawn(['bun', BIN, ...argv], { env, stdout: 'pipe', stderr: 'pipe' })
   const s = sampler(p.pid)
+  // The archive's first bytes (the file being written aside): with the embedded database, the end of the copy under
+  // the locks (nothing is compressed before it).
+  let firstBytes: number | null = null
+  const watch = partial
+    ? setInterval(() => {
+        try {
+          if (firstBytes === null && statSync(partial).size > 0) firstBytes = (performance.now() - started) / 1000
+        } catch {}
+      }, 100)
+    : null
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()])
+  if (watch) clearInterval(watch)
   const { peak, samples, deciles } = s.stop()
   if (code !== 0) throw new Error(`content-service ${argv.join(' ')} exited ${code}: ${err}${out}`)
-  return { peak, samples, deciles, seconds: (performance.now() - started) / 1000, out: out.trim() }
+  return { peak, samples, deciles, first_bytes_s: firstBytes === null ? null : Math.round(firstBytes), seconds: (performance.now() - started) / 1000, out: out.trim() }
 }
 
 /** A bun process that loaded the command line's modules and does nothing: the command's idle reference (about 96 MB). */
@@ -242,11 +253,11 @@ async function main() {
     await Bun.sleep(1000)
     const serverIdle = rss(a.pid)
     const server = sampler(a.pid)
-    const r = await runMeasured(envA, ['backup', '--out', file])
+    const r = await runMeasured(envA, ['backup', '--out', file], `${file}.partial`)
     const sp = server.stop()
     const size = statSync(file).size
     const row = {
-      step: 'backup', mode: 'running server', driver: DRIVER, archive_mb: mb(size), seconds: Math.round(r.seconds),
+      step: 'backup', mode: 'running server', driver: DRIVER, archive_mb: mb(size), seconds: Math.round(r.seconds), first_bytes_s: r.first_bytes_s,
       server_idle_mb: mb(serverIdle), server_peak_mb: mb(sp.peak), server_growth_mb: mb(sp.peak - serverIdle),
       command_idle_mb: mb(cliIdle), command_peak_mb: mb(r.peak), command_growth_mb: mb(r.peak - cliIdle), samples: r.samples,
       server_deciles_mb: sp.deciles, command_deciles_mb: r.deciles,
@@ -262,10 +273,10 @@ async function main() {
   const counts = await rowCounts(envA)
   // 2. The command alone (Postgres: pg_dump streams into it; embedded: the server is stopped, it opens the folder).
   const idle = DRIVER === 'pglite' ? await openDbRss(envA.DATA_DIR!) : cliIdle
-  const r = await runMeasured(envA, ['backup', '--out', file])
+  const r = await runMeasured(envA, ['backup', '--out', file], `${file}.partial`)
   const size = statSync(file).size
   const row = {
-    step: 'backup', mode: DRIVER === 'pglite' ? 'server stopped' : 'pg_dump', driver: DRIVER, archive_mb: mb(size), seconds: Math.round(r.seconds),
+    step: 'backup', mode: DRIVER === 'pglite' ? 'server stopped' : 'pg_dump', driver: DRIVER, archive_mb: mb(size), seconds: Math.round(r.seconds), first_bytes_s: r.first_bytes_s,
     command_idle_mb: mb(idle), command_peak_mb: mb(r.peak), command_growth_mb: mb(r.peak - idle), samples: r.samples, command_deciles_mb: r.deciles,
   }
   log(row)
