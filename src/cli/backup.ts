@@ -59,7 +59,8 @@ async function backupFromRunningServer(dataDir: string, partial: string, progres
   if (!socket) return false
   let res: Response
   try {
-    res = await fetch('http://content-service/backup', { unix: socket } as RequestInit)
+    // No timeout: the snapshot's first bytes come once the server has copied the data folder.
+    res = await fetch('http://content-service/backup', { unix: socket, timeout: false } as RequestInit)
   } catch (err) {
     // No socket, or a stale one left by a process that is gone: no server holds the folder.
     const code = (err as { code?: string }).code

@@ -131,8 +131,9 @@ in the current folder), mode 0600. The server keeps serving meanwhile.
 
 Embedded database (DATA_DIR): a running server is asked for the snapshot through its control socket
 (DATA_DIR/control.sock, reachable only by the service's user): it checkpoints and copies its data folder while no
-statement runs, so the copy is one consistent state. With no server running, the command opens the folder itself.
-The file holds the database (asset bytes included) and DATA_DIR/secret.key; not the image variant cache.
+statement runs, so the copy is one consistent state (it needs free space for that copy, in DATA_DIR/backup-staging,
+deleted afterwards); compression runs after the locks are released. With no server running, the command opens the
+folder itself. The file holds the database (asset bytes included) and DATA_DIR/secret.key; not the image variant cache.
 
 Postgres (DATABASE_URL): runs pg_dump (custom format; install postgresql-client of your server's major version or
 newer). Keep SERVICE_SECRET_KEY with your backups: webhook secrets are sealed with it.

@@ -1,4 +1,5 @@
-import { chmodSync, closeSync, createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs'
+import { copyFile, mkdir } from 'node:fs/promises'
+import { constants as fsConstants, chmodSync, closeSync, createReadStream, createWriteStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, statSync } from 'node:fs'
 import { PassThrough, Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { createGunzip, createGzip } from 'node:zlib'
@@ -27,7 +28,14 @@ export const CONTROL_SOCKET = 'control.sock'
  * Entries of the data folder a backup leaves out: the socket, the owner's lock file (the restoring process takes its
  * own), the image variant cache (rebuilt on demand).
  */
-const NOT_BACKED_UP = new Set([CONTROL_SOCKET, 'content-service.lock', 'cache', 'postmaster.pid'])
+const NOT_BACKED_UP = new Set([CONTROL_SOCKET, 'content-service.lock', 'cache', 'postmaster.pid', 'backup-staging'])
+
+/**
+ * Where an embedded-database backup copies the data folder's files under the locks (`DATA_DIR/backup-staging/<id>`):
+ * on the same file system, so the copy is a reflink where the file system has them (btrfs, XFS) and a kernel copy
+ * otherwise; compressed from there once the locks are released, then deleted.
+ */
+export const BACKUP_STAGING = 'backup-staging'
 
 export interface BackupManifest {
   format: typeof BACKUP_FORMAT
@@ -99,9 +107,30 @@ function paxRecord(key: string, value: string): string {
   return `${len}${body}`
 }
 
+/** Bytes streamed between two garbage collections (Collector). */
+const COLLECT_EVERY = 32 * 1024 * 1024
+
+/**
+ * Runs a full garbage collection every COLLECT_EVERY bytes streamed. Every piece the compressor (or decompressor)
+ * answers is a new buffer; the collector lets them pile up before it runs, by an amount that grows with the process's
+ * heap: measured on a 512 MB embedded database, compressing its copy grew the process by up to 144 MB of such
+ * garbage (saw-tooth), by 34 MB with a collection every 32 MiB; on a 2 GB one, by 517 MB
+ * once (docs/performance.md). A collection takes tens of milliseconds.
+ */
+class Collector {
+  private since = 0
+  add(n: number) {
+    this.since += n
+    if (this.since < COLLECT_EVERY) return
+    this.since = 0
+    Bun.gc(true)
+  }
+}
+
 /** Writes a gzip-compressed tar stream into `out`, waiting whenever it is full: memory stays flat. */
 class TarWriter {
   private gzip = createGzip({ level: 1 })
+  private collector = new Collector()
   private done: Promise<void>
   constructor(out: Writable) {
     this.done = pipeline(this.gzip, out)
@@ -114,6 +143,7 @@ class TarWriter {
    */
   private async push(chunk: Uint8Array) {
     if (this.gzip.destroyed) throw new BackupError('the backup stream was closed')
+    this.collector.add(chunk.byteLength)
     await new Promise<void>((resolve, reject) => {
       const onClose = () => reject(new BackupError('the backup stream was closed'))
       this.gzip.once('close', onClose)
@@ -183,6 +213,7 @@ class ByteReader {
   private buf: Buffer = Buffer.alloc(0)
   private it: AsyncIterator<Uint8Array>
   private ended = false
+  private collector = new Collector()
   constructor(input: AsyncIterable<Uint8Array>) {
     this.it = input[Symbol.asyncIterator]()
   }
@@ -194,6 +225,7 @@ class ByteReader {
       return false
     }
     this.buf = this.buf.byteLength ? Buffer.concat([this.buf, value]) : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+    this.collector.add(value.byteLength)
     return true
   }
   /** `n` bytes, or null at the end of the stream (a truncated stream is an error). */
@@ -348,6 +380,11 @@ export interface BackupOptions {
   progress?: Progress
   /** The S3 bucket holding asset bytes (S3_*): recorded in the manifest, its objects are not copied. */
   s3?: { endpoint: string | null; bucket: string; region: string; prefix: string } | null
+  /**
+   * Embedded database: called once the snapshot has been copied and the locks released, before compression starts
+   * (statements run again meanwhile). Tests use it to observe the phases.
+   */
+  onSnapshotTaken?: () => void | Promise<void>
 }
 
 /**
@@ -373,22 +410,44 @@ export async function writeBackup(db: Database, serviceVersion: string, out: Wri
     if (db.driver === 'pglite') {
       if (!db.whileQuiescent) throw new BackupError('an in-memory database cannot be backed up')
       progress('checkpoint and copy of the database files')
-      await db.whileQuiescent(async (dataDir) => {
-        // Read under the lock (no statement runs meanwhile): the files are one consistent state. The manifest comes
-        // first (its counts are known from the listing), then the folders and files, streamed.
-        const found = entriesUnder(dataDir)
-        files = found.files.length
-        const total = found.files.reduce((a, f) => a + f.size, 0)
+      // Under the locks (no statement runs meanwhile) the files are copied as they are, uncompressed: one consistent
+      // state, taken at the speed of the disk. Compression (the slow part) reads that copy once the locks are
+      // released, so requests wait for the copy only, never for the compressor or for a slow reader of the archive.
+      let staging: string | null = null
+      try {
+        const found = await db.whileQuiescent(async (dataDir) => {
+          staging = join(dataDir, BACKUP_STAGING, `${process.pid}-${crypto.randomUUID()}`)
+          const listing = entriesUnder(dataDir)
+          await mkdir(staging, { recursive: true, mode: 0o700 })
+          for (const d of listing.directories) await mkdir(join(staging, d), { recursive: true, mode: 0o700 })
+          let copied = 0
+          for (const f of listing.files) {
+            // A reflink where the file system can, else copy_file_range: the bytes never pass through this process.
+            await copyFile(join(dataDir, f.rel), join(staging, f.rel), fsConstants.COPYFILE_FICLONE)
+            copied += f.size
+            progress('copying the database files', copied)
+          }
+          return listing
+        })
+        const from = staging as unknown as string
+        await opts.onSnapshotTaken?.()
+        progress('compressing')
+        // The sizes are the copy's (taken under the locks): the manifest comes first, then folders and files, streamed.
+        const sized = found.files.map((f) => ({ rel: f.rel, size: statSync(join(from, f.rel)).size }))
+        files = sized.length
+        const total = sized.reduce((a, f) => a + f.size, 0)
         const manifest: BackupManifest = { ...base, files, bytes: total, directories: found.directories }
         await tar.bytes('manifest.json', Buffer.from(JSON.stringify(manifest, null, 2)))
         for (const d of found.directories) await tar.directory(`data/${d}`)
-        for (const f of found.files) {
-          await tar.file(`data/${f.rel}`, join(dataDir, f.rel), f.size, (n) => {
+        for (const f of sized) {
+          await tar.file(`data/${f.rel}`, join(from, f.rel), f.size, (n) => {
             bytes += n
-            progress('copying the database files', bytes)
+            progress('compressing', bytes)
           })
         }
-      })
+      } finally {
+        if (staging) rmSync(staging, { recursive: true, force: true })
+      }
     } else {
       if (!opts.databaseUrl) throw new BackupError('a Postgres backup needs DATABASE_URL')
       progress('pg_dump')
@@ -597,6 +656,11 @@ export function startControlSocket(db: Database, dataDir: string, make: (out: Wr
   const server = Bun.serve({
     unix: path,
     development: false,
+    // The archive's first bytes come once the data folder has been copied (tens of seconds for a large database):
+    // no idle timeout may close the connection meanwhile. Bun applies idleTimeout to Unix sockets too (checked: a
+    // response that starts after 14 s is cut at 10 s without it), though its types leave it out for them;
+    // server.timeout(request, 0) does not help there.
+    ...({ idleTimeout: 0 } as object),
     fetch: async (request) => {
       const url = new URL(request.url)
       if (request.method !== 'GET' || url.pathname !== '/backup') return new Response('not found\n', { status: 404 })

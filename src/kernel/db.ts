@@ -1,4 +1,4 @@
-import { existsSync, fsyncSync } from 'node:fs'
+import { existsSync, fsyncSync, rmSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
@@ -114,6 +114,9 @@ async function openPglite(dataDir: string | null, opts: DbOptions): Promise<Data
   if (dataDir) {
     prepareDataDir(dataDir)
     lock = acquireDataDirLock(dataDir)
+    // A backup's copy left by a process that died mid-backup (BACKUP_STAGING in backup.ts): this process owns the
+    // folder now, and no backup of it runs yet.
+    rmSync(join(dataDir, 'backup-staging'), { recursive: true, force: true })
     if (!lock.enforced) {
       opts.onWarning?.('flock(2) is not available on this platform: nothing stops a second process from opening this data folder', {
         data_dir: resolve(dataDir),
