@@ -2041,7 +2041,7 @@ export interface paths {
         };
         /**
          * List events, soonest start first
-         * @description `per_page` 1–100 (default 25), `page` from 1.
+         * @description `when=upcoming|past` (past: latest first); `per_page` 1–100 (default 25), `page` from 1.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2073,6 +2073,26 @@ export interface paths {
         post?: never;
         /** Delete an event and its registrations */
         delete: operations["deleteEvent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/event.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event’s calendar file (ICS), published or not
+         * @description RFC 5545, as a registration’s calendar file: the same UID and SEQUENCE, texts in the Space’s default language (else the first one written), STATUS CONFIRMED. For the editor to check or share before the event goes public.
+         */
+        get: operations["getEventEventIcs"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -17303,6 +17323,7 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                when?: "upcoming" | "past";
             };
             header?: never;
             path: {
@@ -18050,6 +18071,74 @@ export interface operations {
             };
             /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEventEventIcs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
