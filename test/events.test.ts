@@ -389,6 +389,10 @@ describe('registration', () => {
     expect(second.status).toBe(201)
     expect(second.body.data.registration.status).toBe('waitlisted')
     expect((await register(e.slug, { name: 'Third', email: 'third@wait.example.com' })).body.data.registration.status).toBe('waitlisted')
+    // The counts the management answers carry (one and the list).
+    expect((await t.request('GET', `/v1/spaces/${space}/events/${e.id}`, { token: viewer })).body.data).toMatchObject({ confirmed_count: 1, waitlisted_count: 2 })
+    const listed = (await t.request('GET', `/v1/spaces/${space}/events?per_page=100`, { token: viewer })).body.data.find((x: { id: string }) => x.id === e.id)
+    expect(listed).toMatchObject({ confirmed_count: 1, waitlisted_count: 2 })
     const waitMail = await mailTo('second@wait.example.com')
     expect(waitMail.mail.parsed.subject).toBe('You are on the waitlist: Bun meetup')
     // The waitlisted calendar file is tentative.

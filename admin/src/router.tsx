@@ -107,13 +107,16 @@ const pluginsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/plu
 const aiRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/ai', component: lazyRouteComponent(() => import('./features/ai/ai-screen'), 'AiScreen') })
 const billingRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/billing', component: lazyRouteComponent(() => import('./features/billing/billing-screen'), 'BillingScreen') })
 const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
+// Site features (issue 45): events, galleries, shop, analytics; each a chunk of its own under features/<feature>/.
+const eventsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/events', component: lazyRouteComponent(() => import('./features/events/events-screen'), 'EventsScreen') })
+const siteRoutes = [eventsRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
   registerRoute,
   inviteRoute,
   forgotPasswordRoute,
-  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes])]),
+  appRoute.addChildren([spacesRoute, accountRoute, spaceRoute.addChildren([storiesRoute, storyRoute, componentsRoute, assetsRoute, membersRoute, tokensRoute, settingsRoute, ...operationsRoutes, ...siteRoutes])]),
 ])
 
 export function createAppRouter(queryClient: QueryClient) {

@@ -1,9 +1,11 @@
+import { siteDe } from './site-de'
 import { editorDe } from './editor-de'
 import type { MessageKey } from './en'
 
 /** The German message catalog: every key of en.ts (the type checks that none is missing). */
 export const de: Record<MessageKey, string> = {
   ...editorDe,
+  ...siteDe,
   'common.cancel': 'Abbrechen',
   'common.loading': 'Wird geladen',
   'common.never': 'nie',

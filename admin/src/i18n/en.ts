@@ -1,3 +1,4 @@
+import { siteEn } from './site-en'
 import { editorEn } from './editor-en'
 
 /**
@@ -7,6 +8,7 @@ import { editorEn } from './editor-en'
  */
 export const en = {
   ...editorEn,
+  ...siteEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',

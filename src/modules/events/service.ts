@@ -32,7 +32,9 @@ export {
 } from './registration'
 export { type EventRow, eventRef, eventView, type RegistrationRow, registrationRef, registrationView } from './views'
 
-const waitlistedCount = sql<number>`(select count(*) from event_registrations r where r.event_id = ${events.id} and r.status = 'waitlisted')::int`
+// The outer column named with its table: a bare `${events.id}` renders as "id", which inside the subquery is the
+// registration's own id (the count was always 0).
+const waitlistedCount = sql<number>`(select count(*) from event_registrations r where r.event_id = "calendar_events"."id" and r.status = 'waitlisted')::int`
 
 function httpUrl(raw: string): string | null {
   try {

