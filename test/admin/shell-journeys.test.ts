@@ -410,6 +410,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/plugins`, 'Plugins'],
       [`/admin/spaces/${mine}/ai`, 'KI'],
       [`/admin/spaces/${mine}/billing`, 'Abrechnung'],
+      [`/admin/spaces/${mine}/events`, 'Veranstaltungen'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)
