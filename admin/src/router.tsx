@@ -109,7 +109,8 @@ const billingRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/bil
 const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
 // Site features (issue 45): events, galleries, shop, analytics; each a chunk of its own under features/<feature>/.
 const eventsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/events', component: lazyRouteComponent(() => import('./features/events/events-screen'), 'EventsScreen') })
-const siteRoutes = [eventsRoute]
+const galleriesRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/galleries', component: lazyRouteComponent(() => import('./features/galleries/galleries-screen'), 'GalleriesScreen') })
+const siteRoutes = [eventsRoute, galleriesRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
+import { jpegOf, photo } from '../helpers/images'
 import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
@@ -22,6 +23,14 @@ let space = ''
 async function settled(page: Page) {
   await until(() => page.getByTestId('skeleton').count(), 0)
   await until(() => page.getByText('Loading…').count(), 0)
+}
+
+async function upload(name: string, seed: number): Promise<string> {
+  const fd = new FormData()
+  fd.append('file', new Blob([(await jpegOf(photo(800, 500, seed))) as BlobPart], { type: 'image/jpeg' }), name)
+  const res = await fetch(`${h.origin}/v1/spaces/${space}/assets`, { method: 'POST', headers: { Authorization: `Bearer ${owner.token}` }, body: fd })
+  expect(res.status).toBe(201)
+  return ((await res.json()) as { data: { uuid: string } }).data.uuid
 }
 
 async function axeBothThemes(page: Page, what: string) {
@@ -116,5 +125,50 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     expect(await ed.page.getByTestId('counts').count()).toBe(0)
     expect(errors).toEqual([])
     expect(ed.errors).toEqual([])
+  })
+
+  test('galleries: reordered by keyboard, an image added from the picker, a caption written; the public answer follows', async () => {
+    const [a, b, c] = [await upload('anchor.jpg', 1), await upload('buoy.jpg', 2), await upload('crane.jpg', 3)]
+    const made = await h.call('POST', `/v1/spaces/${space}/galleries`, editor.token, { slug: 'harbour', title: { en: 'Harbour' }, items: [{ asset_uuid: a }, { asset_uuid: b }] })
+    expect(made.status).toBe(201)
+    const publicOrder = async () => ((await h.call('GET', `/v1/cdn/${space}/galleries/harbour`, null)).body.data.items as { asset_uuid: string }[]).map((i) => i.asset_uuid)
+    expect(await publicOrder()).toEqual([a, b])
+
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}`)
+    await page.getByRole('link', { name: 'Galleries' }).click()
+    await page.getByRole('heading', { name: 'Galleries', level: 1 }).waitFor()
+    await page.getByRole('button', { name: 'Harbour' }).click()
+    const editorBox = page.getByTestId('gallery-editor')
+    // The preview draws the public answer with its srcset.
+    const previewImgs = editorBox.getByTestId('gallery-preview').locator('picture')
+    await until(() => previewImgs.count(), 2)
+    expect(await previewImgs.first().locator('source[type="image/webp"]').getAttribute('srcset')).toMatch(/\.webp\?w=\d+ \d+w/)
+
+    // Keyboard: Alt+↓ on the first handle moves it down; the focus stays on the moved handle.
+    await editorBox.getByRole('button', { name: 'Image 1: drag to move' }).focus()
+    await page.keyboard.press('Alt+ArrowDown')
+    expect(await editorBox.locator('[data-item]').evaluateAll((els) => els.map((e) => e.getAttribute('data-item')))).toEqual([b, a])
+    expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Image 2: drag to move')
+    // From the asset picker.
+    await editorBox.getByRole('button', { name: 'Add an image' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Choose crane.jpg' }).click()
+    await editorBox.getByLabel('Caption of image 3 (en)').fill('The old crane')
+    await editorBox.getByLabel('Alt text of image 3 (en)').fill('A rusty crane at dusk')
+    await editorBox.getByRole('button', { name: 'Save gallery' }).click()
+    await page.getByRole('status').filter({ hasText: 'Gallery saved.' }).waitFor()
+    expect(await publicOrder()).toEqual([b, a, c])
+    const third = (await h.call('GET', `/v1/cdn/${space}/galleries/harbour`, null)).body.data.items[2]
+    expect(third).toMatchObject({ caption: 'The old crane', alt: 'A rusty crane at dusk' })
+    await until(() => previewImgs.count(), 3)
+    expect(await editorBox.getByTestId('gallery-preview').locator('img').nth(2).getAttribute('alt')).toBe('A rusty crane at dusk')
+
+    // Drag and drop: the third image onto the first place.
+    await editorBox.getByRole('button', { name: 'Image 3: drag to move' }).dragTo(editorBox.locator('[data-item]').first())
+    expect(await editorBox.locator('[data-item]').evaluateAll((els) => els.map((e) => e.getAttribute('data-item')))).toEqual([c, b, a])
+    await editorBox.getByRole('button', { name: 'Save gallery' }).click()
+    await until(async () => (await publicOrder()).join(), [c, b, a].join())
+    await axeBothThemes(page, 'galleries')
+    expect(errors).toEqual([])
   })
 })
