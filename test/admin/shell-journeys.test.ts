@@ -411,6 +411,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/ai`, 'KI'],
       [`/admin/spaces/${mine}/billing`, 'Abrechnung'],
       [`/admin/spaces/${mine}/events`, 'Veranstaltungen'],
+      [`/admin/spaces/${mine}/galleries`, 'Galerien'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)
