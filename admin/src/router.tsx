@@ -110,7 +110,8 @@ const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
 // Site features (issue 45): events, galleries, shop, analytics; each a chunk of its own under features/<feature>/.
 const eventsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/events', component: lazyRouteComponent(() => import('./features/events/events-screen'), 'EventsScreen') })
 const galleriesRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/galleries', component: lazyRouteComponent(() => import('./features/galleries/galleries-screen'), 'GalleriesScreen') })
-const siteRoutes = [eventsRoute, galleriesRoute]
+const shopRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/shop', component: lazyRouteComponent(() => import('./features/shop/shop-screen'), 'ShopScreen') })
+const siteRoutes = [eventsRoute, galleriesRoute, shopRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,
