@@ -412,6 +412,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/billing`, 'Abrechnung'],
       [`/admin/spaces/${mine}/events`, 'Veranstaltungen'],
       [`/admin/spaces/${mine}/galleries`, 'Galerien'],
+      [`/admin/spaces/${mine}/shop`, 'Shop'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)

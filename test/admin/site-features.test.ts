@@ -173,6 +173,7 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
   })
 
   test('shop: a product made in the browser is bought; its order goes paid → fulfilled by the buttons, only the allowed moves shown', async () => {
+    await upload('rope.jpg', 4)
     const { page, errors } = await h.signedIn(owner.token)
     await page.goto(`/admin/spaces/${space}`)
     await page.getByRole('link', { name: 'Shop' }).click()
@@ -188,7 +189,7 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     await form.getByLabel('Price in EUR').fill('19.99')
     await form.getByLabel('Stock').fill('5')
     await form.getByRole('button', { name: 'Add an image' }).click()
-    await page.getByRole('dialog').getByRole('button', { name: 'Choose anchor.jpg' }).click()
+    await page.getByRole('dialog').getByRole('button', { name: 'Choose rope.jpg' }).click()
     await form.getByRole('button', { name: 'Save product' }).click()
     await page.getByRole('status').filter({ hasText: 'Product “rope” saved.' }).waitFor()
     const product = (await h.call('GET', `/v1/spaces/${space}/products`, owner.token)).body.data[0]
