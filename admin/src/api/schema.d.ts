@@ -1622,7 +1622,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The Space at a glance: last 7 and 30 days against the periods before, top Stories and referrers, shares (spec 4.8) */
+        /** The Space at a glance: last 7 and 30 days against the periods before; for the window (`days` 7, 30 or 90; default 30) the daily series, top Stories and referrers, shares (spec 4.8) */
         get: operations["getAnalyticsOverview"];
         put?: never;
         post?: never;
@@ -12805,7 +12805,9 @@ export interface operations {
     };
     getAnalyticsOverview: {
         parameters: {
-            query?: never;
+            query?: {
+                days?: "7" | "30" | "90";
+            };
             header?: never;
             path: {
                 space: string;
@@ -12822,6 +12824,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description Mounts per day of the window, oldest first, zeros included */
+                            by_day: {
+                                /** @description The day, or the first day of the week (Monday) or month */
+                                date: string;
+                                mounts: number;
+                            }[];
                             last_7_days: {
                                 /** @description Change against the previous period in percent (one decimal); null when it had none */
                                 change_pct: number | null;
@@ -12840,7 +12848,7 @@ export interface operations {
                                 previous_mounts: number;
                                 to: string;
                             };
-                            /** @description Last 30 days */
+                            /** @description The window */
                             shares: {
                                 /** @description Share of mounts per device (0..1) */
                                 device: {
@@ -12855,17 +12863,29 @@ export interface operations {
                                     [key: string]: number;
                                 };
                             };
-                            /** @description Last 30 days (10); `(direct)` without a referrer */
+                            /** @description The window (10); `(direct)` without a referrer */
                             top_referrers: {
                                 mounts: number;
                                 referrer: string;
                             }[];
-                            /** @description Last 30 days, most mounts first (10) */
+                            /** @description The window, most mounts first (10) */
                             top_stories: {
                                 mounts: number;
                                 slug: string | null;
                                 story_uuid: string;
                             }[];
+                            /** @description The last `days` days against the same number before */
+                            window: {
+                                /** @description Change against the previous period in percent (one decimal); null when it had none */
+                                change_pct: number | null;
+                                /** @description 7, 30 or 90 (the `days` asked for) */
+                                days: number;
+                                from: string;
+                                mounts: number;
+                                /** @description The same number of days just before */
+                                previous_mounts: number;
+                                to: string;
+                            };
                         };
                     };
                 };
@@ -12890,6 +12910,15 @@ export interface operations {
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
