@@ -111,7 +111,8 @@ const operationsRoutes = [webhooksRoute, pluginsRoute, aiRoute, billingRoute]
 const eventsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/events', component: lazyRouteComponent(() => import('./features/events/events-screen'), 'EventsScreen') })
 const galleriesRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/galleries', component: lazyRouteComponent(() => import('./features/galleries/galleries-screen'), 'GalleriesScreen') })
 const shopRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/shop', component: lazyRouteComponent(() => import('./features/shop/shop-screen'), 'ShopScreen') })
-const siteRoutes = [eventsRoute, galleriesRoute, shopRoute]
+const analyticsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/analytics', component: lazyRouteComponent(() => import('./features/analytics/analytics-screen'), 'AnalyticsScreen') })
+const siteRoutes = [eventsRoute, galleriesRoute, shopRoute, analyticsRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,

@@ -15,6 +15,7 @@ import { useScreenCommand } from '../components/command-palette'
 import { toast } from '../components/toast'
 import { SchedulePanel } from '../components/schedule'
 import { VersionsPanel } from '../components/versions'
+import { StoryAnalyticsPanel } from '../features/analytics/story-panel'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, StatusBadge, storyState } from '../components/ui'
 import type { Block, Blueprint } from '../fields/types'
 import { t } from '../i18n'
@@ -480,6 +481,7 @@ export function StoryEditorScreen() {
       )}
 
       {!s.is_folder && s.status !== 'archived' ? <SchedulePanel space={space} uuid={uuid} canWrite={canWrite} disabled={false} /> : null}
+      {!s.is_folder ? <StoryAnalyticsPanel space={space} uuid={uuid} /> : null}
       {showForm ? (
         <VersionsPanel space={space} uuid={uuid} current={s.version_no} lang={lang ?? s.primary_lang} disabled={dirty || s.status === 'archived'} readOnly={!canWrite} onRestored={reload} />
       ) : null}
