@@ -413,6 +413,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/events`, 'Veranstaltungen'],
       [`/admin/spaces/${mine}/galleries`, 'Galerien'],
       [`/admin/spaces/${mine}/shop`, 'Shop'],
+      [`/admin/spaces/${mine}/analytics`, 'Statistik'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { jpegOf, photo } from '../helpers/images'
+import { analyticsModule } from '../../src/modules/analytics'
 import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
@@ -246,5 +247,78 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     expect(await ed.page.getByRole('tab').allTextContents()).toEqual(['Products', 'Settings'])
     expect(errors).toEqual([])
     expect(ed.errors).toEqual([])
+  })
+
+  test('analytics: views sent by the beacon from a page on another origin show on the overview and in the Story’s panel', async () => {
+    expect((await h.call('POST', `/v1/spaces/${space}/components`, owner.token, { name: 'page', is_root: true, schema: { title: { type: 'text' } } })).status).toBe(201)
+    const story = async (slug: string) => {
+      const r = await h.call('POST', `/v1/spaces/${space}/stories`, owner.token, { name: slug, slug, content: { type: 'doc', blocks: [{ component: 'page', _uid: 'p1', title: slug }] } })
+      expect(r.status).toBe(201)
+      expect((await h.call('POST', `/v1/spaces/${space}/stories/${r.body.data.uuid}/publish`, owner.token)).status).toBe(200)
+      return r.body.data.uuid as string
+    }
+    // A segment of the Space: a beacon's segment_key is kept only when it names one.
+    const seg = await h.call('POST', `/v1/spaces/${space}/audience-segments`, owner.token, { key: 'sailors', label: 'Sailors', priority: 1, rules: [{ type: 'cookie', key: 'sailor', operator: 'eq', value: '1' }] })
+    expect(seg.status).toBe(201)
+    const tides = await story('tides')
+    const ferries = await story('ferries')
+    // The customer's site on another origin: the service's embed script sends a beacon per Story on the page.
+    const embed = (await h.call('GET', '/v1/version', null)).body.components.embed_js
+    const html = (body: string) =>
+      `<!doctype html><html lang="de"><head><meta charset="utf-8"><title>site</title></head><body>${body}<script src="${embed.url}" integrity="${embed.integrity}" crossorigin="anonymous" data-space="${space}"></script></body></html>`
+    const pages: Record<string, string> = {
+      '/one': html(`<article data-story-uuid="${tides}" data-space="${space}" data-lang="de" data-segment-key="sailors">Tides</article><article data-story-uuid="${ferries}" data-space="${space}" data-lang="en">Ferries</article>`),
+      '/two': html(`<article data-story-uuid="${tides}" data-space="${space}" data-lang="de">Tides</article>`),
+    }
+    const site = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: (r) => new Response(pages[new URL(r.url).pathname] ?? 'not found', { status: pages[new URL(r.url).pathname] ? 200 : 404, headers: { 'Content-Type': 'text/html; charset=utf-8' } }) })
+    try {
+      // A reader's Chrome (the headless one names itself HeadlessChrome, which the beacon drops as a bot).
+      const ctx = await h.browser.newContext({ userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' })
+      const reader = await ctx.newPage()
+      let beacons = 0
+      reader.on('request', (r) => { if (r.url().endsWith('/_beacon')) beacons++ })
+      await reader.goto(`http://127.0.0.1:${site.port}/one`, { waitUntil: 'load' })
+      await until(async () => beacons, 2)
+      await reader.goto(`http://127.0.0.1:${site.port}/two`, { waitUntil: 'load' })
+      await until(async () => beacons, 3)
+      await ctx.close()
+    } finally {
+      site.stop(true)
+    }
+    const state = h.t.state(analyticsModule)
+    await until(async () => {
+      await Promise.allSettled([...state.beacon.inflight])
+      await state.buffer.flush()
+      return (await h.call('GET', `/v1/spaces/${space}/analytics/overview?days=7`, owner.token)).body.data.window.mounts
+    }, 3)
+
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}`)
+    await page.getByRole('link', { name: 'Analytics' }).click()
+    await page.getByRole('heading', { name: 'Analytics', level: 1 }).waitFor()
+    await page.getByTestId('views-total').waitFor()
+    expect(await page.getByTestId('views-total').textContent()).toBe('3')
+    // The chart names itself and says its numbers; the table under it holds every day.
+    const chart = page.getByTestId('views-chart').locator('svg[role="img"]')
+    expect(await chart.locator('title').textContent()).toStartWith('Views per day from')
+    expect(await chart.locator('desc').textContent()).toStartWith('3 views from')
+    expect(await page.getByTestId('views-chart').locator('table tbody tr').count()).toBe(30)
+    await page.getByRole('button', { name: '7 days' }).click()
+    await until(() => page.getByTestId('views-chart').locator('table tbody tr').count(), 7)
+    expect(await page.getByTestId('top-stories').locator('li').allTextContents()).toEqual(['tides · 2', 'ferries · 1'])
+    expect(await page.getByTestId('languages').locator('table').textContent()).toBe('Languagesde66.7%en33.3%')
+    expect(await page.getByTestId('segments').locator('table').textContent()).toBe('Segmentssailors33.3%')
+    expect(await page.getByTestId('devices').locator('table').textContent()).toBe('DevicesDesktop100%')
+    await axeBothThemes(page, 'analytics')
+
+    // The Story's panel in the editor: its sparkline, by language and segment.
+    await page.getByTestId('top-stories').getByRole('link', { name: 'tides' }).click()
+    const panel = page.getByTestId('story-analytics')
+    await panel.locator('summary').click()
+    await panel.getByTestId('story-views').waitFor()
+    expect(await panel.getByTestId('story-views').textContent()).toBe('2 views')
+    expect(await panel.locator('svg[data-chart="sparkline"] title').textContent()).toBe('Views per day over 30 days, 2 in all')
+    expect(await panel.locator('table').first().textContent()).toBe('By languagede2')
+    expect(errors).toEqual([])
   })
 })
