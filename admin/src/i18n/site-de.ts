@@ -159,7 +159,7 @@ export const siteDe: Record<keyof typeof siteEn, string> = {
   "shop.col.unit": "Einzelpreis",
   "shop.col.quantity": "Menge",
   "shop.col.lineTotal": "Zeilensumme",
-  "shop.unlimited": "unbegrenzt",
+  "shop.unlimited": "ohne Grenze",
   "shop.active": "Im Verkauf",
   "shop.inactive": "Verborgen",
   "shop.activeOf": "{name} im Verkauf",

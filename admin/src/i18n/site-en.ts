@@ -160,7 +160,7 @@ export const siteEn = {
   "shop.col.unit": "Unit price",
   "shop.col.quantity": "Quantity",
   "shop.col.lineTotal": "Line total",
-  "shop.unlimited": "unlimited",
+  "shop.unlimited": "no limit",
   "shop.active": "On sale",
   "shop.inactive": "Hidden",
   "shop.activeOf": "{name} on sale",
