@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import type { Page } from 'playwright-core'
 import { jpegOf, photo } from '../helpers/images'
 import { analyticsModule } from '../../src/modules/analytics'
+import { type FakeAi, startFakeAi } from '../helpers/fake-ai'
 import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
@@ -19,6 +20,7 @@ let h: AdminHarness
 let owner: { token: string; user: { id: number }; tenant: { id: number } }
 let editor: { token: string }
 let space = ''
+let fake: FakeAi
 
 /** Waits until no skeleton or "Loading…" is on screen. */
 async function settled(page: Page) {
@@ -45,7 +47,9 @@ async function axeBothThemes(page: Page, what: string) {
 
 describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
   beforeAll(async () => {
-    h = await startAdmin({ publicUrl: true })
+    // AI is on (a fake OpenAI-compatible provider): the analytics screen offers its insights.
+    fake = startFakeAi()
+    h = await startAdmin({ publicUrl: true, env: { AI_BASE_URL: fake.url, AI_API_KEY: 'sk-test', AI_MODEL: 'fake-chat' } })
     owner = await h.t.register({ name: 'Olga Owner' })
     space = (await h.t.createSpace(owner.token, { name: 'Harbour Site' })).slug
     editor = await memberNamed(h.t, owner.tenant.id, space, 'editor', 'Eda Editor')
@@ -53,6 +57,7 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
 
   afterAll(async () => {
     await h?.close()
+    await fake?.stop()
   })
 
   test('events: made in the browser, it fills up; the next registration lands on the waitlist; a cancellation moves it up', async () => {
@@ -105,6 +110,10 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
 
     // Cancel the confirmed guest by keyboard: the first in line moves up.
     await detail.getByRole('button', { name: 'Cancel the registration of Ada First' }).focus()
+    await page.keyboard.press('Enter')
+    // It asks first; the focus is on the confirmation.
+    await detail.getByText('Cancel Ada First’s registration? They get a mail.').waitFor()
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe('Yes, cancel')
     await page.keyboard.press('Enter')
     await page.getByRole('status').filter({ hasText: 'The registration of Ada First is cancelled.' }).waitFor()
     await until(async () => (await detail.getByTestId('waitlist').locator('li').allTextContents()).length, 1)
@@ -309,6 +318,10 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     expect(await page.getByTestId('languages').locator('table').textContent()).toBe('Languagesde66.7%en33.3%')
     expect(await page.getByTestId('segments').locator('table').textContent()).toBe('Segmentssailors33.3%')
     expect(await page.getByTestId('devices').locator('table').textContent()).toBe('DevicesDesktop100%')
+    // Insights, where AI is on: observations with their numbers.
+    await page.getByRole('button', { name: 'Find insights' }).click()
+    await page.getByTestId('insights').locator('li').first().waitFor()
+    expect(await page.getByTestId('insights').locator('li').first().textContent()).toStartWith('3 mounts across 2 Stories between')
     await axeBothThemes(page, 'analytics')
 
     // The Story's panel in the editor: its sparkline, by language and segment.

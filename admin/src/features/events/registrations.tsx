@@ -117,6 +117,7 @@ function Row({ space, event, r, n }: { space: string; event: EventItem; r: Regis
       toast(t('events.cancelled', { name: r.name }))
     },
   })
+  const [confirming, setConfirming] = useState(false)
   const extra = Object.entries(r.fields)
   return (
     <tr className="border-t border-slate-200" data-registration={r.email}>
@@ -132,10 +133,17 @@ function Row({ space, event, r, n }: { space: string; event: EventItem; r: Regis
       </td>
       <td className="px-3 py-2">{formatDateTime(r.created_at)}</td>
       <td className="px-3 py-2">
-        {r.status !== 'cancelled' ? (
-          <Button tone="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()} aria-label={t('events.cancelOf', { name: r.name })}>
+        {r.status !== 'cancelled' && !confirming ? (
+          <Button tone="danger" onClick={() => setConfirming(true)} aria-label={t('events.cancelOf', { name: r.name })}>
             {t('events.cancelRegistration')}
           </Button>
+        ) : null}
+        {r.status !== 'cancelled' && confirming ? (
+          <span role="group" aria-label={t('events.cancelConfirm', { name: r.name })} className="flex flex-wrap items-center gap-1">
+            <span className="text-xs">{t('events.cancelConfirm', { name: r.name })}</span>
+            <Button tone="danger" disabled={cancel.isPending} onClick={() => cancel.mutate()} autoFocus>{t('events.cancelYes')}</Button>
+            <Button onClick={() => setConfirming(false)}>{t('events.cancelNo')}</Button>
+          </span>
         ) : null}
         <CatalogError error={cancel.error} />
       </td>
