@@ -1,11 +1,9 @@
-import { siteDe } from './site-de'
 import { editorDe } from './editor-de'
 import type { MessageKey } from './en'
 
 /** The German message catalog: every key of en.ts (the type checks that none is missing). */
 export const de: Record<MessageKey, string> = {
   ...editorDe,
-  ...siteDe,
   'common.cancel': 'Abbrechen',
   'common.loading': 'Wird geladen',
   'common.never': 'nie',
@@ -634,6 +632,10 @@ export const de: Record<MessageKey, string> = {
   'nav.plugins': 'Plugins',
   'nav.ai': 'KI',
   'nav.billing': 'Abrechnung',
+  'nav.events': 'Veranstaltungen',
+  'nav.galleries': 'Galerien',
+  'nav.shop': 'Shop',
+  'nav.analytics': 'Statistik',
   'value.pending': 'ausstehend',
   'value.delivered': 'zugestellt',
   'value.failed': 'fehlgeschlagen',

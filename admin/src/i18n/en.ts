@@ -1,4 +1,3 @@
-import { siteEn } from './site-en'
 import { editorEn } from './editor-en'
 
 /**
@@ -8,7 +7,6 @@ import { editorEn } from './editor-en'
  */
 export const en = {
   ...editorEn,
-  ...siteEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',
@@ -637,6 +635,10 @@ export const en = {
   'nav.plugins': 'Plugins',
   'nav.ai': 'AI',
   'nav.billing': 'Billing',
+  'nav.events': 'Events',
+  'nav.galleries': 'Galleries',
+  'nav.shop': 'Shop',
+  'nav.analytics': 'Analytics',
   'value.pending': 'pending',
   'value.delivered': 'delivered',
   'value.failed': 'failed',

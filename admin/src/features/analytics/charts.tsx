@@ -1,5 +1,6 @@
 import { useId } from 'react'
-import { formatNumber, language, t } from '../../i18n'
+import { formatNumber, language } from '../../i18n'
+import { t } from './messages'
 
 /**
  * Hand-written SVG charts (no chart library): each is an `<svg role="img">` named by its `<title>` and described by a

@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query'
 import { useId, useState } from 'react'
 import { ErrorNotice, Skeleton } from '../../components/ui'
-import { formatNumber, t } from '../../i18n'
+import { formatNumber } from '../../i18n'
+import { t } from './messages'
 import { BarChart, Sparkline } from './charts'
 import { storyAnalyticsQuery } from './queries'
 

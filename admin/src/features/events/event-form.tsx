@@ -5,7 +5,7 @@ import { localesQuery } from '../../api/queries'
 import { CatalogError } from '../../components/catalog-error'
 import { toast } from '../../components/toast'
 import { Button, FieldErrors, TextField } from '../../components/ui'
-import { fieldErrors, t } from '../../i18n'
+import { fieldErrors, t } from './messages'
 import { type EventInput, type EventItem, eventKeys, fromLocalInput, timeZones, toLocalInput } from './queries'
 
 const INPUT = 'rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm aria-invalid:border-red-600'

@@ -8,7 +8,7 @@ import { AssetPicker, AssetThumb } from '../../components/asset-picker'
 import { CatalogError } from '../../components/catalog-error'
 import { toast } from '../../components/toast'
 import { Button, ErrorNotice, Skeleton, TextField } from '../../components/ui'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { type Gallery, type GalleryItem, galleryKeys, galleryQuery, publicGalleryQuery } from './queries'
 
 const INPUT = 'rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm'

@@ -8,7 +8,7 @@ import { CatalogError } from '../../components/catalog-error'
 import { Pager } from '../../components/pager'
 import { toast } from '../../components/toast'
 import { Button, EmptyState, ErrorNotice, Skeleton, TextField } from '../../components/ui'
-import { fieldErrors, t } from '../../i18n'
+import { fieldErrors, t } from './messages'
 import { fromMinor, money, PER_PAGE, type Product, productsQuery, shopKeys, shopSettingsQuery, toMinor } from './queries'
 
 /** Products: list with search, price in the Space's currency, stock and the active switch; create and edit. */

@@ -1,7 +1,7 @@
 import { getRouteApi } from '@tanstack/react-router'
 import { useId, useState } from 'react'
 import { useCan } from '../../api/roles'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { Orders } from './orders'
 import { Products } from './products'
 import { ShopSettings } from './shop-settings'

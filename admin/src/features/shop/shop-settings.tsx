@@ -5,7 +5,8 @@ import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
 import { toast } from '../../components/toast'
 import { Button, ErrorNotice, Skeleton, TextField } from '../../components/ui'
-import { fieldErrors, formatDateTime, t } from '../../i18n'
+import { formatDateTime } from '../../i18n'
+import { fieldErrors, t } from './messages'
 import { shopKeys, shopSettingsQuery, stripeQuery } from './queries'
 
 /** The shop's settings: currency and Stripe's return addresses (editor), and the Space's own Stripe keys, masked (admin). */
