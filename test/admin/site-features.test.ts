@@ -120,6 +120,17 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     expect(await detail.locator('[data-registration="bo@example.com"]').textContent()).toContain('Confirmed')
     expect(await detail.getByTestId('counts').textContent()).toBe('1 of 1 spots taken, 1 on the waitlist.')
 
+    // Edit: one more spot moves the last in line up; the extra fields stay as they were.
+    await detail.getByRole('button', { name: 'Edit', exact: true }).click()
+    const edit = page.getByRole('form', { name: 'Edit event' })
+    expect(await edit.getByLabel('Starts').inputValue()).toBe('2030-06-01T18:00')
+    await edit.getByLabel('Capacity').fill('2')
+    await edit.getByRole('button', { name: 'Save event' }).click()
+    await page.getByRole('status').filter({ hasText: 'Event “harbour-walk” saved.' }).waitFor()
+    await until(() => detail.getByTestId('counts').textContent(), '2 of 2 spots taken, 0 on the waitlist.')
+    const edited = (await h.call('GET', `/v1/spaces/${space}/events/${stored.id}`, owner.token)).body.data
+    expect(edited).toMatchObject({ capacity: 2, waitlisted_count: 0, confirmed_count: 2, starts_at: '2030-06-01T16:00:00.000Z', fields: stored.fields })
+
     // The calendar file downloads.
     const [file] = await Promise.all([page.waitForEvent('download'), detail.getByRole('button', { name: 'Calendar file' }).click()])
     expect(file.suggestedFilename()).toBe('harbour-walk.ics')

@@ -75,6 +75,7 @@ export function EventForm({ space, event, onDone }: { space: string; event: Even
     fields: fieldsOf(event?.fields),
   }))
   const set = <K extends keyof typeof v>(k: K, value: (typeof v)[K]) => setV((old) => ({ ...old, [k]: value }))
+  const [fieldsTouched, setFieldsTouched] = useState(false)
   const save = useMutation({
     mutationFn: async () => {
       const body: EventInput = {
@@ -90,7 +91,8 @@ export function EventForm({ space, event, onDone }: { space: string; event: Even
         registration_open: v.open,
         registration_closes_at: v.closes ? fromLocalInput(v.closes, v.timezone) : null,
         published: v.published,
-        fields: schemaOf(v.fields),
+        // An untouched schema goes back as it was (the builder shows only what it can write: keys, labels, types).
+        fields: fieldsTouched ? schemaOf(v.fields) : (event?.fields ?? null),
       }
       return event
         ? (await unwrap(api.PUT('/v1/spaces/{space}/events/{id}', { params: { path: { space, id: event.id } }, body }))).data
@@ -166,7 +168,14 @@ export function EventForm({ space, event, onDone }: { space: string; event: Even
             <FieldErrors errors={errs.registration_closes_at} />
           </div>
         </div>
-        <ExtraFields fields={v.fields} onChange={(f) => set('fields', f)} errors={errs.fields} />
+        <ExtraFields
+          fields={v.fields}
+          onChange={(f) => {
+            setFieldsTouched(true)
+            set('fields', f)
+          }}
+          errors={errs.fields}
+        />
       </fieldset>
       <Check label={t('events.published')} checked={v.published} onChange={(c) => set('published', c)} />
       <CatalogError error={save.error} />
