@@ -1,8 +1,12 @@
 /**
  * The site-feature screens in Chromium against a listening service (issue 45): Events, Galleries, Shop, Analytics.
  * An event made in the browser fills up and the next registration (through the public API) lands on the waitlist,
- * which the screen shows in order; a cancellation moves the first in line up. Each screen is axe-clean in both
- * themes and used by keyboard where it matters.
+ * which the screen shows in order; a cancellation (asked first, by keyboard) and more capacity move the line up. A
+ * gallery reordered by keyboard and by dragging, with an image from the asset picker, is what the public answer
+ * serves. A product made in the browser is bought through the public cart; its order goes paid → fulfilled by the
+ * buttons, which offer only the moves the API allows. Beacons sent by the embed script from a page on another
+ * origin show on the analytics overview and in the Story's panel. A viewer finds no write control. Each screen is
+ * axe-clean in both themes.
  *
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
@@ -343,6 +347,30 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     expect(await panel.getByTestId('story-views').textContent()).toBe('2 views')
     expect(await panel.locator('svg[data-chart="sparkline"] title').textContent()).toBe('Views per day over 30 days, 2 in all')
     expect(await panel.locator('table').first().textContent()).toBe('By languagede2')
+    expect(errors).toEqual([])
+  })
+
+  test('a viewer reads every site screen but finds no write control and no personal data', async () => {
+    const viewer = await memberNamed(h.t, owner.tenant.id, space, 'viewer', 'Vic Viewer')
+    const { page, errors } = await h.signedIn(viewer.token)
+    await page.goto(`/admin/spaces/${space}/events`)
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor()
+    await settled(page)
+    await page.getByRole('button', { name: 'Past' }).click()
+    await settled(page)
+    await page.getByRole('button', { name: 'Upcoming' }).click()
+    await page.getByRole('button', { name: 'Harbour walk' }).click()
+    await page.getByText('Registrations are personal data: Space admins see them.').waitFor()
+    for (const name of ['New event', 'Edit', 'Delete event']) expect({ name, n: await page.getByRole('button', { name, exact: true }).count() }).toEqual({ name, n: 0 })
+    await page.goto(`/admin/spaces/${space}/galleries`)
+    await page.getByRole('button', { name: 'Harbour' }).click()
+    await page.getByTestId('gallery-preview').waitFor()
+    for (const name of ['New gallery', 'Save gallery', 'Add an image', 'Image 1: drag to move']) expect({ name, n: await page.getByRole('button', { name }).count() }).toEqual({ name, n: 0 })
+    await page.goto(`/admin/spaces/${space}/shop`)
+    await page.locator('[data-product="rope"]').waitFor()
+    expect(await page.getByRole('tab').allTextContents()).toEqual(['Products', 'Settings'])
+    expect(await page.getByRole('button', { name: 'New product' }).count()).toBe(0)
+    expect(await page.getByRole('checkbox', { name: 'Harbour rope on sale' }).isDisabled()).toBe(true)
     expect(errors).toEqual([])
   })
 })
