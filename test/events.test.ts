@@ -102,6 +102,22 @@ describe('management', () => {
     expect((await t.request('GET', `/v1/spaces/${space}/events/${e.id}`, { token: viewer })).status).toBe(404)
   })
 
+  test('when=upcoming|past splits the list at now (past: latest first); another value → 422', async () => {
+    const past1 = await createEvent({ starts_at: iso(t.clock.ms() - 10 * DAY), ends_at: iso(t.clock.ms() - 10 * DAY + HOUR) })
+    const past2 = await createEvent({ starts_at: iso(t.clock.ms() - 3 * DAY), ends_at: iso(t.clock.ms() - 3 * DAY + HOUR) })
+    const running = await createEvent({ starts_at: iso(t.clock.ms() - HOUR), ends_at: iso(t.clock.ms() + HOUR) })
+    const slugs = async (when: string) => ((await t.request('GET', `/v1/spaces/${space}/events?per_page=100&when=${when}`, { token: viewer })).body.data as { slug: string }[]).map((e) => e.slug)
+    const past = await slugs('past')
+    expect(past.indexOf(past2.slug)).toBeGreaterThanOrEqual(0)
+    expect(past.indexOf(past2.slug)).toBeLessThan(past.indexOf(past1.slug))
+    expect(past).not.toContain(running.slug)
+    const upcoming = await slugs('upcoming')
+    expect(upcoming).toContain(running.slug)
+    expect(upcoming).not.toContain(past1.slug)
+    const bad = await t.request('GET', `/v1/spaces/${space}/events?when=soon`, { token: viewer })
+    expect(bad.status).toBe(422)
+  })
+
   test('bad input: time zone, ends before starts, offsets, locales, location url, fields schema, capacity', async () => {
     const bad = async (over: Record<string, unknown>, key: string) => {
       const r = await t.request('POST', `/v1/spaces/${space}/events`, { token: admin, body: eventBody(over) })
@@ -373,6 +389,10 @@ describe('registration', () => {
     expect(second.status).toBe(201)
     expect(second.body.data.registration.status).toBe('waitlisted')
     expect((await register(e.slug, { name: 'Third', email: 'third@wait.example.com' })).body.data.registration.status).toBe('waitlisted')
+    // The counts the management answers carry (one and the list).
+    expect((await t.request('GET', `/v1/spaces/${space}/events/${e.id}`, { token: viewer })).body.data).toMatchObject({ confirmed_count: 1, waitlisted_count: 2 })
+    const listed = (await t.request('GET', `/v1/spaces/${space}/events?per_page=100`, { token: viewer })).body.data.find((x: { id: string }) => x.id === e.id)
+    expect(listed).toMatchObject({ confirmed_count: 1, waitlisted_count: 2 })
     const waitMail = await mailTo('second@wait.example.com')
     expect(waitMail.mail.parsed.subject).toBe('You are on the waitlist: Bun meetup')
     // The waitlisted calendar file is tentative.
@@ -455,6 +475,21 @@ describe('calendar file and export', () => {
     expect((await t.request('GET', `/v1/cdn/${space}/events/${e.slug}/ics/short`)).status).toBe(404)
     const other = (await t.createSpace(admin)).slug
     expect((await t.request('GET', path.replace(`/cdn/${space}/`, `/cdn/${other}/`))).status).toBe(404)
+  })
+
+  test('the editor’s calendar file of an event (unpublished too): the same UID as a registration’s; another Space → 404', async () => {
+    const e = await createEvent({ published: false })
+    const res = await t.request('GET', `/v1/spaces/${space}/events/${e.id}/event.ics`, { token: viewer })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toBe('text/calendar; charset=utf-8')
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${e.slug}.ics"`)
+    const { vevent, event } = parseIcs(res.text)
+    expect(event.summary).toBe('Bun meetup')
+    expect(event.uid).toBe(`${e.id}@cms.example.com`)
+    expect(vevent.getFirstPropertyValue('status')).toBe('CONFIRMED')
+    expect(vevent.getFirstProperty('dtstart')!.getParameter('tzid')).toBe('Europe/Berlin')
+    expect((await t.request('GET', `/v1/spaces/${space}/events/${e.id}/event.ics`, { token: stranger })).status).toBe(404)
+    expect((await t.request('GET', `/v1/spaces/${space}/events/${crypto.randomUUID()}/event.ics`, { token: viewer })).status).toBe(404)
   })
 
   test('CSV export: BOM, RFC 4180 quoting, formula guard, extra field columns', async () => {

@@ -118,3 +118,12 @@ export async function axeViolations(p: Page): Promise<string[]> {
   })
   return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.target}`)
 }
+
+const ADMIN_SRC = join(import.meta.dir, '..', '..', 'admin', 'src')
+
+/** Every screen's own catalog: `features/<feature>/messages.ts` exporting `en` and `de`. */
+export async function featureCatalogs(): Promise<{ file: string; en: Record<string, string>; de: Record<string, string> }[]> {
+  const files = [...new Bun.Glob('features/*/messages.ts').scanSync({ cwd: ADMIN_SRC })].sort()
+  return Promise.all(files.map(async (file) => ({ file, ...((await import(join(ADMIN_SRC, file))) as { en: Record<string, string>; de: Record<string, string> }) })))
+}
+

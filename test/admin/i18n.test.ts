@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import ts from 'typescript'
 import { de } from '../../admin/src/i18n/de'
 import { en, type MessageKey } from '../../admin/src/i18n/en'
+import { featureCatalogs } from './helpers'
 
 setDefaultTimeout(60_000)
 
@@ -46,8 +47,12 @@ describe('message catalogs', () => {
     expect(hardCoded('<p>Save now</p><Button aria-label="Remove it">{t("x")}</Button>')).toEqual(['Save now', 'aria-label="Remove it"'])
   })
 
-  test('German fills the same placeholders as English', () => {
+  test('German fills the same placeholders as English', async () => {
     const names = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort()
     for (const key of Object.keys(en) as MessageKey[]) expect({ key, names: names(de[key]) }).toEqual({ key, names: names(en[key]) })
+    // The screens' own catalogs (features/<feature>/messages.ts, loaded with their chunks) too.
+    const catalogs = await featureCatalogs()
+    expect(catalogs.length).toBeGreaterThanOrEqual(4)
+    for (const c of catalogs) for (const key of Object.keys(c.en)) expect({ key, names: names(c.de[key]!) }).toEqual({ key, names: names(c.en[key]!) })
   })
 })

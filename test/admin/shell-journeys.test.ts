@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import type { Page } from 'playwright-core'
 import { de } from '../../admin/src/i18n/de'
 import { en, type MessageKey } from '../../admin/src/i18n/en'
-import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
+import { type AdminHarness, axeViolations, featureCatalogs, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(180_000)
 warnNoChromium('the admin app’s shell journeys')
@@ -23,11 +23,16 @@ let storyUuid = ''
  * The English catalog texts a German page must not show: those that differ from their German text (a word that is
  * the same in both, such as "Link", is no finding). A text with `{placeholders}` is matched by its opening words.
  */
-const ENGLISH = (Object.keys(en) as MessageKey[])
-  .filter((k) => en[k] !== de[k] && !Object.values(de).includes(en[k]))
-  .map((k) => {
-    const head = en[k].split('{')[0]!.trim()
-    return { key: k, text: en[k].includes('{') ? head : en[k].trim(), exact: !en[k].includes('{') }
+/** The main catalogs and every screen's own (features/<feature>/messages.ts), as pairs of English and German. */
+const PAIRS: [string, string, string][] = [
+  ...(Object.keys(en) as MessageKey[]).map((k): [string, string, string] => [k, en[k], de[k]]),
+  ...(await featureCatalogs()).flatMap((c) => Object.keys(c.en).map((k): [string, string, string] => [k, c.en[k]!, c.de[k]!])),
+]
+const GERMAN = new Set(PAIRS.map((p) => p[2]))
+const ENGLISH = PAIRS.filter(([, e, d]) => e !== d && !GERMAN.has(e))
+  .map(([k, e]) => {
+    const head = e.split('{')[0]!.trim()
+    return { key: k, text: e.includes('{') ? head : e.trim(), exact: !e.includes('{') }
   })
   .filter((e) => e.text.length >= 4)
 
@@ -432,6 +437,10 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/datasources`, 'Datenquellen'],
       [`/admin/spaces/${mine}/datasources/preise`, 'Preise'],
       [`/admin/spaces/${mine}/segments`, 'Zielgruppen-Segmente'],
+      [`/admin/spaces/${mine}/events`, 'Veranstaltungen'],
+      [`/admin/spaces/${mine}/galleries`, 'Galerien'],
+      [`/admin/spaces/${mine}/shop`, 'Shop'],
+      [`/admin/spaces/${mine}/analytics`, 'Statistik'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)

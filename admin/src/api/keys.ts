@@ -68,6 +68,16 @@ export const queryKeys = {
   variants: (space: string, uuid: string) => [...queryKeys.story(space, uuid), 'variants'] as const,
   segmentRulesCheck: (space: string, rules: unknown) => [...queryKeys.segments(space), 'check', rules] as const,
 
+  // Site features: events, galleries, shop, analytics (each feature's queries.ts builds on these)
+  events: (space: string) => [SPACES, space, 'events'] as const,
+  galleries: (space: string) => [SPACES, space, 'galleries'] as const,
+  /** The public gallery answer the preview reads; without `lang` every locale's. */
+  galleryPreview: (space: string, slug: string, lang?: string) =>
+    lang === undefined ? (['/v1/cdn', space, 'galleries', slug] as const) : (['/v1/cdn', space, 'galleries', slug, lang] as const),
+  shop: (space: string) => [SPACES, space, 'shop'] as const,
+  analytics: (space: string) => [SPACES, space, 'analytics'] as const,
+  storyAnalytics: (space: string, uuid: string, days: number) => [...queryKeys.story(space, uuid), 'analytics', days] as const,
+
   // The generated resource screens (components/resource): keyed by the list's or the log's API path
   resource: (space: string, path: string) => [SPACES, space, path] as const,
   resourcePage: (space: string, path: string, page: number) => [...queryKeys.resource(space, path), page] as const,

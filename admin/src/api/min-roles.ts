@@ -47,6 +47,7 @@ export const MIN_ROLES = {
   "GET /v1/spaces/{space}/dom-overlays/{id}": "viewer",
   "GET /v1/spaces/{space}/events": "viewer",
   "GET /v1/spaces/{space}/events/{id}": "viewer",
+  "GET /v1/spaces/{space}/events/{id}/event.ics": "viewer",
   "GET /v1/spaces/{space}/events/{id}/registrations": "admin",
   "GET /v1/spaces/{space}/events/{id}/registrations.csv": "admin",
   "GET /v1/spaces/{space}/forms": "viewer",

@@ -62,18 +62,24 @@ const Period = t.Object({
 })
 const Shares = (description: string) => t.Record(t.String(), t.Number(), { description })
 
+export const OverviewQuery = t.Object({
+  days: t.Optional(oneOf(['7', '30', '90'] as const, { error: 'must be 7, 30 or 90', description: 'The window of `window`, `by_day`, the top lists and the shares (default 30)' })),
+})
+
 export const OverviewModel = t.Object({
   last_7_days: Period,
   last_30_days: Period,
-  top_stories: t.Array(t.Object({ story_uuid: t.String(), slug: t.Union([t.String(), t.Null()]), mounts: Int() }), { description: 'Last 30 days, most mounts first (10)' }),
-  top_referrers: t.Array(t.Object({ referrer: t.String(), mounts: Int() }), { description: 'Last 30 days (10); `(direct)` without a referrer' }),
+  window: t.Composite([t.Object({ days: Int({ description: '7, 30 or 90 (the `days` asked for)' }) }), Period], { description: 'The last `days` days against the same number before' }),
+  by_day: t.Array(DayPoint, { description: 'Mounts per day of the window, oldest first, zeros included' }),
+  top_stories: t.Array(t.Object({ story_uuid: t.String(), slug: t.Union([t.String(), t.Null()]), mounts: Int() }), { description: 'The window, most mounts first (10)' }),
+  top_referrers: t.Array(t.Object({ referrer: t.String(), mounts: Int() }), { description: 'The window (10); `(direct)` without a referrer' }),
   shares: t.Object(
     {
       device: Shares('Share of mounts per device (0..1)'),
       lang: Shares('Share of all mounts per language (0..1; mounts without a language make up the rest)'),
       segment: Shares('Share of all mounts per segment (0..1; mounts without a segment make up the rest)'),
     },
-    { description: 'Last 30 days' },
+    { description: 'The window' },
   ),
 })
 

@@ -2,7 +2,7 @@ import { Elysia } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { Data } from '../../kernel/schemas'
-import { InsightsModel, OverviewModel, SpaceParams, StoriesAnalyticsModel, StoriesQuery, StoryAnalyticsModel, StoryAnalyticsQuery, StoryParams } from './model'
+import { InsightsModel, OverviewModel, OverviewQuery, SpaceParams, StoriesAnalyticsModel, StoriesQuery, StoryAnalyticsModel, StoryAnalyticsQuery, StoryParams } from './model'
 import type { RollupCache } from './repo'
 import { insights, overview, storiesAnalytics, storyAnalytics } from './service'
 
@@ -34,12 +34,13 @@ export function analyticsRoutes(kernel: Kernel, guards: Guards, cache: RollupCac
           '`days` 1–365 (default 30), up to and including today (UTC). `by_day` is dense; `sparkline.points` are the same numbers and `sparkline.svg` a 120×24 SVG polyline (stroke `currentColor`). A Story of another Space: 404.',
       },
     })
-    .get('/analytics/overview', async ({ access }) => ({ data: await overview(kernel, access, cache) }), {
+    .get('/analytics/overview', async ({ access, query }) => ({ data: await overview(kernel, access, cache, query.days ? Number(query.days) : 30) }), {
       params: SpaceParams,
+      query: OverviewQuery,
       spaceRole: 'viewer',
       response: Data(OverviewModel),
       detail: {
-        summary: 'The Space at a glance: last 7 and 30 days against the periods before, top Stories and referrers, shares (spec 4.8)',
+        summary: 'The Space at a glance: last 7 and 30 days against the periods before; for the window (`days` 7, 30 or 90; default 30) the daily series, top Stories and referrers, shares (spec 4.8)',
       },
     })
     .post('/analytics/ai-insights', async ({ access }) => ({ data: await insights(kernel, access, cache) }), {

@@ -174,16 +174,21 @@ const last30 = (rows: Grouped[], key: Dim): Grouped[] =>
     .map((r) => ({ ...r, mounts: r.recent }))
     .sort((a, b) => b.mounts - a.mounts || (a[key] < b[key] ? -1 : a[key] > b[key] ? 1 : 0))
 
-/** `GET /spaces/{space}/analytics/overview` (spec 4.8): the Space at a glance. */
-export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCache): Promise<typeof OverviewModel.static> {
+/**
+ * `GET /spaces/{space}/analytics/overview` (spec 4.8): the Space at a glance. `days` (7, 30 or 90; default 30) is the
+ * window of `window`, `by_day`, the top lists and the shares; `last_7_days` and `last_30_days` are always there.
+ */
+export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCache, days = 30): Promise<typeof OverviewModel.static> {
   const to = today(kernel)
-  const from30 = addDays(to, -29)
+  const from = addDays(to, -(days - 1))
   const db = kernel.db.db
   const spaceId = access.space.id
-  // One pass over 60 days: the daily series for the periods, and the breakdowns of the last 30 as `recent`.
-  const scope: Scope = { spaceId, from: addDays(to, -59), to, watermark: await readWatermark(db), now: kernel.clock.ms() }
+  // One pass over the window and the period before it (at least 60 days, for the 30-day comparison): the daily
+  // series, and the breakdowns of the window as `recent`.
+  const span = Math.max(2 * days, 60)
+  const scope: Scope = { spaceId, from: addDays(to, -(span - 1)), to, watermark: await readWatermark(db), now: kernel.clock.ms() }
   const [byDay, ...breakdowns] = await groupedSets(db, scope, [['day'], ['story_uuid'], ['referrer'], ['device'], ['lang'], ['segment_key']], {
-    splitAt: from30,
+    splitAt: from,
     cache,
   })
   const [stories, referrerRows, devices, langRows, segmentRows] = breakdowns.map((rows, k) => last30(rows, DIMS_30[k]))
@@ -191,19 +196,23 @@ export async function overview(kernel: K, access: SpaceAccess, cache?: RollupCac
   const referrers = referrerRows.slice(0, 10)
   const langs = langRows.filter((r) => r.lang !== '')
   const segments = segmentRows.filter((r) => r.segment_key !== '')
+  const perDay = new Map<string, number>()
+  for (const r of byDay) perDay.set(r.day, (perDay.get(r.day) ?? 0) + r.mounts)
   const sum = (a: string, b: string) => byDay.reduce((s, r) => (r.day >= a && r.day <= b ? s + r.mounts : s), 0)
-  const period = (days: number) => {
-    const from = addDays(to, -(days - 1))
-    const mounts = sum(from, to)
-    const previous = sum(addDays(from, -days), addDays(from, -1))
-    return { from, to, mounts, previous_mounts: previous, change_pct: pct(mounts, previous) }
+  const period = (n: number) => {
+    const start = addDays(to, -(n - 1))
+    const mounts = sum(start, to)
+    const previous = sum(addDays(start, -n), addDays(start, -1))
+    return { from: start, to, mounts, previous_mounts: previous, change_pct: pct(mounts, previous) }
   }
-  const last_30_days = period(30)
+  const window = { days, ...period(days) }
   const slugs = await storySlugs(kernel, spaceId, top.map((r) => r.story_uuid))
-  const whole = last_30_days.mounts
+  const whole = window.mounts
   return {
     last_7_days: period(7),
-    last_30_days,
+    last_30_days: period(30),
+    window,
+    by_day: daysFrom(from, to).map((date) => ({ date, mounts: perDay.get(date) ?? 0 })),
     top_stories: top.map((r) => ({ story_uuid: r.story_uuid, slug: slugs.get(r.story_uuid) ?? null, mounts: r.mounts })),
     top_referrers: referrers.map((r) => ({ referrer: r.referrer || DIRECT, mounts: r.mounts })),
     shares: { device: shares(devices, 'device', whole), lang: shares(langs, 'lang', whole), segment: shares(segments, 'segment_key', whole) },

@@ -1,5 +1,8 @@
 import { ICalCalendar, ICalEventStatus } from 'ical-generator'
 import { tzlib_get_ical_block } from 'timezones-ical-library'
+import { pick } from './mails'
+import type { LocationView } from './model'
+import type { EventRow } from './views'
 
 interface ZonedDateTime {
   readonly timeZoneId: string
@@ -48,4 +51,25 @@ export function icsFile(e: IcsInput): string {
     status: e.status === 'cancelled' ? ICalEventStatus.CANCELLED : e.status === 'waitlisted' ? ICalEventStatus.TENTATIVE : ICalEventStatus.CONFIRMED,
   })
   return cal.toString()
+}
+
+/** An event as one VEVENT in the first language of `chain` that has a title; `status` as the registration's. */
+export function eventIcs(event: EventRow, spaceSlug: string, chain: string[], base: string, status: 'confirmed' | 'waitlisted' | 'cancelled'): string {
+  const title = pick(event.title as Record<string, string>, chain)
+  const descriptions = event.description as Record<string, string>
+  const loc = event.location as LocationView
+  const host = new URL(base).hostname || 'content-service'
+  return icsFile({
+    uid: `${event.uuid}@${host}`,
+    sequence: event.sequence,
+    stamp: event.updatedAt,
+    start: event.startsAt,
+    end: event.endsAt,
+    timezone: event.timezone,
+    summary: title.text ?? event.slug,
+    description: (title.lang && descriptions[title.lang]) || pick(descriptions, chain).text,
+    location: [loc.name, loc.address].filter(Boolean).join(', ') || null,
+    url: `${base}/v1/cdn/${spaceSlug}/events/${event.slug}`,
+    status,
+  })
 }

@@ -83,7 +83,17 @@ export type EventView = typeof EventModel.static
 
 export const EventParams = t.Object({ space: SpaceSlug, id: Uuid })
 export const RegistrationParams = t.Object({ space: SpaceSlug, id: Uuid, registrationId: Uuid })
-export const EventListQuery = pageQuery(100, 25)
+export const EventListQuery = t.Composite([
+  pageQuery(100, 25),
+  t.Object({
+    when: t.Optional(
+      oneOf(['upcoming', 'past'] as const, {
+        error: 'must be upcoming or past',
+        description: '`upcoming`: not ended yet (ends_at ≥ now), soonest start first; `past`: ended, latest start first. Left out: all, soonest start first',
+      }),
+    ),
+  }),
+])
 export const RegistrationListQuery = t.Composite([
   pageQuery(100, 25),
   t.Object({ status: t.Optional(oneOf(REGISTRATION_STATUSES, { error: 'must be confirmed, waitlisted or cancelled' })) }),

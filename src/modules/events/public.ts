@@ -8,7 +8,7 @@ import type { Kernel } from '../../kernel/kernel'
 import { ListSeek } from '../../kernel/list-seek'
 import { canonicalLocale, localeChain, spaceLocaleChain } from '../../kernel/locale'
 import type { PublicSpace } from '../../kernel/public-space'
-import { icsFile } from './ics'
+import { eventIcs } from './ics'
 import { EventErrors, type LocationView, type PublicEventView } from './model'
 import { fieldErrors, type FieldValidators, parseDateOrInstant } from './schema'
 import { cancelRegistration, type EventRow, pick, registrationOpenAt } from './service'
@@ -194,23 +194,5 @@ export async function cancelLinkState(kernel: Kernel, space: PublicSpace, slug: 
 export async function icsForToken(kernel: Kernel, space: PublicSpace, slug: string, token: string, base: string): Promise<string> {
   const r = await registrationByToken(kernel, space, slug, token, 'ics')
   if (!r) throw notFound('Calendar file')
-  const { event, registration } = r
-  const chain = localeChain(space, registration.lang)
-  const title = pick(event.title as Record<string, string>, chain)
-  const descriptions = event.description as Record<string, string>
-  const loc = event.location as LocationView
-  const host = new URL(base).hostname || 'content-service'
-  return icsFile({
-    uid: `${event.uuid}@${host}`,
-    sequence: event.sequence,
-    stamp: event.updatedAt,
-    start: event.startsAt,
-    end: event.endsAt,
-    timezone: event.timezone,
-    summary: title.text ?? event.slug,
-    description: (title.lang && descriptions[title.lang]) || pick(descriptions, chain).text,
-    location: [loc.name, loc.address].filter(Boolean).join(', ') || null,
-    url: `${base}/v1/cdn/${space.slug}/events/${event.slug}`,
-    status: registration.status,
-  })
+  return eventIcs(r.event, space.slug, localeChain(space, r.registration.lang), base, r.registration.status)
 }

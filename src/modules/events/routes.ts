@@ -2,11 +2,13 @@ import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
+import { publicOrigin } from '../../kernel/http'
 import { EventBody, EventListQuery, EventModel, EventParams, RegistrationListQuery, RegistrationModel, RegistrationParams } from './model'
 import {
   cancelRegistrationAsEditor,
   createEvent,
   deleteEvent,
+  eventIcsAsEditor,
   getEvent,
   listEvents,
   listRegistrations,
@@ -28,7 +30,7 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
       query: EventListQuery,
       spaceRole: 'viewer',
       response: Paged(EventModel),
-      detail: { summary: 'List events, soonest start first', description: '`per_page` 1–100 (default 25), `page` from 1.' },
+      detail: { summary: 'List events, soonest start first', description: '`when=upcoming|past` (past: latest first); `per_page` 1–100 (default 25), `page` from 1.' },
     })
     .post(
       '',
@@ -44,6 +46,24 @@ export function eventRoutes(kernel: Kernel, guards: Guards) {
       response: Data(EventModel),
       detail: { summary: 'One event' },
     })
+    .get(
+      '/:id/event.ics',
+      async ({ access, params, request }) => {
+        const { slug, ics } = await eventIcsAsEditor(kernel, access, params.id, publicOrigin(kernel.config, request.url))
+        return new Response(ics, {
+          headers: { 'Content-Type': 'text/calendar; charset=utf-8', 'Content-Disposition': `attachment; filename="${slug}.ics"`, 'cache-control': 'no-store' },
+        })
+      },
+      {
+        params: EventParams,
+        spaceRole: 'viewer',
+        detail: {
+          summary: 'The event’s calendar file (ICS), published or not',
+          description: 'RFC 5545, as a registration’s calendar file: the same UID and SEQUENCE, texts in the Space’s default language (else the first one written), STATUS CONFIRMED. For the editor to check or share before the event goes public.',
+          responses: { 200: { description: 'The calendar file', content: { 'text/calendar': { schema: { type: 'string' } } } } },
+        },
+      },
+    )
     .put('/:id', async ({ access, params, body }) => ({ data: await updateEvent(kernel, access, params.id, body) }), {
       params: EventParams,
       body: EventBody,

@@ -3,7 +3,7 @@
 // service from one place: views.ts (rows as the API shows them), registration.ts (registering, cancelling, the
 // waitlist), mails.ts (the registration mail and its links).
 import { stringify } from 'csv-stringify/sync'
-import { and, asc, count, eq, gt, sql, type SQL } from 'drizzle-orm'
+import { and, asc, count, desc, eq, gt, gte, lt, sql, type SQL } from 'drizzle-orm'
 import { calendarEvents as events, eventRegistrations } from './tables'
 import type { SpaceAccess } from '../../kernel/auth'
 import { safeCell } from '../../kernel/csv'
@@ -15,6 +15,7 @@ import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
 import { type EventInput, EventErrors, type EventView, type LocationView, type RegistrationStatus } from './model'
 import { cancelRegistration, promoteWaitlisted } from './registration'
+import { eventIcs } from './ics'
 import { compileFields, isTimeZone, parseInstant } from './schema'
 import { eventRef, eventView, registrationView } from './views'
 
@@ -31,7 +32,9 @@ export {
 } from './registration'
 export { type EventRow, eventRef, eventView, type RegistrationRow, registrationRef, registrationView } from './views'
 
-const waitlistedCount = sql<number>`(select count(*) from event_registrations r where r.event_id = ${events.id} and r.status = 'waitlisted')::int`
+// The outer column named with its table: a bare `${events.id}` renders as "id", which inside the subquery is the
+// registration's own id (the count was always 0).
+const waitlistedCount = sql<number>`(select count(*) from event_registrations r where r.event_id = "calendar_events"."id" and r.status = 'waitlisted')::int`
 
 function httpUrl(raw: string): string | null {
   try {
@@ -121,15 +124,19 @@ export async function createEvent(kernel: Kernel, access: SpaceAccess, input: Ev
   return eventView(row, 0)
 }
 
-export async function listEvents(kernel: Kernel, access: SpaceAccess, q: { page?: number; per_page?: number }) {
+export async function listEvents(kernel: Kernel, access: SpaceAccess, q: { page?: number; per_page?: number; when?: 'upcoming' | 'past' }) {
   const page = pageOf(q.page, q.per_page)
-  const where = eq(events.spaceId, access.space.id)
+  const now = kernel.clock.now()
+  const where = and(
+    eq(events.spaceId, access.space.id),
+    q.when === 'upcoming' ? gte(events.endsAt, now) : q.when === 'past' ? lt(events.endsAt, now) : undefined,
+  )
   const [rows, [{ total }]] = await Promise.all([
     kernel.db.db
       .select({ row: events, waitlisted: waitlistedCount })
       .from(events)
       .where(where)
-      .orderBy(asc(events.startsAt), asc(events.id))
+      .orderBy(...(q.when === 'past' ? [desc(events.startsAt), desc(events.id)] : [asc(events.startsAt), asc(events.id)]))
       .limit(page.perPage)
       .offset(page.offset),
     kernel.db.db.select({ total: count() }).from(events).where(where),
@@ -145,6 +152,12 @@ async function requireEvent(kernel: Kernel, access: SpaceAccess, id: string) {
     .limit(1)
   if (!r) throw notFound('Event')
   return r
+}
+
+/** The event's calendar file for the editor (in the Space's default language first), whether published or not. */
+export async function eventIcsAsEditor(kernel: Kernel, access: SpaceAccess, id: string, base: string): Promise<{ slug: string; ics: string }> {
+  const { row } = await requireEvent(kernel, access, id)
+  return { slug: row.slug, ics: eventIcs(row, access.space.slug, [access.space.defaultLang], base, 'confirmed') }
 }
 
 export async function getEvent(kernel: Kernel, access: SpaceAccess, id: string): Promise<EventView> {

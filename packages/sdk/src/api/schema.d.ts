@@ -1623,7 +1623,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The Space at a glance: last 7 and 30 days against the periods before, top Stories and referrers, shares (spec 4.8) */
+        /** The Space at a glance: last 7 and 30 days against the periods before; for the window (`days` 7, 30 or 90; default 30) the daily series, top Stories and referrers, shares (spec 4.8) */
         get: operations["getAnalyticsOverview"];
         put?: never;
         post?: never;
@@ -2122,7 +2122,7 @@ export interface paths {
         };
         /**
          * List events, soonest start first
-         * @description `per_page` 1–100 (default 25), `page` from 1.
+         * @description `when=upcoming|past` (past: latest first); `per_page` 1–100 (default 25), `page` from 1.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2154,6 +2154,26 @@ export interface paths {
         post?: never;
         /** Delete an event and its registrations */
         delete: operations["deleteEvent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/spaces/{space}/events/{id}/event.ics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event’s calendar file (ICS), published or not
+         * @description RFC 5545, as a registration’s calendar file: the same UID and SEQUENCE, texts in the Space’s default language (else the first one written), STATUS CONFIRMED. For the editor to check or share before the event goes public.
+         */
+        get: operations["getEventEventIcs"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -12886,7 +12906,9 @@ export interface operations {
     };
     getAnalyticsOverview: {
         parameters: {
-            query?: never;
+            query?: {
+                days?: "7" | "30" | "90";
+            };
             header?: never;
             path: {
                 space: string;
@@ -12903,6 +12925,12 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** @description Mounts per day of the window, oldest first, zeros included */
+                            by_day: {
+                                /** @description The day, or the first day of the week (Monday) or month */
+                                date: string;
+                                mounts: number;
+                            }[];
                             last_7_days: {
                                 /** @description Change against the previous period in percent (one decimal); null when it had none */
                                 change_pct: number | null;
@@ -12921,7 +12949,7 @@ export interface operations {
                                 previous_mounts: number;
                                 to: string;
                             };
-                            /** @description Last 30 days */
+                            /** @description The window */
                             shares: {
                                 /** @description Share of mounts per device (0..1) */
                                 device: {
@@ -12936,17 +12964,29 @@ export interface operations {
                                     [key: string]: number;
                                 };
                             };
-                            /** @description Last 30 days (10); `(direct)` without a referrer */
+                            /** @description The window (10); `(direct)` without a referrer */
                             top_referrers: {
                                 mounts: number;
                                 referrer: string;
                             }[];
-                            /** @description Last 30 days, most mounts first (10) */
+                            /** @description The window, most mounts first (10) */
                             top_stories: {
                                 mounts: number;
                                 slug: string | null;
                                 story_uuid: string;
                             }[];
+                            /** @description The last `days` days against the same number before */
+                            window: {
+                                /** @description Change against the previous period in percent (one decimal); null when it had none */
+                                change_pct: number | null;
+                                /** @description 7, 30 or 90 (the `days` asked for) */
+                                days: number;
+                                from: string;
+                                mounts: number;
+                                /** @description The same number of days just before */
+                                previous_mounts: number;
+                                to: string;
+                            };
                         };
                     };
                 };
@@ -12971,6 +13011,15 @@ export interface operations {
             };
             /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`: see `errors` for messages per field */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -17959,6 +18008,7 @@ export interface operations {
             query?: {
                 page?: number;
                 per_page?: number;
+                when?: "upcoming" | "past";
             };
             header?: never;
             path: {
@@ -18706,6 +18756,74 @@ export interface operations {
             };
             /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
             507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    getEventEventIcs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                space: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calendar file */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/calendar": string;
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden`: the role in this Space is too low for this action */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,6 +1,7 @@
 import type { ReactNode } from 'react'
 import { CommentsPanel } from '../../../components/collab'
 import { VersionsPanel } from '../../../components/versions'
+import { StoryAnalyticsPanel } from '../../analytics/story-panel'
 import { VariantsPanel } from '../../segments/variants-panel'
 import type { MessageKey } from '../../../i18n/en'
 import { EditorSchedule } from './toolbar'
@@ -49,6 +50,11 @@ export const EDITOR_PANELS: EditorPanel[] = [
     id: 'schedule',
     slot: 'below',
     render: ({ space, uuid, story, canWrite }) => <EditorSchedule space={space} uuid={uuid} story={story} canWrite={canWrite} />,
+  },
+  {
+    id: 'analytics',
+    slot: 'below',
+    render: ({ space, uuid, story }) => (story.is_folder ? null : <StoryAnalyticsPanel space={space} uuid={uuid} />),
   },
   {
     id: 'variants',
