@@ -39,8 +39,17 @@ export const localesQuery = (space: string) =>
   })
 
 /** The caller: user, token, and every Space it can open with its role in each (the shell's role source). */
+// Roles change under an open tab (an admin elsewhere demotes or removes the caller): read again every 15 s while
+// the tab is visible, when it regains focus, on every navigation inside a Space (space-layout.tsx) and after a 403 or
+// 404 from a Space's route (main.tsx), so write controls follow the role without a reload.
 export const whoamiQuery = () =>
-  queryOptions({ queryKey: ['/v1/whoami'], queryFn: async () => (await unwrap(api.GET('/v1/whoami'))).data, staleTime: 30_000 })
+  queryOptions({
+    queryKey: ['/v1/whoami'],
+    queryFn: async () => (await unwrap(api.GET('/v1/whoami'))).data,
+    staleTime: 5_000,
+    refetchInterval: 15_000,
+    refetchOnWindowFocus: true,
+  })
 
 export const membersQuery = (space: string) =>
   queryOptions({

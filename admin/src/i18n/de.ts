@@ -72,6 +72,8 @@ export const de: Record<MessageKey, string> = {
   'roles.editor.hint': 'liest und schreibt Inhalte',
   'roles.admin.hint': 'führt den Space: Einstellungen, Mitglieder, Tokens',
   'roles.readOnly': 'Sie können diesen Space lesen; Ihre Rolle ({role}) kann ihn nicht ändern.',
+  'roles.changed': 'Ihre Rolle in diesem Space ist jetzt {role}.',
+  'roles.lostAccess': 'Sie haben keinen Zugriff mehr auf den Space {space}.',
 
   'invite.title': 'Einladung',
   'invite.loading': 'Die Einladung wird geladen',

@@ -75,6 +75,8 @@ export const en = {
   'roles.editor.hint': 'reads and writes content',
   'roles.admin.hint': 'runs the Space: settings, members, tokens',
   'roles.readOnly': 'You can read this Space; your role ({role}) cannot change it.',
+  'roles.changed': 'Your role in this Space is now {role}.',
+  'roles.lostAccess': 'You no longer have access to the Space {space}.',
 
   'invite.title': 'Invitation',
   'invite.loading': 'Loading the invitation',
