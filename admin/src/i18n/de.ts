@@ -331,6 +331,8 @@ export const de: Record<MessageKey, string> = {
   'stories.emptyTitle': "Noch keine Storys",
   'stories.emptyText': "Eine Story ist eine Seite oder ein Eintrag Ihrer Website. Legen Sie eine mit „Neue Story“ an; ihr Formular entsteht aus Ihren Komponenten-Vorlagen. Gruppieren Sie Storys mit „Neuer Ordner“ in Ordnern.",
   'stories.tree': "Story-Baum",
+  'stories.count': 'Stories im Baum: {count}',
+  'stories.moreThanShown': '{count} weitere Stories der obersten Ebene sind nicht aufgeführt: die Suche findet sie.',
   'stories.moved': "Verschoben.",
   'stories.notMoved': "Nicht verschoben: {reason}",
   'stories.archived': "Archivierte Storys",

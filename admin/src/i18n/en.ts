@@ -334,6 +334,8 @@ export const en = {
   'stories.emptyTitle': "No Stories yet",
   'stories.emptyText': "A Story is one page or entry of your site. Create one with New Story; its form is built from your component blueprints. Group Stories in folders with New folder.",
   'stories.tree': "Story tree",
+  'stories.count': 'Stories in the tree: {count}',
+  'stories.moreThanShown': '{count} more top-level Stories are not listed: search finds them.',
   'stories.moved': "Moved.",
   'stories.notMoved': "Not moved: {reason}",
   'stories.archived': "Archived Stories",

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
-import { createContext, type FormEvent, useContext, useEffect, useState } from 'react'
+import { createContext, type FormEvent, memo, useContext, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
@@ -76,14 +76,17 @@ export function StoryTreeScreen() {
     onDrop: (uuid, parent) => move.mutate({ uuid, parent }),
   }
 
-  const folders: Parent[] = []
-  const walk = (nodes: Node[], prefix: string) => {
-    for (const n of nodes) {
-      if (n.is_folder) folders.push({ uuid: n.uuid, label: `${prefix}${n.name}` })
-      if (n.children) walk(n.children, `${prefix}${n.name} / `)
+  const { folders, rows } = useMemo(() => {
+    const folders: Parent[] = []
+    const walk = (nodes: Node[], prefix: string) => {
+      for (const n of nodes) {
+        if (n.is_folder) folders.push({ uuid: n.uuid, label: `${prefix}${n.name}` })
+        if (n.children) walk(n.children, `${prefix}${n.name} / `)
+      }
     }
-  }
-  if (tree.data) walk(tree.data.data, '')
+    if (tree.data) walk(tree.data.data, '')
+    return { folders, rows: tree.data ? flatten(tree.data.data) : [] }
+  }, [tree.data])
 
   return (
     <div className="flex flex-col gap-4">
@@ -167,11 +170,19 @@ export function StoryTreeScreen() {
       ) : null}
       {tree.data && tree.data.data.length > 0 ? (
         <TreeContext.Provider value={actions}>
-          <ul aria-label={t('stories.tree')} className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
-            {tree.data.data.map((n) => (
-              <TreeItem key={n.uuid} node={n} depth={0} />
-            ))}
-          </ul>
+          <p className="text-xs text-slate-600">
+            {t('stories.count', { count: formatNumber(rows.length) })}
+            {tree.data.meta.loaded < tree.data.meta.total ? ` ${t('stories.moreThanShown', { count: formatNumber(tree.data.meta.total - tree.data.meta.loaded) })}` : ''}
+          </p>
+          {rows.length > WINDOW_FROM ? (
+            <WindowedTree rows={rows} label={t('stories.tree')} />
+          ) : (
+            <ul aria-label={t('stories.tree')} className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
+              {tree.data.data.map((n) => (
+                <TreeItem key={n.uuid} node={n} depth={0} />
+              ))}
+            </ul>
+          )}
           <TopLevelDrop onDrop={(uuid) => actions.onDrop(uuid, null)} />
         </TreeContext.Provider>
       ) : null}
@@ -284,7 +295,11 @@ interface TreeActions {
 const TreeContext = createContext<TreeActions | null>(null)
 const DRAG_TYPE = 'application/x-content-service-story'
 
-function TreeItem({ node, depth }: { node: Node; depth: number }) {
+/**
+ * One row of the tree: checkbox, name, status, path, schedule mark, rename and delete; a folder takes drops. `fixed`:
+ * a row of the windowed list (one line of a fixed height, the path cut with an ellipsis).
+ */
+const TreeRow = memo(function TreeRow({ node, depth, fixed }: { node: Node; depth: number; fixed?: boolean }) {
   const tree = useContext(TreeContext)!
   const [over, setOver] = useState(false)
   const dropProps = node.is_folder
@@ -304,51 +319,57 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
       }
     : {}
   return (
+    <div
+      draggable={tree.canWrite}
+      onDragStart={(e) => {
+        e.dataTransfer.setData(DRAG_TYPE, node.uuid)
+        e.dataTransfer.effectAllowed = 'move'
+      }}
+      {...dropProps}
+      data-tree-uuid={node.uuid}
+      className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${fixed ? 'h-9 overflow-hidden whitespace-nowrap' : ''} ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
+      style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
+    >
+      {tree.canWrite ? (
+        <input
+          type="checkbox"
+          checked={tree.selected.has(node.uuid)}
+          onChange={() => tree.toggle(node.uuid)}
+          aria-label={t('stories.select', { name: node.name })}
+          className="h-4 w-4 shrink-0 accent-indigo-700"
+        />
+      ) : null}
+      <StoryLink space={tree.space} node={node} />
+      <span className={`text-xs text-slate-600 ${fixed ? 'min-w-0 truncate' : ''}`}>{node.full_path}</span>
+      {node.is_folder ? null : <SpaceScheduleMark space={tree.space} uuid={node.uuid} />}
+      {tree.canWrite ? (
+        <button
+          type="button"
+          onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
+          className="ml-auto text-xs text-slate-700 underline"
+          aria-label={t('stories.renameOf', { name: node.name })}
+        >
+          {t('stories.rename')}
+        </button>
+      ) : null}
+      {tree.canDelete ? (
+        <button
+          type="button"
+          onClick={() => tree.onDelete({ uuid: node.uuid, name: node.name })}
+          className={`${tree.canWrite ? '' : 'ml-auto '}text-xs text-red-800 underline`}
+          aria-label={t('stories.deleteOf', { name: node.name })}
+        >
+          {t('stories.delete')}
+        </button>
+      ) : null}
+    </div>
+  )
+})
+
+function TreeItem({ node, depth }: { node: Node; depth: number }) {
+  return (
     <li>
-      <div
-        draggable={tree.canWrite}
-        onDragStart={(e) => {
-          e.dataTransfer.setData(DRAG_TYPE, node.uuid)
-          e.dataTransfer.effectAllowed = 'move'
-        }}
-        {...dropProps}
-        data-tree-uuid={node.uuid}
-        className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
-        style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
-      >
-        {tree.canWrite ? (
-          <input
-            type="checkbox"
-            checked={tree.selected.has(node.uuid)}
-            onChange={() => tree.toggle(node.uuid)}
-            aria-label={t('stories.select', { name: node.name })}
-            className="h-4 w-4 accent-indigo-700"
-          />
-        ) : null}
-        <StoryLink space={tree.space} node={node} />
-        <span className="text-xs text-slate-600">{node.full_path}</span>
-        {node.is_folder ? null : <SpaceScheduleMark space={tree.space} uuid={node.uuid} />}
-        {tree.canWrite ? (
-          <button
-            type="button"
-            onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
-            className="ml-auto text-xs text-slate-700 underline"
-            aria-label={t('stories.renameOf', { name: node.name })}
-          >
-            {t('stories.rename')}
-          </button>
-        ) : null}
-        {tree.canDelete ? (
-          <button
-            type="button"
-            onClick={() => tree.onDelete({ uuid: node.uuid, name: node.name })}
-            className={`${tree.canWrite ? '' : 'ml-auto '}text-xs text-red-800 underline`}
-            aria-label={t('stories.deleteOf', { name: node.name })}
-          >
-            {t('stories.delete')}
-          </button>
-        ) : null}
-      </div>
+      <TreeRow node={node} depth={depth} />
       {node.children?.length ? (
         <ul>
           {node.children.map((c) => (
@@ -357,6 +378,72 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
         </ul>
       ) : null}
     </li>
+  )
+}
+
+/** Above this many rows the tree is drawn as a window over the flattened list (only the rows near the screen). */
+const WINDOW_FROM = 300
+/** The height of a row of the windowed list (`h-9`), and the rows drawn beyond each edge of the screen. */
+const ROW_PX = 36
+const OVERSCAN = 20
+
+interface FlatRow {
+  node: Node
+  depth: number
+}
+
+/** The tree in display order, each node with its depth. */
+function flatten(nodes: Node[]): FlatRow[] {
+  const out: FlatRow[] = []
+  const walk = (list: Node[], depth: number) => {
+    for (const n of list) {
+      out.push({ node: n, depth })
+      if (n.children?.length) walk(n.children, depth + 1)
+    }
+  }
+  walk(nodes, 0)
+  return out
+}
+
+/**
+ * A big tree (thousands of Stories): one list whose height is that of every row, drawing only the rows near the
+ * screen (absolutely placed, a fixed height each), re-chosen as the page scrolls. Drawing all of them would block the
+ * page for seconds; this keeps every frame short however many Stories the Space has.
+ */
+function WindowedTree({ rows, label }: { rows: FlatRow[]; label: string }) {
+  const list = useRef<HTMLUListElement>(null)
+  const [range, setRange] = useState({ start: 0, end: 2 * OVERSCAN })
+  useEffect(() => {
+    let frame = 0
+    const update = () => {
+      frame = 0
+      const el = list.current
+      if (!el) return
+      const top = el.getBoundingClientRect().top
+      const start = Math.max(0, Math.floor(-top / ROW_PX) - OVERSCAN)
+      const end = Math.min(rows.length, Math.max(start, Math.ceil((window.innerHeight - top) / ROW_PX)) + OVERSCAN)
+      setRange((r) => (r.start === start && r.end === end ? r : { start, end }))
+    }
+    const onScroll = () => {
+      if (!frame) frame = requestAnimationFrame(update)
+    }
+    update()
+    window.addEventListener('scroll', onScroll, { passive: true })
+    window.addEventListener('resize', onScroll)
+    return () => {
+      cancelAnimationFrame(frame)
+      window.removeEventListener('scroll', onScroll)
+      window.removeEventListener('resize', onScroll)
+    }
+  }, [rows.length])
+  return (
+    <ul ref={list} aria-label={label} className="relative rounded-lg bg-white p-2 ring-1 ring-slate-200" style={{ height: rows.length * ROW_PX + 16 }}>
+      {rows.slice(range.start, range.end).map((r, i) => (
+        <li key={r.node.uuid} className="absolute right-2 left-2" style={{ top: (range.start + i) * ROW_PX + 8, height: ROW_PX }}>
+          <TreeRow node={r.node} depth={r.depth} fixed />
+        </li>
+      ))}
+    </ul>
   )
 }
 
