@@ -288,6 +288,8 @@ interface Probe {
   raw?: string | Uint8Array
   contentType?: string
   token?: string
+  /** More request headers (a Cookie, X-Admin-Session). */
+  headers?: Record<string, string>
   what: string
 }
 
@@ -302,6 +304,7 @@ async function probe(p: Probe): Promise<number | undefined> {
   const headers: Record<string, string> = { 'X-Forwarded-For': `10.${(sent >> 16) & 255}.${(sent >> 8) & 255}.${sent & 255}` }
   sent++
   if (p.token) headers.Authorization = `Bearer ${p.token}`
+  Object.assign(headers, p.headers)
   if (p.raw !== undefined) headers['Content-Type'] = p.contentType ?? 'application/json'
   // "No stall" is judged on CPU time (a catastrophic regex, a quadratic parse), not wall time: on a loaded machine a
   // cheap request (a password hash) can wait seconds for a core. A request that never answers fails on NO_ANSWER_MS.
@@ -453,6 +456,39 @@ describe('every route against hostile input', () => {
     },
     600_000,
   )
+
+  test('the admin-session routes against hostile cookies and headers: 401/403 in the error shape, never accepted', async () => {
+    const before = failures.length
+    const secret = 'A'.repeat(43)
+    const cookies = [
+      '',
+      'cs_admin_session=',
+      'cs_admin_session',
+      `cs_admin_session=as_AAAAAAAAAAAA.${secret}`,
+      `cs_admin_session=as_AAAAAAAAAAAA.${secret}; cs_admin_session=as_BBBBBBBBBBBB.${secret}`,
+      'cs_admin_session=%00%ff',
+      `cs_admin_session=${'x'.repeat(5000)}`,
+      `a=${'b'.repeat(9000)}; cs_admin_session=as_AAAAAAAAAAAA.${secret}`,
+      ';;;=;=;',
+      'cs_admin_session="as_AAAAAAAAAAAA.x"',
+      `cs_admin_session=${world.token}`,
+      '__proto__=1; constructor=2',
+    ]
+    for (const cookie of cookies) {
+      for (const header of ['1', '0', 'x'.repeat(3000), undefined]) {
+        const headers: Record<string, string> = { Cookie: cookie, ...(header === undefined ? {} : { 'X-Admin-Session': header }) }
+        const what = `cookie ${cookie.slice(0, 30)} header ${header?.slice(0, 5)}`
+        const exchanged = await probe({ method: 'POST', path: '/v1/auth/admin-session/token', headers, what })
+        if (exchanged !== (header === '1' ? 401 : 403)) failures.push(`POST /v1/auth/admin-session/token [${what}]: ${exchanged}`)
+        const ended = await probe({ method: 'DELETE', path: '/v1/auth/admin-session', headers, what })
+        if (ended !== (header === '1' ? 204 : 403)) failures.push(`DELETE /v1/auth/admin-session [${what}]: ${ended}`)
+        // The cookie opens nothing and authenticates nothing.
+        const opened = await probe({ method: 'POST', path: '/v1/auth/admin-session', headers, what })
+        if (opened !== 401) failures.push(`POST /v1/auth/admin-session [${what}]: ${opened}`)
+      }
+    }
+    expect(failures.slice(before)).toEqual([])
+  })
 
   test('Story content: unknown and prototype keys on a block, and deep junk under a block key, are rejected', async () => {
     await ensureWorld()

@@ -2,7 +2,8 @@ import { QueryClient, QueryClientProvider } from '@tanstack/react-query'
 import { RouterProvider } from '@tanstack/react-router'
 import { StrictMode } from 'react'
 import { createRoot } from 'react-dom/client'
-import { ApiFailure, handleUnauthorized } from './api/client'
+import { ApiFailure, handleAccessRefused, handleUnauthorized } from './api/client'
+import { queryKeys } from './api/keys'
 import { setToken } from './auth'
 import { createAppRouter } from './router'
 import { initTheme } from './theme'
@@ -30,6 +31,15 @@ handleUnauthorized(() => {
   setToken(null)
   queryClient.clear()
   void router.navigate({ to: '/sign-in', search: { redirect: router.state.location.href } })
+})
+
+// A Space's route refused (403: the role is lower now; 404: removed from the Space): read the role again, so the
+// screens drop the controls it no longer allows (and space-layout.tsx leaves a Space the caller lost). At most once a second.
+let lastAccessCheck = 0
+handleAccessRefused(() => {
+  if (Date.now() - lastAccessCheck < 1_000) return
+  lastAccessCheck = Date.now()
+  void queryClient.invalidateQueries({ queryKey: queryKeys.whoami() })
 })
 
 createRoot(document.getElementById('root')!).render(

@@ -1,6 +1,7 @@
 import type { QueryClient } from '@tanstack/react-query'
 import { createRootRouteWithContext, createRoute, createRouter, lazyRouteComponent, Outlet, redirect } from '@tanstack/react-router'
 import { getToken } from './auth'
+import { resumeAdminSession } from './admin-session'
 import { SpaceLayout } from './routes/space-layout'
 import { RouteFocus, SkipLink } from './components/route-focus'
 import { AppShell } from './components/shell'
@@ -44,12 +45,15 @@ const inviteRoute = createRoute({
   component: lazyRouteComponent(() => import('./routes/invite'), 'InviteScreen'),
 })
 
-/** Everything behind sign-in: without a token, go to sign-in and come back here after. */
+/**
+ * Everything behind sign-in: without a token, trade the browser's admin session for one (a tab opened from another,
+ * e.g. by Ctrl+click); without a session either, go to sign-in and come back here after.
+ */
 const appRoute = createRoute({
   getParentRoute: () => rootRoute,
   id: 'app',
-  beforeLoad: ({ location }) => {
-    if (!getToken()) throw redirect({ to: '/sign-in', search: { redirect: location.href } })
+  beforeLoad: async ({ location }) => {
+    if (!getToken() && !(await resumeAdminSession())) throw redirect({ to: '/sign-in', search: { redirect: location.href } })
   },
   component: AppShell,
 })

@@ -33,6 +33,7 @@ import m29 from './0029_story_schedules.sql' with { type: 'text' }
 import m30 from './0030_datasource_next_run.sql' with { type: 'text' }
 import m31 from './0031_preview_snapshots.sql' with { type: 'text' }
 import m32 from './0032_datasource_pulls.sql' with { type: 'text' }
+import m33 from './0033_admin_sessions.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -68,4 +69,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0030_datasource_next_run', sql: m30 },
   { tag: '0031_preview_snapshots', sql: m31 },
   { tag: '0032_datasource_pulls', sql: m32 },
+  { tag: '0033_admin_sessions', sql: m33 },
 ]

@@ -29,6 +29,12 @@ let onUnauthorized: () => void = () => {}
 export function handleUnauthorized(fn: () => void) {
   onUnauthorized = fn
 }
+let onAccessRefused: () => void = () => {}
+/** What a 403 or 404 from a Space's route does (the caller's role may have changed: whoami is read again). */
+export function handleAccessRefused(fn: () => void) {
+  onAccessRefused = fn
+}
+
 /** For requests made outside the typed client (uploads through XMLHttpRequest): run the same 401 handling. */
 export const notifyUnauthorized = () => onUnauthorized()
 
@@ -40,6 +46,7 @@ const auth: Middleware = {
   },
   onResponse({ request, response }) {
     if (response.status === 401 && request.headers.has('Authorization')) onUnauthorized()
+    else if ((response.status === 403 || response.status === 404) && new URL(request.url).pathname.startsWith('/v1/spaces/')) onAccessRefused()
     return response
   },
 }

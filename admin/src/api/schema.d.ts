@@ -237,6 +237,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/admin-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open an admin session: every tab of this browser's admin app shares the sign-in
+         * @description The admin app calls this right after `POST /v1/auth/login`, with the token it got. The answer sets the cookie `cs_admin_session` (HttpOnly, SameSite=Strict, Path=/v1/auth/admin-session, Secure when the service is reached over https — PUBLIC_URL, the request or a trusted proxy's X-Forwarded-Proto — and without it on plain http such as http://localhost): script in the page cannot read it and no other request carries it. The cookie is never authentication: no route but `POST /v1/auth/admin-session/token` reads it. The session lasts 14 days after its last exchange, never beyond 90 days after sign-in; it is stored hashed. A cookie of an earlier session of the same user sent along is ended (a new sign-in replaces it). Needs the token of a sign-in: a Space token answers 403 `user_required`, a token minted from an admin session 403 `admin_session_refused`. Signing out with the token (`POST /v1/auth/logout`), signing out everywhere, a password reset and a password change (for other sessions) end the session.
+         */
+        post: operations["authAdminSession"];
+        /**
+         * Sign this browser's admin out: end the admin session of the cookie and clear the cookie
+         * @description The admin app calls this when signing out (besides `POST /v1/auth/logout`). Deletes the session of the cookie sent along and revokes the tokens minted from it, so every tab of the browser is signed out; always 204 (no cookie, or one of no session: nothing to end), with a Set-Cookie that clears the cookie. Needs the header `X-Admin-Session: 1` (403 `admin_session_header_required`).
+         */
+        delete: operations["deleteAuthAdminSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/admin-session/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade the admin session cookie for a bearer token of 15 minutes
+         * @description For the admin app: a tab without a token sends the cookie `cs_admin_session` (set by `POST /v1/auth/admin-session`) and the header `X-Admin-Session: 1`, and gets a user token of 15 minutes (renewed the same way before it runs out). No bearer token is needed or read. Without the header: 403 `admin_session_header_required` (a cross-site form cannot send it; cross-origin script cannot without a preflight, and the service allows no such header cross-origin). A missing, malformed, unknown, expired or signed-out cookie: 401 `unauthorized`. Each exchange moves the session's end to 14 days later (never beyond 90 days after sign-in). 60 per minute per IP.
+         */
+        post: operations["authAdminSessionToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/login": {
         parameters: {
             query?: never;
@@ -4420,6 +4464,303 @@ export interface operations {
             };
         };
     };
+    authAdminSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description When the session ends unless a tab trades it for a token before (each exchange moves this 14 days on, never past 90 days after sign-in)
+                             */
+                            expires_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description `unauthorized`: missing, invalid, expired or revoked bearer token; `invalid_credentials` (The e-mail address or the password is wrong) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: the change conflicts with the current state; `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    deleteAuthAdminSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `invalid_credentials` (The e-mail address or the password is wrong) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    authAdminSessionToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /**
+                             * Format: date-time
+                             * @description When the token stops working: trade the cookie again before
+                             */
+                            expires_at: string;
+                            /** @description Bearer token `<id>.<secret>` of 15 minutes (a user token): shown this once, stored only as a hash */
+                            token: string;
+                            user: {
+                                email: string;
+                                id: number;
+                                name: string;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `invalid_credentials` (The e-mail address or the password is wrong) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`: unknown route or resource, or a Space the caller cannot access */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `email_taken` (An account with this e-mail address exists (compared case-insensitively). Answered only to whoever holds a link mailed to that address (confirming a sign-up or a pitch demo); a sign-up itself never says it) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `internal_error`: with request_id */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `database_unavailable`: the database cannot be reached right now; retry after Retry-After seconds */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `insufficient_storage`: the database has no disk space left; nothing was written */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     authLogin: {
         parameters: {
             query?: never;
@@ -4473,7 +4814,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4590,7 +4931,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden`: this token kind may not do this; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `forbidden`: this token kind may not do this; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4687,7 +5028,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4928,7 +5269,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5068,7 +5409,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `user_required`: a Space-scoped token (any role) — this route needs a user token; `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5207,7 +5548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5348,7 +5689,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5518,7 +5859,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5667,7 +6008,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)) */
+            /** @description `registration_closed` (Sign-up is closed on this service (REGISTRATION=closed, or first-user once an account exists): ask its operator for an account); `registration_unavailable` (Sign-up confirms each address by mail (REGISTRATION_VERIFY=on), but the service has no PUBLIC_URL to build the link from: ask its operator (the same answer for every address)); `sign_in_refused` (The e-mail and password are right, but this account may not sign in any more (e.g. its pitch demo ended); the message says why); `password_reset_unavailable` (Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address)); `admin_session_header_required` (The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses)); `admin_session_refused` (An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session) */
             403: {
                 headers: {
                     [name: string]: unknown;

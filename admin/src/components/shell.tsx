@@ -2,7 +2,7 @@ import { useQueryClient } from '@tanstack/react-query'
 import { Link, Outlet, useNavigate } from '@tanstack/react-router'
 import { useEffect, useMemo, useState } from 'react'
 import { api } from '../api/client'
-import { setToken } from '../auth'
+import { signOut as endSessions } from '../admin-session'
 import { t } from '../i18n'
 import { type ThemeChoice, setThemeChoice, THEME_EVENT, themeChoice } from '../theme'
 import { queryKeys } from '../api/keys'
@@ -48,8 +48,8 @@ export function AppShell() {
   const queryClient = useQueryClient()
   const signOut = async () => {
     // Revoke the token on the server; whatever it answers, this tab forgets it.
-    await api.POST('/v1/auth/logout').catch(() => {})
-    setToken(null)
+    // and the browser's admin session with it, so every tab is signed out.
+    await endSessions()
     queryClient.clear()
     await navigate({ to: '/sign-in', search: {} })
   }

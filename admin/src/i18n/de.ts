@@ -78,6 +78,8 @@ export const de: Record<MessageKey, string> = {
   'roles.editor.hint': 'liest und schreibt Inhalte',
   'roles.admin.hint': 'führt den Space: Einstellungen, Mitglieder, Tokens',
   'roles.readOnly': 'Sie können diesen Space lesen; Ihre Rolle ({role}) kann ihn nicht ändern.',
+  'roles.changed': 'Ihre Rolle in diesem Space ist jetzt {role}.',
+  'roles.lostAccess': 'Sie haben keinen Zugriff mehr auf den Space {space}.',
 
   'invite.title': 'Einladung',
   'invite.loading': 'Die Einladung wird geladen',
@@ -335,6 +337,8 @@ export const de: Record<MessageKey, string> = {
   'stories.emptyTitle': "Noch keine Storys",
   'stories.emptyText': "Eine Story ist eine Seite oder ein Eintrag Ihrer Website. Legen Sie eine mit „Neue Story“ an; ihr Formular entsteht aus Ihren Komponenten-Vorlagen. Gruppieren Sie Storys mit „Neuer Ordner“ in Ordnern.",
   'stories.tree': "Story-Baum",
+  'stories.count': 'Stories im Baum: {count}',
+  'stories.moreThanShown': '{count} weitere Stories der obersten Ebene sind nicht aufgeführt: die Suche findet sie.',
   'stories.moved': "Verschoben.",
   'stories.notMoved': "Nicht verschoben: {reason}",
   'stories.archived': "Archivierte Storys",

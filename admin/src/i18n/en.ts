@@ -81,6 +81,8 @@ export const en = {
   'roles.editor.hint': 'reads and writes content',
   'roles.admin.hint': 'runs the Space: settings, members, tokens',
   'roles.readOnly': 'You can read this Space; your role ({role}) cannot change it.',
+  'roles.changed': 'Your role in this Space is now {role}.',
+  'roles.lostAccess': 'You no longer have access to the Space {space}.',
 
   'invite.title': 'Invitation',
   'invite.loading': 'Loading the invitation',
@@ -338,6 +340,8 @@ export const en = {
   'stories.emptyTitle': "No Stories yet",
   'stories.emptyText': "A Story is one page or entry of your site. Create one with New Story; its form is built from your component blueprints. Group Stories in folders with New folder.",
   'stories.tree': "Story tree",
+  'stories.count': 'Stories in the tree: {count}',
+  'stories.moreThanShown': '{count} more top-level Stories are not listed: search finds them.',
   'stories.moved': "Moved.",
   'stories.notMoved': "Not moved: {reason}",
   'stories.archived': "Archived Stories",

@@ -3,7 +3,8 @@ import { getRouteApi, useNavigate } from '@tanstack/react-router'
 import { type FormEvent, useId, useState, useSyncExternalStore } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
 import { whoamiQuery } from '../api/queries'
-import { getToken, onTokenChange, setToken } from '../auth'
+import { getToken, onTokenChange } from '../auth'
+import { signedIn as openSession, signOut as endSession } from '../admin-session'
 import { Button, Loading, TextField } from '../components/ui'
 import { CatalogError } from '../components/catalog-error'
 import { errorText, formatDateTime, roleName, t } from '../i18n'
@@ -122,12 +123,12 @@ function Answer({ token, accountExists, onDecline }: { token: string; accountExi
     void run(async () => {
       const signIn = async () => {
         const { data } = await unwrap(api.POST('/v1/auth/login', { body: { email, password } }))
-        setToken(data.token)
+        await openSession(data.token)
       }
       if (mode === 'signin') await signIn()
       else {
         const { data } = await unwrap(api.POST('/v1/auth/register', { body: { name: String(form.get('name') ?? ''), email, password } }))
-        if ('token' in data) setToken(data.token)
+        if ('token' in data) await openSession(data.token)
         else if (data.confirmation === 'mail') {
           setMailed(true)
           return
@@ -176,8 +177,7 @@ function SignedInAnswer({ busy, error, onAccept, onDecline }: { busy: boolean; e
   const me = useQuery(whoamiQuery())
   const queryClient = useQueryClient()
   const signOut = async () => {
-    await api.POST('/v1/auth/logout').catch(() => {})
-    setToken(null)
+    await endSession()
     queryClient.removeQueries({ queryKey: queryKeys.whoami() })
   }
   return (

@@ -2,7 +2,7 @@ import { useQueryClient } from '@tanstack/react-query'
 import { Link, useNavigate } from '@tanstack/react-router'
 import { type FormEvent, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
-import { setToken } from '../auth'
+import { signedIn } from '../admin-session'
 import { Button, ErrorNotice, TextField } from '../components/ui'
 import { t } from '../i18n'
 import { AuthFrame } from './sign-in'
@@ -45,7 +45,7 @@ export function RegisterScreen() {
       ...(tenant ? { tenant_name: tenant } : {}),
     }
     const session = async (token: string) => {
-      setToken(token)
+      await signedIn(token)
       queryClient.clear()
     }
     // 202 (every sign-up but the service's first, whatever the address): wait for the mail, or sign in.

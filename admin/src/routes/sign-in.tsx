@@ -1,8 +1,8 @@
 import { useQueryClient } from '@tanstack/react-query'
 import { getRouteApi, Link, useRouter } from '@tanstack/react-router'
-import { type FormEvent, useState } from 'react'
+import { type FormEvent, useEffect, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../api/client'
-import { setToken } from '../auth'
+import { resumeAdminSession, signedIn } from '../admin-session'
 import { Button, ErrorNotice, TextField } from '../components/ui'
 import { t } from '../i18n'
 
@@ -24,6 +24,20 @@ export function SignInScreen() {
   const [error, setError] = useState<unknown>(null)
   const [fieldErrors, setFieldErrors] = useState<Record<string, string[]>>({})
   const [busy, setBusy] = useState(false)
+  // A token that ran out while the browser's admin session lives on (a tab that slept past its renewal): back in
+  // without the password. No session: the form stays.
+  useEffect(() => {
+    let live = true
+    void resumeAdminSession().then(async (resumed) => {
+      if (!resumed || !live) return
+      queryClient.clear()
+      if (redirect) await router.navigate({ href: redirect })
+      else await router.navigate({ to: '/' })
+    })
+    return () => {
+      live = false
+    }
+  }, [])
 
   const submit = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault()
@@ -33,7 +47,7 @@ export function SignInScreen() {
     setFieldErrors({})
     try {
       const { data } = await unwrap(api.POST('/v1/auth/login', { body: { email: String(form.get('email')), password: String(form.get('password')) } }))
-      setToken(data.token)
+      await signedIn(data.token)
       queryClient.clear()
       if (redirect) await router.navigate({ href: redirect })
       else await router.navigate({ to: '/' })

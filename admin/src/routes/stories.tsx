@@ -1,13 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
-import { getRouteApi, Link, useNavigate } from '@tanstack/react-router'
-import { createContext, type FormEvent, useContext, useEffect, useState } from 'react'
+import { getRouteApi, Link, useNavigate, useRouter } from '@tanstack/react-router'
+import { createContext, type FormEvent, memo, useContext, useEffect, useMemo, useRef, useState } from 'react'
 import { ApiFailure, api, type Schemas, unwrap } from '../api/client'
 import { archivedStoriesQuery, storySearchQuery, treeQuery } from '../api/queries'
 import { useCan } from '../api/roles'
 import { CatalogError } from '../components/catalog-error'
 import { DeleteStoryDialog } from '../components/delete-story-dialog'
 import { GettingStarted } from '../components/getting-started'
-import { ScheduleMark, spaceSchedulesQuery } from '../components/schedule'
+import { ScheduleMark, type SchedulePlan, spaceSchedulesQuery } from '../components/schedule'
 import { Button, Dialog, EmptyState, ErrorNotice, Loading, Skeleton, StatusBadge, storyState, TextField } from '../components/ui'
 import { fieldErrors, formatNumber, t } from '../i18n'
 import { queryKeys } from '../api/keys'
@@ -60,7 +60,15 @@ export function StoryTreeScreen() {
       setBulkNotice(r?.ok ? t('stories.moved') : t('stories.notMoved', { reason: r && 'message' in r ? r.message : '' }))
     },
   })
+  // The Space's planned publishes, read once for the whole tree (not one query per row).
+  const schedules = useQuery(spaceSchedulesQuery(space))
+  const plans = useMemo(() => {
+    const by = new Map<string, SchedulePlan[]>()
+    for (const p of schedules.data?.data ?? []) by.set(p.story_uuid, [...(by.get(p.story_uuid) ?? []), p])
+    return by
+  }, [schedules.data])
   const actions: TreeActions = {
+    plans,
     space,
     canWrite,
     canDelete,
@@ -77,14 +85,17 @@ export function StoryTreeScreen() {
     onDrop: (uuid, parent) => move.mutate({ uuid, parent }),
   }
 
-  const folders: Parent[] = []
-  const walk = (nodes: Node[], prefix: string) => {
-    for (const n of nodes) {
-      if (n.is_folder) folders.push({ uuid: n.uuid, label: `${prefix}${n.name}` })
-      if (n.children) walk(n.children, `${prefix}${n.name} / `)
+  const { folders, rows } = useMemo(() => {
+    const folders: Parent[] = []
+    const walk = (nodes: Node[], prefix: string) => {
+      for (const n of nodes) {
+        if (n.is_folder) folders.push({ uuid: n.uuid, label: `${prefix}${n.name}` })
+        if (n.children) walk(n.children, `${prefix}${n.name} / `)
+      }
     }
-  }
-  if (tree.data) walk(tree.data.data, '')
+    if (tree.data) walk(tree.data.data, '')
+    return { folders, rows: tree.data ? flatten(tree.data.data) : [] }
+  }, [tree.data])
 
   return (
     <div className="flex flex-col gap-4">
@@ -168,11 +179,19 @@ export function StoryTreeScreen() {
       ) : null}
       {tree.data && tree.data.data.length > 0 ? (
         <TreeContext.Provider value={actions}>
-          <ul aria-label={t('stories.tree')} className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
-            {tree.data.data.map((n) => (
-              <TreeItem key={n.uuid} node={n} depth={0} />
-            ))}
-          </ul>
+          <p className="text-xs text-slate-600">
+            {t('stories.count', { count: formatNumber(rows.length) })}
+            {tree.data.meta.loaded < tree.data.meta.total ? ` ${t('stories.moreThanShown', { count: formatNumber(tree.data.meta.total - tree.data.meta.loaded) })}` : ''}
+          </p>
+          {rows.length > WINDOW_FROM ? (
+            <WindowedTree rows={rows} label={t('stories.tree')} />
+          ) : (
+            <ul aria-label={t('stories.tree')} className="rounded-lg bg-white p-2 ring-1 ring-slate-200">
+              {tree.data.data.map((n) => (
+                <TreeItem key={n.uuid} node={n} depth={0} />
+              ))}
+            </ul>
+          )}
           <TopLevelDrop onDrop={(uuid) => actions.onDrop(uuid, null)} />
         </TreeContext.Provider>
       ) : null}
@@ -250,17 +269,33 @@ function ArchivedStories({ space }: { space: string }) {
   )
 }
 
+/**
+ * A link to a Story's editor: a plain anchor that the router follows in the page (Ctrl/⌘+click, middle click and
+ * Shift+click open a tab, which signs itself in from the admin session). Cheaper than the router's `Link`, which
+ * matters for the thousands of rows a big tree scrolls through.
+ */
+function StoryAnchor({ space, uuid, name }: { space: string; uuid: string; name: string }) {
+  const router = useRouter()
+  return (
+    <a
+      href={`${router.basepath}/spaces/${encodeURIComponent(space)}/stories/${encodeURIComponent(uuid)}`}
+      onClick={(e) => {
+        if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return
+        e.preventDefault()
+        void router.navigate({ to: '/spaces/$space/stories/$uuid', params: { space, uuid }, search: {} })
+      }}
+      className="font-medium text-indigo-800 underline"
+    >
+      {name}
+    </a>
+  )
+}
+
 function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | 'name' | 'is_folder' | 'status' | 'has_unpublished_changes'> }) {
   return (
     <>
       <Icon folder={node.is_folder} />
-      {node.is_folder ? (
-        <span className="font-medium">{node.name}</span>
-      ) : (
-        <Link to="/spaces/$space/stories/$uuid" params={{ space, uuid: node.uuid }} search={{}} className="font-medium text-indigo-800 underline">
-          {node.name}
-        </Link>
-      )}
+      {node.is_folder ? <span className="font-medium">{node.name}</span> : <StoryAnchor space={space} uuid={node.uuid} name={node.name} />}
       {node.is_folder ? null : <StatusBadge state={storyState(node)} />}
     </>
   )
@@ -268,6 +303,8 @@ function StoryLink({ space, node }: { space: string; node: Pick<Node, 'uuid' | '
 
 interface TreeActions {
   space: string
+  /** The Space's planned publishes and unpublishes by Story. */
+  plans: Map<string, SchedulePlan[]>
   /** The caller may change Stories (else the tree has no checkbox, rename or drag). */
   canWrite: boolean
   canDelete: boolean
@@ -281,7 +318,11 @@ interface TreeActions {
 const TreeContext = createContext<TreeActions | null>(null)
 const DRAG_TYPE = 'application/x-content-service-story'
 
-function TreeItem({ node, depth }: { node: Node; depth: number }) {
+/**
+ * One row of the tree: checkbox, name, status, path, schedule mark, rename and delete; a folder takes drops. `fixed`:
+ * a row of the windowed list (one line of a fixed height, the path cut with an ellipsis).
+ */
+const TreeRow = memo(function TreeRow({ node, depth, fixed }: { node: Node; depth: number; fixed?: boolean }) {
   const tree = useContext(TreeContext)!
   const [over, setOver] = useState(false)
   const dropProps = node.is_folder
@@ -301,51 +342,57 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
       }
     : {}
   return (
+    <div
+      draggable={tree.canWrite}
+      onDragStart={(e) => {
+        e.dataTransfer.setData(DRAG_TYPE, node.uuid)
+        e.dataTransfer.effectAllowed = 'move'
+      }}
+      {...dropProps}
+      data-tree-uuid={node.uuid}
+      className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${fixed ? 'h-9 overflow-hidden whitespace-nowrap' : ''} ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
+      style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
+    >
+      {tree.canWrite ? (
+        <input
+          type="checkbox"
+          checked={tree.selected.has(node.uuid)}
+          onChange={() => tree.toggle(node.uuid)}
+          aria-label={t('stories.select', { name: node.name })}
+          className="h-4 w-4 shrink-0 accent-indigo-700"
+        />
+      ) : null}
+      <StoryLink space={tree.space} node={node} />
+      <span className={`text-xs text-slate-600 ${fixed ? 'min-w-0 truncate' : ''}`}>{node.full_path}</span>
+      {node.is_folder ? null : <ScheduleMark plans={tree.plans.get(node.uuid) ?? NO_PLANS} />}
+      {tree.canWrite ? (
+        <button
+          type="button"
+          onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
+          className="ml-auto text-xs text-slate-700 underline"
+          aria-label={t('stories.renameOf', { name: node.name })}
+        >
+          {t('stories.rename')}
+        </button>
+      ) : null}
+      {tree.canDelete ? (
+        <button
+          type="button"
+          onClick={() => tree.onDelete({ uuid: node.uuid, name: node.name })}
+          className={`${tree.canWrite ? '' : 'ml-auto '}text-xs text-red-800 underline`}
+          aria-label={t('stories.deleteOf', { name: node.name })}
+        >
+          {t('stories.delete')}
+        </button>
+      ) : null}
+    </div>
+  )
+})
+
+function TreeItem({ node, depth }: { node: Node; depth: number }) {
+  return (
     <li>
-      <div
-        draggable={tree.canWrite}
-        onDragStart={(e) => {
-          e.dataTransfer.setData(DRAG_TYPE, node.uuid)
-          e.dataTransfer.effectAllowed = 'move'
-        }}
-        {...dropProps}
-        data-tree-uuid={node.uuid}
-        className={`group flex items-center gap-2 rounded px-2 py-1.5 hover:bg-slate-50 ${over ? 'bg-indigo-50 ring-2 ring-indigo-400' : ''}`}
-        style={{ paddingLeft: `${depth * 1.25 + 0.5}rem` }}
-      >
-        {tree.canWrite ? (
-          <input
-            type="checkbox"
-            checked={tree.selected.has(node.uuid)}
-            onChange={() => tree.toggle(node.uuid)}
-            aria-label={t('stories.select', { name: node.name })}
-            className="h-4 w-4 accent-indigo-700"
-          />
-        ) : null}
-        <StoryLink space={tree.space} node={node} />
-        <span className="text-xs text-slate-600">{node.full_path}</span>
-        {node.is_folder ? null : <SpaceScheduleMark space={tree.space} uuid={node.uuid} />}
-        {tree.canWrite ? (
-          <button
-            type="button"
-            onClick={() => tree.onRename({ uuid: node.uuid, name: node.name })}
-            className="ml-auto text-xs text-slate-700 underline"
-            aria-label={t('stories.renameOf', { name: node.name })}
-          >
-            {t('stories.rename')}
-          </button>
-        ) : null}
-        {tree.canDelete ? (
-          <button
-            type="button"
-            onClick={() => tree.onDelete({ uuid: node.uuid, name: node.name })}
-            className={`${tree.canWrite ? '' : 'ml-auto '}text-xs text-red-800 underline`}
-            aria-label={t('stories.deleteOf', { name: node.name })}
-          >
-            {t('stories.delete')}
-          </button>
-        ) : null}
-      </div>
+      <TreeRow node={node} depth={depth} />
       {node.children?.length ? (
         <ul>
           {node.children.map((c) => (
@@ -357,12 +404,77 @@ function TreeItem({ node, depth }: { node: Node; depth: number }) {
   )
 }
 
-/** The tree's mark of a Story's planned publish or unpublish (the Space's plans, fetched once for the whole tree). */
-function SpaceScheduleMark({ space, uuid }: { space: string; uuid: string }) {
-  const plans = useQuery(spaceSchedulesQuery(space))
-  const mine = plans.data?.data.filter((p) => p.story_uuid === uuid) ?? []
-  return <ScheduleMark plans={mine} />
+/** Above this many rows the tree is drawn as a window over the flattened list (only the rows near the screen). */
+const WINDOW_FROM = 300
+/** The height of a row of the windowed list (`h-9`), and the rows drawn beyond each edge of the screen. */
+const ROW_PX = 36
+const OVERSCAN = 12
+
+interface FlatRow {
+  node: Node
+  depth: number
 }
+
+/** The tree in display order, each node with its depth. */
+function flatten(nodes: Node[]): FlatRow[] {
+  const out: FlatRow[] = []
+  const walk = (list: Node[], depth: number) => {
+    for (const n of list) {
+      out.push({ node: n, depth })
+      if (n.children?.length) walk(n.children, depth + 1)
+    }
+  }
+  walk(nodes, 0)
+  return out
+}
+
+/**
+ * A big tree (thousands of Stories): one list whose height is that of every row, drawing only the rows near the
+ * screen (absolutely placed, a fixed height each), re-chosen as the page scrolls. Drawing all of them would block the
+ * page for seconds; this keeps every frame short however many Stories the Space has.
+ */
+function WindowedTree({ rows, label }: { rows: FlatRow[]; label: string }) {
+  const list = useRef<HTMLUListElement>(null)
+  const [range, setRange] = useState({ start: 0, end: 2 * OVERSCAN, slots: 4 * OVERSCAN })
+  useEffect(() => {
+    let frame = 0
+    const update = () => {
+      frame = 0
+      const el = list.current
+      if (!el) return
+      const top = el.getBoundingClientRect().top
+      const start = Math.max(0, Math.floor(-top / ROW_PX) - OVERSCAN)
+      const end = Math.min(rows.length, Math.max(start, Math.ceil((window.innerHeight - top) / ROW_PX)) + OVERSCAN)
+      // At most this many rows are drawn at once: a row keeps the key `index % slots` while it stays drawn, and the
+      // row scrolling in takes the key (and the elements) of the one that left, so scrolling updates rows instead of
+      // making new ones.
+      const slots = Math.ceil(window.innerHeight / ROW_PX) + 2 * OVERSCAN + 2
+      setRange((r) => (r.start === start && r.end === end && r.slots === slots ? r : { start, end, slots }))
+    }
+    const onScroll = () => {
+      if (!frame) frame = requestAnimationFrame(update)
+    }
+    update()
+    window.addEventListener('scroll', onScroll, { passive: true })
+    window.addEventListener('resize', onScroll)
+    return () => {
+      cancelAnimationFrame(frame)
+      window.removeEventListener('scroll', onScroll)
+      window.removeEventListener('resize', onScroll)
+    }
+  }, [rows.length])
+  return (
+    <ul ref={list} aria-label={label} className="relative rounded-lg bg-white p-2 ring-1 ring-slate-200" style={{ height: rows.length * ROW_PX + 16 }}>
+      {rows.slice(range.start, range.end).map((r, i) => (
+        <li key={(range.start + i) % range.slots} className="absolute right-2 left-2" style={{ top: (range.start + i) * ROW_PX + 8, height: ROW_PX }}>
+          <TreeRow node={r.node} depth={r.depth} fixed />
+        </li>
+      ))}
+    </ul>
+  )
+}
+
+const NO_PLANS: SchedulePlan[] = []
 
 type BulkAction = 'publish' | 'unpublish' | 'move' | 'archive' | 'delete'
 

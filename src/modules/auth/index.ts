@@ -5,6 +5,7 @@ import { AuthErrors } from './model'
 import { confirmPageRoutes } from './confirm-page'
 import { resetPageRoutes } from './reset-page'
 import { authRoutes } from './routes'
+import { pruneAdminSessions } from './admin-session'
 import { type AuthState, mailPasswordReset, newAuthState, PASSWORD_RESET_QUEUE, prunePendingSignUps, SIGN_UP_PRUNE_QUEUE } from './service'
 import './jobs'
 
@@ -21,7 +22,12 @@ export const authModule = defineModule({
   // Reset requests are answered at once and looked up here, so the answer's timing does not tell who has an account.
   jobs: (jobs, _self, kernel) => {
     jobs.define(PASSWORD_RESET_QUEUE, { handler: ({ job }) => mailPasswordReset(kernel, job.payload), retryDelaysMs: [30_000, 5 * 60_000] })
-    jobs.define(SIGN_UP_PRUNE_QUEUE, { handler: async () => void (await prunePendingSignUps(kernel)) })
+    jobs.define(SIGN_UP_PRUNE_QUEUE, {
+      handler: async () => {
+        await prunePendingSignUps(kernel)
+        await pruneAdminSessions(kernel)
+      },
+    })
     jobs.schedule({ name: SIGN_UP_PRUNE_QUEUE, cron: '17 4 * * *', queue: SIGN_UP_PRUNE_QUEUE, payload: {} })
   },
   errors: Object.values(AuthErrors),
@@ -34,6 +40,9 @@ export const authModule = defineModule({
     { id: 'auth.logout', method: 'POST', path: '/v1/auth/logout', limit: 60, windowSeconds: MIN },
     { id: 'auth.me', method: 'GET', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
     { id: 'auth.me.update', method: 'PATCH', path: '/v1/auth/me', limit: 60, windowSeconds: MIN },
+    { id: 'auth.admin-session', method: 'POST', path: '/v1/auth/admin-session', limit: 30, windowSeconds: MIN },
+    { id: 'auth.admin-session.token', method: 'POST', path: '/v1/auth/admin-session/token', limit: 60, windowSeconds: MIN },
+    { id: 'auth.admin-session.end', method: 'DELETE', path: '/v1/auth/admin-session', limit: 60, windowSeconds: MIN },
     { id: 'auth.logout-everywhere', method: 'POST', path: '/v1/auth/logout-everywhere', limit: 10, windowSeconds: MIN },
     // Guessing the current password with a stolen session costs as much as guessing it at login.
     { id: 'auth.password', method: 'POST', path: '/v1/auth/password', limit: 10, windowSeconds: HOUR },

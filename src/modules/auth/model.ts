@@ -35,6 +35,16 @@ export const AuthErrors = {
     403,
     'Password reset by mail is off: the service has no PUBLIC_URL to build the link from (the same answer for every address).',
   ),
+  adminSessionHeaderRequired: defineError(
+    'admin_session_header_required',
+    403,
+    'The admin-session calls need the header `X-Admin-Session: 1` (the admin app sends it; a cross-site form cannot, and cross-origin script not without a preflight the service refuses).',
+  ),
+  adminSessionRefused: defineError(
+    'admin_session_refused',
+    403,
+    'An admin session is opened with the bearer token of a sign-in (`POST /v1/auth/login`), not with a Space token or a token minted from an admin session.',
+  ),
   resetTokenInvalid: defineError(
     'reset_token_invalid',
     422,
@@ -150,3 +160,15 @@ export const ProfileBody = t.Object({
 export const SignedOutEverywhereModel = t.Object({
   revoked_sessions: Int({ description: 'How many login sessions (user tokens) of the user were signed out, this one included' }),
 })
+
+export const AdminSessionModel = t.Object({
+  expires_at: t.String({ format: 'date-time', description: 'When the session ends unless a tab trades it for a token before (each exchange moves this 14 days on, never past 90 days after sign-in)' }),
+})
+export type AdminSessionView = typeof AdminSessionModel.static
+
+export const AdminSessionTokenModel = t.Object({
+  token: t.String({ description: 'Bearer token `<id>.<secret>` of 15 minutes (a user token): shown this once, stored only as a hash' }),
+  expires_at: t.String({ format: 'date-time', description: 'When the token stops working: trade the cookie again before' }),
+  user: UserModel,
+})
+export type AdminSessionTokenView = typeof AdminSessionTokenModel.static

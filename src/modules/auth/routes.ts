@@ -4,6 +4,18 @@ import type { Guards } from '../../kernel/guards'
 import type { RequestInfo } from '../../kernel/request-front'
 import { Data, ErrorBody } from '../../kernel/schemas'
 import {
+  ADMIN_SESSION_COOKIE,
+  adminSessionCookie,
+  adminSessionSetCookie,
+  assertAdminSessionHeader,
+  closeAdminSession,
+  exchangeAdminSession,
+  openAdminSession,
+  reachedOverHttps,
+} from './admin-session'
+import {
+  AdminSessionModel,
+  AdminSessionTokenModel,
   LoginBody,
   MeModel,
   PasswordChangeBody,
@@ -99,6 +111,70 @@ export function authRoutes(kernel: Kernel, guards: Guards, state: AuthState, req
           summary: 'Exchange e-mail and password for a bearer token (valid USER_TOKEN_TTL_DAYS, default 30)',
           description:
             'Wrong address or password: 401 `invalid_credentials` (the same answer for both). Failed sign-ins are limited per IP (10 per hour; a successful one does not count) and per address, from any IP: after 5 failures within a day, one attempt per 1, 2, 4 … up to 60 minutes, others answer 429 `rate_limited` with Retry-After before the password is looked at, for every address alike. A password reset by mail lifts the per-address wait.',
+        },
+      },
+    )
+    .post(
+      '/admin-session',
+      async ({ principal, request, set }) => {
+        const opened = await openAdminSession(kernel, principal, adminSessionCookie(request.headers.get('cookie')))
+        set.headers['set-cookie'] = adminSessionSetCookie(opened.cookie, reachedOverHttps(kernel, request, requestInfo(request).viaTrustedProxy))
+        set.headers['cache-control'] = 'no-store'
+        set.status = 201
+        return { data: opened.view }
+      },
+      {
+        userToken: true,
+        response: { 201: Data(AdminSessionModel), 403: ErrorBody },
+        detail: {
+          summary: "Open an admin session: every tab of this browser's admin app shares the sign-in",
+          description: [
+            `The admin app calls this right after \`POST /v1/auth/login\`, with the token it got. The answer sets the cookie \`${ADMIN_SESSION_COOKIE}\` (HttpOnly, SameSite=Strict, Path=/v1/auth/admin-session, Secure when the service is reached over https — PUBLIC_URL, the request or a trusted proxy's X-Forwarded-Proto — and without it on plain http such as http://localhost): script in the page cannot read it and no other request carries it.`,
+            'The cookie is never authentication: no route but `POST /v1/auth/admin-session/token` reads it. The session lasts 14 days after its last exchange, never beyond 90 days after sign-in; it is stored hashed. A cookie of an earlier session of the same user sent along is ended (a new sign-in replaces it).',
+            'Needs the token of a sign-in: a Space token answers 403 `user_required`, a token minted from an admin session 403 `admin_session_refused`. Signing out with the token (`POST /v1/auth/logout`), signing out everywhere, a password reset and a password change (for other sessions) end the session.',
+          ].join(' '),
+        },
+      },
+    )
+    .post(
+      '/admin-session/token',
+      async ({ request, set }) => {
+        assertAdminSessionHeader(request)
+        const { view, sessionExpiresAt } = await exchangeAdminSession(kernel, adminSessionCookie(request.headers.get('cookie')))
+        const secure = reachedOverHttps(kernel, request, requestInfo(request).viaTrustedProxy)
+        // The cookie is set again with the session's new end (Max-Age slides with it).
+        const cookie = adminSessionCookie(request.headers.get('cookie'))!
+        set.headers['set-cookie'] = adminSessionSetCookie(cookie, secure, sessionExpiresAt.getTime() - kernel.clock.ms())
+        set.headers['cache-control'] = 'no-store'
+        return { data: view }
+      },
+      {
+        response: { 200: Data(AdminSessionTokenModel), 401: ErrorBody, 403: ErrorBody },
+        detail: {
+          summary: 'Trade the admin session cookie for a bearer token of 15 minutes',
+          description: [
+            `For the admin app: a tab without a token sends the cookie \`${ADMIN_SESSION_COOKIE}\` (set by \`POST /v1/auth/admin-session\`) and the header \`X-Admin-Session: 1\`, and gets a user token of 15 minutes (renewed the same way before it runs out). No bearer token is needed or read.`,
+            'Without the header: 403 `admin_session_header_required` (a cross-site form cannot send it; cross-origin script cannot without a preflight, and the service allows no such header cross-origin). A missing, malformed, unknown, expired or signed-out cookie: 401 `unauthorized`. Each exchange moves the session\'s end to 14 days later (never beyond 90 days after sign-in). 60 per minute per IP.',
+          ].join(' '),
+          security: [],
+        },
+      },
+    )
+    .delete(
+      '/admin-session',
+      async ({ request, set }) => {
+        assertAdminSessionHeader(request)
+        await closeAdminSession(kernel, adminSessionCookie(request.headers.get('cookie')))
+        set.headers['set-cookie'] = adminSessionSetCookie(null, reachedOverHttps(kernel, request, requestInfo(request).viaTrustedProxy))
+        set.status = 204
+      },
+      {
+        response: { 204: t.Void(), 403: ErrorBody },
+        detail: {
+          summary: "Sign this browser's admin out: end the admin session of the cookie and clear the cookie",
+          description:
+            'The admin app calls this when signing out (besides `POST /v1/auth/logout`). Deletes the session of the cookie sent along and revokes the tokens minted from it, so every tab of the browser is signed out; always 204 (no cookie, or one of no session: nothing to end), with a Set-Cookie that clears the cookie. Needs the header `X-Admin-Session: 1` (403 `admin_session_header_required`).',
+          security: [],
         },
       },
     )

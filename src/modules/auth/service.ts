@@ -11,6 +11,7 @@ import type { Kernel } from '../../kernel/kernel'
 import { Backoff, compileRule, HOUR } from '../../kernel/rate-limit'
 import { spaceSlugById } from '../spaces/service'
 import './events'
+import { endAdminSessionsOfToken, endAdminSessionsOfUser } from './admin-session'
 import {
   AuthErrors,
   type MeView,
@@ -499,6 +500,8 @@ export async function logout(kernel: Kernel, principal: Principal) {
       .where(and(eq(apiTokens.id, principal.tokenId), isNull(apiTokens.revokedAt)))
       .returning({ id: apiTokens.id })
     if (row) emit({ type: 'session.revoked', spaceId: null, payload: { user_id: principal.userId, token_ids: [row.id] } })
+    // The admin session this token opened or was minted from ends with it: every tab of that browser signs out.
+    if (principal.kind === 'user') await endAdminSessionsOfToken(kernel, tx, emit, principal.userId, principal.tokenId)
   })
 }
 
@@ -611,6 +614,8 @@ async function revokeSessions(kernel: Kernel, tx: Tx, emit: Emit, userId: number
     )
     .returning({ id: apiTokens.id })
   if (rows.length) emit({ type: 'session.revoked', spaceId: null, payload: { user_id: userId, token_ids: rows.map((r) => r.id) } })
+  // The admin sessions go with them (their minted tokens are user tokens, revoked above), but the one of `keep`.
+  await endAdminSessionsOfUser(tx, userId, keep)
   // Reset links mailed before the change must not undo it.
   await tx
     .update(passwordResetTokens)

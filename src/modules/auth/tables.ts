@@ -48,3 +48,31 @@ export const pendingSignUps = pgTable(
   },
   (t) => [uniqueIndex('pending_sign_ups_hash_key').on(t.tokenHash), index('pending_sign_ups_expires_idx').on(t.expiresAt)],
 )
+
+/**
+ * Admin sessions (auth module): what lets every tab of the admin app share one sign-in. The admin's sign-in screen
+ * opens one right after the login (`POST /v1/auth/admin-session` with the fresh bearer token); the browser keeps
+ * `<id>.<secret>` in an HttpOnly, SameSite=Strict cookie scoped to `/v1/auth/admin-session`, and a tab without a token
+ * trades it for a short-lived bearer token (`POST /v1/auth/admin-session/token`). Only SHA-256 of the secret is kept,
+ * compared in constant time. Lifetime: 14 days after the last exchange (sliding), never beyond 90 days after sign-in.
+ * Bearer tokens minted from a session carry `admin-session:<id>` as their `api_tokens.name`, so ending the session
+ * revokes them too. A session ends (the row is deleted) on sign-out with its cookie or with the login token that opened
+ * it (`login_token_id`) or a token it minted, on sign-out everywhere, and on a password change (other sessions) or reset.
+ */
+export const adminSessions = pgTable(
+  'admin_sessions',
+  {
+    /** Public part of the cookie value (`as_` + 12 characters). */
+    id: text('id').primaryKey(),
+    secretHash: text('secret_hash').notNull(),
+    userId: integer('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The login token (api_tokens.id) the session was opened with: signing out with it ends the session. */
+    loginTokenId: text('login_token_id'),
+    createdAt: ts('created_at').notNull(),
+    lastUsedAt: ts('last_used_at'),
+    expiresAt: ts('expires_at').notNull(),
+  },
+  (t) => [index('admin_sessions_user_idx').on(t.userId), index('admin_sessions_login_token_idx').on(t.loginTokenId)],
+)

@@ -4,6 +4,7 @@ import { useEffect, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../../api/client'
 import { queryKeys } from '../../api/keys'
 import { setToken } from '../../auth'
+import { endAdminSession } from '../../admin-session'
 import { toast } from '../../components/toast'
 import { SelectField, SettingsForm, SettingsPage, SettingsSection } from '../../components/settings-form'
 import { Button, CatalogErrorRetry, Dialog, TextField } from '../../components/ui'
@@ -133,6 +134,8 @@ function SignOutEverywhere() {
     mutationFn: async () => (await unwrap(api.POST('/v1/auth/logout-everywhere'))).data,
     onSuccess: async () => {
       setConfirm(false)
+      // The server ended every admin session; this clears the cookie.
+      await endAdminSession()
       setToken(null)
       queryClient.clear()
       await navigate({ to: '/sign-in', search: {} })

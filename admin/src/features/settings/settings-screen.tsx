@@ -299,10 +299,11 @@ function ArchiveSpace({ space, name }: { space: string; name: string }) {
     mutationFn: async () => unwrap(api.POST('/v1/spaces/{space}/archive', { params: { path: { space } } })),
     onSuccess: async () => {
       setOpen(false)
+      // Leave the Space first: its layout would otherwise see it gone from whoami and say access was lost.
+      await navigate({ to: '/' })
+      toast(t('settings.archived', { name }))
       await queryClient.invalidateQueries({ queryKey: queryKeys.spaces() })
       await queryClient.invalidateQueries({ queryKey: queryKeys.whoami() })
-      toast(t('settings.archived', { name }))
-      await navigate({ to: '/' })
     },
   })
   return (
