@@ -110,7 +110,7 @@ describe.skipIf(!hasChromium)('access changes and keyboard publishing in Chromiu
     while (!((await inDialog()) && (await focusedText()) === 'Publish') && steps++ < 20) await page.keyboard.press('Tab')
     expect(await inDialog()).toBe(true)
     await page.keyboard.press('Enter')
-    await page.getByText('Published.').waitFor()
+    await page.getByText('Published.', { exact: true }).waitFor()
     const cdn = await h.call('GET', `/v1/cdn/${space}/stories/keyboard-news`, null)
     expect(cdn.status).toBe(200)
     expect(errors).toEqual([])

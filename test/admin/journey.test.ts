@@ -383,7 +383,7 @@ describe.skipIf(!hasChromium)('the admin app in Chromium', () => {
     const confirm = page.getByRole('dialog')
     await confirm.getByText('becomes public').waitFor()
     await confirm.getByRole('button', { name: 'Publish' }).click()
-    await page.getByText('Published.').waitFor()
+    await page.getByText('Published.', { exact: true }).waitFor()
     const url = await page.getByTestId('public-url').textContent()
     expect(url).toBe(`${origin}/v1/cdn/${spaceSlug}/stories/home`)
     const cdn = await call('GET', new URL(url!).pathname, null)
