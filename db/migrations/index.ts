@@ -31,6 +31,7 @@ import m27 from './0027_storage_asset_store.sql' with { type: 'text' }
 import m28 from './0028_user_preferences.sql' with { type: 'text' }
 import m29 from './0029_story_schedules.sql' with { type: 'text' }
 import m30 from './0030_datasource_next_run.sql' with { type: 'text' }
+import m31 from './0031_fleet_hygiene.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -64,4 +65,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0028_user_preferences', sql: m28 },
   { tag: '0029_story_schedules', sql: m29 },
   { tag: '0030_datasource_next_run', sql: m30 },
+  { tag: '0031_fleet_hygiene', sql: m31 },
 ]
