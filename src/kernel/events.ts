@@ -1,6 +1,5 @@
-import { sql } from 'drizzle-orm'
 import { events } from './tables'
-import { type Database, rowsOf, type Tx } from './db'
+import type { Database, Tx } from './db'
 
 /**
  * Event names and their payloads. Empty here: each module declares its own events by declaration merging
@@ -291,7 +290,8 @@ export class EventBus {
       .then(async (u) => {
         this.unlisten = u
         // Everything from the oldest running transaction on may not have reached this bus: read from there.
-        const [row] = rowsOf<{ xmin: string }>(await database.db.execute(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`))
+        // Through the driver, not drizzle's session: the bus's own reads stay out of the app's query accounting.
+        const [row] = await database.query<{ xmin: string }>('select pg_snapshot_xmin(pg_current_snapshot())::text as xmin')
         this.position = { tx: BigInt(row.xmin), id: 0 }
         this.database = database
         this.catchUpTimer = setInterval(() => {
@@ -317,11 +317,8 @@ export class EventBus {
     } else if ('r' in msg && Array.isArray(msg.r)) {
       const ranges = msg.r.filter((r) => Array.isArray(r) && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1])).slice(0, 1000)
       if (!ranges.length) return
-      const where = sql.join(
-        ranges.map(([a, b]) => sql`id between ${a} and ${b}`),
-        sql` or `,
-      )
-      list = rowsOf<OutboxRow>(await database.db.execute(sql`select id, tx::text as tx, type, space_id, payload, created_at from events where ${where} order by id`)).map(fromRow)
+      const where = ranges.map(([a, b]) => `id between ${Number(a)} and ${Number(b)}`).join(' or ')
+      list = (await database.query<OutboxRow>(`select id, tx::text as tx, type, space_id, payload, created_at from events where ${where} order by id`)).map(fromRow)
     } else return
     this.deliver(list)
   }
@@ -351,11 +348,11 @@ export class EventBus {
         if (!database) return 0
         for (;;) {
           const p = this.position!
-          const rows = rowsOf<OutboxRow>(
-            await database.db.execute(sql`select id, tx::text as tx, type, space_id, payload, created_at from events
-              where tx >= ${p.tx.toString()}::xid8 and tx < pg_snapshot_xmin(pg_current_snapshot())
-                and (tx, id) > (${p.tx.toString()}::xid8, ${p.id}::bigint)
-              order by tx, id limit ${CATCH_UP_BATCH}`),
+          const rows = await database.query<OutboxRow>(
+            `select id, tx::text as tx, type, space_id, payload, created_at from events
+              where tx >= $1::xid8 and tx < pg_snapshot_xmin(pg_current_snapshot()) and (tx, id) > ($1::xid8, $2::bigint)
+              order by tx, id limit ${CATCH_UP_BATCH}`,
+            [p.tx.toString(), p.id],
           )
           const missed: WrittenEvent[] = []
           for (const r of rows) {
