@@ -34,6 +34,7 @@ import m30 from './0030_datasource_next_run.sql' with { type: 'text' }
 import m31 from './0031_preview_snapshots.sql' with { type: 'text' }
 import m32 from './0032_datasource_pulls.sql' with { type: 'text' }
 import m33 from './0033_admin_sessions.sql' with { type: 'text' }
+import m34 from './0034_fleet_hygiene.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -70,4 +71,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0031_preview_snapshots', sql: m31 },
   { tag: '0032_datasource_pulls', sql: m32 },
   { tag: '0033_admin_sessions', sql: m33 },
+  { tag: '0034_fleet_hygiene', sql: m34 },
 ]

@@ -1,4 +1,3 @@
-import { inArray, sql } from 'drizzle-orm'
 import { events } from './tables'
 import type { Database, Tx } from './db'
 
@@ -95,23 +94,47 @@ export class EventCatalog {
 
 /** Postgres channel carrying committed events to the other instances. */
 export const EVENTS_CHANNEL = 'cs_events'
-/** NOTIFY payloads stop at 8000 bytes; above this the message carries event ids only and receivers read the rows. */
+/** NOTIFY payloads stop at 8000 bytes; above this the message carries id ranges only and receivers read the rows. */
 const MAX_INLINE_NOTIFY = 7800
+/** How long committed events wait to share one NOTIFY with those of other transactions committing right after. */
+export const NOTIFY_COALESCE_MS = 5
+/** How often a connected bus reads the outbox past its position, for events whose NOTIFY never came. */
+export const EVENTS_CATCH_UP_MS = 5_000
+/** Outbox rows read per catch-up statement. */
+const CATCH_UP_BATCH = 500
 
 interface WireEvent {
   id: number
+  /** The writing transaction's id (xid8 as text). */
+  x: string
   t: string
   s: number | null
   p: unknown
   c: string
 }
-type Wire = { i: string; e: WireEvent[] } | { i: string; ids: number[] }
+/** Inline events, or id ranges `[from, to]` (inclusive, every id in them written by the sender) to read. */
+type Wire = { i: string; e: WireEvent[] } | { i: string; r: [number, number][] }
+
+/** A committed event with the id of the transaction that wrote it. */
+export type WrittenEvent = DomainEvent & { tx: string }
+
+/** A point in the outbox's `(tx, id)` order. */
+interface Position {
+  tx: bigint
+  id: number
+}
+const after = (tx: bigint, id: number, p: Position) => tx > p.tx || (tx === p.tx && id > p.id)
 
 /**
  * The event bus of one process. Handlers run after the transaction that wrote the event has committed — on this
  * instance right at commit (synchronously, so caches are correct before the response leaves), and on every other
- * instance when Postgres delivers the NOTIFY sent inside that transaction. Durable once-per-event work (webhooks,
- * mail) does not belong here: it reads the outbox through the job queue.
+ * instance when the NOTIFY arrives that the committing instance sends after commit: the events of all transactions
+ * committed within NOTIFY_COALESCE_MS share one NOTIFY per channel (inline when they fit in a payload, else as id
+ * ranges the receivers read). A lost NOTIFY (the sender died between commit and send, or the send failed) costs
+ * latency, never an event: each connected bus also reads the outbox past its position every EVENTS_CATCH_UP_MS, in
+ * `(tx, id)` order and only up to the oldest transaction still running, so no commit can land behind what it has
+ * read; an event delivered both ways is handed to the handlers once. Durable once-per-event work (webhooks, mail)
+ * does not belong here: it reads the outbox through the job queue.
  */
 export class EventBus {
   private handlers = new Map<string, Set<EventHandler<any>>>()
@@ -120,12 +143,25 @@ export class EventBus {
   private unlisten: (() => Promise<void>) | null = null
   private listening: Promise<void> | null = null
   private resyncHandlers = new Set<() => void>()
+  /** Committed here, waiting for the coalesced NOTIFY. */
+  private outgoing: WrittenEvent[] = []
+  private outgoingDb: Database | null = null
+  private notifyTimer: ReturnType<typeof setTimeout> | null = null
+  private sending: Promise<void> | null = null
+  /** NOTIFYs sent (or attempted) by this bus (tests read it). */
+  notifiesSent = 0
+  // ---- catch-up (set once connected) ----
+  private position: Position | null = null
+  /** Ids past `position` already handed to the handlers (committed here, or received by NOTIFY). */
+  private delivered = new Set<number>()
+  private catchUpTimer: ReturnType<typeof setInterval> | null = null
+  private catchingUp: Promise<number> | null = null
+  private database: Database | null = null
 
   constructor(
     readonly instanceId: string,
     private onHandlerError: (err: unknown, event: DomainEvent) => void,
   ) {}
-
   subscribe<K extends EventType>(type: K, handler: EventHandler<K>): () => void
   subscribe(type: '*', handler: AnyEventHandler): () => void
   subscribe(type: string, handler: EventHandler<any>): () => void {
@@ -185,14 +221,62 @@ export class EventBus {
 
   // ---- across instances ----
 
-  /** Queues the NOTIFY for `written` inside `tx`: Postgres delivers it to the other instances only if `tx` commits. */
-  async announce(tx: Tx, written: DomainEvent[]) {
-    let payload = JSON.stringify({
+  /**
+   * Called right after the transaction that wrote `written` committed: queues them for the next coalesced NOTIFY
+   * (one per NOTIFY_COALESCE_MS, however many transactions committed in it).
+   */
+  announce(database: Database, written: WrittenEvent[]) {
+    if (!written.length) return
+    if (this.position) for (const e of written) this.delivered.add(e.id)
+    this.outgoingDb = database
+    for (const e of written) this.outgoing.push(e)
+    this.notifyTimer ??= setTimeout(() => {
+      this.notifyTimer = null
+      this.track(this.flushNotify())
+    }, NOTIFY_COALESCE_MS)
+  }
+
+  /** Sends what is queued now (shutdown and tests); one flush at a time, later events wait for the next. */
+  async flushNotify(): Promise<void> {
+    if (this.notifyTimer) {
+      clearTimeout(this.notifyTimer)
+      this.notifyTimer = null
+    }
+    while (this.sending) await this.sending
+    if (!this.outgoing.length || !this.outgoingDb) return
+    const list = this.outgoing
+    const database = this.outgoingDb
+    this.outgoing = []
+    this.sending = (async () => {
+      for (const payload of this.wire(list)) {
+        this.notifiesSent++
+        // Lost, it costs the others latency only: their catch-up reads these events from the outbox.
+        await database.notify(EVENTS_CHANNEL, payload).catch(() => {})
+      }
+    })().finally(() => {
+      this.sending = null
+    })
+    await this.sending
+  }
+
+  /** The NOTIFY payloads for `list`: one inline message if it fits, else id ranges split to fit. */
+  private wire(list: WrittenEvent[]): string[] {
+    const inline = JSON.stringify({
       i: this.instanceId,
-      e: written.map((e) => ({ id: e.id, t: e.type, s: e.spaceId, p: e.payload, c: e.createdAt.toISOString() })),
+      e: list.map((e) => ({ id: e.id, x: e.tx, t: e.type, s: e.spaceId, p: e.payload, c: e.createdAt.toISOString() })),
     } satisfies Wire)
-    if (payload.length > MAX_INLINE_NOTIFY) payload = JSON.stringify({ i: this.instanceId, ids: written.map((e) => e.id) } satisfies Wire)
-    await tx.execute(sql`select pg_notify(${EVENTS_CHANNEL}, ${payload})`)
+    if (inline.length <= MAX_INLINE_NOTIFY) return [inline]
+    const ids = list.map((e) => e.id).sort((a, b) => a - b)
+    const ranges: [number, number][] = []
+    for (const id of ids) {
+      const last = ranges.at(-1)
+      if (last && id === last[1] + 1) last[1] = id
+      else if (!last || id !== last[1]) ranges.push([id, id])
+    }
+    const out: string[] = []
+    // ~30 bytes per range: 200 ranges stay far below the payload limit.
+    for (let i = 0; i < ranges.length; i += 200) out.push(JSON.stringify({ i: this.instanceId, r: ranges.slice(i, i + 200) } satisfies Wire))
+    return out
   }
 
   /** Starts receiving other instances' events (idempotent). */
@@ -203,8 +287,17 @@ export class EventBus {
         (payload) => void this.receive(database, payload).catch((err) => logger.error('event bus: a notification was lost', { error: String(err) })),
         () => this.resync(),
       )
-      .then((u) => {
+      .then(async (u) => {
         this.unlisten = u
+        // Everything from the oldest running transaction on may not have reached this bus: read from there.
+        // Through the driver, not drizzle's session: the bus's own reads stay out of the app's query accounting.
+        const [row] = await database.query<{ xmin: string }>('select pg_snapshot_xmin(pg_current_snapshot())::text as xmin')
+        this.position = { tx: BigInt(row.xmin), id: 0 }
+        this.database = database
+        this.catchUpTimer = setInterval(() => {
+          void this.catchUp().catch((err) => logger.error('event bus: reading the outbox failed', { error: String(err) }))
+        }, EVENTS_CATCH_UP_MS)
+        this.catchUpTimer.unref?.()
       })
       .catch((err) => logger.error('event bus: LISTEN failed; changes on other instances will not reach this one', { error: String(err) }))
     return this.listening
@@ -218,19 +311,74 @@ export class EventBus {
       return
     }
     if (!msg || typeof msg !== 'object' || msg.i === this.instanceId) return
-    let list: DomainEvent[]
+    let list: WrittenEvent[]
     if ('e' in msg && Array.isArray(msg.e)) {
-      list = msg.e.map((w) => ({ id: w.id, type: w.t as EventType, spaceId: w.s, payload: w.p as never, createdAt: new Date(w.c) }))
-    } else if ('ids' in msg && Array.isArray(msg.ids)) {
-      const rows = await database.db.select().from(events).where(inArray(events.id, msg.ids.map(Number)))
-      rows.sort((a, b) => a.id - b.id)
-      list = rows.map((r) => ({ id: r.id, type: r.type as EventType, spaceId: r.spaceId, payload: r.payload as never, createdAt: r.createdAt }))
+      list = msg.e.map((w) => ({ id: w.id, tx: typeof w.x === 'string' && /^\d{1,20}$/.test(w.x) ? w.x : '', type: w.t as EventType, spaceId: w.s, payload: w.p as never, createdAt: new Date(w.c) }))
+    } else if ('r' in msg && Array.isArray(msg.r)) {
+      const ranges = msg.r.filter((r) => Array.isArray(r) && Number.isSafeInteger(r[0]) && Number.isSafeInteger(r[1])).slice(0, 1000)
+      if (!ranges.length) return
+      const where = ranges.map(([a, b]) => `id between ${Number(a)} and ${Number(b)}`).join(' or ')
+      list = (await database.query<OutboxRow>(`select id, tx::text as tx, type, space_id, payload, created_at from events where ${where} order by id`)).map(fromRow)
     } else return
-    this.publish(list, { origin: 'remote' })
+    this.deliver(list)
+  }
+
+  /** Hands remote events to the handlers, each once: skips those the catch-up (or an earlier NOTIFY) delivered. */
+  private deliver(list: WrittenEvent[]) {
+    const fresh = list.filter((e) => {
+      if (!this.position) return true
+      if (this.delivered.has(e.id)) return false
+      // At or behind the position: the catch-up read it already (a NOTIFY slower than the catch-up).
+      if (e.tx && !after(BigInt(e.tx), e.id, this.position)) return false
+      this.delivered.add(e.id)
+      return true
+    })
+    if (fresh.length) this.publish(fresh, { origin: 'remote' })
+  }
+
+  /**
+   * Reads the outbox past this bus's position, up to the oldest transaction still running, and hands the events no
+   * NOTIFY brought to the handlers. Runs every EVENTS_CATCH_UP_MS once connected; returns how many it delivered.
+   */
+  catchUp(): Promise<number> {
+    this.catchingUp ??= (async () => {
+      let n = 0
+      try {
+        const database = this.database
+        if (!database) return 0
+        for (;;) {
+          const p = this.position!
+          const rows = await database.query<OutboxRow>(
+            `select id, tx::text as tx, type, space_id, payload, created_at from events
+              where tx >= $1::xid8 and tx < pg_snapshot_xmin(pg_current_snapshot()) and (tx, id) > ($1::xid8, $2::bigint)
+              order by tx, id limit ${CATCH_UP_BATCH}`,
+            [p.tx.toString(), p.id],
+          )
+          const missed: WrittenEvent[] = []
+          for (const r of rows) {
+            const e = fromRow(r)
+            if (!this.delivered.delete(e.id)) missed.push(e)
+            this.position = { tx: BigInt(e.tx), id: e.id }
+          }
+          if (missed.length) {
+            n += missed.length
+            this.publish(missed, { origin: 'remote' })
+          }
+          if (rows.length < CATCH_UP_BATCH) return n
+        }
+      } finally {
+        this.catchingUp = null
+      }
+    })()
+    return this.catchingUp
   }
 
   async close() {
     await this.listening
+    if (this.catchUpTimer) clearInterval(this.catchUpTimer)
+    this.catchUpTimer = null
+    await this.catchingUp?.catch(() => {})
+    await this.flushNotify()
     if (this.unlisten) await this.unlisten().catch(() => {})
     this.unlisten = null
     await this.idle()
@@ -240,15 +388,16 @@ export class EventBus {
 export type Emit = <K extends EventType>(event: NewEvent<K>) => void
 
 /**
- * Runs `fn` in one transaction. Events passed to `emit` go through the in-transaction handlers, are written to the
- * outbox and announced to the other instances inside that transaction, and reach this process's bus right after it
- * commits: a crash never loses one, a rollback never sends one.
+ * Runs `fn` in one transaction. Events passed to `emit` go through the in-transaction handlers and are written to the
+ * outbox inside that transaction; right after it commits they reach this process's bus and are queued for the
+ * coalesced NOTIFY to the other instances: a crash never loses one (the others' catch-up reads the outbox), a
+ * rollback never sends one.
  */
 export async function transact<T>(
   kernel: { db: Database; bus: EventBus; clock: { now(): Date } },
   fn: (tx: Tx, emit: Emit) => Promise<T>,
 ): Promise<T> {
-  let written: DomainEvent[] = []
+  let written: WrittenEvent[] = []
   const result = await kernel.db.db.transaction(async (tx) => {
     const collected: NewEvent[] = []
     const emit: Emit = (e) => void collected.push(e as NewEvent)
@@ -260,12 +409,35 @@ export async function transact<T>(
       const rows = await tx
         .insert(events)
         .values(collected.map((e) => ({ type: e.type, spaceId: e.spaceId, payload: e.payload, createdAt: now })))
-        .returning({ id: events.id, createdAt: events.createdAt })
-      written = collected.map((e, i) => ({ ...e, id: rows[i].id, createdAt: rows[i].createdAt }))
-      await kernel.bus.announce(tx, written)
+        .returning({ id: events.id, createdAt: events.createdAt, tx: events.tx })
+      written = collected.map((e, i) => ({ ...e, id: rows[i].id, createdAt: rows[i].createdAt, tx: String(rows[i].tx) }))
     }
     return value
   })
-  if (written.length) kernel.bus.publish(written)
+  if (written.length) {
+    kernel.bus.publish(written)
+    kernel.bus.announce(kernel.db, written)
+  }
   return result
+}
+
+interface OutboxRow {
+  id: number | string
+  tx: string | null
+  type: string
+  space_id: number | string | null
+  payload: unknown
+  created_at: Date | string
+}
+
+function fromRow(r: OutboxRow): WrittenEvent {
+  return {
+    id: Number(r.id),
+    tx: r.tx === null ? '' : String(r.tx),
+    type: r.type as EventType,
+    spaceId: r.space_id === null ? null : Number(r.space_id),
+    // Stored by transact() from a typed event: read back as the JSON it was.
+    payload: (r.payload ?? {}) as never,
+    createdAt: new Date(r.created_at),
+  }
 }

@@ -65,9 +65,9 @@ export const analyticsModule = defineModule({
     jobs.define('analytics.rollup', {
       handler: async () => {
         const r = await rollup(kernel.db.db, kernel.clock.now())
-        const fields = { slots: r.slots, mounts: r.mounts, raw_deleted: r.deleted, rolled_until: r.rolledUntil }
+        const fields = { slots: r.slots, mounts: r.mounts, raw_deleted: r.deleted, raw_partitions_dropped: r.partitionsDropped, rolled_until: r.rolledUntil }
         // 288 routine runs a day stay at debug; a catch-up after missed ticks, or the daily retention, is news.
-        if (r.slots > 1 || r.deleted > 0) kernel.logger.info('analytics rolled up', fields)
+        if (r.slots > 1 || r.deleted > 0 || r.partitionsDropped > 0) kernel.logger.info('analytics rolled up', fields)
         else kernel.logger.debug('analytics rolled up', fields)
       },
     })

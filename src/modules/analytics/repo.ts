@@ -415,8 +415,10 @@ export interface RollupResult {
   /** Slots rolled up by this run, and the mounts they held. */
   slots: number
   mounts: number
-  /** Raw rows deleted (older than the retention). */
+  /** Raw rows deleted (older than the retention) from the default partition. */
   deleted: number
+  /** Day partitions of raw rows dropped whole (older than the retention). */
+  partitionsDropped: number
   /** The new watermark (ISO instant). */
   rolledUntil: string
 }
@@ -448,11 +450,64 @@ export async function rollup(db: DbOrTx, now: Date): Promise<RollupResult> {
     )
     return { slots: Math.max(0, (end - start) / ROLLUP_SLOT_MS), mounts, until }
   })
-  // Retention: raw rows of days older than 90 days, and only of slots already rolled up.
+  // Retention: raw rows of days older than 90 days, and only of slots already rolled up — whole day partitions
+  // dropped, no bulk DELETE (no dead rows for vacuum, no index churn); rows in the default partition deleted.
   const cutoff = Math.min(dayStart(addDays(dayOf(now), -RAW_RETENTION_DAYS)), done.until)
+  const { dropped } = await maintainRawPartitions(db, now, cutoff)
   const [deleted] = await q<{ n: unknown }>(
     db,
-    sql`with d as (delete from analytics_events where at < ${iso(cutoff)}::timestamptz returning 1) select count(*)::bigint as n from d`,
+    sql`with d as (delete from analytics_events_default where at < ${iso(cutoff)}::timestamptz returning 1) select count(*)::bigint as n from d`,
   )
-  return { slots: done.slots, mounts: done.mounts, deleted: Number(deleted?.n ?? 0), rolledUntil: iso(done.until) }
+  return { slots: done.slots, mounts: done.mounts, deleted: Number(deleted?.n ?? 0), partitionsDropped: dropped, rolledUntil: iso(done.until) }
+}
+
+/** Day partitions kept ready ahead of today (the rollup runs every five minutes; one is enough, three absorb outages). */
+export const RAW_PARTITIONS_AHEAD = 3
+const PARTITION_RE = /^analytics_events_p(\d{4})(\d{2})(\d{2})$/
+const partitionName = (day: string) => `analytics_events_p${day.replaceAll('-', '')}`
+
+/**
+ * Raw rows (analytics_events) are partitioned by UTC day (`PARTITION BY RANGE (at)`, one `analytics_events_pYYYYMMDD`
+ * per day, and `analytics_events_default` for rows of a day without one). Creates today's and the next
+ * RAW_PARTITIONS_AHEAD days' partitions (skipping a day the default partition already holds rows of: those stay
+ * there), and drops every day partition that ends at or before `cutoff`. Several instances may run it at once.
+ */
+export async function maintainRawPartitions(db: DbOrTx, now: Date, cutoff: number): Promise<{ created: number; dropped: number }> {
+  const existing = await q<{ name: string }>(
+    db,
+    sql`select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'analytics_events'::regclass`,
+  )
+  const names = new Set(existing.map((r) => r.name))
+  let created = 0
+  for (let i = 0; i <= RAW_PARTITIONS_AHEAD; i++) {
+    const day = addDays(dayOf(now), i)
+    const name = partitionName(day)
+    if (names.has(name)) continue
+    const from = iso(dayStart(day))
+    const to = iso(dayStart(day) + DAY_MS)
+    const [held] = await q<{ held: boolean }>(
+      db,
+      sql`select exists(select 1 from analytics_events_default where at >= ${from}::timestamptz and at < ${to}::timestamptz) as held`,
+    )
+    if (held?.held) continue
+    try {
+      await q(
+        db,
+        sql.raw(`create table if not exists "${name}" partition of analytics_events for values from ('${from}') to ('${to}')`),
+      )
+      created++
+    } catch {
+      // Another instance created it, or a row of that day reached the default partition meanwhile: the next run sees.
+    }
+  }
+  let dropped = 0
+  for (const name of names) {
+    const m = PARTITION_RE.exec(name)
+    if (!m) continue
+    const end = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) + DAY_MS
+    if (end > cutoff) continue
+    await q(db, sql.raw(`drop table if exists "${name}"`))
+    dropped++
+  }
+  return { created, dropped }
 }
