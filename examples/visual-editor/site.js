@@ -14,6 +14,11 @@
     return e
   }
 
+  function textOf(n) {
+    if (n.type === 'text') return n.text || ''
+    return (n.content || []).map(textOf).join(n.type === 'doc' ? '\n' : '')
+  }
+
   function render(story) {
     var article = el('article', { 'data-story-uuid': story.uuid })
     article.appendChild(el('h1', {}, story.name))
@@ -22,9 +27,13 @@
       var b = blocks[i]
       var section = el('section', { 'data-story-block': b.component })
       for (var f in b) {
-        if (f === '_uid' || f === 'component' || typeof b[f] !== 'string') continue
+        if (f === '_uid' || f === 'component') continue
+        var mark = { 'data-story-field': b._uid + '.' + f }
+        // Rich text: this page shows its text; while editing, the bridge draws it as elements.
+        if (b[f] && b[f].type === 'doc') section.appendChild(el('div', mark, textOf(b[f])))
+        if (typeof b[f] !== 'string') continue
         var heading = f === 'headline' || f === 'title'
-        section.appendChild(el(heading ? 'h2' : 'p', { 'data-story-field': b._uid + '.' + f }, b[f]))
+        section.appendChild(el(heading ? 'h2' : 'p', mark, b[f]))
       }
       article.appendChild(section)
     }

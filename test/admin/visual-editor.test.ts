@@ -25,6 +25,22 @@ let uuid: string
 let otherUuid: string
 
 const doc = (...blocks: Record<string, unknown>[]) => ({ type: 'doc', blocks })
+const txt = (text: string, ...marks: Record<string, unknown>[]) => ({ type: 'text', text, ...(marks.length ? { marks } : {}) })
+/** A rich-text field with marks, a heading, a list and two links: one safe, one not (it must get no href in the frame). */
+const richBody = {
+  type: 'doc',
+  content: [
+    { type: 'heading', attrs: { level: 3 }, content: [txt('Rich heading')] },
+    { type: 'paragraph', content: [txt('Some '), txt('bold words', { type: 'bold' }), txt(' and '), txt('<img src=x onerror=alert(1)>', { type: 'italic' })] },
+    {
+      type: 'bullet_list',
+      content: [
+        { type: 'list_item', content: [{ type: 'paragraph', content: [txt('safe link', { type: 'link', attrs: { href: 'https://example.com/' } })] }] },
+        { type: 'list_item', content: [{ type: 'paragraph', content: [txt('unsafe link', { type: 'link', attrs: { href: 'java\tscript:alert(1)' } })] }] },
+      ],
+    },
+  ],
+}
 
 async function until<T>(probe: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
   const end = Date.now() + ms
@@ -69,11 +85,11 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     owner = registered.token
     tenantId = registered.tenant.id
     space = (await h.t.createSpace(owner, { name: 'Visual', default_lang: 'en' })).slug
-    expect((await h.call('POST', `/v1/spaces/${space}/components`, owner, { name: 'hero', display_name: 'Hero', schema: { headline: { type: 'text' }, text: { type: 'text' } } })).status).toBe(201)
+    expect((await h.call('POST', `/v1/spaces/${space}/components`, owner, { name: 'hero', display_name: 'Hero', schema: { headline: { type: 'text' }, text: { type: 'text' }, body: { type: 'richtext' } } })).status).toBe(201)
     const s = await h.call('POST', `/v1/spaces/${space}/stories`, owner, {
       name: 'Hello',
       slug: 'hello',
-      content: doc({ component: 'hero', _uid: 'h1', headline: 'Published headline', text: 'Published text' }),
+      content: doc({ component: 'hero', _uid: 'h1', headline: 'Published headline', text: 'Published text', body: richBody }),
     })
     expect(s.status).toBe(201)
     uuid = s.body.data.uuid
@@ -124,6 +140,45 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     expect(stored.body.data.content.blocks[0].headline).toBe('Published headline')
     expect((await h.call('GET', `/v1/cdn/${space}/stories/hello`, null)).body.data.content.blocks[0].headline).toBe('Published headline')
     expect(await page.getByRole('button', { name: 'Save' }).isEnabled()).toBe(true)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  test('tier 1, rich text: a richtext field is drawn as elements in the frame (never parsed as HTML, an unsafe link without href) and typing in it shows at once', async () => {
+    const { page, errors, frame } = await openEditor()
+    const body = '[data-story-field="h1.body"]'
+    await until(async () => (await frame.evaluate((sel) => document.querySelector(`${sel} strong`)?.textContent ?? null, body)) === 'bold words')
+    const drawn = await frame.evaluate((sel) => {
+      const el = document.querySelector(sel)!
+      return {
+        heading: el.querySelector('h3')?.textContent ?? null,
+        italic: el.querySelector('em')?.textContent ?? null,
+        images: el.querySelectorAll('img').length,
+        items: el.querySelectorAll('ul > li').length,
+        links: [...el.querySelectorAll('a')].map((a) => [a.textContent, a.getAttribute('href')]),
+      }
+    }, body)
+    expect(drawn).toEqual({
+      heading: 'Rich heading',
+      italic: '<img src=x onerror=alert(1)>',
+      images: 0,
+      items: 2,
+      links: [
+        ['safe link', 'https://example.com/'],
+        ['unsafe link', null],
+      ],
+    })
+    // Typing bold text at the end of the rich-text field: the frame shows it as a <strong> before anything is saved.
+    const editor = page.locator('[data-field-path="blocks/0/body"] [contenteditable="true"]')
+    await editor.waitFor()
+    await editor.click()
+    await page.keyboard.press('Control+End')
+    await page.keyboard.press('Enter')
+    await page.keyboard.press('Control+b')
+    await page.keyboard.type('Typed strongly')
+    await until(async () => (await frame.evaluate((sel) => [...document.querySelectorAll(`${sel} strong`)].map((e) => e.textContent), body)).includes('Typed strongly'))
+    const saved = await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)
+    expect(JSON.stringify(saved.body.data.content)).not.toContain('Typed strongly')
     expect(errors).toEqual([])
     await page.close()
   })

@@ -15,7 +15,7 @@
    - dispatch `service-admin:ready` on document, and `service-admin:draft` ({detail: {story}}) on each filled element.
    Framed by the admin app's visual editor (and only then), it also opens a versioned postMessage channel with the
    admin origin the check names (admin_url), and no other: admin → site `draft` {story} (fills [data-story-field=
-   "<uid>.<field>"] at once, dispatches `service-admin:draft` {story, unsaved: true} on document; with
+   "<uid>.<field>"] at once, rich text as elements built here, dispatches `service-admin:draft` {story, unsaved: true} on document; with
    data-live="reload" on the tag it waits for `refresh` instead, after the editor stored a draft snapshot), `refresh`,
    `saved`, `published` (reload), `focus` {uid, field} (outline), `presence` {people: [{uid, name, color}]} (other
    editors' blocks outlined in their colours), `locale` {lang}; site → admin `ready`, `select`
@@ -295,7 +295,50 @@
     return out.join(v.type === 'paragraph' || v.type === 'heading' ? '' : '\n')
   }
 
-  /** Tier 1: every marked element of the Story's blocks shows the unsaved value, as text. */
+  /** A link target a page may follow: http(s), mailto, tel or relative (control characters inside a scheme removed). */
+  function safeHref(h) {
+    if (typeof h !== 'string') return false
+    var v = h.replace(/[\u0000-\u0020\u007f-\u009f]/g, '')
+    var m = /^([^/?#:]*):/.exec(v)
+    return v !== '' && (!m || /^(https?|mailto|tel)$/i.test(m[1]))
+  }
+
+  var NODE_TAGS = { paragraph: 'p', bullet_list: 'ul', ordered_list: 'ol', list_item: 'li', blockquote: 'blockquote', code_block: 'pre', horizontal_rule: 'hr', hard_break: 'br' }
+  var MARK_TAGS = { bold: 'strong', italic: 'em', code: 'code', link: 'a' }
+
+  /**
+   * A rich-text tree (the admin's schema: paragraph, heading, lists, blockquote, code_block, horizontal_rule,
+   * hard_break, text with bold/italic/code/link) as elements, never as HTML; a link without a safe target gets no href.
+   */
+  function richNode(n, depth) {
+    if (!n || typeof n !== 'object' || depth > 32) return null
+    var out, i
+    if (n.type === 'text') {
+      out = d.createTextNode(typeof n.text === 'string' ? n.text : '')
+      var marks = Array.isArray(n.marks) ? n.marks : []
+      for (i = marks.length - 1; i >= 0; i--) {
+        var tag = marks[i] && MARK_TAGS[marks[i].type]
+        if (!tag) continue
+        var w = d.createElement(tag)
+        var href = marks[i].attrs && marks[i].attrs.href
+        if (tag === 'a' && safeHref(href)) w.setAttribute('href', href)
+        w.appendChild(out)
+        out = w
+      }
+      return out
+    }
+    var level = n.attrs && Number(n.attrs.level)
+    var name = n.type === 'heading' ? 'h' + (level >= 1 && level <= 6 ? level : 2) : NODE_TAGS[n.type]
+    out = name ? d.createElement(name) : d.createDocumentFragment()
+    var parts = Array.isArray(n.content) ? n.content : []
+    for (i = 0; i < parts.length; i++) {
+      var c = richNode(parts[i], depth + 1)
+      if (c) out.appendChild(c)
+    }
+    return out
+  }
+
+  /** Tier 1: every marked element of the Story's blocks shows the unsaved value: text as text, rich text as elements. */
   function apply() {
     var els = d.querySelectorAll('[data-story-field]')
     for (var i = 0; i < els.length; i++) {
@@ -303,8 +346,16 @@
       var holder = el.closest('[data-story-uuid]')
       if (holder && holder.getAttribute('data-story-uuid').toLowerCase() !== story.uuid) continue
       if (m) {
-        var b = blockOf(m[0])
-        text = b ? textOf(b[m[1]]) : undefined
+        var b = blockOf(m[0]), v = b ? b[m[1]] : undefined
+        if (v && typeof v === 'object' && v.type === 'doc') {
+          var sig = JSON.stringify(v)
+          if (el.csRich !== sig) {
+            el.csRich = sig
+            el.replaceChildren(richNode(v, 0))
+          }
+          continue
+        }
+        text = textOf(v)
       } else if (holder && holder.getAttribute('data-story-path')) text = valueAt(story, el.getAttribute('data-story-field'))
       if (text !== undefined && el.textContent !== text) el.textContent = text
     }
