@@ -1,15 +1,9 @@
-import { audienceDe } from './audience-de'
-import { siteDataDe } from './site-data-de'
 import { editorDe } from './editor-de'
-import { visualDe } from './visual-de'
 import type { MessageKey } from './en'
 
 /** The German message catalog: every key of en.ts (the type checks that none is missing). */
 export const de: Record<MessageKey, string> = {
   ...editorDe,
-  ...audienceDe,
-  ...visualDe,
-  ...siteDataDe,
   'common.cancel': 'Abbrechen',
   'common.loading': 'Wird geladen',
   'common.never': 'nie',
@@ -643,6 +637,10 @@ export const de: Record<MessageKey, string> = {
   'nav.plugins': 'Plugins',
   'nav.ai': 'KI',
   'nav.billing': 'Abrechnung',
+  'nav.forms': 'Formulare',
+  'nav.subscribers': 'Abonnenten',
+  'nav.datasources': 'Datenquellen',
+  'nav.segments': 'Segmente',
   'nav.events': 'Veranstaltungen',
   'nav.galleries': 'Galerien',
   'nav.shop': 'Shop',

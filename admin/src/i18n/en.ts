@@ -1,7 +1,4 @@
-import { audienceEn } from './audience-en'
-import { siteDataEn } from './site-data-en'
 import { editorEn } from './editor-en'
-import { visualEn } from './visual-en'
 
 /**
  * The English message catalog: the source of every key. `{name}` marks a value filled in by `t(key, {name})`.
@@ -10,9 +7,6 @@ import { visualEn } from './visual-en'
  */
 export const en = {
   ...editorEn,
-  ...audienceEn,
-  ...visualEn,
-  ...siteDataEn,
   'common.cancel': 'Cancel',
   'common.loading': 'Loading',
   'common.never': 'never',
@@ -646,6 +640,10 @@ export const en = {
   'nav.plugins': 'Plugins',
   'nav.ai': 'AI',
   'nav.billing': 'Billing',
+  'nav.forms': 'Forms',
+  'nav.subscribers': 'Subscribers',
+  'nav.datasources': 'Datasources',
+  'nav.segments': 'Segments',
   'nav.events': 'Events',
   'nav.galleries': 'Galleries',
   'nav.shop': 'Shop',

@@ -1,4 +1,4 @@
-import { t } from '../../i18n'
+import { t } from './messages'
 import type { DatasourceView } from './datasource-form'
 
 const TONE: Record<DatasourceView['status'], string> = {

@@ -1,5 +1,6 @@
-import type { MessageKey } from '../../i18n'
-import { formatDateTime, language, t } from '../../i18n'
+import type { MessageKey } from './messages'
+import { formatDateTime, language } from '../../i18n'
+import { t } from './messages'
 
 /**
  * A pull's `last_error` (the server writes it in English, e.g. "the source answered 500") as a sentence in the UI's

@@ -1,6 +1,6 @@
 import { ApiFailure } from '../../api/client'
-import { t } from '../../i18n'
-import type { MessageKey } from '../../i18n/en'
+import { t } from './messages'
+import type { MessageKey } from './messages'
 import { type FieldType, type Form, type FormBody, TEXT_TYPES } from './queries'
 
 /** A field as the builder edits it: `id` keeps React's rows stable, `options` is one choice a line. */

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query'
 import { useId } from 'react'
 import { toast } from '../../components/toast'
 import { Button, ErrorNotice, Skeleton } from '../../components/ui'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { embedSnippet } from './embed-snippet'
 import { type Form, versionQuery } from './queries'
 

@@ -1,4 +1,4 @@
-import { t } from '../../i18n'
+import { t } from './messages'
 import { type FormFieldDef } from './queries'
 
 const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')

@@ -1,5 +1,5 @@
 import { useId, useState } from 'react'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { type Draft, type FieldDraft, optionList } from './draft'
 
 const INPUT = 'w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm'

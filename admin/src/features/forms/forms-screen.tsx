@@ -3,8 +3,9 @@ import { getRouteApi, Link } from '@tanstack/react-router'
 import { useId } from 'react'
 import { useCan } from '../../api/roles'
 import { EmptyState, ErrorNotice, Skeleton } from '../../components/ui'
-import { formatDateTime, formatNumber, t } from '../../i18n'
-import type { MessageKey } from '../../i18n/en'
+import { formatDateTime, formatNumber } from '../../i18n'
+import { t } from './messages'
+import type { MessageKey } from './messages'
 import { formsQuery, SUBMIT_ACTIONS } from './queries'
 
 const route = getRouteApi('/app/spaces/$space/forms')

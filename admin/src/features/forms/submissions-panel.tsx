@@ -6,8 +6,9 @@ import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
 import { toast } from '../../components/toast'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton } from '../../components/ui'
-import { formatDateTime, formatNumber, t } from '../../i18n'
-import type { MessageKey } from '../../i18n/en'
+import { formatDateTime, formatNumber } from '../../i18n'
+import { t } from './messages'
+import type { MessageKey } from './messages'
 import { type Form, formKeys, type Submission, SUBMISSIONS_PER_PAGE, submissionsQuery } from './queries'
 
 /** A stored value as text: a consent as yes/no with the text agreed to, a checkbox as yes/no. */

@@ -1,6 +1,6 @@
 import { useState } from 'react'
 import { Button } from '../../components/ui'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { previewAs } from './queries'
 
 /** "Preview as": the Space's site in the preview, its draft reads naming this segment. */

@@ -3,7 +3,7 @@ import { useId } from 'react'
 import { api, unwrap } from '../../api/client'
 import { queryKeys } from '../../api/keys'
 import { Button, FieldErrors } from '../../components/ui'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { useDebounced } from '../../components/form-hooks'
 import type { Rule } from './queries'
 

@@ -9,7 +9,7 @@ import { CatalogError } from '../../components/catalog-error'
 import { toast } from '../../components/toast'
 import { Button } from '../../components/ui'
 import type { Block, Blueprint } from '../../fields/types'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { type Segment, segKeys, segmentsQuery, variantsQuery } from './queries'
 import { PreviewAs } from './preview-as'
 

@@ -7,8 +7,9 @@ import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
 import { toast } from '../../components/toast'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, TextField } from '../../components/ui'
-import { fieldErrors, formatDateTime, t } from '../../i18n'
-import type { MessageKey } from '../../i18n/en'
+import { formatDateTime } from '../../i18n'
+import { fieldErrors, t } from './messages'
+import type { MessageKey } from './messages'
 import { csvPath, newsletterQuery, PER_PAGE, type Subscriber, SUBSCRIBER_STATUSES, subscriberKeys, type SubscriberStatus, subscribersQuery } from './queries'
 
 const route = getRouteApi('/app/spaces/$space/subscribers')

@@ -2,7 +2,7 @@ import { useNavigate } from '@tanstack/react-router'
 import { type KeyboardEvent as ReactKeyboardEvent, type PointerEvent as ReactPointerEvent, useCallback, useEffect, useRef, useState } from 'react'
 import { api, unwrap } from '../../api/client'
 import { Button, ErrorNotice } from '../../components/ui'
-import { t } from '../../i18n'
+import { t } from './messages'
 import { pathOfBlock, post, siteMessage } from './channel'
 
 /**
