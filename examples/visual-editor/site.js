@@ -29,8 +29,12 @@
       for (var f in b) {
         if (f === '_uid' || f === 'component') continue
         var mark = { 'data-story-field': b._uid + '.' + f }
-        // Rich text: this page shows its text; while editing, the bridge draws it as elements.
-        if (b[f] && b[f].type === 'doc') section.appendChild(el('div', mark, textOf(b[f])))
+        // Rich text: drawn by the bridge's renderer once it has loaded (its text until then).
+        if (b[f] && b[f].type === 'doc') {
+          var box = el('div', mark, window.ServiceAdmin ? undefined : textOf(b[f]))
+          if (window.ServiceAdmin) box.appendChild(window.ServiceAdmin.richText(b[f]))
+          section.appendChild(box)
+        }
         if (typeof b[f] !== 'string') continue
         var heading = f === 'headline' || f === 'title'
         section.appendChild(el(heading ? 'h2' : 'p', mark, b[f]))

@@ -147,6 +147,10 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
   test('tier 1, rich text: a richtext field is drawn as elements in the frame (never parsed as HTML, an unsafe link without href) and typing in it shows at once', async () => {
     const { page, errors, frame } = await openEditor()
     const body = '[data-story-field="h1.body"]'
+    // Tier 2 off in this frame (the example site re-renders from the draft event): what changes now is tier 1 alone.
+    await frame.evaluate(() => window.addEventListener('service-admin:draft', (e) => e.stopPropagation(), true))
+    await headlineInput(page).fill('Rich text headline')
+    await until(async () => (await textIn(frame, '[data-story-field="h1.headline"]')) === 'Rich text headline')
     await until(async () => (await frame.evaluate((sel) => document.querySelector(`${sel} strong`)?.textContent ?? null, body)) === 'bold words')
     const drawn = await frame.evaluate((sel) => {
       const el = document.querySelector(sel)!
@@ -179,6 +183,14 @@ describe.skipIf(!hasChromium)('the visual editor in Chromium (admin and site on 
     await until(async () => (await frame.evaluate((sel) => [...document.querySelectorAll(`${sel} strong`)].map((e) => e.textContent), body)).includes('Typed strongly'))
     const saved = await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, owner)
     expect(JSON.stringify(saved.body.data.content)).not.toContain('Typed strongly')
+    // Tier 2's helper for a page without a renderer of its own: the same elements, no HTML parsed.
+    const helper = await frame.evaluate(() => {
+      const box = document.createElement('div')
+      const w = window as unknown as { ServiceAdmin: { richText(v: unknown): Node } }
+      box.appendChild(w.ServiceAdmin.richText({ type: 'doc', content: [{ type: 'paragraph', content: [{ type: 'text', text: '<b>x</b>', marks: [{ type: 'link', attrs: { href: 'javascript:x' } }] }] }] }))
+      return box.innerHTML
+    })
+    expect(helper).toBe('<p><a>&lt;b&gt;x&lt;/b&gt;</a></p>')
     expect(errors).toEqual([])
     await page.close()
   })

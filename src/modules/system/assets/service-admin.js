@@ -65,6 +65,9 @@
     ready: null,
     story: null,
     onDraft: onDraft,
+    richText: function (v) {
+      return richNode(v, 0) || d.createDocumentFragment()
+    },
   })
 
   function css(el, props) {
