@@ -645,6 +645,7 @@ export const de: Record<MessageKey, string> = {
   'nav.billing': 'Abrechnung',
   'nav.events': 'Veranstaltungen',
   'nav.galleries': 'Galerien',
+  'nav.overlays': 'DOM-Overlays',
   'nav.shop': 'Shop',
   'nav.analytics': 'Statistik',
   'value.pending': 'ausstehend',

@@ -648,6 +648,7 @@ export const en = {
   'nav.billing': 'Billing',
   'nav.events': 'Events',
   'nav.galleries': 'Galleries',
+  'nav.overlays': 'DOM overlays',
   'nav.shop': 'Shop',
   'nav.analytics': 'Analytics',
   'value.pending': 'pending',
