@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { overlayModule } from '../src/modules/overlay'
+import { applyToSnippet } from '../src/modules/overlay/tester'
 import { type TestApp, testApp } from './helpers/app'
 import { type Receiver, startReceiver } from './helpers/receiver'
 
@@ -473,9 +474,33 @@ describe('dom overlays: the tester (POST /dom-overlays/test)', () => {
     const big = await tester({ path: '/', html: 'x'.repeat(100_001) })
     expect(big.status).toBe(422)
     expect(JSON.stringify(big.body)).toContain('html')
+    const many = await tester({ path: '/', html: '<i></i>'.repeat(5_001) })
+    expect(many.status).toBe(422)
+    expect(JSON.stringify(many.body)).toContain('5000 elements')
     const stranger = (await t.register()).token
     expect((await tester({ path: '/', html: '' }, stranger)).status).toBe(404)
     const viewer = await t.member(ownerTenant, space, 'viewer')
     expect((await tester({ path: '/', html: '<h1>x</h1>' }, viewer)).status).toBe(200)
+  })
+})
+
+describe('dom overlays: the tester engine', () => {
+  test('past the time budget the remaining rules are skipped, not applied', () => {
+    let clock = 0
+    const rules = ['a', 'b', 'c'].map((id) => ({ id, name: id, selector: 'p', action: 'replace_text', attribute: null, content: id }))
+    // Each reading of the clock moves it 200 ms: two rules run, the budget (500 ms) is gone by the third.
+    const out = applyToSnippet('<p>x</p>', rules, () => (clock += 200))
+    expect(out.applied.map((a) => a.id)).toEqual(['a', 'b'])
+    expect(out.skipped).toEqual(['c'])
+    expect(out.html).toBe('<p>b</p>')
+  })
+
+  test('a selector css-select cannot run selects nothing; inserted markup is stripped as embed.js strips it', () => {
+    const out = applyToSnippet('<div><p>x</p></div>', [
+      { id: 'a', name: 'a', selector: 'p:focus-visible', action: 'hide', attribute: null, content: null },
+      { id: 'b', name: 'b', selector: 'p', action: 'insert_before', attribute: null, content: '<img src=x onerror="alert(1)" id="c"><iframe src="/x"></iframe><b name="n">ok</b>' },
+      { id: 'c', name: 'c', selector: 'div', action: 'set_attribute', attribute: 'title', content: 'javascript:alert(1)' },
+    ])
+    expect(out.html).toBe('<div><img src="x"><b>ok</b><p>x</p></div>')
   })
 })

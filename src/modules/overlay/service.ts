@@ -10,7 +10,7 @@ import { localeSettings } from '../spaces/locales'
 import type { OverlayEventPayload } from './events'
 import { HTML_ACTIONS, type OverlayAction, type OverlayInput, type OverlayTestInput, type OverlayView } from './model'
 import type { OverlayReader } from './public'
-import { applyToSnippet } from './tester'
+import { applyToSnippet, MAX_SNIPPET_ELEMENTS } from './tester'
 import { attributeError, attributeTargetError, compilePattern, dangerousValue, sanitize, selectorError } from './rules'
 
 export type OverlayRow = typeof domOverlays.$inferSelect
@@ -194,6 +194,7 @@ export async function testOverlays(kernel: Kernel, access: SpaceAccess, input: O
   if (Object.keys(errors).length) throw validationFailed(errors)
   const chosen = await reader.testRules(access.space.slug, input.path, lang, segment)
   const outcome = applyToSnippet(input.html, chosen.rules)
+  if (outcome.tooLarge) throw validationFailed({ html: [`must hold at most ${MAX_SNIPPET_ELEMENTS} elements`] })
   const elements = new Map(outcome.applied.map((a) => [a.id, a.elements]))
   return {
     lang: chosen.lang,

@@ -5,8 +5,10 @@ import { parseDocument } from 'htmlparser2'
 
 /** The largest snippet the tester takes (characters); the body schema answers 422 above it. */
 export const MAX_TEST_HTML = 100_000
-/** Elements one rule may touch in a test; past it the rule stops and the answer says so. */
+/** Elements one rule may touch in a test. */
 const MAX_ELEMENTS = 1_000
+/** Elements a snippet may hold: a selector's cost grows with them (`:has()` scans below every element). */
+export const MAX_SNIPPET_ELEMENTS = 5_000
 /** CPU time (ms) a test may take before the remaining rules are skipped (the answer names them). */
 const BUDGET_MS = 500
 
@@ -20,6 +22,8 @@ export interface TestRule {
 }
 
 export interface TestOutcome {
+  /** The snippet holds more than MAX_SNIPPET_ELEMENTS elements: nothing applied. */
+  tooLarge?: true
   html: string
   applied: { id: string; elements: number }[]
   /** Rules not applied because the time budget ran out. */
@@ -58,10 +62,17 @@ function setChildren(el: Element, nodes: ChildNode[]) {
  * rule to every element its selector finds (css-select on an htmlparser2 tree — nothing in the snippet runs), with
  * embed.js's actions: replace_text (the text), replace_html (children from the content, stripped as embed.js strips
  * it), insert_before / insert_after, hide (`display: none` in the element's style) and set_attribute (never an event
- * handler, id/name or a script URL). Bounded: the snippet's size (schema), elements per rule, and a CPU budget.
+ * handler, id/name or a script URL). Bounded: the snippet's size (schema) and elements, elements per rule, and a time budget
+ * checked between rules.
  */
 export function applyToSnippet(html: string, rules: TestRule[], now: () => number = () => performance.now()): TestOutcome {
   const doc: Document = parseDocument(html)
+  let elements = 0
+  const count = (nodes: ChildNode[]): boolean => {
+    for (const n of nodes) if (n instanceof Element && (++elements > MAX_SNIPPET_ELEMENTS || !count(n.children))) return false
+    return true
+  }
+  if (!count(doc.children)) return { tooLarge: true, html: '', applied: [], skipped: [] }
   const started = now()
   const applied: TestOutcome['applied'] = []
   const skipped: string[] = []

@@ -71,7 +71,7 @@ export const en = {
   'overlays.error.segment_key': 'This segment does not exist in this Space.',
   'overlays.error.priority': 'Use a whole number from −1,000,000 to 1,000,000.',
   'overlays.error.path': 'Enter a page path that starts with /.',
-  'overlays.error.html': 'The snippet is too long: at most 100,000 characters.',
+  'overlays.error.html': 'The snippet is too long: at most 100,000 characters and 5,000 elements.',
   'overlays.error.lang': 'Choose a language of this Space.',
 }
 
@@ -145,7 +145,7 @@ export const de: Record<keyof typeof en, string> = {
   'overlays.error.segment_key': 'Dieses Segment gibt es in diesem Space nicht.',
   'overlays.error.priority': 'Nutzen Sie eine ganze Zahl von −1.000.000 bis 1.000.000.',
   'overlays.error.path': 'Geben Sie einen Seitenpfad ein, der mit / beginnt.',
-  'overlays.error.html': 'Der Ausschnitt ist zu lang: höchstens 100.000 Zeichen.',
+  'overlays.error.html': 'Der Ausschnitt ist zu lang: höchstens 100.000 Zeichen und 5.000 Elemente.',
   'overlays.error.lang': 'Wählen Sie eine Sprache dieses Space.',
 }
 

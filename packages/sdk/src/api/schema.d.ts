@@ -2168,7 +2168,7 @@ export interface paths {
         put?: never;
         /**
          * Test the DOM overlay rules on an HTML snippet
-         * @description The active rules the page at `path` gets — chosen as the public read chooses them, in the locale chain of `lang` and for a visitor of `segment_key` (or of no segment) — applied on the server to `html` as embed.js applies them in the browser; the snippet after them comes back as `html`. Nothing in the snippet runs and nothing is stored. Bounded: `html` at most 100,000 characters (422), 1,000 elements per rule, and a time budget past which the remaining rules are listed in `skipped`. 422 names an unknown `lang` or `segment_key`.
+         * @description The active rules the page at `path` gets — chosen as the public read chooses them, in the locale chain of `lang` and for a visitor of `segment_key` (or of no segment) — applied on the server to `html` as embed.js applies them in the browser; the snippet after them comes back as `html`. Nothing in the snippet runs and nothing is stored. Bounded: `html` at most 100,000 characters and 5,000 elements (422), 1,000 elements per rule, and a time budget past which the remaining rules are listed in `skipped`. 422 names an unknown `lang` or `segment_key`.
          */
         post: operations["domOverlaysTest"];
         delete?: never;
