@@ -141,6 +141,17 @@ describe.skipIf(!hasChromium)('DOM overlays screen in Chromium', () => {
     await page.mouse.up()
     await until(names, 'Hide the promo,New title')
 
+    // Edited: the form opens with the rule as stored; the new text is what the tester applies.
+    await page.getByRole('button', { name: 'Edit “New title”' }).click()
+    const form = page.getByTestId('overlay-form')
+    expect(await form.getByLabel('CSS selector').inputValue()).toBe('h1')
+    expect(await form.getByLabel('Action').inputValue()).toBe('replace_text')
+    expect(await form.getByLabel('Content (en)').inputValue()).toBe('Sale')
+    await form.getByLabel('Content (en)').fill('Big sale')
+    await form.getByRole('button', { name: 'Save rule' }).click()
+    await page.getByRole('status').filter({ hasText: '“New title” saved.' }).waitFor()
+    expect((await h.call('GET', `/v1/spaces/${space}/dom-overlays`, owner.token)).body.data.find((r: { name: string }) => r.name === 'New title')).toMatchObject({ content: { en: 'Big sale' }, priority: 20, active: true })
+
     // Switched off: the tester no longer applies it.
     await page.getByRole('switch', { name: /Active New title/ }).click()
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/dom-overlays`, owner.token)).body.data.find((r: { name: string }) => r.name === 'New title').active, false)
@@ -153,7 +164,7 @@ describe.skipIf(!hasChromium)('DOM overlays screen in Chromium', () => {
     await page.getByRole('switch', { name: /Active New title/ }).click()
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/dom-overlays`, owner.token)).body.data.find((r: { name: string }) => r.name === 'New title').active, true)
     await tester.getByRole('button', { name: 'Apply rules' }).click()
-    await until(() => tester.getByTestId('overlay-test-result').textContent(), '<h1>Sale</h1>')
+    await until(() => tester.getByTestId('overlay-test-result').textContent(), '<h1>Big sale</h1>')
 
     // Deleted by keyboard: it asks first.
     await page.getByRole('button', { name: 'Delete “New title”' }).focus()
