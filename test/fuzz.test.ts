@@ -168,6 +168,7 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'POST /v1/cdn/:space/carts/:uuid/items': () => ({ product: w.shop.productSlug, quantity: 1 }),
     'POST /v1/cdn/:space/carts/:uuid/checkout': () => ({ email: 'fuzz@example.com', name: 'Fuzz' }),
     'POST /v1/spaces/:space/datasources/cron-preview': () => ({ cron: '0 * * * *', count: 3 }),
+    'POST /v1/spaces/:space/dom-overlays/test': () => ({ path: '/blog/post', html: '<main><h1 class="t">Title</h1><p>Text</p></main>', lang: 'en' }),
     'POST /v1/spaces/:space/audience-segments/check-rules': () => ({ rules: [{ type: 'referrer', operator: 'regex', value: '^https://a' }] }),
     'POST /v1/pitch-invitees': () => ({ slug: `fz-${uniq()}`, name: 'Fuzz prospect', email: `fz-${uniq()}@example.com` }),
   }

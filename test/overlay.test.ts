@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { overlayModule } from '../src/modules/overlay'
+import { applyToSnippet } from '../src/modules/overlay/tester'
 import { type TestApp, testApp } from './helpers/app'
 import { type Receiver, startReceiver } from './helpers/receiver'
 
@@ -409,5 +410,97 @@ describe('dom overlays: what set_attribute and inserted HTML may do to a page', 
     expect(again.status).toBe(422)
     expect(Object.keys(again.body.errors)).toEqual(['attribute'])
     for (const id of [ok.id, kept.id, iframe.id, fine.id]) await t.request('DELETE', `${base()}/${id}`, { token: owner })
+  })
+})
+
+describe('dom overlays: the tester (POST /dom-overlays/test)', () => {
+  const tester = (body: Record<string, unknown>, token = owner, s = space) => t.request('POST', `${base(s)}/test`, { token, body })
+
+  test('applies the rules the path gets, in order, to the snippet as embed.js would; stores nothing', async () => {
+    const s = (await t.createSpace(owner, { locales: ['en', 'de'] })).slug
+    const seg = await t.request('POST', `/v1/spaces/${s}/audience-segments`, {
+      token: owner,
+      body: { key: 'vip', label: 'VIP', priority: 0, rules: [{ type: 'query', key: 'vip', operator: 'eq', value: '1' }] },
+    })
+    expect(seg.status).toBe(201)
+    const hide = await createOk({ name: 'Hide promo', path_pattern: '/shop/**', selector: '.promo', action: 'hide', priority: 1 }, s)
+    const text = await createOk({ name: 'Title', path_pattern: '/shop/*', selector: 'h1', action: 'replace_text', content: { en: 'Sale <now>', de: 'Ausverkauf' }, priority: 2 }, s)
+    await createOk({ name: 'Insert', path_pattern: '/shop/**', selector: 'h1', action: 'insert_after', content: { en: '<p class="note">Note<script>alert(1)</script></p>' }, priority: 3 }, s)
+    await createOk({ name: 'Other path', path_pattern: '/blog/**', selector: 'h1', action: 'hide' }, s)
+    await createOk({ name: 'VIP only', path_pattern: '/**', selector: 'a', action: 'set_attribute', attribute: 'href', content: { en: '/vip' }, segment_key: 'vip' }, s)
+    await createOk({ name: 'Inactive', path_pattern: '/**', selector: 'h1', action: 'hide', active: false }, s)
+    const before = (await t.request('GET', base(s), { token: owner })).body.meta.total
+    const html = '<main><h1>Shop</h1><div class="promo" style="color: red">50% off</div><a href="/x">Go</a></main>'
+
+    const r = await tester({ path: '/shop/shoes', html }, owner, s)
+    expect(r.status).toBe(200)
+    expect(r.body.data.lang).toBe('en')
+    expect(r.body.data.segment).toBeNull()
+    expect(r.body.data.rules.map((x: any) => [x.name, x.elements])).toEqual([
+      ['Hide promo', 1],
+      ['Title', 1],
+      ['Insert', 1],
+    ])
+    expect(r.body.data.rules[0].id).toBe(hide.id)
+    expect(r.body.data.rules[1].id).toBe(text.id)
+    expect(r.body.data.html).toBe(
+      '<main><h1>Sale &lt;now&gt;</h1><p class="note">Note</p><div class="promo" style="color: red; display: none;">50% off</div><a href="/x">Go</a></main>',
+    )
+    expect(r.body.data.skipped).toEqual([])
+
+    const de = await tester({ path: '/shop/shoes', html, lang: 'de', segment_key: 'VIP' }, owner, s)
+    expect(de.status).toBe(200)
+    expect(de.body.data.segment).toBe('vip')
+    expect(de.body.data.html).toContain('<h1>Ausverkauf</h1>')
+    expect(de.body.data.html).toContain('<p class="note">Note</p>') // no German text: the chain falls back to the default, as the public read does
+    expect(de.body.data.html).toContain('<a href="/vip">')
+    // The same rules, in the same order, as the public read for that path, locale and segment.
+    const pub = await read('path=/shop/shoes&lang=de', { 'x-service-segment': 'vip' }, s)
+    expect(de.body.data.rules.map((x: any) => x.id)).toEqual(ids(pub))
+
+    const deeper = await tester({ path: '/shop/a/b', html }, owner, s)
+    expect(deeper.body.data.rules.map((x: any) => x.name)).toEqual(['Hide promo', 'Insert'])
+    expect((await t.request('GET', base(s), { token: owner })).body.meta.total).toBe(before)
+  })
+
+  test('refusals name the field; viewers may test; another tenant sees 404', async () => {
+    const bad = await tester({ path: 'shop', html: '<p>x</p>', lang: 'xx', segment_key: 'nope' })
+    expect(bad.status).toBe(422)
+    expect(Object.keys(bad.body.error.details?.errors ?? bad.body.errors ?? {}).length).toBeGreaterThan(0)
+    const fields = await tester({ path: '/shop', html: '<p>x</p>', lang: 'fr', segment_key: 'nope' })
+    expect(fields.status).toBe(422)
+    expect(JSON.stringify(fields.body)).toContain('lang')
+    expect(JSON.stringify(fields.body)).toContain('segment_key')
+    const big = await tester({ path: '/', html: 'x'.repeat(100_001) })
+    expect(big.status).toBe(422)
+    expect(JSON.stringify(big.body)).toContain('html')
+    const many = await tester({ path: '/', html: '<i></i>'.repeat(5_001) })
+    expect(many.status).toBe(422)
+    expect(JSON.stringify(many.body)).toContain('5000 elements')
+    const stranger = (await t.register()).token
+    expect((await tester({ path: '/', html: '' }, stranger)).status).toBe(404)
+    const viewer = await t.member(ownerTenant, space, 'viewer')
+    expect((await tester({ path: '/', html: '<h1>x</h1>' }, viewer)).status).toBe(200)
+  })
+})
+
+describe('dom overlays: the tester engine', () => {
+  test('past the time budget the remaining rules are skipped, not applied', () => {
+    let clock = 0
+    const rules = ['a', 'b', 'c'].map((id) => ({ id, name: id, selector: 'p', action: 'replace_text', attribute: null, content: id }))
+    // Each reading of the clock moves it 200 ms: two rules run, the budget (500 ms) is gone by the third.
+    const out = applyToSnippet('<p>x</p>', rules, () => (clock += 200))
+    expect(out.applied.map((a) => a.id)).toEqual(['a', 'b'])
+    expect(out.skipped).toEqual(['c'])
+    expect(out.html).toBe('<p>b</p>')
+  })
+
+  test('a selector css-select cannot run selects nothing; inserted markup is stripped as embed.js strips it', () => {
+    const out = applyToSnippet('<div><p>x</p></div>', [
+      { id: 'a', name: 'a', selector: 'p:focus-visible', action: 'hide', attribute: null, content: null },
+      { id: 'b', name: 'b', selector: 'p', action: 'insert_before', attribute: null, content: '<img src=x onerror="alert(1)" id="c"><iframe src="/x"></iframe><b name="n">ok</b>' },
+      { id: 'c', name: 'c', selector: 'div', action: 'set_attribute', attribute: 'title', content: 'javascript:alert(1)' },
+    ])
+    expect(out.html).toBe('<div><img src="x"><b>ok</b><p>x</p></div>')
   })
 })

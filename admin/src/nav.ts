@@ -43,6 +43,7 @@ export const NAV: NavEntry[] = [
   { id: 'galleries', section: 'features', label: 'nav.galleries', to: '/galleries', requires: { method: 'GET', path: '/v1/spaces/{space}/galleries' }, keywords: 'images photos slideshow' },
   { id: 'shop', section: 'features', label: 'nav.shop', to: '/shop', requires: { method: 'GET', path: '/v1/spaces/{space}/products' }, keywords: 'products orders payments stripe commerce' },
   { id: 'analytics', section: 'features', label: 'nav.analytics', to: '/analytics', requires: { method: 'GET', path: '/v1/spaces/{space}/analytics/overview' }, keywords: 'statistics views traffic referrers charts' },
+  { id: 'overlays', section: 'features', label: 'nav.overlays', to: '/overlays', requires: { method: 'GET', path: '/v1/spaces/{space}/dom-overlays' }, keywords: 'dom overlay hide replace insert selector embed page rules' },
   { id: 'members', section: 'settings', label: 'nav.members', to: '/members', requires: { method: 'GET', path: '/v1/spaces/{space}/members' }, keywords: 'people invite roles' },
   { id: 'settings', section: 'settings', label: 'nav.settings', to: '/settings', requires: { method: 'PATCH', path: '/v1/spaces/{space}' }, keywords: 'locales languages preview archive' },
   { id: 'webhooks', section: 'settings', label: 'nav.webhooks', to: '/webhooks', requires: { method: 'GET', path: '/v1/spaces/{space}/webhooks' }, keywords: 'hooks deliveries events' },

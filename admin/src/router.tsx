@@ -130,12 +130,13 @@ const subscribersRoute = createRoute({
   component: lazyRouteComponent(() => import('./features/subscribers/subscribers-screen'), 'SubscribersScreen'),
 })
 const audienceRoutes = [formsRoute, formRoute, subscribersRoute]
-// Site features (issue 45): events, galleries, shop, analytics; each a chunk of its own under features/<feature>/.
+// Site features (issue 45): events, galleries, shop, analytics, DOM overlays; each a chunk of its own under features/<feature>/.
 const eventsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/events', component: lazyRouteComponent(() => import('./features/events/events-screen'), 'EventsScreen') })
 const galleriesRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/galleries', component: lazyRouteComponent(() => import('./features/galleries/galleries-screen'), 'GalleriesScreen') })
 const shopRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/shop', component: lazyRouteComponent(() => import('./features/shop/shop-screen'), 'ShopScreen') })
 const analyticsRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/analytics', component: lazyRouteComponent(() => import('./features/analytics/analytics-screen'), 'AnalyticsScreen') })
-const siteRoutes = [eventsRoute, galleriesRoute, shopRoute, analyticsRoute]
+const overlaysRoute = createRoute({ getParentRoute: () => spaceRoute, path: '/overlays', component: lazyRouteComponent(() => import('./features/overlays/overlays-screen'), 'OverlaysScreen') })
+const siteRoutes = [eventsRoute, galleriesRoute, shopRoute, analyticsRoute, overlaysRoute]
 
 const routeTree = rootRoute.addChildren([
   signInRoute,

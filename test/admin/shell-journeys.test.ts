@@ -403,6 +403,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     // Site data: a push datasource (its page shows the push panel) and a segment (the editor shows its variants panel).
     expect((await h.call('POST', `/v1/spaces/${mine}/datasources`, user.token, { key: 'preise', label: 'Preise', type: 'webhook_push', config: {} })).status).toBe(201)
     expect((await h.call('POST', `/v1/spaces/${mine}/audience-segments`, user.token, { key: 'leser', label: 'Leser', priority: 1, rules: [{ type: 'language', operator: 'eq', value: 'de' }] })).status).toBe(201)
+    expect((await h.call('POST', `/v1/spaces/${mine}/dom-overlays`, user.token, { name: 'Werbung aus', path_pattern: '/**', selector: '.werbung', action: 'hide' })).status).toBe(201)
     const { context, page, errors } = await h.signedIn(user.token)
     const found: Record<string, string[]> = {}
     const check = async (where: string) => {
@@ -441,6 +442,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
       [`/admin/spaces/${mine}/galleries`, 'Galerien'],
       [`/admin/spaces/${mine}/shop`, 'Shop'],
       [`/admin/spaces/${mine}/analytics`, 'Statistik'],
+      [`/admin/spaces/${mine}/overlays`, 'DOM-Overlays'],
     ]
     for (const [path, heading] of screens) {
       await page.goto(path)

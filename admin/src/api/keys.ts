@@ -67,6 +67,8 @@ export const queryKeys = {
   segments: (space: string) => [SPACES, space, 'audience-segments'] as const,
   variants: (space: string, uuid: string) => [...queryKeys.story(space, uuid), 'variants'] as const,
   segmentRulesCheck: (space: string, rules: unknown) => [...queryKeys.segments(space), 'check', rules] as const,
+  /** DOM overlay rules: the whole list in priority order (the tester is a mutation, never cached). */
+  overlays: (space: string) => [SPACES, space, 'dom-overlays'] as const,
 
   // Site features: events, galleries, shop, analytics (each feature's queries.ts builds on these)
   events: (space: string) => [SPACES, space, 'events'] as const,

@@ -127,6 +127,7 @@ export const MIN_ROLES = {
   "POST /v1/spaces/{space}/datasources/{key}/sync": "editor",
   "POST /v1/spaces/{space}/datasources/{key}/test-path": "editor",
   "POST /v1/spaces/{space}/dom-overlays": "editor",
+  "POST /v1/spaces/{space}/dom-overlays/test": "viewer",
   "POST /v1/spaces/{space}/events": "editor",
   "POST /v1/spaces/{space}/events/{id}/registrations/{registrationId}/cancel": "admin",
   "POST /v1/spaces/{space}/forms": "editor",

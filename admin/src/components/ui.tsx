@@ -52,11 +52,14 @@ export function TextField({
 export function FieldErrors({ id, errors }: { id?: string; errors?: string[] }) {
   if (!errors?.length) return null
   return (
-    <ul id={id} className="text-xs text-red-700" role="alert">
-      {errors.map((e) => (
-        <li key={e}>{e}</li>
-      ))}
-    </ul>
+    // The alert role on a wrapper: on the list itself it would take the list's semantics away from its items.
+    <div id={id} role="alert">
+      <ul className="text-xs text-red-700">
+        {errors.map((e) => (
+          <li key={e}>{e}</li>
+        ))}
+      </ul>
+    </div>
   )
 }
 

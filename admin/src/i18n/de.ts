@@ -643,6 +643,7 @@ export const de: Record<MessageKey, string> = {
   'nav.segments': 'Segmente',
   'nav.events': 'Veranstaltungen',
   'nav.galleries': 'Galerien',
+  'nav.overlays': 'DOM-Overlays',
   'nav.shop': 'Shop',
   'nav.analytics': 'Statistik',
   'value.pending': 'ausstehend',

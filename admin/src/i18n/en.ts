@@ -646,6 +646,7 @@ export const en = {
   'nav.segments': 'Segments',
   'nav.events': 'Events',
   'nav.galleries': 'Galleries',
+  'nav.overlays': 'DOM overlays',
   'nav.shop': 'Shop',
   'nav.analytics': 'Analytics',
   'value.pending': 'pending',

@@ -23,7 +23,7 @@ export const overlayModule = defineModule({
     const reader = new OverlayReader(kernel, use(spacesModule).publicSpaces, pipeline.chain.bind(pipeline), segments.resolve)
     return { reader, isSegmentKey: segments.isSegmentKey, segmentHeader: segments.header }
   },
-  routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey),
+  routes: ({ kernel, guards, self }) => overlayRoutes(kernel, guards, self.isSegmentKey, self.reader),
   publicRoutes: (ctx) => overlayCdnRoutes(ctx, ctx.self.reader, ctx.self.segmentHeader),
   fast: ({ self }) => [overlayFastRoute(self.reader)],
   graphql: (builder, self, kernel) => overlayGraphql(builder, self.reader, kernel.readSteps),

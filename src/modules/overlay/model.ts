@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { Int, oneOf, pageQuery, SpaceSlug, Timestamp, Uuid } from '../../kernel/schemas'
 import { MAX_PATTERN, MAX_SELECTOR } from './rules'
+import { MAX_TEST_HTML } from './tester'
 
 export const ACTIONS = ['replace_text', 'replace_html', 'set_attribute', 'hide', 'insert_before', 'insert_after'] as const
 export type OverlayAction = (typeof ACTIONS)[number]
@@ -77,3 +78,24 @@ export const PublicOverlayQuery = t.Object(
   // Segment rules may read any query parameter (query and utm rules), as on Story reads.
   { additionalProperties: true },
 )
+
+// ---- the tester ----
+
+export const OverlayTestBody = t.Object({
+  path: t.String({ minLength: 1, maxLength: 2048, pattern: '^/', error: 'must be a page path starting with /', description: 'The page path to test (no query or fragment)' }),
+  html: t.String({ maxLength: MAX_TEST_HTML, error: `must be at most ${MAX_TEST_HTML} characters of HTML`, description: `An HTML snippet of the page (at most ${MAX_TEST_HTML} characters); nothing in it runs` }),
+  lang: t.Optional(t.String({ maxLength: 35, description: 'A locale of the Space; the fallback chain applies as on the public read (default: the Space default)' })),
+  segment_key: t.Optional(t.Union([t.String({ maxLength: 64 }), t.Null()], { description: 'Test as a visitor of this audience segment (default: a visitor in none)' })),
+})
+export type OverlayTestInput = typeof OverlayTestBody.static
+
+export const OverlayTestModel = t.Object({
+  lang: t.String({ description: 'The first locale of the chain the content was taken from' }),
+  segment: t.Union([t.String(), t.Null()]),
+  html: t.String({ description: 'The snippet after the rules, serialized (inserted markup stripped as embed.js strips it)' }),
+  rules: t.Array(
+    t.Object({ id: t.String({ format: 'uuid' }), name: t.String(), selector: t.String(), action: t.String(), elements: Int({ description: 'Elements the selector found in the snippet' }) }),
+    { description: 'The rules the page gets, in the order they applied' },
+  ),
+  skipped: t.Array(t.String(), { description: 'Rules not applied because the test ran out of time (ids)' }),
+})

@@ -8,6 +8,7 @@ import { readHeaderNames, readVary } from '../../kernel/read'
 import { HTML_ACTIONS, type OverlayAction, type PublicOverlay } from './model'
 import { attributeError, attributeTargetError, compilePattern, MAX_PATH, sanitize } from './rules'
 import { activeOverlays } from './service'
+import type { TestRule } from './tester'
 
 /**
  * The public read of DOM overlay rules, built to stay as fast as the Story read: the Space (spaces' cache), the locale
@@ -20,6 +21,7 @@ import { activeOverlays } from './service'
 
 interface CompiledRule {
   id: string
+  name: string
   match: (path: string) => boolean
   selector: string
   action: string
@@ -155,7 +157,7 @@ export class OverlayReader {
         content = {}
         for (const [lang, html] of Object.entries(r.content)) content[lang] = sanitize(html)
       }
-      rules.push({ id: r.uuid, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content, segmentKey: r.segmentKey, priority: r.priority })
+      rules.push({ id: r.uuid, name: r.name, match: p.match, selector: r.selector, action: r.action, attribute: r.attribute, content, segmentKey: r.segmentKey, priority: r.priority })
     }
     return { spaceId, rules, matches: new Map(), answers: new Map() }
   }
@@ -241,6 +243,29 @@ export class OverlayReader {
       this.cache.resize(String(set.spaceId), set, delta)
     }
     return { answer, private: resolution.fromSignals, spaceId: set.spaceId }
+  }
+
+  /**
+   * The rules a page gets, chosen exactly as the public read chooses them (the same compiled rules, path match, segment
+   * and locale chain), for the admin's tester: `segment` is the audience segment to test as (null: a visitor in none).
+   */
+  async testRules(spaceSlug: string, path: string, lang: string | undefined, segment: string | null): Promise<{ lang: string; rules: TestRule[] }> {
+    const space = await this.spaces.get(spaceSlug)
+    if (!space) throw KernelErrors.notFound('Space not found.')
+    const chain = this.chainOf(space, lang, null)
+    const set = await this.cache.get(space.id)
+    const matched = matching(set.rules, decodedPath(path), segment)
+    const rules: TestRule[] = []
+    for (const i of matched === '' ? [] : matched.split(',')) {
+      const r = set.rules[Number(i)]
+      let content: string | null = null
+      if (r.action !== 'hide') {
+        content = chain.map((c) => r.content[c]).find((v) => v !== undefined) ?? null
+        if (content === null) continue
+      }
+      rules.push({ id: r.id, name: r.name, selector: r.selector, action: r.action, attribute: r.attribute, content })
+    }
+    return { lang: chain[0] ?? space.defaultLang, rules }
   }
 
   private render(matched: string, chain: string[], set: SpaceOverlays, segment: string | null, headers: Record<string, string> | null): OverlayAnswer {

@@ -2,8 +2,9 @@ import { Elysia, t } from 'elysia'
 import type { Kernel } from '../../kernel/kernel'
 import type { Guards } from '../../kernel/guards'
 import { Data, Paged, SpaceParams } from '../../kernel/schemas'
-import { OverlayBody, OverlayListQuery, OverlayModel, OverlayParams } from './model'
-import { createOverlay, deleteOverlay, getOverlay, listOverlays, type SegmentKeys, updateOverlay } from './service'
+import { OverlayBody, OverlayListQuery, OverlayModel, OverlayParams, OverlayTestBody, OverlayTestModel } from './model'
+import type { OverlayReader } from './public'
+import { createOverlay, deleteOverlay, getOverlay, listOverlays, type SegmentKeys, testOverlays, updateOverlay } from './service'
 
 const NoContent = t.Void({ description: 'No content' })
 
@@ -14,7 +15,7 @@ const BODY_RULES =
   '`content`: locale of the Space → text (required except for hide). `segment_key`: an audience segment of the Space (only its visitors get the rule). `active` (default true), `priority` (default 0; lower applies first).'
 
 /** DOM overlay rules (issue 30): viewer+ reads, editor+ writes. */
-export function overlayRoutes(kernel: Kernel, guards: Guards, isSegmentKey: SegmentKeys) {
+export function overlayRoutes(kernel: Kernel, guards: Guards, isSegmentKey: SegmentKeys, reader: OverlayReader) {
   return new Elysia({ prefix: '/spaces/:space/dom-overlays', tags: ['DOM overlays'] })
     .use(guards)
     .get('', ({ access, query }) => listOverlays(kernel, access, query), {
@@ -38,6 +39,17 @@ export function overlayRoutes(kernel: Kernel, guards: Guards, isSegmentKey: Segm
         detail: { summary: 'Create a DOM overlay rule', description: `${BODY_RULES} Emits \`dom_overlay.created\`.` },
       },
     )
+    .post('/test', async ({ access, body }) => ({ data: await testOverlays(kernel, access, body, isSegmentKey, reader) }), {
+      params: SpaceParams,
+      body: OverlayTestBody,
+      spaceRole: 'viewer',
+      response: Data(OverlayTestModel),
+      detail: {
+        summary: 'Test the DOM overlay rules on an HTML snippet',
+        description:
+          'The active rules the page at `path` gets — chosen as the public read chooses them, in the locale chain of `lang` and for a visitor of `segment_key` (or of no segment) — applied on the server to `html` as embed.js applies them in the browser; the snippet after them comes back as `html`. Nothing in the snippet runs and nothing is stored. Bounded: `html` at most 100,000 characters and 5,000 elements (422), 1,000 elements per rule, and a time budget past which the remaining rules are listed in `skipped`. 422 names an unknown `lang` or `segment_key`.',
+      },
+    })
     .get('/:id', async ({ access, params }) => ({ data: await getOverlay(kernel, access, params.id) }), {
       params: OverlayParams,
       spaceRole: 'viewer',

@@ -8,7 +8,9 @@ import type { Kernel } from '../../kernel/kernel'
 import { canonicalLocale } from '../../kernel/locale'
 import { localeSettings } from '../spaces/locales'
 import type { OverlayEventPayload } from './events'
-import { HTML_ACTIONS, type OverlayAction, type OverlayInput, type OverlayView } from './model'
+import { HTML_ACTIONS, type OverlayAction, type OverlayInput, type OverlayTestInput, type OverlayView } from './model'
+import type { OverlayReader } from './public'
+import { applyToSnippet, MAX_SNIPPET_ELEMENTS } from './tester'
 import { attributeError, attributeTargetError, compilePattern, dangerousValue, sanitize, selectorError } from './rules'
 
 export type OverlayRow = typeof domOverlays.$inferSelect
@@ -167,4 +169,38 @@ export async function activeOverlays(kernel: Kernel, spaceId: number): Promise<O
     .from(domOverlays)
     .where(and(eq(domOverlays.spaceId, spaceId), eq(domOverlays.active, true)))
     .orderBy(asc(domOverlays.priority), asc(domOverlays.id))
+}
+
+/**
+ * The tester: the rules `path` gets (as the public read chooses them, for a visitor in `segment_key` or in none) applied
+ * to an HTML snippet on the server. Reads only; stores nothing. 422 names an unknown locale or segment.
+ */
+export async function testOverlays(kernel: Kernel, access: SpaceAccess, input: OverlayTestInput, isSegmentKey: SegmentKeys, reader: OverlayReader) {
+  const errors: Record<string, string[]> = {}
+  let lang: string | undefined
+  if (input.lang) {
+    const { codes } = await localeSettings(kernel.db.db, access.space.id)
+    const c = canonicalLocale(input.lang)
+    if (!c || !codes.includes(c)) errors.lang = [`is not a locale of the Space (${codes.join(', ')})`]
+    else lang = c
+  }
+  let segment: string | null = null
+  if (input.segment_key) {
+    const key = input.segment_key.trim().toLowerCase()
+    if (!(await isSegmentKey(access.space.id, key))) errors.segment_key = ['is not an audience segment of this Space']
+    else segment = key
+  }
+  if (/[\u0000]/.test(input.html)) errors.html = ['must not contain NUL characters']
+  if (Object.keys(errors).length) throw validationFailed(errors)
+  const chosen = await reader.testRules(access.space.slug, input.path, lang, segment)
+  const outcome = applyToSnippet(input.html, chosen.rules)
+  if (outcome.tooLarge) throw validationFailed({ html: [`must hold at most ${MAX_SNIPPET_ELEMENTS} elements`] })
+  const elements = new Map(outcome.applied.map((a) => [a.id, a.elements]))
+  return {
+    lang: chosen.lang,
+    segment,
+    html: outcome.html,
+    rules: chosen.rules.filter((r) => elements.has(r.id)).map((r) => ({ id: r.id, name: r.name, selector: r.selector, action: r.action, elements: elements.get(r.id)! })),
+    skipped: outcome.skipped,
+  }
 }

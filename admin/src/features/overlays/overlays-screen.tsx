@@ -1,0 +1,335 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
+import { getRouteApi } from '@tanstack/react-router'
+import { type FormEvent, type KeyboardEvent, type PointerEvent, useId, useRef, useState } from 'react'
+import { ApiFailure, api, unwrap } from '../../api/client'
+import { localesQuery } from '../../api/queries'
+import { useCan } from '../../api/roles'
+import { announce, Announcer } from '../../components/announcer'
+import { CatalogError } from '../../components/catalog-error'
+import { toast } from '../../components/toast'
+import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Skeleton, TextField } from '../../components/ui'
+import { formatNumber } from '../../i18n'
+import { segmentsQuery } from '../segments/queries'
+import { refusals, t } from './messages'
+import { ACTIONS, bodyOf, type Overlay, type OverlayBody, overlayKeys, overlaysQuery } from './queries'
+import { OverlayTester } from './tester'
+
+const route = getRouteApi('/app/spaces/$space/overlays')
+const INPUT = 'rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm aria-invalid:border-red-600'
+
+/**
+ * DOM overlay rules in the order they apply (lower priority first), reordered by dragging the handle or with
+ * Alt+↑/↓ on it, switched on and off, created, edited and deleted (editor+), and a tester that applies the rules a
+ * path gets to an HTML snippet on the server.
+ */
+export function OverlaysScreen() {
+  const { space } = route.useParams()
+  const titleId = useId()
+  const queryClient = useQueryClient()
+  const list = useQuery(overlaysQuery(space))
+  const canWrite = useCan(space, 'PUT', '/v1/spaces/{space}/dom-overlays/{id}')
+  const canCreate = useCan(space, 'POST', '/v1/spaces/{space}/dom-overlays')
+  const [editing, setEditing] = useState<Overlay | 'new' | null>(null)
+  const [deleting, setDeleting] = useState<Overlay | null>(null)
+  const [failure, setFailure] = useState<unknown>(null)
+  const [order, setOrder] = useState<string[] | null>(null)
+  const [drag, setDrag] = useState<{ from: number; to: number } | null>(null)
+  const listRef = useRef<HTMLOListElement>(null)
+  const refresh = () => queryClient.invalidateQueries({ queryKey: overlayKeys.all(space) })
+
+  const rules = list.data ?? []
+  const shown = order ? (order.map((id) => rules.find((r) => r.id === id)).filter(Boolean) as Overlay[]) : rules
+
+  const put = (o: Overlay, change: Partial<OverlayBody>) =>
+    unwrap(api.PUT('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } }, body: bodyOf(o, change) }))
+
+  const toggle = useMutation({
+    mutationFn: (o: Overlay) => put(o, { active: !o.active }),
+    onSuccess: ({ data }) => toast(data.active ? t('overlays.activated', { name: data.name }) : t('overlays.deactivated', { name: data.name })),
+    onError: setFailure,
+    onSettled: refresh,
+  })
+  const remove = useMutation({
+    mutationFn: (o: Overlay) => unwrap(api.DELETE('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } } })),
+    onSuccess: () => {
+      toast(t('overlays.deleted', { name: deleting?.name ?? '' }))
+      setDeleting(null)
+    },
+    onSettled: refresh,
+  })
+
+  /** Moves a rule and saves the order as priorities 10, 20, 30, … (only the rules whose priority changes). */
+  async function move(from: number, to: number) {
+    if (to < 0 || to >= shown.length || from === to) return
+    const next = shown.slice()
+    const [o] = next.splice(from, 1)
+    next.splice(to, 0, o!)
+    setOrder(next.map((x) => x.id))
+    announce(t('overlays.moved', { name: o!.name, position: formatNumber(to + 1), total: formatNumber(next.length) }))
+    try {
+      for (const [i, x] of next.entries()) if (x.priority !== (i + 1) * 10) await put(x, { priority: (i + 1) * 10 })
+      await refresh()
+    } catch (e) {
+      setFailure(e)
+      await refresh()
+    } finally {
+      setOrder(null)
+    }
+  }
+  function onHandleKey(e: KeyboardEvent, i: number) {
+    if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')) return
+    e.preventDefault()
+    const to = e.key === 'ArrowUp' ? i - 1 : i + 1
+    void move(i, to).then(() => requestAnimationFrame(() => (listRef.current?.querySelectorAll<HTMLElement>('[data-handle]')[to] ?? null)?.focus()))
+  }
+  function slotAt(clientY: number): number {
+    const rows = [...(listRef.current?.querySelectorAll<HTMLElement>('[data-overlay-row]') ?? [])]
+    const i = rows.findIndex((r) => clientY < r.getBoundingClientRect().top + r.getBoundingClientRect().height / 2)
+    return i < 0 ? rows.length - 1 : i
+  }
+  const onPointerDown = (e: PointerEvent, i: number) => {
+    if (e.button !== 0) return
+    ;(e.target as HTMLElement).setPointerCapture(e.pointerId)
+    setDrag({ from: i, to: i })
+  }
+  const onPointerMove = (e: PointerEvent) => drag && setDrag({ ...drag, to: slotAt(e.clientY) })
+  const onPointerUp = () => {
+    if (!drag) return
+    const d = drag
+    setDrag(null)
+    void move(d.from, d.to)
+  }
+
+  return (
+    <section className="flex flex-col gap-4" aria-labelledby={titleId}>
+      <Announcer />
+      <header className="flex flex-wrap items-start justify-between gap-3">
+        <div>
+          <h1 id={titleId} tabIndex={-1} className="text-xl font-semibold">
+            {t('overlays.title')}
+          </h1>
+          <p className="text-sm text-slate-700">{t('overlays.intro')}</p>
+        </div>
+        {canCreate ? (
+          <Button tone="primary" onClick={() => setEditing('new')}>
+            {t('overlays.new')}
+          </Button>
+        ) : null}
+      </header>
+      {list.isPending ? <Skeleton lines={4} /> : null}
+      <ErrorNotice error={list.error} onRetry={() => list.refetch()} />
+      <CatalogError error={failure} />
+      {list.data && rules.length === 0 ? (
+        <EmptyState title={t('overlays.empty')}>{canCreate ? t('overlays.emptyCreate') : t('overlays.emptyAsk')}</EmptyState>
+      ) : null}
+      {shown.length ? (
+        <>
+          {canWrite ? <p className="text-sm text-slate-700">{t('overlays.orderHelp')}</p> : null}
+          <ol ref={listRef} className="flex flex-col gap-2" aria-label={t('overlays.order')} data-testid="overlays">
+            {shown.map((o, i) => (
+              <li
+                key={o.id}
+                data-overlay-row
+                data-overlay={o.name}
+                className={`flex flex-wrap items-center gap-3 rounded-lg bg-white p-3 ring-1 ${drag && drag.to === i && drag.from !== i ? 'ring-2 ring-indigo-600' : 'ring-slate-200'}`}
+              >
+                {canWrite ? (
+                  <button
+                    type="button"
+                    data-handle
+                    className="cursor-grab touch-none rounded px-1 text-slate-700 ring-1 ring-slate-300"
+                    aria-label={t('overlays.handle', { name: o.name, position: formatNumber(i + 1) })}
+                    aria-keyshortcuts="Alt+ArrowUp Alt+ArrowDown"
+                    onKeyDown={(e) => onHandleKey(e, i)}
+                    onPointerDown={(e) => onPointerDown(e, i)}
+                    onPointerMove={onPointerMove}
+                    onPointerUp={onPointerUp}
+                    onPointerCancel={() => setDrag(null)}
+                  >
+                    <span aria-hidden="true">⠿</span>
+                  </button>
+                ) : null}
+                <span className="w-8 text-sm text-slate-600">{formatNumber(i + 1)}.</span>
+                <div className="min-w-40 flex-1">
+                  <p className="font-medium">{o.name}</p>
+                  <p className="text-xs text-slate-600">
+                    <span className="font-mono">{o.path_pattern}</span> · <span className="font-mono">{o.selector}</span> ·{' '}
+                    {t(`overlays.action.${o.action as (typeof ACTIONS)[number]}`)}
+                    {o.attribute ? <span className="font-mono"> {o.attribute}</span> : null} ·{' '}
+                    {o.segment_key ? t('overlays.forSegment', { segment: o.segment_key }) : t('overlays.everyone')}
+                  </p>
+                </div>
+                {canWrite ? (
+                  <label className="flex items-center gap-2 text-sm">
+                    <input type="checkbox" role="switch" checked={o.active} onChange={() => toggle.mutate(o)} disabled={toggle.isPending} />
+                    {t('overlays.active')}
+                    <span className="sr-only">{o.name}</span>
+                  </label>
+                ) : (
+                  <span className="text-sm">{o.active ? t('overlays.isActive') : t('overlays.isInactive')}</span>
+                )}
+                {canWrite ? (
+                  <div className="flex flex-wrap gap-2">
+                    <Button onClick={() => void move(i, i - 1)} disabled={i === 0} aria-label={t('overlays.up', { name: o.name })}>
+                      ↑
+                    </Button>
+                    <Button onClick={() => void move(i, i + 1)} disabled={i === shown.length - 1} aria-label={t('overlays.down', { name: o.name })}>
+                      ↓
+                    </Button>
+                    <Button onClick={() => setEditing(o)} aria-label={t('overlays.editNamed', { name: o.name })}>
+                      {t('overlays.edit')}
+                    </Button>
+                    <Button tone="danger" onClick={() => setDeleting(o)} aria-label={t('overlays.deleteNamed', { name: o.name })}>
+                      {t('overlays.delete')}
+                    </Button>
+                  </div>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        </>
+      ) : null}
+      <OverlayTester space={space} />
+      <Dialog open={editing !== null} title={editing === 'new' ? t('overlays.new') : t('overlays.editTitle', { name: editing?.name ?? '' })} onClose={() => setEditing(null)}>
+        {editing ? (
+          <OverlayForm space={space} current={editing === 'new' ? null : editing} nextPriority={(rules.length + 1) * 10} onDone={() => setEditing(null)} />
+        ) : null}
+      </Dialog>
+      <Dialog open={deleting !== null} title={t('overlays.deleteTitle', { name: deleting?.name ?? '' })} onClose={() => setDeleting(null)}>
+        <p className="text-sm">{t('overlays.deleteText')}</p>
+        <CatalogError error={remove.error} />
+        <div className="flex justify-end gap-2">
+          <Button onClick={() => setDeleting(null)}>{t('common.cancel')}</Button>
+          <Button tone="danger" onClick={() => deleting && remove.mutate(deleting)} disabled={remove.isPending}>
+            {t('overlays.delete')}
+          </Button>
+        </div>
+      </Dialog>
+    </section>
+  )
+}
+
+function OverlayForm({ space, current, nextPriority, onDone }: { space: string; current: Overlay | null; nextPriority: number; onDone: () => void }) {
+  const queryClient = useQueryClient()
+  const locales = useQuery(localesQuery(space))
+  const segments = useQuery(segmentsQuery(space))
+  const ids = { action: useId(), segment: useId(), attribute: useId() }
+  const [name, setName] = useState(current?.name ?? '')
+  const [pathPattern, setPathPattern] = useState(current?.path_pattern ?? '/**')
+  const [selector, setSelector] = useState(current?.selector ?? '')
+  const [action, setAction] = useState<OverlayBody['action']>((current?.action as OverlayBody['action']) ?? 'hide')
+  const [attribute, setAttribute] = useState(current?.attribute ?? '')
+  const [content, setContent] = useState<Record<string, string>>(current?.content ?? {})
+  const [segment, setSegment] = useState(current?.segment_key ?? '')
+  const save = useMutation({
+    mutationFn: async () => {
+      const filled = Object.fromEntries(Object.entries(content).filter(([, v]) => v !== ''))
+      const body: OverlayBody = {
+        name,
+        path_pattern: pathPattern,
+        selector,
+        action,
+        attribute: action === 'set_attribute' ? attribute : null,
+        content: action === 'hide' ? {} : filled,
+        segment_key: segment || null,
+        active: current?.active ?? true,
+        priority: current?.priority ?? nextPriority,
+      }
+      return current
+        ? unwrap(api.PUT('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: current.id } }, body }))
+        : unwrap(api.POST('/v1/spaces/{space}/dom-overlays', { params: { path: { space } }, body }))
+    },
+    onSuccess: async (r) => {
+      await queryClient.invalidateQueries({ queryKey: overlayKeys.all(space) })
+      toast(t('overlays.saved', { name: r.data.name }))
+      onDone()
+    },
+  })
+  const errors = save.error instanceof ApiFailure && save.error.status === 422 ? refusals(save.error.body.errors) : {}
+  const at = (f: string) => errors[f]
+  function submit(e: FormEvent) {
+    e.preventDefault()
+    save.mutate()
+  }
+  const codes = (locales.data ?? []).map((l) => l.code)
+  return (
+    <form onSubmit={submit} className="flex flex-col gap-3" noValidate data-testid="overlay-form">
+      <TextField label={t('overlays.name')} value={name} onChange={(e) => setName(e.target.value)} required errors={at('name')} />
+      <TextField
+        label={t('overlays.pathPattern')}
+        hint={t('overlays.pathHint')}
+        value={pathPattern}
+        onChange={(e) => setPathPattern(e.target.value)}
+        required
+        errors={at('path_pattern')}
+        className="font-mono"
+        autoComplete="off"
+      />
+      <TextField label={t('overlays.selector')} hint={t('overlays.selectorHint')} value={selector} onChange={(e) => setSelector(e.target.value)} required errors={at('selector')} autoComplete="off" />
+      <div className="flex flex-col gap-1">
+        <label htmlFor={ids.action} className="text-sm font-medium text-slate-800">
+          {t('overlays.action')}
+        </label>
+        <select id={ids.action} className={INPUT} value={action} onChange={(e) => setAction(e.target.value as OverlayBody['action'])} aria-invalid={at('action') ? true : undefined}>
+          {ACTIONS.map((a) => (
+            <option key={a} value={a}>
+              {t(`overlays.action.${a}`)}
+            </option>
+          ))}
+        </select>
+        <FieldErrors errors={at('action')} />
+      </div>
+      {action === 'set_attribute' ? (
+        <TextField label={t('overlays.attribute')} hint={t('overlays.attributeHint')} value={attribute} onChange={(e) => setAttribute(e.target.value)} errors={at('attribute')} autoComplete="off" />
+      ) : null}
+      {action !== 'hide' ? (
+        <fieldset className="flex flex-col gap-2">
+          <legend className="sr-only">{t('overlays.contentHint')}</legend>
+          {codes.map((code) => (
+            <ContentField key={code} code={code} value={content[code] ?? ''} onChange={(v) => setContent({ ...content, [code]: v })} html={action !== 'replace_text' && action !== 'set_attribute'} />
+          ))}
+          <FieldErrors errors={at('content')} />
+        </fieldset>
+      ) : null}
+      <div className="flex flex-col gap-1">
+        <label htmlFor={ids.segment} className="text-sm font-medium text-slate-800">
+          {t('overlays.segment')}
+        </label>
+        <select id={ids.segment} className={INPUT} value={segment} onChange={(e) => setSegment(e.target.value)} aria-invalid={at('segment_key') ? true : undefined}>
+          <option value="">{t('overlays.segmentNone')}</option>
+          {(segments.data ?? []).map((s) => (
+            <option key={s.key} value={s.key}>
+              {s.label}
+            </option>
+          ))}
+        </select>
+        <FieldErrors errors={at('segment_key')} />
+      </div>
+      <FieldErrors errors={at('priority')} />
+      {save.error && !(save.error instanceof ApiFailure && save.error.status === 422) ? <CatalogError error={save.error} /> : null}
+      <div className="flex justify-end gap-2">
+        <Button onClick={onDone}>{t('common.cancel')}</Button>
+        <Button tone="primary" type="submit" disabled={save.isPending}>
+          {t('overlays.save')}
+        </Button>
+      </div>
+    </form>
+  )
+}
+
+function ContentField({ code, value, onChange, html }: { code: string; value: string; onChange: (v: string) => void; html: boolean }) {
+  const id = useId()
+  return (
+    <div className="flex flex-col gap-1">
+      <label htmlFor={id} className="text-sm font-medium text-slate-800">
+        {t('overlays.contentIn', { code })}
+      </label>
+      <textarea id={id} rows={html ? 4 : 2} className={`${INPUT} ${html ? 'font-mono' : ''}`} value={value} onChange={(e) => onChange(e.target.value)} aria-describedby={html ? `${id}-hint` : undefined} />
+      {html ? (
+        <p id={`${id}-hint`} className="text-xs text-slate-600">
+          {t('overlays.contentHint')}
+        </p>
+      ) : null}
+    </div>
+  )
+}
