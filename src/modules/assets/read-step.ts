@@ -8,7 +8,7 @@ import { type AssetInfo, assetInfos, assetUrl } from './service'
  * Asset fields of Story content, resolved on read (CDN, previews, GraphQL: they all run the read steps).
  *
  * Content stores an asset field as a reference `{uuid, ...}`. The read answers
- * `{...stored, uuid, url, transform_url, alt, width, height, mime, filename}`: `url` the original, `transform_url` the
+ * `{...stored, uuid, url, transform_url, alt, width, height, mime, filename, focus, crop}`: `url` the original, `transform_url` the
  * base of image variants (`{url}.webp`, raster images only, else null; add `?w=` from IMAGE_WIDTHS), `alt` in the
  * served locale (else the Space default's; a non-empty `alt` string stored in the field itself wins). An asset that
  * does not exist in the Space (deleted, or never) resolves with every resolved field null and `missing: true`.
@@ -37,6 +37,8 @@ export interface ResolvedAsset {
   height: number | null
   mime: string | null
   filename: string | null
+  focus: { x: number; y: number } | null
+  crop: { x: number; y: number; width: number; height: number } | null
   missing?: true
   [stored: string]: unknown
 }
@@ -134,7 +136,7 @@ function resolved(
 ): ResolvedAsset {
   const storedAlt = typeof ref.alt === 'string' && ref.alt !== '' ? ref.alt : null
   if (!info) {
-    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, missing: true }
+    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, focus: null, crop: null, missing: true }
   }
   const url = assetUrl(origin, ctx.space.slug, info.uuid)
   return {
@@ -147,6 +149,8 @@ function resolved(
     height: info.height,
     mime: info.mime,
     filename: info.filename,
+    focus: info.focus ?? null,
+    crop: info.crop ?? null,
   }
 }
 
@@ -156,7 +160,7 @@ interface Decision {
 
 /** Resolved asset fields in the OpenAPI description of the public read. */
 const ASSET_READ_DESCRIPTION =
-  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
+  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename, focus, crop}` (`focus` {x, y} and `crop` {x, y, width, height}: fractions 0..1, or null); an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
 
 export function assetStep(kernel: Kernel, refs: AssetRefs): ReadStep {
   /** Per cached Story object and key prefix: whether that variant's content references assets. */
