@@ -127,6 +127,13 @@ describe('crop', () => {
     expect([sq.img.width, sq.img.height]).toEqual([100, 100])
     expect(sq.blue).toBeGreaterThan(0.98)
 
+    // The focal point is a point of the whole image: crop the middle half (100..300), focus at x=0.3 (pixel 120, red)
+    // → a square of the crop's height (100 px) from 100 to 200, red; focus at 0.7 (pixel 280) → 200..300, blue.
+    await patch({ crop: { x: 0.25, y: 0.25, width: 0.5, height: 0.5 }, focus: { x: 0.3, y: 0.5 } })
+    expect((await variant('w=100&h=100&fit=cover')).red).toBeGreaterThan(0.98)
+    await patch({ focus: { x: 0.7, y: 0.5 } })
+    expect((await variant('w=100&h=100&fit=cover')).blue).toBeGreaterThan(0.98)
+
     // A crop that straddles the halves, resized whole: the left quarter red, the rest blue.
     await patch({ crop: { x: 0.375, y: 0.25, width: 0.5, height: 0.5 }, focus: null })
     const mid = await variant('w=200')

@@ -37,8 +37,10 @@ export interface ResolvedAsset {
   height: number | null
   mime: string | null
   filename: string | null
-  focus: { x: number; y: number } | null
-  crop: { x: number; y: number; width: number; height: number } | null
+  /** The asset's focal point {x, y} (fractions), unless the field stores a `focus` of its own, which is kept. */
+  focus: unknown
+  /** The asset's crop {x, y, width, height} (fractions), unless the field stores a `crop` of its own. */
+  crop: unknown
   missing?: true
   [stored: string]: unknown
 }
@@ -136,7 +138,7 @@ function resolved(
 ): ResolvedAsset {
   const storedAlt = typeof ref.alt === 'string' && ref.alt !== '' ? ref.alt : null
   if (!info) {
-    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, focus: null, crop: null, missing: true }
+    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, focus: ref.focus ?? null, crop: ref.crop ?? null, missing: true }
   }
   const url = assetUrl(origin, ctx.space.slug, info.uuid)
   return {
@@ -149,8 +151,9 @@ function resolved(
     height: info.height,
     mime: info.mime,
     filename: info.filename,
-    focus: info.focus ?? null,
-    crop: info.crop ?? null,
+    // A focus or crop the editor stored in the field itself (a Storyblok-style "10x20") wins, like a stored alt.
+    focus: 'focus' in ref ? ref.focus : (info.focus ?? null),
+    crop: 'crop' in ref ? ref.crop : (info.crop ?? null),
   }
 }
 
@@ -160,7 +163,7 @@ interface Decision {
 
 /** Resolved asset fields in the OpenAPI description of the public read. */
 const ASSET_READ_DESCRIPTION =
-  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename, focus, crop}` (`focus` {x, y} and `crop` {x, y, width, height}: fractions 0..1, or null); an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
+  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename, focus, crop}` (the asset’s `focus` {x, y} and `crop` {x, y, width, height}: fractions 0..1, or null; a `focus`/`crop` stored in the field is kept instead); an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
 
 export function assetStep(kernel: Kernel, refs: AssetRefs): ReadStep {
   /** Per cached Story object and key prefix: whether that variant's content references assets. */

@@ -18,7 +18,7 @@ export interface TransformRequest {
   fit: Fit
   q: number
   maxPixels: number
-  /** Focal point, fractions 0..1: a cover crop's window centres on it (clamped inside the image); null: the centre. */
+  /** Focal point, fractions 0..1 of the whole (oriented) image: a cover cut centres on it, clamped inside; null: the centre. */
   focus?: { x: number; y: number } | null
   /** Crop, fractions 0..1 of the oriented source, cut before anything else; null: the whole image. */
   crop?: { x: number; y: number; width: number; height: number } | null
@@ -28,6 +28,13 @@ export interface TransformRequest {
 export function windowStart(total: number, size: number, at: number): number {
   const start = Math.round(at * total - size / 2)
   return Math.max(0, Math.min(total - size, start))
+}
+
+/** A focal point of the whole image as a fraction of the crop (clamped to its edges). */
+export function focusIn(f: { x: number; y: number }, c: { x: number; y: number; width: number; height: number } | null) {
+  if (!c) return f
+  const clamp = (v: number) => Math.max(0, Math.min(1, v))
+  return { x: clamp((f.x - c.x) / c.width), y: clamp((f.y - c.y) / c.height) }
 }
 
 /** The pixel rectangle of a crop of fractions on a `w`×`h` image: at least 1×1, inside the image. */
@@ -148,10 +155,10 @@ export async function transform(req: TransformRequest, avif: () => Promise<AvifC
   if (p.crop) {
     const [cw, ch] = p.crop
     // The window centres on the focal point (the image's centre without one), clamped inside the image.
-    const fx = req.focus?.x ?? 0.5
-    const fy = req.focus?.y ?? 0.5
-    const x = req.focus ? windowStart(pixels.width, cw, fx) : Math.floor((pixels.width - cw) / 2)
-    const y = req.focus ? windowStart(pixels.height, ch, fy) : Math.floor((pixels.height - ch) / 2)
+    // The focal point is a fraction of the whole image: inside a crop it is taken relative to the crop.
+    const f = req.focus ? focusIn(req.focus, req.crop ?? null) : null
+    const x = f ? windowStart(pixels.width, cw, f.x) : Math.floor((pixels.width - cw) / 2)
+    const y = f ? windowStart(pixels.height, ch, f.y) : Math.floor((pixels.height - ch) / 2)
     pixels = crop(pixels, x, y, cw, ch)
   }
   if (p.canvas) {
