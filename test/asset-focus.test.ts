@@ -185,9 +185,9 @@ describe('refusals', () => {
       [{ focus: { x: 0.5 } }, 'focus'],
       [{ focus: 'middle' }, 'focus'],
       [{ crop: { x: 0, y: 0, width: 2, height: 1 } }, 'crop'],
-      [{ crop: { x: 0.6, y: 0, width: 0.5, height: 1 } }, 'crop.width'],
-      [{ crop: { x: 0, y: 0.9, width: 0.5, height: 0.2 } }, 'crop.height'],
-      [{ crop: { x: 0, y: 0, width: 0, height: 1 } }, 'crop.width'],
+      [{ crop: { x: 0.6, y: 0, width: 0.5, height: 1 } }, 'crop/width'],
+      [{ crop: { x: 0, y: 0.9, width: 0.5, height: 0.2 } }, 'crop/height'],
+      [{ crop: { x: 0, y: 0, width: 0, height: 1 } }, 'crop/width'],
     ]
     for (const [body, field] of cases) {
       const r = await patch(body)

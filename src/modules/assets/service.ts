@@ -244,10 +244,10 @@ function checkCrop(c: Crop | null): Crop | null {
   if (c === null) return null
   const out = { x: frac(c.x), y: frac(c.y), width: frac(c.width), height: frac(c.height) }
   const errors: Record<string, string[]> = {}
-  if (out.width <= 0) errors['crop.width'] = ['must be more than 0']
-  if (out.height <= 0) errors['crop.height'] = ['must be more than 0']
-  if (out.x + out.width > 1) errors['crop.width'] = ['x + width must be at most 1 (the crop stays inside the image)']
-  if (out.y + out.height > 1) errors['crop.height'] = ['y + height must be at most 1 (the crop stays inside the image)']
+  if (out.width <= 0) errors['crop/width'] = ['must be more than 0']
+  if (out.height <= 0) errors['crop/height'] = ['must be more than 0']
+  if (out.x + out.width > 1) errors['crop/width'] = ['x + width must be at most 1 (the crop stays inside the image)']
+  if (out.y + out.height > 1) errors['crop/height'] = ['y + height must be at most 1 (the crop stays inside the image)']
   if (Object.keys(errors).length) throw validationFailed(errors)
   return out
 }
