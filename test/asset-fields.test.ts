@@ -92,12 +92,14 @@ describe('asset fields in Story reads', () => {
         height: 200,
         mime: 'image/png',
         filename: 'beach.png',
+        // The focus stored in the field wins; the asset has no crop.
+        crop: null,
       })
       // Nested blocks too; a file that is not an image has no transform url; a link is left alone.
       expect(hero.items[0].file).toMatchObject({ uuid: pdf.uuid, url: `https://cms.example.com/v1/cdn/${space}/assets/${pdf.uuid}`, transform_url: null, mime: 'application/pdf', width: null, height: null, alt: null })
       expect(hero.items[0].link).toEqual({ story_uuid: image.uuid })
       // An asset that does not exist: every resolved field null, `missing: true`; an alt stored in the field stays.
-      expect(hero.items[1].file).toEqual({ uuid: gone, url: null, transform_url: null, alt: 'Our menu', width: null, height: null, mime: null, filename: null, missing: true })
+      expect(hero.items[1].file).toEqual({ uuid: gone, url: null, transform_url: null, alt: 'Our menu', width: null, height: null, mime: null, filename: null, focus: null, crop: null, missing: true })
     }
     const [de] = await read('home?lang=de')
     expect(de.title).toBe('Hallo')
@@ -123,8 +125,16 @@ describe('asset fields in Story reads', () => {
     expect((await read('home?lang=de'))[0].image.alt).toBe('Ein Strand')
     expect((await t.request('DELETE', `/v1/spaces/${space}/assets/${pdf.uuid}`, { token: owner })).status).toBe(204)
     const [hero] = await read('home')
-    expect(hero.items[0].file).toEqual({ uuid: pdf.uuid, url: null, transform_url: null, alt: null, width: null, height: null, mime: null, filename: null, missing: true })
+    expect(hero.items[0].file).toEqual({ uuid: pdf.uuid, url: null, transform_url: null, alt: null, width: null, height: null, mime: null, filename: null, focus: null, crop: null, missing: true })
     expect(hero.image.alt).toBe('A sunny beach')
+  })
+
+  test('the asset’s focal point and crop reach cached reads at once; a focus stored in the field wins', async () => {
+    expect((await read('home?lang=de'))[0].image).toMatchObject({ focus: null, crop: null })
+    const body = { focus: { x: 0.8, y: 0.25 }, crop: { x: 0.1, y: 0, width: 0.9, height: 1 } }
+    expect((await t.request('PATCH', `/v1/spaces/${space}/assets/${image.uuid}`, { token: owner, body })).status).toBe(200)
+    expect((await read('home?lang=de'))[0].image).toMatchObject(body)
+    expect((await read('home'))[0].image).toMatchObject({ focus: '10x20', crop: body.crop })
   })
 
   test('previews and GraphQL resolve them the same way', async () => {

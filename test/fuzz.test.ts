@@ -13,6 +13,7 @@ import { type TestApp, testApp } from './helpers/app'
 import { type FakeAi, startFakeAi } from './helpers/fake-ai'
 import { cpuTimer } from './helpers/cpu'
 import { av1Parts, box, craftAvif, ispe } from './helpers/avif'
+import { photo, pngOf } from './helpers/images'
 
 setDefaultTimeout(60_000)
 
@@ -31,6 +32,8 @@ interface World {
   form: { uuid: string; slug: string; submissionUuid: string }
   subscriberId: number
   shop: { productId: string; productSlug: string; cartUuid: string; itemId: number; orderId: string }
+  /** An image asset (its focal point and crop are fuzzed through PATCH). */
+  assetUuid: string
 }
 let world: World
 let fakeAi: FakeAi
@@ -165,6 +168,7 @@ function validBodies(w: World): Record<string, () => Record<string, unknown>> {
     'PATCH /v1/spaces/:space/products/:id': () => ({ price: 200 }),
     'PATCH /v1/spaces/:space/orders/:id': () => ({ status: 'paid' }),
     'PATCH /v1/spaces/:space/shop': () => ({ success_url: 'https://shop.example/thanks' }),
+    'PATCH /v1/spaces/:space/assets/:asset': () => ({ focus: { x: 0.5, y: 0.5 }, crop: { x: 0, y: 0, width: 1, height: 1 } }),
     'POST /v1/cdn/:space/carts/:uuid/items': () => ({ product: w.shop.productSlug, quantity: 1 }),
     'POST /v1/cdn/:space/carts/:uuid/checkout': () => ({ email: 'fuzz@example.com', name: 'Fuzz' }),
     'POST /v1/spaces/:space/datasources/cron-preview': () => ({ cron: '0 * * * *', count: 3 }),
@@ -194,6 +198,8 @@ function validParam(name: string, path: string, w: World): string {
       return String(w.shop.itemId)
     case 'submissionUuid':
       return w.form.submissionUuid
+    case 'asset':
+      return w.assetUuid
     case 'token':
       return path.includes('/preview-tokens/') ? w.previewTokenId : 'A'.repeat(43)
     case 'version_no':
@@ -260,7 +266,12 @@ async function buildWorld(): Promise<World> {
   const item = await t.request('POST', `/v1/cdn/${space}/carts/${cart}/items`, { body: { product: 'fuzz-product', quantity: 1 } })
   const preview = await t.request('POST', `/v1/spaces/${space}/preview-tokens`, { token: owner.token, body: {} })
   if (preview.status !== 201) throw new Error(`preview token: ${preview.status} ${preview.text}`)
+  const fd = new FormData()
+  fd.append('file', new Blob([pngOf(photo(40, 30)) as BlobPart], { type: 'image/png' }), 'fuzz.png')
+  const asset = await t.request('POST', `/v1/spaces/${space}/assets`, { token: owner.token, raw: fd })
+  if (asset.status !== 201) throw new Error(`asset: ${asset.status} ${asset.text}`)
   return {
+    assetUuid: asset.body.data.uuid,
     previewTokenId: preview.body.data.token.split('.')[0],
     shop: { productId: product.body.data.id, productSlug: 'fuzz-product', cartUuid: cart, itemId: item.body.data.items[0].id, orderId: order.body.data.id },
     token: owner.token,

@@ -488,7 +488,7 @@ export interface paths {
         };
         /**
          * An asset: the original, or an image variant (`{uuid}.{webp|jpg|png|avif}`)
-         * @description Original (`{uuid}`): Range requests (206/416), strong ETag (If-None-Match → 304), `Content-Disposition` with the filename, `Cache-Control: public, max-age=31536000, immutable`; SVG carries `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'` and `X-Content-Type-Options: nosniff`. Variant (`{uuid}.{format}`, images only, else 404): `w`/`h` from IMAGE_WIDTHS or any size with a valid `s` (422 `size_not_allowed`), `fit` cover | contain | inside (default), `q` 1–100 (default 80). Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first). Originals and variants carry `Cross-Origin-Resource-Policy: cross-origin`: pages with `Cross-Origin-Embedder-Policy: require-corp` may embed them.
+         * @description Original (`{uuid}`): Range requests (206/416), strong ETag (If-None-Match → 304), `Content-Disposition` with the filename, `Cache-Control: public, max-age=31536000, immutable`; SVG carries `Content-Security-Policy: default-src 'none'; style-src 'unsafe-inline'` and `X-Content-Type-Options: nosniff`. Variant (`{uuid}.{format}`, images only, else 404): `w`/`h` from IMAGE_WIDTHS or any size with a valid `s` (422 `size_not_allowed`), `fit` cover | contain | inside (default), `q` 1–100 (default 80), `v` the focal point and crop version public answers add (immutable caching only while it is current). An image’s crop (PATCH the asset) is cut first; `fit=cover` with `w` and `h` centres its cut on the focal point, clamped inside the image. Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first). Originals and variants carry `Cross-Origin-Resource-Policy: cross-origin`: pages with `Cross-Origin-Embedder-Policy: require-corp` may embed them.
          */
         get: operations["getPublicAsset"];
         put?: never;
@@ -938,7 +938,7 @@ export interface paths {
         };
         /**
          * A published Story by full path, with locale fallback (spec 4.5)
-         * @description Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. `meta.cv`: the Space content version (moves with every publish, unpublish, move or delete in the Space; a cache key, and a cursor of `GET /cdn/{space}/changes`). `resolve_links=story`: link fields `{story_uuid}` get the target's current `full_path` and `name` (null when it is not published). `resolve_relations=component.field,...`: the published Stories those fields hold (a uuid, a list of uuids, or links) are read like this one into `rels` (at most 50; the others' uuids in `meta.rel_uuids`), never inline. `excluding_fields=a,b`: those fields are left out of the top-level blocks. Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`. Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).
+         * @description Query: `lang` (BCP-47; fallback chain: the tag, its explicit fallback, its language, the Space default; without it the best Accept-Language match), `version=draft` (a bearer token with access to the Space: the latest drafts, `Cache-Control: private, no-store`). Headers: strong `ETag` (If-None-Match → 304), `Cache-Control: public, max-age=CDN_MAX_AGE, stale-while-revalidate=CDN_STALE_WHILE_REVALIDATE`, `Vary: Accept-Language, X-Service-Segment`. `meta.cv`: the Space content version (moves with every publish, unpublish, move or delete in the Space; a cache key, and a cursor of `GET /cdn/{space}/changes`). `resolve_links=story`: link fields `{story_uuid}` get the target's current `full_path` and `name` (null when it is not published). `resolve_relations=component.field,...`: the published Stories those fields hold (a uuid, a list of uuids, or links) are read like this one into `rels` (at most 50; the others' uuids in `meta.rel_uuids`), never inline. `excluding_fields=a,b`: those fields are left out of the top-level blocks. Personalisation (spec 4.9): the request resolves to an audience segment — the one named by the `X-Service-Segment` request header when it is an active segment of the Space, else the first active segment (by priority) whose rules match the request (Accept-Language and `lang`, the country header through trusted proxies, Referer, cookies, query and utm parameters; other query parameters are accepted for these rules). The segment's variant for the served locale replaces the content when there is one; `meta.served_segment` and the `X-Service-Segment` response header name the segment, and the ETag covers it. A segment chosen from the request’s own signals in a Space with active segments answers `Cache-Control: private, max-age=CDN_MAX_AGE`; to keep reads publicly cacheable, resolve once with `GET /cdn/{space}/segment` and send the key as `X-Service-Segment`. Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename, focus, crop}` (the asset’s `focus` {x, y} and `crop` {x, y, width, height}: fractions 0..1, or null; a `focus`/`crop` stored in the field is kept instead); an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).
          */
         get: operations["getPublishedStory"];
         put?: never;
@@ -1749,7 +1749,10 @@ export interface paths {
         delete: operations["deleteAsset"];
         options?: never;
         head?: never;
-        /** Rename, or change alt texts (merged per locale; a null removes that locale) */
+        /**
+         * Rename, change alt texts (merged per locale; a null removes that locale), or set an image’s focal point and crop
+         * @description `focus` {x, y} and `crop` {x, y, width, height} are fractions 0..1 of the (EXIF-oriented) image; null clears them. A crop must stay inside the image and have an area (422 naming `crop/width`/`crop/height`); on a file that is not an image both are 422. Transforms apply the crop first, and `fit=cover` with both `w` and `h` cuts its window centred on the focal point, clamped inside the image. Variants made before the change are not served for the new values: the focal point and crop are part of each variant’s cache key and ETag.
+         */
         patch: operations["updateAsset"];
         trace?: never;
     };
@@ -3593,7 +3596,25 @@ export interface components {
             content_type: string;
             /** Format: date-time */
             created_at: string;
+            /** @description Crop rectangle, fractions of the image (0..1): applied before every transform */
+            crop: {
+                /** @description Height */
+                height: number;
+                /** @description Width */
+                width: number;
+                /** @description Left edge */
+                x: number;
+                /** @description Top edge */
+                y: number;
+            } | null;
             filename: string;
+            /** @description Focal point, fractions of the image (0..1): crops that change the aspect ratio centre on it */
+            focus: {
+                /** @description From the left edge */
+                x: number;
+                /** @description From the top edge */
+                y: number;
+            } | null;
             height: number | null;
             /** @description Hex SHA-256 of the bytes */
             sha256: string;
@@ -6243,6 +6264,7 @@ export interface operations {
                 h?: number;
                 q?: number;
                 s?: string;
+                v?: string;
                 w?: number;
             };
             header?: never;
@@ -7924,6 +7946,24 @@ export interface operations {
                                 asset_uuid: string;
                                 /** @description In the served locale chain */
                                 caption: string | null;
+                                /** @description Crop rectangle, fractions of the image (0..1): applied before every transform */
+                                crop: {
+                                    /** @description Height */
+                                    height: number;
+                                    /** @description Width */
+                                    width: number;
+                                    /** @description Left edge */
+                                    x: number;
+                                    /** @description Top edge */
+                                    y: number;
+                                } | null;
+                                /** @description Focal point, fractions of the image (0..1): crops that change the aspect ratio centre on it */
+                                focus: {
+                                    /** @description From the left edge */
+                                    x: number;
+                                    /** @description From the top edge */
+                                    y: number;
+                                } | null;
                                 height: number | null;
                                 mime: string;
                                 /** @description `srcset` values (`<url> <width>w, ...`) for `<source type="image/webp|avif">`; empty strings for SVG */
@@ -7931,7 +7971,7 @@ export interface operations {
                                     avif: string;
                                     webp: string;
                                 };
-                                /** @description Allowed widths up to the original’s (the smallest one for smaller images); empty for SVG */
+                                /** @description Allowed widths up to the original’s (the smallest one for smaller images); empty for SVG. With a focal point or crop the URLs carry `v=`, which changes with them */
                                 transforms: {
                                     /** @description Transform URL of this width in AVIF */
                                     avif: string;
@@ -14014,7 +14054,25 @@ export interface operations {
                     alt?: {
                         [key: string]: string | null;
                     };
+                    /** @description Crop rectangle, fractions of the image (0..1): applied before every transform */
+                    crop?: {
+                        /** @description Height */
+                        height: number;
+                        /** @description Width */
+                        width: number;
+                        /** @description Left edge */
+                        x: number;
+                        /** @description Top edge */
+                        y: number;
+                    } | null;
                     filename?: string;
+                    /** @description Focal point, fractions of the image (0..1): crops that change the aspect ratio centre on it */
+                    focus?: {
+                        /** @description From the left edge */
+                        x: number;
+                        /** @description From the top edge */
+                        y: number;
+                    } | null;
                 };
             };
         };

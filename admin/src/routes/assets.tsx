@@ -22,6 +22,7 @@ import { useCan } from '../api/roles'
 import { UploadList, useUploads } from '../components/uploads'
 import { formatNumber, t } from '../i18n'
 import { queryKeys } from '../api/keys'
+import { FocalEditor } from '../features/focal/focal-editor'
 
 const route = getRouteApi('/app/spaces/$space/assets')
 
@@ -148,7 +149,7 @@ export function AssetsScreen() {
   )
 }
 
-/** One asset: its file, alt text per Space locale, the transform preview, delete. */
+/** One asset: its file, alt text per Space locale, an image's focal point and crop, the transform preview, delete. */
 function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; onClose: () => void }) {
   const queryClient = useQueryClient()
   const spaces = useQuery(spacesQuery())
@@ -247,6 +248,8 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
           ) : null}
         </div>
       </form>
+
+      {isRaster(asset) && asset.width && asset.height ? <FocalEditor space={space} asset={asset} canEdit={canEdit} /> : null}
 
       {isRaster(asset) ? (
         <div className="flex flex-col gap-2">

@@ -7,7 +7,7 @@ import { notModified } from '../../kernel/public-answer'
 import { SpaceSlug, isUuid } from '../../kernel/schemas'
 import type { ImageService } from './images'
 import { AssetErrors, FORMATS, RASTER_TYPES, TransformQuery } from './model'
-import { publicAsset, transformRefusal, verifySignature } from './service'
+import { focusVersion, publicAsset, transformRefusal, verifySignature } from './service'
 import { bucket, readAllBytes, streamAsset } from './store'
 import type { Fit, OutputFormat } from './transform'
 
@@ -110,10 +110,17 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         )
       }
       const quality = q ?? 80
-      const key = `${asset.sha256.slice(0, 16)}-${w ?? ''}x${h ?? ''}-${fit}-q${format === 'png' ? '' : quality}`
+      // The focal point matters only to a cover cut of both sides; the crop to every variant. Either is in the key.
+      const focus = fit === 'cover' && w !== null && h !== null ? (asset.focus ?? null) : null
+      const shaped = focusVersion(focus, asset.crop ?? null)
+      const key = `${asset.sha256.slice(0, 16)}-${w ?? ''}x${h ?? ''}-${fit}-q${format === 'png' ? '' : quality}${shaped ? `-${shaped}` : ''}`
       const name = `${asset.uuid}.${key}.${format}`
       const etag = `"${key}.${format}"`
-      const headers: Record<string, string> = { ETag: etag, 'Cache-Control': IMMUTABLE, ...CORP }
+      // Immutable when the URL names the current focal point and crop (`v`, as public answers give it), or when the
+      // image has neither and the URL names none; otherwise the answer may change with them: an hour, then revalidate.
+      const version = focusVersion(asset.focus, asset.crop)
+      const current = (query.v ?? '') === version
+      const headers: Record<string, string> = { ETag: etag, 'Cache-Control': current ? IMMUTABLE : 'public, max-age=3600', ...CORP }
       const unchanged = notModified(request, etag, headers)
       if (unchanged) return unchanged
       headers['Content-Type'] = OUTPUT_TYPES[format as OutputFormat]
@@ -126,6 +133,8 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         fit,
         q: quality,
         maxPixels: kernel.config.imageMaxPixels,
+        focus,
+        crop: asset.crop ?? null,
       })
       for (let attempt = 0; ; attempt++) {
         const path = await images.variant(name, load).catch((err) => {
@@ -148,7 +157,8 @@ export function assetCdnRoutes(kernel: Kernel, guards: Guards, images: ImageServ
         summary: 'An asset: the original, or an image variant (`{uuid}.{webp|jpg|png|avif}`)',
         description:
           'Original (`{uuid}`): Range requests (206/416), strong ETag (If-None-Match → 304), `Content-Disposition` with the filename, `Cache-Control: public, max-age=31536000, immutable`; SVG carries `Content-Security-Policy: default-src \'none\'; style-src \'unsafe-inline\'` and `X-Content-Type-Options: nosniff`. ' +
-          'Variant (`{uuid}.{format}`, images only, else 404): `w`/`h` from IMAGE_WIDTHS or any size with a valid `s` (422 `size_not_allowed`), `fit` cover | contain | inside (default), `q` 1–100 (default 80). ' +
+          'Variant (`{uuid}.{format}`, images only, else 404): `w`/`h` from IMAGE_WIDTHS or any size with a valid `s` (422 `size_not_allowed`), `fit` cover | contain | inside (default), `q` 1–100 (default 80), `v` the focal point and crop version public answers add (immutable caching only while it is current). ' +
+          'An image’s crop (PATCH the asset) is cut first; `fit=cover` with `w` and `h` centres its cut on the focal point, clamped inside the image. ' +
           'Never enlarged; EXIF orientation applied; metadata stripped; an animated GIF gives its first frame. Resized with Lanczos-3 from the decoded image, in Workers; results are cached on disk (IMAGE_CACHE_MB, least recently used go first). ' +
           'Originals and variants carry `Cross-Origin-Resource-Policy: cross-origin`: pages with `Cross-Origin-Embedder-Policy: require-corp` may embed them.',
         responses: {

@@ -34,6 +34,20 @@ export const AltMap = t.Record(t.String({ maxLength: 35 }), t.String({ maxLength
   description: 'Alt text per Space locale (locale → text)',
 })
 
+const Fraction = (description?: string) =>
+  t.Number({ minimum: 0, maximum: 1, error: 'must be a number from 0 to 1', ...(description ? { description } : {}) })
+
+export const FocusModel = t.Object(
+  { x: Fraction('From the left edge'), y: Fraction('From the top edge') },
+  { description: 'Focal point, fractions of the image (0..1): crops that change the aspect ratio centre on it' },
+)
+export const CropModel = t.Object(
+  { x: Fraction('Left edge'), y: Fraction('Top edge'), width: Fraction('Width'), height: Fraction('Height') },
+  { description: 'Crop rectangle, fractions of the image (0..1): applied before every transform' },
+)
+export type Focus = typeof FocusModel.static
+export type Crop = typeof CropModel.static
+
 export const AssetModel = t.Object({
   uuid: t.String({ format: 'uuid' }),
   filename: t.String(),
@@ -43,6 +57,8 @@ export const AssetModel = t.Object({
   height: t.Union([Int(), t.Null()]),
   sha256: t.String({ description: 'Hex SHA-256 of the bytes' }),
   alt: AltMap,
+  focus: t.Union([FocusModel, t.Null()], { description: 'Focal point (null: the centre)' }),
+  crop: t.Union([CropModel, t.Null()], { description: 'Crop applied to transforms (null: none; the original stays whole)' }),
   url: t.String({ description: 'Public URL of the original' }),
   created_at: Timestamp,
   updated_at: Timestamp,
@@ -71,6 +87,8 @@ export const UpdateAssetBody = t.Object({
     }),
   ),
   filename: t.Optional(t.String({ minLength: 1, maxLength: 255, error: 'must be 1 to 255 characters' })),
+  focus: t.Optional(t.Union([FocusModel, t.Null()], { description: 'Focal point of an image; null clears it' })),
+  crop: t.Optional(t.Union([CropModel, t.Null()], { description: 'Crop of an image (inside the image, width and height over 0); null clears it' })),
 })
 
 export const FORMATS = ['webp', 'jpg', 'png', 'avif'] as const
@@ -84,6 +102,9 @@ export const TransformQuery = t.Object({
   fit: t.Optional(oneOf(FITS, { error: 'must be cover, contain or inside', description: 'Default inside' })),
   q: t.Optional(intString(1, 100, { description: 'Quality 1–100 (default 80; ignored by png)' })),
   s: t.Optional(t.String({ maxLength: 128, description: 'Signature from the management API (sizes outside IMAGE_WIDTHS)' })),
+  v: t.Optional(
+    t.String({ maxLength: 32, pattern: '^[0-9a-z]*$', description: 'Version of the focal point and crop (public answers add it); ignored by the transform, it only makes the URL new when they change' }),
+  ),
 })
 
 export const SignBody = t.Object({

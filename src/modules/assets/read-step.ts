@@ -8,7 +8,7 @@ import { type AssetInfo, assetInfos, assetUrl } from './service'
  * Asset fields of Story content, resolved on read (CDN, previews, GraphQL: they all run the read steps).
  *
  * Content stores an asset field as a reference `{uuid, ...}`. The read answers
- * `{...stored, uuid, url, transform_url, alt, width, height, mime, filename}`: `url` the original, `transform_url` the
+ * `{...stored, uuid, url, transform_url, alt, width, height, mime, filename, focus, crop}`: `url` the original, `transform_url` the
  * base of image variants (`{url}.webp`, raster images only, else null; add `?w=` from IMAGE_WIDTHS), `alt` in the
  * served locale (else the Space default's; a non-empty `alt` string stored in the field itself wins). An asset that
  * does not exist in the Space (deleted, or never) resolves with every resolved field null and `missing: true`.
@@ -37,6 +37,10 @@ export interface ResolvedAsset {
   height: number | null
   mime: string | null
   filename: string | null
+  /** The asset's focal point {x, y} (fractions), unless the field stores a `focus` of its own, which is kept. */
+  focus: unknown
+  /** The asset's crop {x, y, width, height} (fractions), unless the field stores a `crop` of its own. */
+  crop: unknown
   missing?: true
   [stored: string]: unknown
 }
@@ -134,7 +138,7 @@ function resolved(
 ): ResolvedAsset {
   const storedAlt = typeof ref.alt === 'string' && ref.alt !== '' ? ref.alt : null
   if (!info) {
-    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, missing: true }
+    return { ...ref, uuid: ref.uuid, url: null, transform_url: null, alt: storedAlt, width: null, height: null, mime: null, filename: null, focus: ref.focus ?? null, crop: ref.crop ?? null, missing: true }
   }
   const url = assetUrl(origin, ctx.space.slug, info.uuid)
   return {
@@ -147,6 +151,9 @@ function resolved(
     height: info.height,
     mime: info.mime,
     filename: info.filename,
+    // A focus or crop the editor stored in the field itself (a Storyblok-style "10x20") wins, like a stored alt.
+    focus: 'focus' in ref ? ref.focus : (info.focus ?? null),
+    crop: 'crop' in ref ? ref.crop : (info.crop ?? null),
   }
 }
 
@@ -156,7 +163,7 @@ interface Decision {
 
 /** Resolved asset fields in the OpenAPI description of the public read. */
 const ASSET_READ_DESCRIPTION =
-  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename}`; an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
+  'Asset fields (stored `{uuid}`) are resolved to `{uuid, url, transform_url, alt (served locale), width, height, mime, filename, focus, crop}` (the asset’s `focus` {x, y} and `crop` {x, y, width, height}: fractions 0..1, or null; a `focus`/`crop` stored in the field is kept instead); an asset that does not exist resolves with those fields null and `missing: true` (docs/content.md).'
 
 export function assetStep(kernel: Kernel, refs: AssetRefs): ReadStep {
   /** Per cached Story object and key prefix: whether that variant's content references assets. */

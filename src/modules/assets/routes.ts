@@ -77,7 +77,12 @@ export function assetRoutes(kernel: Kernel, guards: Guards) {
         spaceRole: 'editor',
         response: Data(AssetModel),
         detail: {
-          summary: 'Rename, or change alt texts (merged per locale; a null removes that locale)',
+          summary: 'Rename, change alt texts (merged per locale; a null removes that locale), or set an image’s focal point and crop',
+          description:
+            '`focus` {x, y} and `crop` {x, y, width, height} are fractions 0..1 of the (EXIF-oriented) image; null clears them. ' +
+            'A crop must stay inside the image and have an area (422 naming `crop/width`/`crop/height`); on a file that is not an image both are 422. ' +
+            'Transforms apply the crop first, and `fit=cover` with both `w` and `h` cuts its window centred on the focal point, clamped inside the image. ' +
+            'Variants made before the change are not served for the new values: the focal point and crop are part of each variant’s cache key and ETag.',
         },
       },
     )

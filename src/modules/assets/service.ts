@@ -17,7 +17,7 @@ import { localeSettings } from '../spaces/locales'
 import './events'
 import type { ImageService } from './images'
 import { TransformError } from './images'
-import { AssetErrors, type AssetView, RASTER_TYPES } from './model'
+import { AssetErrors, type AssetView, type Crop, type Focus, RASTER_TYPES } from './model'
 import { avifLayout, fileReader } from './avif-layout'
 import { detectType, svgSize } from './sniff'
 import { enqueueObjectDelete, readAllBytes, sharedVariants, storeNewAsset } from './store'
@@ -57,6 +57,8 @@ function view(row: AssetRow, spaceSlug: string, origin: string): AssetView {
     height: row.height,
     sha256: row.sha256,
     alt: row.alt,
+    focus: row.focus ?? null,
+    crop: row.crop ?? null,
     url: assetUrl(origin, spaceSlug, row.uuid),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
@@ -228,14 +230,50 @@ export async function listAssets(
   }
 }
 
+/** A fraction kept to 4 decimals (a ten-thousandth of the image is finer than any crop needs). */
+const frac = (n: number) => Math.round(n * 10_000) / 10_000
+
+/** The focal point as stored, or 422 naming the field. */
+function checkFocus(f: Focus | null): Focus | null {
+  if (f === null) return null
+  return { x: frac(f.x), y: frac(f.y) }
+}
+
+/** The crop as stored: inside the image, with an area; else 422 naming the field. */
+function checkCrop(c: Crop | null): Crop | null {
+  if (c === null) return null
+  const out = { x: frac(c.x), y: frac(c.y), width: frac(c.width), height: frac(c.height) }
+  const errors: Record<string, string[]> = {}
+  if (out.width <= 0) errors['crop/width'] = ['must be more than 0']
+  if (out.height <= 0) errors['crop/height'] = ['must be more than 0']
+  if (out.x + out.width > 1) errors['crop/width'] = ['x + width must be at most 1 (the crop stays inside the image)']
+  if (out.y + out.height > 1) errors['crop/height'] = ['y + height must be at most 1 (the crop stays inside the image)']
+  if (Object.keys(errors).length) throw validationFailed(errors)
+  return out
+}
+
+/**
+ * A short token of an image's focal point and crop ('' when neither is set): part of the variant cache key and ETag,
+ * and the `v=` public answers add to transform URLs, so a change yields new variants under new URLs.
+ */
+export function focusVersion(focus: Focus | null | undefined, crop: Crop | null | undefined): string {
+  if (!focus && !crop) return ''
+  const n = (v: number) => Math.round(v * 10_000).toString(36)
+  const f = focus ? `${n(focus.x)}_${n(focus.y)}` : ''
+  const c = crop ? `${n(crop.x)}_${n(crop.y)}_${n(crop.width)}_${n(crop.height)}` : ''
+  return `${f}c${c}`.replace(/_/g, 'z')
+}
+
 export async function updateAsset(
   kernel: Kernel,
   access: SpaceAccess,
   uuid: string,
-  input: { alt?: Record<string, string | null>; filename?: string },
+  input: { alt?: Record<string, string | null>; filename?: string; focus?: Focus | null; crop?: Crop | null },
   origin: string,
 ): Promise<AssetView> {
   const alt = input.alt ? await checkAlt(kernel, access.space.id, input.alt) : null
+  const focus = input.focus === undefined ? undefined : checkFocus(input.focus)
+  const cropRect = input.crop === undefined ? undefined : checkCrop(input.crop)
   const row = await transact(kernel, async (tx, emit) => {
     const [current] = await tx
       .select()
@@ -243,11 +281,20 @@ export async function updateAsset(
       .where(and(eq(assets.spaceId, access.space.id), eq(assets.uuid, uuid.toLowerCase())))
       .for('update')
     if (!current) throw notFound('Asset')
+    if ((focus || cropRect) && !current.contentType.startsWith('image/')) {
+      throw validationFailed({ [focus ? 'focus' : 'crop']: [`only images have a focal point or crop (this is ${current.contentType})`] })
+    }
     const merged = { ...current.alt }
     if (alt) for (const [k, v] of Object.entries(alt)) v === null ? delete merged[k] : (merged[k] = v)
     const [row] = await tx
       .update(assets)
-      .set({ alt: merged, filename: input.filename !== undefined ? cleanFilename(input.filename) : current.filename, updatedAt: kernel.clock.now() })
+      .set({
+        alt: merged,
+        filename: input.filename !== undefined ? cleanFilename(input.filename) : current.filename,
+        ...(focus !== undefined ? { focus } : {}),
+        ...(cropRect !== undefined ? { crop: cropRect } : {}),
+        updatedAt: kernel.clock.now(),
+      })
       .where(eq(assets.id, current.id))
       .returning()
     // Story reads resolve asset fields with the alt text and file name: they must see the change.
@@ -355,12 +402,23 @@ export interface AssetInfo {
   width: number | null
   height: number | null
   alt: Record<string, string>
+  focus: Focus | null
+  crop: Crop | null
 }
 
 export async function assetInfos(kernel: Kernel, spaceId: number, uuids: string[]): Promise<AssetInfo[]> {
   if (!uuids.length) return []
   return kernel.db.db
-    .select({ uuid: assets.uuid, filename: assets.filename, mime: assets.contentType, width: assets.width, height: assets.height, alt: assets.alt })
+    .select({
+      uuid: assets.uuid,
+      filename: assets.filename,
+      mime: assets.contentType,
+      width: assets.width,
+      height: assets.height,
+      alt: assets.alt,
+      focus: assets.focus,
+      crop: assets.crop,
+    })
     .from(assets)
     .where(and(eq(assets.spaceId, spaceId), inArray(assets.uuid, uuids)))
 }

@@ -27,6 +27,10 @@ export const assets = pgTable(
     sha256: text('sha256').notNull(),
     /** Alt text per Space locale. */
     alt: jsonb('alt').$type<Record<string, string>>().notNull().default({}),
+    /** Focal point of an image, fractions 0..1 from the top left: cover crops centre on it (null: the centre). */
+    focus: jsonb('focus').$type<{ x: number; y: number }>(),
+    /** Crop of an image, fractions 0..1 of the oriented original: applied before every transform (null: none). */
+    crop: jsonb('crop').$type<{ x: number; y: number; width: number; height: number }>(),
     createdBy: integer('created_by'),
     /** Where the bytes are: `postgres` or `s3` (src/modules/assets/store.ts). */
     store: text('store').$type<'postgres' | 's3'>().notNull().default('postgres'),

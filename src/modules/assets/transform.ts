@@ -18,6 +18,32 @@ export interface TransformRequest {
   fit: Fit
   q: number
   maxPixels: number
+  /** Focal point, fractions 0..1 of the whole (oriented) image: a cover cut centres on it, clamped inside; null: the centre. */
+  focus?: { x: number; y: number } | null
+  /** Crop, fractions 0..1 of the oriented source, cut before anything else; null: the whole image. */
+  crop?: { x: number; y: number; width: number; height: number } | null
+}
+
+/** Where a `size`-long window starts inside `total` so that its centre is at `at` (0..1), clamped inside. */
+export function windowStart(total: number, size: number, at: number): number {
+  const start = Math.round(at * total - size / 2)
+  return Math.max(0, Math.min(total - size, start))
+}
+
+/** A focal point of the whole image as a fraction of the crop (clamped to its edges). */
+export function focusIn(f: { x: number; y: number }, c: { x: number; y: number; width: number; height: number } | null) {
+  if (!c) return f
+  const clamp = (v: number) => Math.max(0, Math.min(1, v))
+  return { x: clamp((f.x - c.x) / c.width), y: clamp((f.y - c.y) / c.height) }
+}
+
+/** The pixel rectangle of a crop of fractions on a `w`×`h` image: at least 1×1, inside the image. */
+export function cropRect(w: number, h: number, c: { x: number; y: number; width: number; height: number }) {
+  const x = Math.max(0, Math.min(w - 1, Math.round(c.x * w)))
+  const y = Math.max(0, Math.min(h - 1, Math.round(c.y * h)))
+  const cw = Math.max(1, Math.min(w - x, Math.round(c.width * w)))
+  const ch = Math.max(1, Math.min(h - y, Math.round(c.height * h)))
+  return { x, y, w: cw, h: ch }
 }
 
 export interface AvifCodec {
@@ -95,8 +121,15 @@ export async function transform(req: TransformRequest, avif: () => Promise<AvifC
     meta = await new Bun.Image(req.source, { maxPixels: req.maxPixels }).metadata()
     input = req.source
   }
+  if (req.crop) {
+    // An explicit crop comes first: the oriented image, cut in JavaScript, becomes the source of everything below.
+    const whole = decodePng(await new Bun.Image(input, { maxPixels: req.maxPixels, autoOrient: true }).png({ compressionLevel: 0 }).bytes())
+    const r = cropRect(whole.width, whole.height, req.crop)
+    input = encodePng(crop(whole, r.x, r.y, r.w, r.h))
+    meta = { width: r.w, height: r.h }
+  }
   let p = plan(meta.width, meta.height, req.w, req.h, req.fit)
-  if (req.sourceType === 'image/jpeg') {
+  if (req.sourceType === 'image/jpeg' && !req.crop) {
     // metadata() reads the stored size; EXIF orientation may swap the axes. A tiny oriented probe tells.
     const probe = new Bun.Image(req.source, { maxPixels: req.maxPixels, autoOrient: true }).resize(64)
     await probe.bytes()
@@ -121,7 +154,12 @@ export async function transform(req: TransformRequest, avif: () => Promise<AvifC
   let pixels = decodePng(await resized.png({ compressionLevel: 0 }).bytes())
   if (p.crop) {
     const [cw, ch] = p.crop
-    pixels = crop(pixels, Math.floor((pixels.width - cw) / 2), Math.floor((pixels.height - ch) / 2), cw, ch)
+    // The window centres on the focal point (the image's centre without one), clamped inside the image.
+    // The focal point is a fraction of the whole image: inside a crop it is taken relative to the crop.
+    const f = req.focus ? focusIn(req.focus, req.crop ?? null) : null
+    const x = f ? windowStart(pixels.width, cw, f.x) : Math.floor((pixels.width - cw) / 2)
+    const y = f ? windowStart(pixels.height, ch, f.y) : Math.floor((pixels.height - ch) / 2)
+    pixels = crop(pixels, x, y, cw, ch)
   }
   if (p.canvas) {
     const bg: [number, number, number, number] = req.format === 'jpg' ? [255, 255, 255, 255] : [0, 0, 0, 0]

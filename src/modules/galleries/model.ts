@@ -1,6 +1,7 @@
 import { t } from 'elysia'
 import { defineError } from '../../kernel/errors'
 import { Int, pageQuery, SpaceSlug, Timestamp, Uuid } from '../../kernel/schemas'
+import { CropModel, FocusModel } from '../assets/model'
 
 export const GALLERY_SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{0,99}$'
 /** Items per gallery. */
@@ -66,9 +67,13 @@ export const PublicGalleryItem = t.Object({
   mime: t.String(),
   width: t.Union([Int(), t.Null()], { description: 'Pixels of the original' }),
   height: t.Union([Int(), t.Null()]),
+  focus: t.Union([FocusModel, t.Null()], { description: 'The image’s focal point (fractions 0..1), null: the centre' }),
+  crop: t.Union([CropModel, t.Null()], { description: 'The image’s crop (fractions 0..1), applied by every transform URL; null: none' }),
   alt: t.Union([t.String(), t.Null()], { description: 'The item’s alt text in the served locale chain, else the asset’s' }),
   caption: t.Union([t.String(), t.Null()], { description: 'In the served locale chain' }),
-  transforms: t.Array(TransformModel, { description: 'Allowed widths up to the original’s (the smallest one for smaller images); empty for SVG' }),
+  transforms: t.Array(TransformModel, {
+    description: 'Allowed widths up to the original’s (the smallest one for smaller images); empty for SVG. With a focal point or crop the URLs carry `v=`, which changes with them',
+  }),
   srcset: t.Object(
     { webp: t.String(), avif: t.String() },
     { description: '`srcset` values (`<url> <width>w, ...`) for `<source type="image/webp|avif">`; empty strings for SVG' },

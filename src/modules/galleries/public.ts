@@ -2,7 +2,7 @@ import { ScopedCache, cacheShare, plainSize } from '../../kernel/cache'
 import type { Kernel } from '../../kernel/kernel'
 import { etagOf } from '../../kernel/public-answer'
 import type { PublicSpace } from '../../kernel/public-space'
-import { type AssetInfo, assetInfos, assetUrl } from '../assets/service'
+import { type AssetInfo, assetInfos, assetUrl, focusVersion } from '../assets/service'
 import type { PublicGallery } from './model'
 import { type GalleryRow, galleryBySlug } from './service'
 
@@ -108,13 +108,18 @@ export function renderGallery(g: LiveGallery, space: PublicSpace, chain: readonl
     if (!a) continue // deleted since the gallery was saved
     const url = assetUrl(origin, space.slug, a.uuid)
     const ws = RASTER.has(a.mime) ? srcsetWidths(widths, a.width) : []
-    const transforms = ws.map((w) => ({ width: w, webp: `${url}.webp?w=${w}`, avif: `${url}.avif?w=${w}` }))
+    // `v` names the focal point and crop: a change gives new URLs, so caches never keep the old cut.
+    const ver = focusVersion(a.focus, a.crop)
+    const v = ver ? `&v=${ver}` : ''
+    const transforms = ws.map((w) => ({ width: w, webp: `${url}.webp?w=${w}${v}`, avif: `${url}.avif?w=${w}${v}` }))
     items.push({
       asset_uuid: a.uuid,
       url,
       mime: a.mime,
       width: a.width,
       height: a.height,
+      focus: a.focus ?? null,
+      crop: a.crop ?? null,
       alt: inChain(item.alt, chain) ?? inChain(a.alt, chain),
       caption: inChain(item.caption, chain),
       transforms,

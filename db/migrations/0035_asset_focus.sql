@@ -1,0 +1,2 @@
+ALTER TABLE "assets" ADD COLUMN "focus" jsonb;--> statement-breakpoint
+ALTER TABLE "assets" ADD COLUMN "crop" jsonb;
