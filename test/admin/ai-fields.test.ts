@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { type FakeAi, startFakeAi } from '../helpers/fake-ai'
+import { jpegOf, photo } from '../helpers/images'
 import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
@@ -29,7 +30,7 @@ const userText = (i: number) => String((fake.calls[i]!.body.messages as { role: 
 describe.skipIf(!hasChromium)('AI inside fields in Chromium', () => {
   beforeAll(async () => {
     fake = startFakeAi()
-    h = await startAdmin({ env: { AI_BASE_URL: fake.url, AI_API_KEY: 'sk-test', AI_MODEL: 'fake-chat', AI_MONTHLY_TOKENS: '100000' } })
+    h = await startAdmin({ env: { AI_BASE_URL: fake.url, AI_API_KEY: 'sk-test', AI_MODEL: 'fake-chat', AI_VISION_MODEL: 'fake-vision', AI_MONTHLY_TOKENS: '100000' } })
     owner = await h.t.register({ name: 'Olga Owner' })
     space = (await h.t.createSpace(owner.token, { name: 'AI Fields' })).slug
     editor = await memberNamed(h.t, owner.tenant.id, space, 'editor', 'Eda Editor')
@@ -142,6 +143,39 @@ describe.skipIf(!hasChromium)('AI inside fields in Chromium', () => {
     await page.getByText('unsaved changes').waitFor()
     await intro.getByRole('button', { name: 'Undo the AI change' }).click()
     expect(await box.inputValue()).toBe(before)
+    expect(errors).toEqual([])
+  })
+
+  test('the asset dialog: "Suggest with AI" puts the vision model’s alt text in the input unsaved (an AI job in the review queue); Save writes it and approves the job', async () => {
+    fake.respond((call) => (call.body?.model === 'fake-vision' ? { kind: 'json', text: '"A ferry at the pier at dusk."' } : { kind: 'json', text: 'no' }))
+    const fd = new FormData()
+    fd.append('file', new Blob([(await jpegOf(photo(320, 200))) as BlobPart], { type: 'image/jpeg' }), 'ferry.jpg')
+    const up = await fetch(`${h.origin}/v1/spaces/${space}/assets`, { method: 'POST', headers: { Authorization: `Bearer ${editor.token}` }, body: fd })
+    expect(up.status).toBe(201)
+    const asset = ((await up.json()) as { data: { uuid: string } }).data.uuid
+
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}/assets`)
+    await page.getByRole('button', { name: 'Details of ferry.jpg' }).click()
+    const details = page.getByRole('region', { name: 'ferry.jpg' })
+    const input = details.getByLabel('Alt text (de)', { exact: true })
+    await input.waitFor()
+    const n = fake.calls.length
+    await details.getByRole('button', { name: 'Suggest with AI: the de alt text' }).click()
+    await until(() => input.inputValue(), 'A ferry at the pier at dusk.')
+    await details.getByTestId('alt-ai-status').getByRole('link', { name: 'AI review queue' }).waitFor()
+    // The image went to the vision model; nothing is written yet: the job awaits review, the asset has no German alt.
+    expect(fake.calls[n]!.body.model).toBe('fake-vision')
+    const jobs = (await h.call('GET', `/v1/spaces/${space}/ai-jobs?kind=alt_text`, editor.token)).body.data
+    expect(jobs.length).toBe(1)
+    expect(jobs[0]).toMatchObject({ status: 'awaiting_review', target: { asset_uuid: asset, lang: 'de' } })
+    expect((await h.call('GET', `/v1/spaces/${space}/assets/${asset}`, editor.token)).body.data.alt.de).toBeUndefined()
+
+    await details.getByRole('button', { name: 'Save alt text' }).click()
+    await details.getByRole('status').getByText('Alt text saved.').waitFor()
+    expect((await h.call('GET', `/v1/spaces/${space}/assets/${asset}`, editor.token)).body.data.alt.de).toBe('A ferry at the pier at dusk.')
+    await until(async () => (await h.call('GET', `/v1/spaces/${space}/ai-jobs/${jobs[0].uuid}`, editor.token)).body.data.status, 'approved')
+    expect(await axeViolations(page)).toEqual([])
     expect(errors).toEqual([])
   })
 

@@ -20,6 +20,11 @@ export const en = {
   "aiField.empty": "The field is empty: there is nothing to shorten or translate.",
   "aiField.failed": "AI could not finish: {message}",
   "aiField.tooLong": "The field is longer than {max} characters: too long to send to AI.",
+  "aiField.altSuggest": "Suggest with AI",
+  "aiField.altSuggestFor": "Suggest with AI: the {locale} alt text",
+  "aiField.altAsking": "Asking AI to describe the image…",
+  "aiField.altSuggested": "AI suggested the alt text ({locale}): an unsaved change. Saving it approves the suggestion, which waits in the",
+  "aiField.reviewQueue": "AI review queue",
 }
 
 export const de: Record<keyof typeof en, string> = {
@@ -41,6 +46,11 @@ export const de: Record<keyof typeof en, string> = {
   "aiField.empty": "Das Feld ist leer: es gibt nichts zu kürzen oder zu übersetzen.",
   "aiField.failed": "Die KI konnte nicht fertig werden: {message}",
   "aiField.tooLong": "Das Feld ist länger als {max} Zeichen: zu lang, um es an die KI zu senden.",
+  "aiField.altSuggest": "Mit KI vorschlagen",
+  "aiField.altSuggestFor": "Mit KI vorschlagen: den Alternativtext für {locale}",
+  "aiField.altAsking": "Die KI beschreibt das Bild…",
+  "aiField.altSuggested": "Die KI hat einen Alternativtext ({locale}) vorgeschlagen: eine ungespeicherte Änderung. Speichern genehmigt den Vorschlag; bis dahin wartet er in der",
+  "aiField.reviewQueue": "KI-Prüfliste",
 }
 
 export const { t } = featureMessages<keyof typeof en>(en, de)
