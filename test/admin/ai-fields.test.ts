@@ -39,7 +39,7 @@ describe.skipIf(!hasChromium)('AI inside fields in Chromium', () => {
     const page = await h.call('POST', `/v1/spaces/${space}/components`, owner.token, {
       name: 'page',
       is_root: true,
-      schema: { title: { type: 'text', max_length: 80 }, intro: { type: 'textarea' }, body: { type: 'richtext' } },
+      schema: { title: { type: 'text', max_length: 80 }, intro: { type: 'textarea' }, body: { type: 'richtext' }, meta_description: { type: 'textarea' } },
     })
     expect(page.status).toBe(201)
     const s = await h.call('POST', `/v1/spaces/${space}/stories`, editor.token, {
@@ -175,6 +175,33 @@ describe.skipIf(!hasChromium)('AI inside fields in Chromium', () => {
     await details.getByRole('status').getByText('Alt text saved.').waitFor()
     expect((await h.call('GET', `/v1/spaces/${space}/assets/${asset}`, editor.token)).body.data.alt.de).toBe('A ferry at the pier at dusk.')
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/ai-jobs/${jobs[0].uuid}`, editor.token)).body.data.status, 'approved')
+    expect(await axeViolations(page)).toEqual([])
+    expect(errors).toEqual([])
+  })
+
+  test('SEO suggestions: the model’s title and description are inserted into the page’s fields as unsaved edits; Save makes a version', async () => {
+    const seo = { title: 'Harbour guide: piers, boats and cafés', description: 'Walk every pier of the harbour, meet the boats and find the best café by the water.' }
+    fake.respond((call) => (String(call.body?.messages?.[0]?.content).startsWith('You write search-engine') ? { kind: 'json', text: JSON.stringify(seo) } : { kind: 'json', text: 'no' }))
+    const before = (await h.call('GET', `/v1/spaces/${space}/stories/${story}`, editor.token)).body.data.version_no
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}/stories/${story}`)
+    const panel = page.getByRole('region', { name: 'SEO suggestions' })
+    await panel.getByRole('button', { name: 'Suggest a title and description' }).click()
+    await until(() => panel.getByTestId('seo-description').textContent(), seo.description)
+    expect(await panel.getByTestId('seo-title').textContent()).toBe(seo.title)
+    // The fields picked by their names: "title" for the title, "meta_description" for the description.
+    expect(await panel.getByLabel('Into the field').first().inputValue()).toBe('title')
+    expect(await panel.getByLabel('Into the field').nth(1).inputValue()).toBe('meta_description')
+    expect(await page.getByText('unsaved changes').count()).toBe(0)
+    await panel.getByRole('button', { name: 'Insert the SEO description' }).click()
+    await panel.getByRole('button', { name: 'Insert the SEO title' }).click()
+    await page.getByText('unsaved changes').waitFor()
+    expect(await page.locator('[data-field-path="blocks/0/meta_description"] textarea').inputValue()).toBe(seo.description)
+    expect(await page.locator('[data-field-path="blocks/0/title"] input[name="title"]').inputValue()).toBe(seo.title)
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await page.getByText(`Saved (version ${before + 1}).`).waitFor()
+    const saved = (await h.call('GET', `/v1/spaces/${space}/stories/${story}`, editor.token)).body.data
+    expect(saved.content.blocks[0]).toMatchObject({ title: seo.title, meta_description: seo.description })
     expect(await axeViolations(page)).toEqual([])
     expect(errors).toEqual([])
   })

@@ -25,6 +25,19 @@ export const en = {
   "aiField.altAsking": "Asking AI to describe the image…",
   "aiField.altSuggested": "AI suggested the alt text ({locale}): an unsaved change. Saving it approves the suggestion, which waits in the",
   "aiField.reviewQueue": "AI review queue",
+  "aiSeo.title": "SEO suggestions",
+  "aiSeo.intro": "AI reads this Story as last saved and suggests a search-engine title and description. Insert them into a field of the page: an unsaved change, saved with the Story.",
+  "aiSeo.suggest": "Suggest a title and description",
+  "aiSeo.asking": "Asking AI…",
+  "aiSeo.ready": "AI suggested a title and description.",
+  "aiSeo.seoTitle": "SEO title",
+  "aiSeo.seoDescription": "SEO description",
+  "aiSeo.length": "({n} of at most {max} characters)",
+  "aiSeo.none": "(no suggestion)",
+  "aiSeo.into": "Into the field",
+  "aiSeo.chooseField": "(choose a field)",
+  "aiSeo.insert": "Insert the {what}",
+  "aiSeo.inserted": "The {what} is in “{field}”: an unsaved change.",
 }
 
 export const de: Record<keyof typeof en, string> = {
@@ -51,6 +64,19 @@ export const de: Record<keyof typeof en, string> = {
   "aiField.altAsking": "Die KI beschreibt das Bild…",
   "aiField.altSuggested": "Die KI hat einen Alternativtext ({locale}) vorgeschlagen: eine ungespeicherte Änderung. Speichern genehmigt den Vorschlag; bis dahin wartet er in der",
   "aiField.reviewQueue": "KI-Prüfliste",
+  "aiSeo.title": "SEO-Vorschläge",
+  "aiSeo.intro": "Die KI liest diese Story, wie sie zuletzt gespeichert wurde, und schlägt einen Titel und eine Beschreibung für Suchmaschinen vor. Fügen Sie sie in ein Feld der Seite ein: eine ungespeicherte Änderung, gespeichert mit der Story.",
+  "aiSeo.suggest": "Titel und Beschreibung vorschlagen",
+  "aiSeo.asking": "Die KI wird gefragt…",
+  "aiSeo.ready": "Die KI hat einen Titel und eine Beschreibung vorgeschlagen.",
+  "aiSeo.seoTitle": "SEO-Titel",
+  "aiSeo.seoDescription": "SEO-Beschreibung",
+  "aiSeo.length": "({n} von höchstens {max} Zeichen)",
+  "aiSeo.none": "(kein Vorschlag)",
+  "aiSeo.into": "In das Feld",
+  "aiSeo.chooseField": "(Feld wählen)",
+  "aiSeo.insert": "{what} einfügen",
+  "aiSeo.inserted": "{what} steht in „{field}“: eine ungespeicherte Änderung.",
 }
 
 export const { t } = featureMessages<keyof typeof en>(en, de)
