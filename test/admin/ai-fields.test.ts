@@ -206,6 +206,48 @@ describe.skipIf(!hasChromium)('AI inside fields in Chromium', () => {
     expect(errors).toEqual([])
   })
 
+  test('internal links: a suggested link is inserted on its phrase in the rich text as an unsaved edit; Save makes a version', async () => {
+    const other = await h.call('POST', `/v1/spaces/${space}/stories`, editor.token, {
+      name: 'Harbour piers at night',
+      slug: 'piers',
+      content: { type: 'doc', blocks: [{ component: 'page', _uid: 'o1', title: 'Harbour piers and boats at night' }] },
+    })
+    expect(other.status).toBe(201)
+    expect((await h.call('POST', `/v1/spaces/${space}/stories/${other.body.data.uuid}/publish`, editor.token)).status).toBe(200)
+    fake.respond((call) => {
+      const messages = call.body?.messages as { content: string }[]
+      if (!String(messages?.[0]?.content).startsWith('You suggest internal links')) return { kind: 'json', text: 'no' }
+      const d = JSON.parse(/<data>\n([\s\S]*?)\n<\/data>/.exec(String(messages[1]!.content))![1]!) as { candidates: { id: number; path: string }[] }
+      const id = d.candidates.find((c) => c.path === '/piers')!.id
+      return { kind: 'json', text: JSON.stringify([{ id, text: 'Piers', score: 0.9 }]) }
+    })
+    const before = (await h.call('GET', `/v1/spaces/${space}/stories/${story}`, editor.token)).body.data
+    const { page, errors } = await h.signedIn(editor.token)
+    await page.goto(`/admin/spaces/${space}/stories/${story}`)
+    const panel = page.getByRole('region', { name: 'Internal links' })
+    await panel.getByRole('button', { name: 'Suggest internal links' }).click()
+    const item = panel.locator('[data-link="/piers"]')
+    await item.waitFor()
+    expect(await item.textContent()).toContain('“Piers” → /piers (90%)')
+    await item.getByRole('button', { name: 'Insert the link on “Piers”' }).click()
+    await panel.getByText('“Piers” now links to /piers in “body”').waitFor()
+    await page.getByText('unsaved changes').waitFor()
+    await until(() => page.locator('[data-field-path="blocks/0/body"] [data-richtext] a').textContent(), 'Piers')
+    await page.getByRole('button', { name: 'Save', exact: true }).click()
+    await page.getByText(`Saved (version ${before.version_no + 1}).`).waitFor()
+    const saved = (await h.call('GET', `/v1/spaces/${space}/stories/${story}`, editor.token)).body.data
+    expect(saved.content.blocks[0].body.content[0]).toEqual({
+      type: 'paragraph',
+      content: [
+        { type: 'text', text: 'Piers', marks: [{ type: 'link', attrs: { href: '/piers', title: null } }] },
+        { type: 'text', text: ' and boats.' },
+      ],
+    })
+    expect(saved.content.blocks[0].body.content[1]).toEqual(before.content.blocks[0].body.content[1])
+    expect(await axeViolations(page)).toEqual([])
+    expect(errors).toEqual([])
+  })
+
   test('axe is clean with the AI actions open, in both themes; a viewer finds no AI control', async () => {
     const { page, errors } = await h.signedIn(editor.token)
     for (const scheme of ['light', 'dark'] as const) {

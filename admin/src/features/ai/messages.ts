@@ -38,6 +38,15 @@ export const en = {
   "aiSeo.chooseField": "(choose a field)",
   "aiSeo.insert": "Insert the {what}",
   "aiSeo.inserted": "The {what} is in “{field}”: an unsaved change.",
+  "aiLinks.title": "Internal links",
+  "aiLinks.intro": "AI finds published Stories of this Space that this page (as last saved) could link to, and the phrase to carry each link. Insert links the phrase in the page’s rich text: an unsaved change.",
+  "aiLinks.suggest": "Suggest internal links",
+  "aiLinks.found": "AI suggested {n} links.",
+  "aiLinks.none": "No published Story of this Space fits.",
+  "aiLinks.item": "“{phrase}” → {path} ({score}%)",
+  "aiLinks.insert": "Insert the link on “{phrase}”",
+  "aiLinks.inserted": "“{phrase}” now links to {path} in “{field}”: an unsaved change.",
+  "aiLinks.notFound": "“{phrase}” is in no rich-text field of this page: nothing was linked.",
 }
 
 export const de: Record<keyof typeof en, string> = {
@@ -77,6 +86,15 @@ export const de: Record<keyof typeof en, string> = {
   "aiSeo.chooseField": "(Feld wählen)",
   "aiSeo.insert": "{what} einfügen",
   "aiSeo.inserted": "{what} steht in „{field}“: eine ungespeicherte Änderung.",
+  "aiLinks.title": "Interne Links",
+  "aiLinks.intro": "Die KI findet veröffentlichte Storys dieses Space, auf die diese Seite (wie zuletzt gespeichert) verlinken könnte, und die Wendung, die den Link trägt. Einfügen verlinkt die Wendung im Rich-Text der Seite: eine ungespeicherte Änderung.",
+  "aiLinks.suggest": "Interne Links vorschlagen",
+  "aiLinks.found": "Die KI hat {n} Links vorgeschlagen.",
+  "aiLinks.none": "Keine veröffentlichte Story dieses Space passt.",
+  "aiLinks.item": "„{phrase}“ → {path} ({score} %)",
+  "aiLinks.insert": "Den Link auf „{phrase}“ einfügen",
+  "aiLinks.inserted": "„{phrase}“ verlinkt jetzt auf {path} in „{field}“: eine ungespeicherte Änderung.",
+  "aiLinks.notFound": "„{phrase}“ steht in keinem Rich-Text-Feld dieser Seite: nichts wurde verlinkt.",
 }
 
 export const { t } = featureMessages<keyof typeof en>(en, de)
