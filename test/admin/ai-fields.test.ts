@@ -2,8 +2,11 @@
  * AI inside the Story editor's fields, in Chromium against a listening service and a fake OpenAI-compatible provider
  * (real HTTP, test/helpers/fake-ai.ts): "Shorten" streams the model's answer into a text field token by token, the
  * editor shows it as an unsaved change, and Save makes a version holding it; a rich-text field gets the answer as
- * paragraphs; Stop cancels the provider's request (the text so far stays) and Undo puts the field back; a viewer finds
- * no AI control; axe-core finds no serious or critical violation with the actions open, in both themes.
+ * paragraphs; Stop cancels the provider's request (the text so far stays) and Undo puts the field back. The asset
+ * dialog's alt-text suggestion fills the input unsaved (an AI job awaiting review), and saving it approves the job.
+ * SEO title and description and an internal link are inserted into the page as unsaved edits, and Save makes a version.
+ * A viewer finds no AI control; axe-core finds no serious or critical violation with the actions open, in both themes.
+ * (With AI off, the editor shows no AI control: test/admin/editing.test.ts.)
  *
  * CI installs Chromium (`apt-get install -y chromium`); where it cannot be installed these tests skip, loudly.
  */
