@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { type FakeAi, startFakeAi } from '../helpers/fake-ai'
 import { jpegOf, photo } from '../helpers/images'
+import { en as aiEn } from '../../admin/src/features/ai/messages'
 import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
@@ -270,5 +271,24 @@ describe.skipIf(!hasChromium)('AI inside fields in Chromium', () => {
     await seen.page.getByTestId('read-only').waitFor()
     await seen.page.locator('[data-field-path="blocks/0/title"]').waitFor()
     expect(await seen.page.getByRole('button', { name: /^AI actions/ }).count()).toBe(0)
+  })
+
+  test('in German the AI controls speak German: no English text of the AI catalog on the editor with the actions open', async () => {
+    const greta = await memberNamed(h.t, owner.tenant.id, space, 'editor', 'Greta Deutsch')
+    expect((await h.call('PATCH', '/v1/auth/me', greta.token, { ui_language: 'de' })).status).toBe(200)
+    const { page, errors } = await h.signedIn(greta.token)
+    await page.goto(`/admin/spaces/${space}/stories/${story}`)
+    const title = page.locator('[data-field-path="blocks/0/title"]')
+    await title.getByRole('button', { name: 'KI-Aktionen für „title“' }).click()
+    await title.getByRole('button', { name: 'Kürzen' }).waitFor()
+    await page.getByRole('region', { name: 'SEO-Vorschläge' }).waitFor()
+    await page.getByRole('region', { name: 'Interne Links' }).waitFor()
+    const shown = (await page.evaluate(() => document.body.innerText)) as string
+    const english = Object.values(aiEn)
+      .map((e) => e.split('{')[0]!.trim())
+      .filter((e) => e.length >= 6)
+      .filter((e) => shown.includes(e))
+    expect(english).toEqual([])
+    expect(errors).toEqual([])
   })
 })
