@@ -52,10 +52,16 @@ describe.skipIf(!hasChromium)('editing in Chromium', () => {
   test('the Story form shows a field’s label and help, not its key', async () => {
     const s = await story('Labelled', { type: 'doc', blocks: [{ component: 'page', _uid: 'p1', headline: 'Hi' }] })
     const { page, errors } = await h.signedIn(editor.token)
+    const status = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith('/ai/status'))
     await page.goto(`/admin/spaces/${space}/stories/${s.uuid}`)
     const input = page.getByLabel('Page headline')
     await input.waitFor()
     expect(await input.inputValue()).toBe('Hi')
+    // AI is off on this server: once the editor knows it, no field offers AI actions and no AI panel shows.
+    expect(((await (await status).json()) as { data: { enabled: boolean } }).data.enabled).toBe(false)
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))))
+    expect(await page.getByRole('button', { name: /^AI actions/ }).count()).toBe(0)
+    expect(await page.getByRole('region', { name: 'SEO suggestions' }).count()).toBe(0)
     await page.getByTestId('field-help').filter({ hasText: 'Shown large on top.' }).waitFor()
     // The help text describes the input.
     const described = await input.getAttribute('aria-describedby')

@@ -1,4 +1,4 @@
-import { createContext, memo, useContext, useId, useMemo, useRef, useState } from 'react'
+import { createContext, memo, type ReactNode, useContext, useId, useMemo, useRef, useState } from 'react'
 import { editorFor } from '../fields'
 import { fieldHelp, fieldLabel } from '../fields/labels'
 import { type Block, type Blueprint, type FieldDef, newUid } from '../fields/types'
@@ -43,6 +43,15 @@ export interface CollabView {
   openComments: (uid: string, path: string, title: string) => void
 }
 export const CollabContext = createContext<CollabView | null>(null)
+
+/** The field types that offer AI actions (features/ai/field-ai.tsx). */
+export const AI_FIELD_TYPES = new Set(['text', 'textarea', 'richtext'])
+
+/**
+ * Set by the Story editor when AI is on for the Space and the caller may use it: draws a field's AI actions under its
+ * label (text, textarea and richtext fields that are edited here, not a shared field of a translation).
+ */
+export const FieldAiContext = createContext<null | ((field: { label: string; def: FieldDef; value: unknown; onChange: (v: unknown) => void }) => ReactNode)>(null)
 
 export const initials = (name: string) =>
   name
@@ -388,6 +397,7 @@ export function FieldRow(props: {
   const id = useId()
   const translation = useContext(TranslationContext)
   const fallback = useContext(FallbackContext)
+  const ai = useContext(FieldAiContext)
   const shared = translation !== null && props.def.translatable === false
   // A blocks field's nested paths belong to its blocks; any other field also owns its sub-paths (`link/url`).
   const own =
@@ -423,6 +433,7 @@ export function FieldRow(props: {
           {label}
         </label>
       )}
+      {ai && !shared && AI_FIELD_TYPES.has(props.def.type) ? ai({ label: fieldLabel(props.def, props.name), def: props.def, value: props.value, onChange: props.onChange }) : null}
       {help ? (
         <p id={helpId} className="text-xs text-slate-600" data-testid="field-help">
           {help}

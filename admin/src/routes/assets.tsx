@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi } from '@tanstack/react-router'
-import { useId, useState } from 'react'
+import { type ReactNode, useId, useState } from 'react'
 import { Pager } from '../components/pager'
 import {
   type Asset,
@@ -19,6 +19,7 @@ import { spacesQuery } from '../api/queries'
 import { AssetThumb } from '../components/asset-picker'
 import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Skeleton } from '../components/ui'
 import { useCan } from '../api/roles'
+import { AltSuggest, useAltAi } from '../features/ai/alt-suggest'
 import { UploadList, useUploads } from '../components/uploads'
 import { formatNumber, t } from '../i18n'
 import { queryKeys } from '../api/keys'
@@ -166,6 +167,9 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
   const invalidate = () => queryClient.invalidateQueries({ queryKey: queryKeys.assets(space) })
   const canEdit = useCan(space, 'PATCH', '/v1/spaces/{space}/assets/{asset}')
   const canDelete = useCan(space, 'DELETE', '/v1/spaces/{space}/assets/{asset}')
+  // AI alt-text suggestions (an AI job each) by locale: saving a locale with its suggestion unchanged approves the job.
+  const altAi = useAltAi(space, canEdit, isRaster(asset))
+  const [suggested, setSuggested] = useState<Record<string, { alt: string; job: string }>>({})
 
   const saveAlt = useMutation({
     mutationFn: async () => {
@@ -176,10 +180,18 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
         const before = asset.alt[l] ?? ''
         if (next !== before) body[l] = next === '' ? null : next
       }
-      return unwrap(api.PATCH('/v1/spaces/{space}/assets/{asset}', { params: { path: { space, asset: asset.uuid } }, body: { alt: body } }))
+      const out = await unwrap(api.PATCH('/v1/spaces/{space}/assets/{asset}', { params: { path: { space, asset: asset.uuid } }, body: { alt: body } }))
+      for (const [l, s] of Object.entries(suggested)) {
+        if ((alt[l] ?? '').trim() !== s.alt.trim()) continue
+        // The suggestion was kept: its AI job is approved (writing the same text), not left waiting in the queue.
+        await unwrap(api.POST('/v1/spaces/{space}/ai-jobs/{aiJob}/approve', { params: { path: { space, aiJob: s.job } } })).catch(() => {})
+      }
+      return out
     },
     onSuccess: async () => {
       setSaved(true)
+      setSuggested({})
+      await queryClient.invalidateQueries({ queryKey: queryKeys.aiJobs(space) })
       await invalidate()
     },
   })
@@ -233,6 +245,20 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
               setSaved(false)
               setAlt((a) => ({ ...a, [l]: v }))
             }}
+            extra={
+              altAi ? (
+                <AltSuggest
+                  space={space}
+                  asset={asset.uuid}
+                  locale={l}
+                  onSuggest={(text, job) => {
+                    setSaved(false)
+                    setAlt((a) => ({ ...a, [l]: text }))
+                    setSuggested((s) => ({ ...s, [l]: { alt: text, job } }))
+                  }}
+                />
+              ) : null
+            }
           />
         ))}
         {altErrors.alt ? <FieldErrors errors={altErrors.alt} /> : null}
@@ -313,7 +339,7 @@ function AssetDetails({ space, asset, onClose }: { space: string; asset: Asset; 
   )
 }
 
-function AltInput({ locale, value, errors, onChange }: { locale: string; value: string; errors?: string[]; onChange: (v: string) => void }) {
+function AltInput({ locale, value, errors, onChange, extra }: { locale: string; value: string; errors?: string[]; onChange: (v: string) => void; extra?: ReactNode }) {
   const id = useId()
   return (
     <div className="flex flex-col gap-1">
@@ -329,6 +355,7 @@ function AltInput({ locale, value, errors, onChange }: { locale: string; value: 
         aria-describedby={errors?.length ? `${id}-err` : undefined}
         className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm"
       />
+      {extra}
       <FieldErrors id={`${id}-err`} errors={errors} />
     </div>
   )

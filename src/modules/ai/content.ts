@@ -116,10 +116,13 @@ export function asData(value: unknown): string {
 /** The first JSON value in a model's answer (code fences and chatter around it ignored), or undefined. */
 export function parseJsonAnswer(text: string): unknown {
   const t = text.replace(/```(?:json)?/gi, '').trim()
-  for (const [open, close] of [
+  // The value that starts first: a one-element list `[{…}]` is a list, not the object inside it.
+  const at = (c: string) => (t.includes(c) ? t.indexOf(c) : Number.POSITIVE_INFINITY)
+  const pairs = [
     ['{', '}'],
     ['[', ']'],
-  ] as const) {
+  ] as const
+  for (const [open, close] of [...pairs].sort((x, y) => at(x[0]) - at(y[0]))) {
     const a = t.indexOf(open)
     const b = t.lastIndexOf(close)
     if (a >= 0 && b > a) {

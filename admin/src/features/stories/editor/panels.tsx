@@ -2,6 +2,7 @@ import type { ReactNode } from 'react'
 import { CommentsPanel } from '../../../components/collab'
 import { VersionsPanel } from '../../../components/versions'
 import { StoryAnalyticsPanel } from '../../analytics/story-panel'
+import { LinkSuggestions, SeoSuggestions } from '../../ai/seo-panel'
 import { VariantsPanel } from '../../segments/variants-panel'
 import type { MessageKey } from '../../../i18n/en'
 import { EditorSchedule } from './toolbar'
@@ -50,6 +51,22 @@ export const EDITOR_PANELS: EditorPanel[] = [
     id: 'schedule',
     slot: 'below',
     render: ({ space, uuid, story, canWrite }) => <EditorSchedule space={space} uuid={uuid} story={story} canWrite={canWrite} />,
+  },
+  {
+    id: 'seo',
+    slot: 'below',
+    render: ({ space, uuid, story, lang, draft, canWrite }) =>
+      draft.showForm && !story.is_folder && draft.doc ? (
+        <SeoSuggestions space={space} uuid={uuid} lang={lang} blocks={draft.doc.blocks} onBlocks={draft.onBlocks} canWrite={canWrite} />
+      ) : null,
+  },
+  {
+    id: 'links',
+    slot: 'below',
+    render: ({ space, uuid, story, lang, draft, canWrite }) =>
+      draft.showForm && !story.is_folder && draft.doc ? (
+        <LinkSuggestions space={space} uuid={uuid} lang={lang} blocks={draft.doc.blocks} onBlocks={draft.onBlocks} canWrite={canWrite} />
+      ) : null,
   },
   {
     id: 'analytics',

@@ -4,7 +4,7 @@ import { Fragment, type KeyboardEvent, type ReactNode, useId, useMemo, useState 
 import { componentsQuery } from '../../../api/queries'
 import { useCan } from '../../../api/roles'
 import { Announcer } from '../../../components/announcer'
-import { BlockList, CollabContext, TranslationContext } from '../../../components/block-editor'
+import { BlockList, CollabContext, FieldAiContext, TranslationContext } from '../../../components/block-editor'
 import { PresenceBar } from '../../../components/collab'
 import { ChangeList } from '../../../components/diff-view'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, StatusBadge, storyState } from '../../../components/ui'
@@ -17,6 +17,7 @@ import { VisualEditor } from '../../visual-editor/visual-editor'
 import { EditorToolbar } from './toolbar'
 import { useEditorCollab } from './use-editor-collab'
 import { useStoryDraft } from './use-story-draft'
+import { useFieldAi } from './use-field-ai'
 
 /**
  * The Story editor: a header (name, status, presence, the locale bar, the toolbar), the draft's notices, the form with
@@ -44,6 +45,8 @@ export function StoryEditor({
   const blueprints = useMemo(() => new Map<string, Blueprint>((components.data ?? []).map((c) => [c.name, c as Blueprint])), [components.data])
   const locales = useLocales(space, uuid, lang, draft)
   const collab = useEditorCollab(space, uuid, draft)
+  // AI actions on text fields: only where AI is on for the Space and this role may write and use it.
+  const fieldAi = useFieldAi(space, uuid, lang ?? draft.story.data?.primary_lang ?? draft.primary.data?.primary_lang, locales.locales, canWrite)
 
   if ((story.isPending && !missing) || components.isPending || (missing && primary.isPending)) return <Skeleton lines={8} />
   if (story.isError && !missing) return <ErrorNotice error={story.error} onRetry={() => story.refetch()} />
@@ -72,7 +75,9 @@ export function StoryEditor({
           <TranslationContext.Provider value={locales.translation}>
             {/* A role that cannot write reads the form: every control in it disabled. */}
             <fieldset disabled={!canWrite} className="contents">
-              <BlockList path="blocks" blocks={doc?.blocks ?? []} onChange={draft.onBlocks} allowed={roots} blueprints={blueprints} errors={errors} />
+              <FieldAiContext.Provider value={fieldAi}>
+                <BlockList path="blocks" blocks={doc?.blocks ?? []} onChange={draft.onBlocks} allowed={roots} blueprints={blueprints} errors={errors} />
+              </FieldAiContext.Provider>
             </fieldset>
           </TranslationContext.Provider>
         </CollabContext.Provider>
