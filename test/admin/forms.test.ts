@@ -50,7 +50,9 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
       development: false,
       fetch: (request) => {
         const html = pages.get(new URL(request.url).pathname)
-        return html ? new Response(html, { headers: { 'Content-Type': 'text/html; charset=utf-8' } }) : new Response('not found', { status: 404 })
+        // A strict CSP, as careful sites send: no inline script, scripts and requests to the service only.
+        const csp = `default-src 'self'; script-src ${h.origin}; connect-src ${h.origin}`
+        return html ? new Response(html, { headers: { 'Content-Type': 'text/html; charset=utf-8', 'Content-Security-Policy': csp } }) : new Response('not found', { status: 404 })
       },
     })
     siteOrigin = `http://127.0.0.1:${site.port}`

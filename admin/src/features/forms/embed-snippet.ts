@@ -27,55 +27,23 @@ function fieldHtml(slug: string, f: FormFieldDef): string {
 }
 
 /**
- * What a site pastes to show the form: the form's markup (a label per field, a place for each field's error), the
- * embed script (its SRI hash from /v1/version) and a small script that sends the form as JSON to the public submit
- * (with the honeypot and the time it was shown) at the embed script's API address, then shows the success message
- * in the page's language, or each refused field's error at the field.
+ * What a site pastes to show the form: the form's markup (a label per field, a place for each field's error) marked
+ * `data-service-form`, and the embed script (its SRI hash from /v1/version), which sends the form as JSON to the
+ * public submit (with the honeypot and the time it was shown), then shows the success message in the page's
+ * language, or each refused field's error at the field. No inline script: it works under a strict CSP.
  */
 export function embedSnippet(o: { origin: string; space: string; slug: string; fields: FormFieldDef[]; embed?: { url: string; integrity: string } }): string {
   const formId = `cs-form-${o.slug}`
-  const api = `${o.origin}/v1`
   const script = o.embed
     ? `<script src="${esc(o.embed.url)}" integrity="${esc(o.embed.integrity)}" crossorigin="anonymous" async data-space="${esc(o.space)}"></script>`
     : `<script src="${esc(o.origin)}/embed.js" crossorigin="anonymous" async data-space="${esc(o.space)}"></script>`
-  const submit = `(function (f) {
-  var shown = Date.now(), status = f.querySelector('[data-form-status]')
-  f.addEventListener('submit', function (e) {
-    e.preventDefault()
-    var data = {}
-    for (var i = 0; i < f.elements.length; i++) {
-      var el = f.elements[i]
-      if (!el.name || el.name === '_hp') continue
-      if (el.type === 'checkbox') data[el.name] = el.checked
-      else if (el.type === 'radio') { if (el.checked) data[el.name] = el.value }
-      else if (el.value !== '') data[el.name] = el.type === 'number' ? Number(el.value) : el.value
-    }
-    var cs = window.ContentService && window.ContentService.embed, lang = document.documentElement.lang
-    var url = ((cs && cs.api) || ${JSON.stringify(api)}) + '/cdn/${encodeURIComponent(o.space)}/forms/${o.slug}' + (lang ? '?lang=' + encodeURIComponent(lang) : '')
-    f.querySelectorAll('[data-error-for]').forEach(function (p) { p.textContent = '' })
-    fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ data: data, _hp: f.elements._hp.value, rendered_at: shown }) })
-      .then(function (r) { return r.json().then(function (j) { return { ok: r.ok, body: j } }) })
-      .then(function (a) {
-        var d = a.body.data
-        if (a.ok && d && d.redirect_url) return location.assign(d.redirect_url)
-        if (a.ok) { f.reset(); status.textContent = (d && d.success_message) || ${JSON.stringify(t('forms.embed.thanks'))}; return }
-        status.textContent = a.body.message || ${JSON.stringify(t('forms.embed.failed'))}
-        for (var k in a.body.errors || {}) {
-          var p = f.querySelector('[data-error-for="' + k + '"]')
-          if (p) p.textContent = a.body.errors[k].join(' ')
-        }
-      })
-      .catch(function () { status.textContent = ${JSON.stringify(t('forms.embed.failed'))} })
-  })
-})(document.getElementById(${JSON.stringify(formId)}))`
   return [
-    `<form id="${formId}" novalidate>`,
+    `<form id="${formId}" data-service-form="${esc(o.slug)}" data-space="${esc(o.space)}" data-thanks="${esc(t('forms.embed.thanks'))}" data-failed="${esc(t('forms.embed.failed'))}" novalidate>`,
     ...o.fields.map((f) => fieldHtml(o.slug, f)),
     `  <input type="text" name="_hp" tabindex="-1" autocomplete="off" aria-hidden="true" style="position:absolute;left:-10000px">`,
     `  <button type="submit">${esc(t('forms.embed.submitText'))}</button>`,
     `  <p role="status" data-form-status></p>`,
     `</form>`,
     script,
-    `<script>\n${submit}\n</script>`,
   ].join('\n')
 }
