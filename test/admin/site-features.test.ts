@@ -107,6 +107,8 @@ describe.skipIf(!hasChromium)('site-feature screens in Chromium', () => {
     await page.getByRole('button', { name: 'Harbour walk' }).click()
     await detail.getByTestId('counts').waitFor()
     expect(await detail.getByTestId('counts').textContent()).toBe('1 of 1 spots taken, 2 on the waitlist.')
+    // The registrations (admin only) load after the event's counts: wait for the waitlist's two entries.
+    await detail.getByTestId('waitlist').locator('li').nth(1).waitFor()
     expect(await detail.getByTestId('waitlist').locator('li').allTextContents()).toEqual([expect.stringContaining('Bo Second'), expect.stringContaining('Cy Third')])
     expect(await detail.locator('[data-registration="bo@example.com"]').textContent()).toContain('Waitlisted')
     expect(await detail.getByTestId('public-link').getAttribute('href')).toBe(`${h.origin}/v1/cdn/${space}/events/harbour-walk`)

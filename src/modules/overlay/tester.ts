@@ -1,7 +1,13 @@
-import { selectAll } from 'css-select'
-import { type ChildNode, type Document, Element, Text } from 'domhandler'
-import { append, appendChild, getOuterHTML, prepend } from 'domutils'
-import { parseDocument } from 'htmlparser2'
+import type { ChildNode, Document, Element } from 'domhandler'
+
+/**
+ * The parser and selector engine, loaded with require() when the tester first runs: sanitize-html (rules.ts) requires
+ * the same htmlparser2, and an ES import of it beside that require() can meet the module mid-evaluation ("require()
+ * async module is unsupported") depending on load order.
+ */
+type Libs = typeof import('css-select') & typeof import('domhandler') & typeof import('domutils') & typeof import('htmlparser2')
+let libs: Libs | undefined
+const lib = (): Libs => (libs ??= { ...require('css-select'), ...require('domhandler'), ...require('domutils'), ...require('htmlparser2') } as Libs)
 
 /** The largest snippet the tester takes (characters); the body schema answers 422 above it. */
 export const MAX_TEST_HTML = 100_000
@@ -36,6 +42,7 @@ const INERT = /^(script|i?frame|object|embed|style|link|meta|base)$/i
 
 /** Markup parsed as embed.js's `frag()` does: the elements that could run or load something removed, bad attributes dropped. */
 function fragment(html: string): ChildNode[] {
+  const { parseDocument, Element } = lib()
   const doc = parseDocument(html)
   const strip = (nodes: ChildNode[]): ChildNode[] =>
     nodes.filter((n) => {
@@ -52,6 +59,7 @@ function fragment(html: string): ChildNode[] {
 }
 
 function setChildren(el: Element, nodes: ChildNode[]) {
+  const { appendChild } = lib()
   for (const c of el.children) c.parent = null
   el.children = []
   for (const n of nodes) appendChild(el, n)
@@ -66,6 +74,7 @@ function setChildren(el: Element, nodes: ChildNode[]) {
  * checked between rules.
  */
 export function applyToSnippet(html: string, rules: TestRule[], now: () => number = () => performance.now()): TestOutcome {
+  const { parseDocument, Element, Text, selectAll, prepend, append, getOuterHTML } = lib()
   const doc: Document = parseDocument(html)
   let elements = 0
   const count = (nodes: ChildNode[]): boolean => {
