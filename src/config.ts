@@ -164,6 +164,11 @@ export interface Config {
    * built at start-up and stays resident, as an embedded install wants.
    */
   searchMemoryBytes: number | null
+  /**
+   * With SEARCH_MEMORY_MB set: Spaces with at least this many published Stories keep a snapshot of their search index
+   * in the database, so a cold Space is loaded instead of rebuilt (SEARCH_SNAPSHOT_MIN_STORIES, default 50; 0: never).
+   */
+  searchSnapshotMinStories: number
   /** Hours a relayed outbox event is kept before the hourly `events.prune` deletes it (EVENTS_RETENTION_HOURS). */
   eventsRetentionHours: number
   /** Let several processes listen on the same port (SO_REUSEPORT); off by default, so a second bind fails. */
@@ -528,6 +533,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseReplicaUrls: databaseUrls(env, 'DATABASE_REPLICA_URLS'),
     replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 2000, 100, 3_600_000),
     eventsRetentionHours: int(env, 'EVENTS_RETENTION_HOURS', 24, 1, 24 * 365),
+    searchSnapshotMinStories: int(env, 'SEARCH_SNAPSHOT_MIN_STORIES', 50, 0, 1_000_000_000),
     searchMemoryBytes: env.SEARCH_MEMORY_MB?.trim() ? int(env, 'SEARCH_MEMORY_MB', 128, 1, 1_048_576) * 1024 * 1024 : null,
     reusePort: bool(env, 'REUSE_PORT', false),
     logFormat: oneOf(env, 'LOG_FORMAT', ['json', 'pretty'] as const, process.stdout.isTTY ? 'pretty' : 'json'),

@@ -36,6 +36,7 @@ import m32 from './0032_datasource_pulls.sql' with { type: 'text' }
 import m33 from './0033_admin_sessions.sql' with { type: 'text' }
 import m34 from './0034_fleet_hygiene.sql' with { type: 'text' }
 import m35 from './0035_asset_focus.sql' with { type: 'text' }
+import m36 from './0036_search_snapshots.sql' with { type: 'text' }
 
 export const migrations: { tag: string; sql: string }[] = [
   { tag: '0000_init', sql: m0 },
@@ -74,4 +75,5 @@ export const migrations: { tag: string; sql: string }[] = [
   { tag: '0033_admin_sessions', sql: m33 },
   { tag: '0034_fleet_hygiene', sql: m34 },
   { tag: '0035_asset_focus', sql: m35 },
+  { tag: '0036_search_snapshots', sql: m36 },
 ]

@@ -21,7 +21,7 @@
 // term frequency, weighted per field and by how the word matched.
 import { SEARCH_FIELDS, type SearchField, stopWordsFor, wordsOf } from './text'
 import { typoBudget } from './tolerance'
-import { Vocabulary } from './vocabulary'
+import { type SortedWordsParts, Vocabulary } from './vocabulary'
 
 /**
  * Field weights, in the spec's order (4.4). Consecutive fields differ by ×1.6 to ×2, more than length normalisation
@@ -98,6 +98,25 @@ export interface IndexDocument {
   version: number
 }
 
+/** A compacted index's state (exportParts / fromParts): what a snapshot stores. */
+export interface IndexParts {
+  lang: string
+  vocabulary: { forward: SortedWordsParts; backward: SortedWordsParts; size: number }
+  start: Uint32Array
+  post: Uint32Array
+  ordinals: number
+  /** By ordinal; undefined for a removed document. */
+  hits: (SearchHit | undefined)[]
+  versions: Uint32Array
+  lengths: Uint16Array
+  dead: Uint8Array
+  postingCounts: Uint16Array
+  lengthSums: number[]
+  lengthDocs: number[]
+  removals: number
+  deadPostings: number
+}
+
 export interface ParsedQuery {
   words: string[]
   /** Whether the last word may also match as a prefix (the query does not end with a space or punctuation). */
@@ -153,7 +172,7 @@ let indexSerials = 0
  */
 export class SearchIndex {
   /** Every word of every field, with its term id. */
-  readonly vocabulary = new Vocabulary()
+  readonly vocabulary: Vocabulary
   private readonly stop: ReadonlySet<string>
 
   // ---- Postings ----
@@ -217,10 +236,66 @@ export class SearchIndex {
   /** `bulk`: the index is being built off to the side; the first compaction (or search) sorts its postings. */
   constructor(
     readonly lang: string,
-    opts: { bulk?: boolean } = {},
+    opts: { bulk?: boolean; vocabulary?: Vocabulary } = {},
   ) {
     this.stop = stopWordsFor(lang)
     this.bulk = opts.bulk ?? false
+    this.vocabulary = opts.vocabulary ?? new Vocabulary()
+  }
+
+  /**
+   * The index's whole state as arrays, for a snapshot (snapshot.ts); null unless it is compacted (no build log, no
+   * delta, no pending words, no compaction running). The arrays are the index's own: encode them before it changes.
+   */
+  exportParts(): IndexParts | null {
+    if (this.bulk || this.logLength || this.delta.size || this.frozen || this.compaction || this.compacting) return null
+    const vocabulary = this.vocabulary.exportSorted()
+    if (!vocabulary || this.start.length - 1 > vocabulary.size) return null
+    const n = this.ordinals
+    return {
+      lang: this.lang,
+      vocabulary,
+      start: this.start,
+      post: this.post,
+      ordinals: n,
+      hits: this.hits.slice(0, n),
+      versions: this.versions.subarray(0, n),
+      lengths: this.lengths.subarray(0, n * FIELDS),
+      dead: this.dead.subarray(0, n),
+      postingCounts: this.postingCounts.subarray(0, n),
+      lengthSums: [...this.lengthSums],
+      lengthDocs: [...this.lengthDocs],
+      removals: this.removals,
+      deadPostings: this.deadPostings,
+    }
+  }
+
+  /** An index from exportParts()'s arrays (used as given: the caller hands them over). */
+  static fromParts(p: IndexParts): SearchIndex {
+    const idx = new SearchIndex(p.lang, { vocabulary: Vocabulary.fromSorted(p.vocabulary.forward, p.vocabulary.backward, p.vocabulary.size) })
+    const n = p.ordinals
+    if (p.hits.length !== n || p.versions.length !== n || p.lengths.length !== n * FIELDS || p.dead.length !== n || p.postingCounts.length !== n)
+      throw new Error('search snapshot: document arrays disagree')
+    if (p.start.length < 1 || p.start.length - 1 > p.vocabulary.size || p.start[p.start.length - 1] !== p.post.length)
+      throw new Error('search snapshot: postings disagree')
+    idx.start = p.start as Uint32Array<ArrayBuffer>
+    idx.post = p.post as Uint32Array<ArrayBuffer>
+    idx.ordinals = n
+    idx.capacity = n
+    idx.hits = p.hits
+    idx.versions = p.versions as Uint32Array<ArrayBuffer>
+    idx.lengths = p.lengths as Uint16Array<ArrayBuffer>
+    idx.dead = p.dead as Uint8Array<ArrayBuffer>
+    idx.postingCounts = p.postingCounts as Uint16Array<ArrayBuffer>
+    idx.lengthSums = Float64Array.from(p.lengthSums)
+    idx.lengthDocs = Float64Array.from(p.lengthDocs)
+    idx.removals = p.removals
+    idx.deadPostings = p.deadPostings
+    for (let o = 0; o < n; o++) {
+      const hit = p.hits[o]
+      if (hit && !p.dead[o]) idx.ids.set(hit.id, o)
+    }
+    return idx
   }
 
   /** Unique per index object in this process (the search memo tells indexes apart by it without holding them). */

@@ -2,11 +2,21 @@ import type { DomainEvent } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
 import { findLiveSpace, spaceSlugById } from '../spaces/service'
 import type { Blueprint } from '../stories/blocks'
-import { countPublishedStories, publishedPathsUnder, publishedVersions, spacesWithPublishedStories } from '../stories/published'
+import {
+  contentVersionsOf,
+  countPublishedStories,
+  publishedPathsUnder,
+  publishedVersions,
+  spaceContentVersion,
+  spacesWithPublishedStories,
+  storiesChangedSince,
+} from '../stories/published'
 import { type PublishedSnapshot, publishedSnapshots, spaceBlueprints } from '../stories/service'
 import { hitId, searchDocument } from './documents'
 import { SearchIndex } from './engine'
 import { SearchErrors } from './model'
+import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT } from './snapshot'
+import { deleteSnapshot, readSnapshot, writeSnapshot } from './snapshots-store'
 
 /**
  * The search indexes of this process: one per Space and locale, built from the database at start-up and kept in step
@@ -28,6 +38,10 @@ export const SEARCH_CHANNEL = 'cs_search'
 const BUILD_PAGE = 200
 /** Longest stretch of index work between two yields to the event loop while building. */
 const SLICE_MS = 8
+/** Cold loads (from a snapshot or the rows) running at once in one instance; more wait their turn. */
+const LOADS_AT_ONCE = 4
+/** A snapshot further behind than this many changes is not caught up: the Space is built from its rows. */
+const CATCH_UP_MAX = 500
 /** Messages on SEARCH_CHANNEL (the reindex command and its answers). `i` is the sending instance. */
 export type SearchWire =
   | { t: 'reindex'; r: string; s: number | null }
@@ -61,6 +75,17 @@ interface SpaceEntry {
   live: boolean
   /** The indexes' estimated bytes when last measured (after a build or an update), for SEARCH_MEMORY_MB. */
   bytes: number
+  /**
+   * The Space's content version (stories' change feed) the indexes hold at least: read before the rows of a build, or
+   * by a reconcile before it compared. -1: unknown. Reconcile compares only Spaces whose version moved.
+   */
+  cv: number
+  /** Checked against the rows since it was loaded (a build is; a snapshot is checked by the next reconcile). */
+  verified: boolean
+  /** The content version of the stored snapshot as far as this instance knows (-1: none known). */
+  snapshotCv: number
+  /** A snapshot write is queued or running. */
+  snapshotting: boolean
 }
 
 /**
@@ -96,10 +121,24 @@ export class SearchRegistry {
   private recency = new Map<number, true>()
   private residentBytes = 0
   evictions = 0
+  /** Spaces with at least this many published Stories keep a snapshot (on demand only; Infinity: never). */
+  private snapshotMin: number
+  /** Cold loads running, and those waiting for a turn. */
+  private loading = 0
+  private loadQueue: (() => void)[] = []
+  /** Cold loads since start, by source (metrics, the scale simulation). */
+  readonly loads = { snapshot: 0, rows: 0, snapshotMs: 0, rowsMs: 0 }
 
   constructor(kernel: Kernel) {
     this.kernel = kernel
     this.budget = kernel.config.searchMemoryBytes ?? null
+    const min = kernel.config.searchSnapshotMinStories ?? 50
+    this.snapshotMin = this.budget !== null && min > 0 ? min : Number.POSITIVE_INFINITY
+  }
+
+  /** Whether Spaces keep snapshots (SEARCH_MEMORY_MB set and SEARCH_SNAPSHOT_MIN_STORIES above 0). */
+  get snapshotsOn(): boolean {
+    return this.snapshotMin !== Number.POSITIVE_INFINITY
   }
 
   /** Bytes of the resident indexes (estimated) and the budget (null: none, everything resident). */
@@ -194,7 +233,22 @@ export class SearchRegistry {
   private entry(spaceId: number): SpaceEntry {
     let e = this.spaces.get(spaceId)
     if (!e) {
-      e = { id: spaceId, indexes: null, build: null, dirty: null, pending: new Set(), checks: new Set(), draining: null, merge: null, live: true, bytes: 0 }
+      e = {
+        id: spaceId,
+        indexes: null,
+        build: null,
+        dirty: null,
+        pending: new Set(),
+        checks: new Set(),
+        draining: null,
+        merge: null,
+        live: true,
+        bytes: 0,
+        cv: -1,
+        verified: false,
+        snapshotCv: -1,
+        snapshotting: false,
+      }
       this.spaces.set(spaceId, e)
     }
     return e
@@ -255,7 +309,7 @@ export class SearchRegistry {
   private ensureBuilt(e: SpaceEntry): Promise<void> {
     if (e.indexes) return Promise.resolve()
     if (!e.build) {
-      const b: Promise<void> = this.build(e).catch((err) => {
+      const b: Promise<void> = this.load(e).catch((err) => {
         // The next search or update tries again.
         if (e.build === b) e.build = null
         throw err
@@ -312,7 +366,12 @@ export class SearchRegistry {
         this.measure(e)
         return
       }
-      const [blueprints, total] = await Promise.all([spaceBlueprints(this.kernel, e.id), countPublishedStories(this.kernel, e.id)])
+      // The content version first: whatever the rows read below hold, they hold at least this version.
+      const [blueprints, total, cv] = await Promise.all([
+        spaceBlueprints(this.kernel, e.id),
+        countPublishedStories(this.kernel, e.id),
+        spaceContentVersion(this.kernel, e.id),
+      ])
       const logEvery = 5000
       let read = 0
       let nextLog = logEvery
@@ -355,9 +414,12 @@ export class SearchRegistry {
       }
       if (this.closed) return
       e.indexes = fresh
+      e.cv = cv
+      e.verified = true
       this.measure(e)
       let documents = 0
       for (const idx of fresh.values()) documents += idx.size
+      if (read >= this.snapshotMin && e.snapshotCv < cv) this.snapshotLater(e)
       this.kernel.logger.info('search: index built', {
         space: space.slug,
         stories: read,
@@ -372,6 +434,188 @@ export class SearchRegistry {
       throw err
     } finally {
       if (e.dirty === dirty) e.dirty = null
+    }
+  }
+
+
+  // ---- Cold loads and snapshots (SEARCH_MEMORY_MB) ----
+
+  /**
+   * A cold Space's first load: from its snapshot when there is one (caught up on the changes since), else from the
+   * rows. At most LOADS_AT_ONCE run at once in an instance; the others wait their turn (one per Space: ensureBuilt).
+   */
+  private async load(e: SpaceEntry): Promise<void> {
+    if (this.loading >= LOADS_AT_ONCE) await new Promise<void>((resolve) => this.loadQueue.push(resolve))
+    this.loading++
+    try {
+      const t0 = performance.now()
+      if (this.snapshotMin !== Number.POSITIVE_INFINITY) {
+        const done = await this.fromSnapshot(e).catch((err) => {
+          this.kernel.logger.warn('search: snapshot not loaded; building from the Stories', { space_id: e.id, error: String(err) })
+          return false
+        })
+        if (done) {
+          this.loads.snapshot++
+          this.loads.snapshotMs += performance.now() - t0
+          return
+        }
+      }
+      await this.build(e)
+      this.loads.rows++
+      this.loads.rowsMs += performance.now() - t0
+    } finally {
+      this.loading--
+      this.loadQueue.shift()?.()
+    }
+  }
+
+  /**
+   * Loads a Space's indexes from its snapshot and re-reads the Stories changed since it was written (the change feed
+   * after the snapshot's content version, plus any event meanwhile). False when there is no usable snapshot, or it is
+   * too far behind (the caller builds from the rows).
+   */
+  private async fromSnapshot(e: SpaceEntry): Promise<boolean> {
+    const t0 = performance.now()
+    const dirty = new Set<number>()
+    e.dirty = dirty
+    try {
+      const [slug, snap, cv] = await Promise.all([spaceSlugById(this.kernel, e.id), readSnapshot(this.kernel, e.id), spaceContentVersion(this.kernel, e.id)])
+      if (!snap || snap.format !== SNAPSHOT_FORMAT || snap.cv > cv) return false
+      const space = slug ? await findLiveSpace(this.kernel, slug) : null
+      if (!space) return false
+      const tRead = performance.now()
+      const indexes = decodeSnapshot(snap.data)
+      const tDecode = performance.now()
+      let caughtUp = 0
+      if (snap.cv < cv) {
+        const changed = await storiesChangedSince(this.kernel, e.id, snap.cv, CATCH_UP_MAX + 1)
+        if (changed.length > CATCH_UP_MAX) return false
+        const byUuid = new Map<string, number>()
+        if (changed.some((c) => c.id === null)) for (const idx of indexes.values()) for (const { hit } of idx.documents()) byUuid.set(hit.story_uuid, hit.story_id)
+        const ids = new Set<number>()
+        for (const c of changed) {
+          const id = c.id ?? byUuid.get(c.uuid)
+          if (id !== undefined) ids.add(id)
+        }
+        caughtUp = ids.size
+        if (ids.size) await this.refresh(e.id, indexes, [...ids])
+      }
+      while (dirty.size) {
+        const ids = [...dirty]
+        dirty.clear()
+        await this.refresh(e.id, indexes, ids)
+      }
+      if (this.closed) return true
+      e.indexes = indexes
+      e.live = true
+      e.cv = cv
+      e.verified = false
+      e.snapshotCv = snap.cv
+      this.measure(e)
+      this.maybeCompact(e)
+      let documents = 0
+      for (const idx of indexes.values()) documents += idx.size
+      this.kernel.logger.info('search: index loaded from its snapshot', {
+        space: space.slug,
+        documents,
+        caught_up: caughtUp,
+        bytes: snap.data.length,
+        ms: Math.round(performance.now() - t0),
+        read_ms: Math.round(tRead - t0),
+        decode_ms: Math.round(tDecode - tRead),
+      })
+      // Far behind: a fresh snapshot spares the next instance the catch-up.
+      if (caughtUp >= 50 && !this.closed) this.snapshotLater(e)
+      return true
+    } finally {
+      if (e.dirty === dirty) e.dirty = null
+    }
+  }
+
+  /** Writes the Space's snapshot in the background, once its indexes are quiet and compacted. */
+  private snapshotLater(e: SpaceEntry) {
+    if (e.snapshotting || this.closed) return
+    e.snapshotting = true
+    void this.track(
+      this.snapshotNow(e)
+        .catch((err) => {
+          if (!this.closed) this.kernel.logger.warn('search: writing a snapshot failed', { space_id: e.id, error: String(err) })
+        })
+        .finally(() => {
+          e.snapshotting = false
+        }),
+    )
+  }
+
+  private async snapshotNow(e: SpaceEntry): Promise<boolean> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, attempt === 0 ? 0 : 250))
+      if (this.closed || this.spaces.get(e.id) !== e || !e.indexes || !e.live) return false
+      if (e.dirty || e.draining || e.pending.size || e.checks.size) continue
+      for (const idx of e.indexes.values()) if (idx.needsCompaction || idx.vocabulary.pendingCount) await idx.compactInSlices(yieldToEventLoop)
+      if (e.dirty || e.draining || e.pending.size || e.checks.size || !e.indexes) continue
+      const cv = e.cv
+      let documents = 0
+      for (const idx of e.indexes.values()) documents += idx.size
+      if (documents < this.snapshotMin) {
+        if (e.snapshotCv >= 0) await deleteSnapshot(this.kernel, e.id)
+        e.snapshotCv = -1
+        return false
+      }
+      const data = encodeSnapshot(e.indexes)
+      if (!data) continue
+      await writeSnapshot(this.kernel, { spaceId: e.id, format: SNAPSHOT_FORMAT, cv, documents, data })
+      e.snapshotCv = Math.max(e.snapshotCv, cv)
+      this.kernel.logger.debug('search: snapshot written', { space_id: e.id, documents, bytes: data.length, cv })
+      return true
+    }
+    return false
+  }
+
+  /**
+   * The snapshot of one Space written now (the search.snapshot job, the reindex command): from its resident indexes,
+   * else built from the rows off to the side (not made resident). Returns the documents written, or 0.
+   */
+  async writeSnapshotOf(spaceId: number): Promise<number> {
+    const resident = this.spaces.get(spaceId)
+    if (resident?.indexes) {
+      if (resident.snapshotCv >= resident.cv && resident.cv >= 0) return 0
+      return (await this.snapshotNow(resident)) ? [...resident.indexes.values()].reduce((n, idx) => n + idx.size, 0) : 0
+    }
+    const total = await countPublishedStories(this.kernel, spaceId)
+    if (total < this.snapshotMin) {
+      await deleteSnapshot(this.kernel, spaceId)
+      return 0
+    }
+    // A detached entry: built like a resident one, never entered into the map (so neither served nor counted).
+    const e = this.detachedEntry(spaceId)
+    await this.build(e)
+    if (!e.indexes || !e.live) return 0
+    for (const idx of e.indexes.values()) await idx.compactInSlices(yieldToEventLoop)
+    const data = encodeSnapshot(e.indexes)
+    if (!data) return 0
+    let documents = 0
+    for (const idx of e.indexes.values()) documents += idx.size
+    await writeSnapshot(this.kernel, { spaceId, format: SNAPSHOT_FORMAT, cv: e.cv, documents, data })
+    return documents
+  }
+
+  private detachedEntry(spaceId: number): SpaceEntry {
+    return {
+      id: spaceId,
+      indexes: null,
+      build: null,
+      dirty: null,
+      pending: new Set(),
+      checks: new Set(),
+      draining: null,
+      merge: null,
+      live: true,
+      bytes: 0,
+      cv: -1,
+      verified: false,
+      snapshotCv: Number.POSITIVE_INFINITY,
+      snapshotting: true,
     }
   }
 
@@ -580,35 +824,68 @@ export class SearchRegistry {
 
   // ---- Reconciliation ----
 
-  /** Compares every built index with the database and re-reads the Stories that differ. Returns how many did. */
+  /**
+   * Compares the resident indexes with the database and re-reads the Stories that differ; returns how many did. One
+   * query reads every resident Space's content version: a Space whose version has not moved since its indexes were
+   * checked is skipped; the others (and Spaces loaded from a snapshot, once) are compared Story by Story. A Space whose
+   * snapshot is behind its indexes gets a fresh one written.
+   */
   async reconcile(): Promise<number> {
     let repaired = 0
-    for (const e of [...this.spaces.values()]) {
+    const entries = [...this.spaces.values()].filter((e) => e.indexes && !e.dirty && e.live)
+    let versions: Map<number, number>
+    try {
+      versions = await contentVersionsOf(
+        this.kernel,
+        entries.map((e) => e.id),
+      )
+    } catch (err) {
+      if (!this.closed) this.kernel.logger.error('search: reconcile failed', { error: String(err) })
+      return 0
+    }
+    for (const e of entries) {
       if (this.closed) break
-      if (!e.indexes || e.dirty || !e.live) continue
-      try {
-        const rows = await publishedVersions(this.kernel, e.id)
-        const want = new Map<string, { id: number; fullPath: string; versionNo: number }>()
-        for (const r of rows) want.set(hitId(r.id, r.lang), r)
-        const stale = new Set<number>()
-        for (const idx of e.indexes.values()) {
-          for (const { hit, version } of idx.documents()) {
-            const w = want.get(hit.id)
-            if (!w || w.fullPath !== hit.full_path || w.versionNo !== version) stale.add(hit.story_id)
-            want.delete(hit.id)
-          }
+      if (!e.indexes || e.dirty || !e.live || this.spaces.get(e.id) !== e) continue
+      const cv = versions.get(e.id) ?? 0
+      if (cv !== e.cv || !e.verified) {
+        try {
+          repaired += await this.compare(e)
+          e.cv = cv
+          e.verified = true
+        } catch (err) {
+          if (!this.closed) this.kernel.logger.error('search: reconcile failed', { space_id: e.id, error: String(err) })
+          continue
         }
-        for (const w of want.values()) stale.add(w.id)
-        if (stale.size) {
-          repaired += stale.size
-          this.kernel.logger.warn('search: index out of step with the database; repairing', { space_id: e.id, stories: stale.size })
-          this.enqueue(e.id, [...stale])
-        }
-      } catch (err) {
-        if (!this.closed) this.kernel.logger.error('search: reconcile failed', { space_id: e.id, error: String(err) })
+      }
+      if (e.cv > e.snapshotCv) {
+        let documents = 0
+        for (const idx of e.indexes.values()) documents += idx.size
+        if (documents >= this.snapshotMin) this.snapshotLater(e)
       }
     }
     return repaired
+  }
+
+  /** Compares one Space's indexes with its published Stories and queues the ones that differ; returns how many. */
+  private async compare(e: SpaceEntry): Promise<number> {
+    const rows = await publishedVersions(this.kernel, e.id)
+    if (!e.indexes) return 0
+    const want = new Map<string, { id: number; fullPath: string; versionNo: number }>()
+    for (const r of rows) want.set(hitId(r.id, r.lang), r)
+    const stale = new Set<number>()
+    for (const idx of e.indexes.values()) {
+      for (const { hit, version } of idx.documents()) {
+        const w = want.get(hit.id)
+        if (!w || w.fullPath !== hit.full_path || w.versionNo !== version) stale.add(hit.story_id)
+        want.delete(hit.id)
+      }
+    }
+    for (const w of want.values()) stale.add(w.id)
+    if (stale.size) {
+      this.kernel.logger.warn('search: index out of step with the database; repairing', { space_id: e.id, stories: stale.size })
+      this.enqueue(e.id, [...stale])
+    }
+    return stale.size
   }
 }
 

@@ -183,7 +183,12 @@ function* mergeSteps(old: SortedWords, fresh: string[], idOf: (w: string) => num
     lcp = lcp.slice(0, k)
     ids = ids.slice(0, k)
   }
-  // Jump pointers over runs of words that share a prefix, so a dead prefix is skipped in O(its length).
+  return { chars, ids, offsets, lcp, next: jumpPointers(lcp) }
+}
+
+/** Jump pointers over runs of words that share a prefix, so a dead prefix is skipped in O(its length). */
+function jumpPointers(lcp: Uint8Array): Uint32Array {
+  const k = lcp.length
   const next = new Uint32Array(k)
   const stack: number[] = []
   for (let n = 0; n < k; n++) {
@@ -191,7 +196,15 @@ function* mergeSteps(old: SortedWords, fresh: string[], idOf: (w: string) => num
     stack.push(n)
   }
   for (const n of stack) next[n] = k
-  return { chars, ids, offsets, lcp, next }
+  return next
+}
+
+/** A vocabulary's sorted arrays as a snapshot holds them (snapshot.ts); the jump pointers are derived on loading. */
+export interface SortedWordsParts {
+  chars: Uint16Array
+  ids: Uint32Array
+  offsets: Uint32Array
+  lcp: Uint8Array
 }
 
 /**
@@ -344,6 +357,24 @@ export class Vocabulary {
   /** intern(), for callers that only need the word known. */
   add(word: string): void {
     this.intern(word)
+  }
+
+  /** The sorted arrays, for a snapshot; null while words are pending or a compaction runs (compact first). */
+  exportSorted(): { forward: SortedWordsParts; backward: SortedWordsParts; size: number } | null {
+    if (this.pending.size || this.compacting) return null
+    const part = (s: SortedWords): SortedWordsParts => ({ chars: s.chars, ids: s.ids, offsets: s.offsets, lcp: s.lcp })
+    return { forward: part(this.forward), backward: part(this.backward), size: this.nextId }
+  }
+
+  /** A vocabulary from exportSorted()'s arrays (used as given, not copied). */
+  static fromSorted(forward: SortedWordsParts, backward: SortedWordsParts, size: number): Vocabulary {
+    const v = new Vocabulary()
+    const whole = (p: SortedWordsParts): SortedWords =>
+      p.lcp.length ? { chars: p.chars, ids: p.ids, offsets: p.offsets, lcp: p.lcp, next: jumpPointers(p.lcp) } : EMPTY
+    v.forward = whole(forward)
+    v.backward = whole(backward)
+    v.nextId = size
+    return v
   }
 
   /** Merges the pending words into the sorted arrays at once: O(words). For tools and tests; the service slices it. */

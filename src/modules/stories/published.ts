@@ -1,5 +1,6 @@
 import { and, asc, count, eq, inArray, like, or } from 'drizzle-orm'
-import { stories, storyPublished } from './tables'
+import { stories, storyContentVersions, storyPublished } from './tables'
+import { changesSince, contentVersion } from './changes'
 import type { Kernel } from '../../kernel/kernel'
 import { likePrefix } from './paths'
 
@@ -69,4 +70,39 @@ export async function storySlugs(deps: Db, spaceId: number, uuids: string[]): Pr
     .from(stories)
     .where(and(eq(stories.spaceId, spaceId), inArray(stories.uuid, uuids)))
   return new Map(rows.map((r) => [r.uuid, r.slug]))
+}
+
+/** The content version (`meta.cv`, the change feed's latest number) of each of these Spaces; 0 for a Space without one. */
+export async function contentVersionsOf(deps: Db, spaceIds: number[]): Promise<Map<number, number>> {
+  const out = new Map<number, number>()
+  if (!spaceIds.length) return out
+  for (let i = 0; i < spaceIds.length; i += 5000) {
+    const ids = spaceIds.slice(i, i + 5000)
+    const rows = await deps.db.db
+      .select({ spaceId: storyContentVersions.spaceId, seq: storyContentVersions.seq })
+      .from(storyContentVersions)
+      .where(inArray(storyContentVersions.spaceId, ids))
+    for (const r of rows) out.set(r.spaceId, Number(r.seq))
+  }
+  return out
+}
+
+/** One Space's content version (0: no public change recorded yet). */
+export async function spaceContentVersion(deps: Db, spaceId: number): Promise<number> {
+  return contentVersion(deps.db.db, spaceId)
+}
+
+/**
+ * The Stories whose public state changed after content version `since` (published, unpublished, moved, deleted), by
+ * id where the Story still exists and by uuid always; at most `limit`.
+ */
+export async function storiesChangedSince(deps: Db, spaceId: number, since: number, limit: number): Promise<{ uuid: string; id: number | null }[]> {
+  const changes = await changesSince(deps.db.db, spaceId, since, limit)
+  if (!changes.length) return []
+  const rows = await deps.db.db
+    .select({ id: stories.id, uuid: stories.uuid })
+    .from(stories)
+    .where(and(eq(stories.spaceId, spaceId), inArray(stories.uuid, changes.map((c) => c.uuid))))
+  const ids = new Map(rows.map((r) => [r.uuid, r.id]))
+  return changes.map((c) => ({ uuid: c.uuid, id: ids.get(c.uuid) ?? null }))
 }
