@@ -56,6 +56,10 @@ if (!url) {
     for (const key of Object.keys(statuses)) expect(key).toMatch(/:200$/)
     expect(f.cached_non2xx).toBe(0)
     expect(f.rebuild_rows_ms).toBeGreaterThan(0)
+    // The Spaces of 50+ Stories got their snapshots before the run; the rebuilt Space's loaded from its own.
+    expect(f.snapshots).toBeGreaterThan(0)
+    expect(f.rebuild_snapshot_ms).toBeGreaterThanOrEqual(0)
+    expect(f.cold_from_snapshot + f.cold_from_rows).toBeGreaterThan(0)
     expect(out).toContain('BENCH_JSON {"bench":"scale"')
   })
 }

@@ -397,6 +397,8 @@ export class SearchRegistry {
         read += page.length
         afterId = page[page.length - 1].id
         onProgress?.(page.length)
+        // A short page is the last one (a Story published meanwhile is in `dirty`, re-read below).
+        if (page.length < BUILD_PAGE) break
         if (read >= nextLog) {
           nextLog += logEvery
           this.kernel.logger.info('search: building', { space: space.slug, stories: read, of: total, ms: Math.round(performance.now() - t0) })
@@ -479,10 +481,12 @@ export class SearchRegistry {
     const dirty = new Set<number>()
     e.dirty = dirty
     try {
-      const [slug, snap, cv] = await Promise.all([spaceSlugById(this.kernel, e.id), readSnapshot(this.kernel, e.id), spaceContentVersion(this.kernel, e.id)])
-      if (!snap || snap.format !== SNAPSHOT_FORMAT || snap.cv > cv) return false
-      const space = slug ? await findLiveSpace(this.kernel, slug) : null
-      if (!space) return false
+      const [space, snap, cv] = await Promise.all([
+        spaceSlugById(this.kernel, e.id).then((slug) => (slug ? findLiveSpace(this.kernel, slug) : null)),
+        readSnapshot(this.kernel, e.id),
+        spaceContentVersion(this.kernel, e.id),
+      ])
+      if (!snap || snap.format !== SNAPSHOT_FORMAT || snap.cv > cv || !space) return false
       const tRead = performance.now()
       const indexes = decodeSnapshot(snap.data)
       const tDecode = performance.now()
