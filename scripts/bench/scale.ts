@@ -594,6 +594,10 @@ async function main() {
   // 1. Seed.
   if (args.reuse && (await seededAtThisScale())) {
     console.log(`  reusing ${DB_NAME} (seeded at this scale); seeding not measured`)
+    // Migrations added since the seed (the server would apply them at start, but the priming below reads first).
+    const database = await openDatabase({ databaseUrl: DB_URL, dataDir: '' })
+    await migrate(database)
+    await database.close()
   } else {
     const s = await seedDatabase(plan)
     console.log(

@@ -1,6 +1,6 @@
 import type { DomainEvent } from '../../kernel/events'
 import type { Kernel } from '../../kernel/kernel'
-import { findLiveSpace, spaceSlugById } from '../spaces/service'
+import { liveSpaceById } from '../spaces/service'
 import type { Blueprint } from '../stories/blocks'
 import {
   contentVersionsOf,
@@ -16,7 +16,7 @@ import { hitId, searchDocument } from './documents'
 import { SearchIndex } from './engine'
 import { SearchErrors } from './model'
 import { decodeSnapshot, encodeSnapshot, SNAPSHOT_FORMAT } from './snapshot'
-import { deleteSnapshot, readSnapshot, writeSnapshot } from './snapshots-store'
+import { deleteSnapshot, readSnapshot, type StoredSnapshot, writeSnapshot } from './snapshots-store'
 
 /**
  * The search indexes of this process: one per Space and locale, built from the database at start-up and kept in step
@@ -352,13 +352,31 @@ export class SearchRegistry {
     return next
   }
 
-  private async build(e: SpaceEntry, onProgress?: (storiesRead: number) => void): Promise<void> {
+  /**
+   * What every load needs before it reads Stories, in one round of parallel queries: whether the Space is live, its
+   * content version (read before any row, so the rows hold at least that version), its blueprints, and its snapshot
+   * when snapshots are on.
+   */
+  private async prefetch(e: SpaceEntry, withSnapshot: boolean): Promise<Prefetched> {
+    const [space, cv, blueprints, snap] = await Promise.all([
+      liveSpaceById(this.kernel, e.id),
+      spaceContentVersion(this.kernel, e.id),
+      spaceBlueprints(this.kernel, e.id),
+      withSnapshot ? readSnapshot(this.kernel, e.id) : null,
+    ])
+    return { space, cv, blueprints, snap }
+  }
+
+  /**
+   * Builds fresh indexes from the rows and swaps them in. `pre`/`dirty`: what load() already read and the set it
+   * collects changed Stories in (it clears it); otherwise the build reads them and keeps its own.
+   */
+  private async build(e: SpaceEntry, onProgress?: (storiesRead: number) => void, pre?: Prefetched, given?: Set<number>): Promise<void> {
     const t0 = performance.now()
-    const dirty = new Set<number>()
+    const dirty = given ?? new Set<number>()
     e.dirty = dirty
     try {
-      const slug = await spaceSlugById(this.kernel, e.id)
-      const space = slug ? await findLiveSpace(this.kernel, slug) : null
+      const { space, cv, blueprints } = pre ?? (await this.prefetch(e, false))
       const fresh = new Map<string, SearchIndex>()
       e.live = space !== null
       if (!space) {
@@ -366,12 +384,8 @@ export class SearchRegistry {
         this.measure(e)
         return
       }
-      // The content version first: whatever the rows read below hold, they hold at least this version.
-      const [blueprints, total, cv] = await Promise.all([
-        spaceBlueprints(this.kernel, e.id),
-        countPublishedStories(this.kernel, e.id),
-        spaceContentVersion(this.kernel, e.id),
-      ])
+      // Counted only for the progress lines of a large Space.
+      let total: number | null = null
       const logEvery = 5000
       let read = 0
       let nextLog = logEvery
@@ -401,6 +415,7 @@ export class SearchRegistry {
         if (page.length < BUILD_PAGE) break
         if (read >= nextLog) {
           nextLog += logEvery
+          total ??= await countPublishedStories(this.kernel, e.id)
           this.kernel.logger.info('search: building', { space: space.slug, stories: read, of: total, ms: Math.round(performance.now() - t0) })
         }
       }
@@ -449,10 +464,14 @@ export class SearchRegistry {
   private async load(e: SpaceEntry): Promise<void> {
     if (this.loading >= LOADS_AT_ONCE) await new Promise<void>((resolve) => this.loadQueue.push(resolve))
     this.loading++
+    // Stories that change while the load reads: re-read before the indexes are swapped in.
+    const dirty = new Set<number>()
+    e.dirty = dirty
     try {
       const t0 = performance.now()
-      if (this.snapshotMin !== Number.POSITIVE_INFINITY) {
-        const done = await this.fromSnapshot(e).catch((err) => {
+      const pre = await this.prefetch(e, this.snapshotsOn)
+      if (pre.snap && pre.space) {
+        const done = await this.fromSnapshot(e, pre, pre.snap, dirty, t0).catch((err) => {
           this.kernel.logger.warn('search: snapshot not loaded; building from the Stories', { space_id: e.id, error: String(err) })
           return false
         })
@@ -462,10 +481,11 @@ export class SearchRegistry {
           return
         }
       }
-      await this.build(e)
+      await this.build(e, undefined, pre, dirty)
       this.loads.rows++
       this.loads.rowsMs += performance.now() - t0
     } finally {
+      if (e.dirty === dirty) e.dirty = null
       this.loading--
       this.loadQueue.shift()?.()
     }
@@ -476,17 +496,10 @@ export class SearchRegistry {
    * after the snapshot's content version, plus any event meanwhile). False when there is no usable snapshot, or it is
    * too far behind (the caller builds from the rows).
    */
-  private async fromSnapshot(e: SpaceEntry): Promise<boolean> {
-    const t0 = performance.now()
-    const dirty = new Set<number>()
-    e.dirty = dirty
-    try {
-      const [space, snap, cv] = await Promise.all([
-        spaceSlugById(this.kernel, e.id).then((slug) => (slug ? findLiveSpace(this.kernel, slug) : null)),
-        readSnapshot(this.kernel, e.id),
-        spaceContentVersion(this.kernel, e.id),
-      ])
-      if (!snap || snap.format !== SNAPSHOT_FORMAT || snap.cv > cv || !space) return false
+  private async fromSnapshot(e: SpaceEntry, pre: Prefetched, snap: StoredSnapshot, dirty: Set<number>, t0: number): Promise<boolean> {
+    {
+      const { space, cv } = pre
+      if (snap.format !== SNAPSHOT_FORMAT || snap.cv > cv || !space) return false
       const tRead = performance.now()
       const indexes = decodeSnapshot(snap.data)
       const tDecode = performance.now()
@@ -531,8 +544,6 @@ export class SearchRegistry {
       // Far behind: a fresh snapshot spares the next instance the catch-up.
       if (caughtUp >= 50 && !this.closed) this.snapshotLater(e)
       return true
-    } finally {
-      if (e.dirty === dirty) e.dirty = null
     }
   }
 
@@ -891,6 +902,14 @@ export class SearchRegistry {
     }
     return stale.size
   }
+}
+
+/** What a load reads before the Stories (SearchRegistry.prefetch). */
+interface Prefetched {
+  space: { slug: string } | null
+  cv: number
+  blueprints: Map<string, Blueprint>
+  snap: StoredSnapshot | null
 }
 
 /** Puts every published locale of a Story into the index of that locale (`bulk`: indexes being built). */

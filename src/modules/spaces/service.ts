@@ -263,6 +263,16 @@ export async function lockSpace(tx: Tx, spaceId: number): Promise<void> {
 }
 
 /** A live (not archived) Space by slug, or null. The public surface reads PublicSpaces (public.ts) instead. */
+/** A live (not archived) Space's id and slug by id, or null: one query for modules that hold the id. */
+export async function liveSpaceById(kernel: Pick<Kernel, 'db'>, spaceId: number): Promise<{ id: number; slug: string } | null> {
+  const [row] = await kernel.db.db
+    .select({ id: spaces.id, slug: spaces.slug })
+    .from(spaces)
+    .where(and(eq(spaces.id, spaceId), isNull(spaces.archivedAt)))
+    .limit(1)
+  return row ?? null
+}
+
 export async function findLiveSpace(kernel: Pick<Kernel, 'db'>, slug: string): Promise<SpaceRef | null> {
   const [row] = await kernel.db.db
     .select()
