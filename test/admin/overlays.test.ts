@@ -126,11 +126,21 @@ describe.skipIf(!hasChromium)('DOM overlays screen in Chromium', () => {
     await page.goto(`/admin/spaces/${space}/overlays`)
     await page.locator('[data-overlay="New title"]').waitFor()
 
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
     await page.getByRole('button', { name: 'Move “Hide the promo” (position 1)' }).focus()
     await page.keyboard.press('Alt+ArrowDown')
     await until(names, 'New title,Hide the promo')
-    // The focus follows the moved rule's handle.
-    await until(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? ''), 'Move “Hide the promo” (position 2)')
+    // The move is announced in the live region; the focus follows the moved rule's handle, where Alt+↑ moves it back.
+    await until(() => page.getByTestId('announcer').textContent(), '“Hide the promo” moved to position 2 of 2.')
+    expect(await page.getByTestId('announcer').getAttribute('aria-live')).toBe('polite')
+    await until(focused, 'Move “Hide the promo” (position 2)')
+    await page.keyboard.press('Alt+ArrowUp')
+    await until(names, 'Hide the promo,New title')
+    await until(() => page.getByTestId('announcer').textContent(), '“Hide the promo” moved to position 1 of 2.')
+    await until(focused, 'Move “Hide the promo” (position 1)')
+    await page.keyboard.press('Alt+ArrowDown')
+    await until(names, 'New title,Hide the promo')
+    await until(focused, 'Move “Hide the promo” (position 2)')
 
     const handle = page.getByRole('button', { name: 'Move “Hide the promo” (position 2)' })
     const from = (await handle.boundingBox())!

@@ -189,9 +189,21 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     expect((await h.call('POST', `/v1/spaces/${space}/audience-segments`, owner.token, { key: 'germans', label: 'German readers', priority: 100, rules: [{ type: 'language', operator: 'eq', value: 'de' }] })).status).toBe(201)
     await page.reload()
     await page.locator('[data-segment="germans"]').waitFor()
+    const keys = async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join()
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
     await page.getByRole('button', { name: 'Move Newsletter readers (position 1)' }).focus()
     await page.keyboard.press('Alt+ArrowDown')
-    await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join(), 'germans,newsletter')
+    await until(keys, 'germans,newsletter')
+    // The move is announced in the live region; the focus follows the moved segment's handle, where Alt+↑ moves it back.
+    await until(() => page.getByTestId('announcer').textContent(), 'Newsletter readers moved to position 2 of 2')
+    await until(focused, 'Move Newsletter readers (position 2)')
+    await page.keyboard.press('Alt+ArrowUp')
+    await until(keys, 'newsletter,germans')
+    await until(() => page.getByTestId('announcer').textContent(), 'Newsletter readers moved to position 1 of 2')
+    await until(focused, 'Move Newsletter readers (position 1)')
+    await page.keyboard.press('Alt+ArrowDown')
+    await until(keys, 'germans,newsletter')
+    await until(focused, 'Move Newsletter readers (position 2)')
     await page.getByRole('switch', { name: /Active German readers/ }).click()
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments/germans`, owner.token)).body.data.active, false)
     // And back to the top by dragging its handle with the pointer.
@@ -202,7 +214,7 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     await page.mouse.down()
     await page.mouse.move(from.x + from.width / 2, top.y + 4, { steps: 5 })
     await page.mouse.up()
-    await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join(), 'newsletter,germans')
+    await until(keys, 'newsletter,germans')
 
     // The Story editor: a variant for the newsletter segment, from the default, edited with the block editor.
     await page.goto(`/admin/spaces/${space}/stories/${story}`)
