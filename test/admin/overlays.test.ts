@@ -127,6 +127,8 @@ describe.skipIf(!hasChromium)('DOM overlays screen in Chromium', () => {
     await page.locator('[data-overlay="New title"]').waitFor()
 
     const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
+    // A move is saved when the list is no longer busy: the next key waits for it.
+    const saved = () => until(() => page.getByTestId('overlays').getAttribute('aria-busy'), null)
     await page.getByRole('button', { name: 'Move “Hide the promo” (position 1)' }).focus()
     await page.keyboard.press('Alt+ArrowDown')
     await until(names, 'New title,Hide the promo')
@@ -134,13 +136,16 @@ describe.skipIf(!hasChromium)('DOM overlays screen in Chromium', () => {
     await until(() => page.getByTestId('announcer').textContent(), '“Hide the promo” moved to position 2 of 2.')
     expect(await page.getByTestId('announcer').getAttribute('aria-live')).toBe('polite')
     await until(focused, 'Move “Hide the promo” (position 2)')
+    await saved()
     await page.keyboard.press('Alt+ArrowUp')
     await until(names, 'Hide the promo,New title')
     await until(() => page.getByTestId('announcer').textContent(), '“Hide the promo” moved to position 1 of 2.')
     await until(focused, 'Move “Hide the promo” (position 1)')
+    await saved()
     await page.keyboard.press('Alt+ArrowDown')
     await until(names, 'New title,Hide the promo')
     await until(focused, 'Move “Hide the promo” (position 2)')
+    await saved()
 
     const handle = page.getByRole('button', { name: 'Move “Hide the promo” (position 2)' })
     const from = (await handle.boundingBox())!

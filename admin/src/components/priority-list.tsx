@@ -25,7 +25,8 @@ export async function savePriorities<T extends { priority: number }>(items: read
 /**
  * Items in the order they apply, reordered (when `canReorder`) by dragging the handle, with Alt+↑/↓ on it (the focus
  * follows the moved item's handle) or with the ↑/↓ buttons the row places where it wants them (`moveButtons`); each
- * move is announced in a polite live region. While `onReorder` saves the new order, the list shows it.
+ * move is announced in a polite live region. While `onReorder` saves the new order, the list shows it (and is
+ * aria-busy).
  */
 export function PriorityList<T>({
   items,
@@ -95,7 +96,7 @@ export function PriorityList<T>({
     <>
       <Announcer />
       {canReorder ? <p className="text-sm text-slate-700">{text.help}</p> : null}
-      <ol ref={listRef} className="flex flex-col gap-2" aria-label={text.list} data-testid={testId}>
+      <ol ref={listRef} className="flex flex-col gap-2" aria-label={text.list} aria-busy={order ? true : undefined} data-testid={testId}>
         {shown.map((item, i) => (
           <li
             key={itemKey(item)}
