@@ -1,4 +1,4 @@
-import { type KeyboardEvent, type PointerEvent, type ReactNode, useRef, useState } from 'react'
+import { type KeyboardEvent, type PointerEvent, type ReactNode, useLayoutEffect, useRef, useState } from 'react'
 import { formatNumber } from '../i18n'
 import { announce, Announcer } from './announcer'
 import { Button } from './ui'
@@ -22,11 +22,23 @@ export async function savePriorities<T extends { priority: number }>(items: read
   for (const [i, x] of items.entries()) if (x.priority !== (i + 1) * 10) await save(x, (i + 1) * 10)
 }
 
+type Key = string | number
+
+/** `items` in the order of `keys`; an item the keys do not name yet (created meanwhile) comes last. */
+function inOrder<T>(items: readonly T[], itemKey: (item: T) => Key, keys: readonly Key[] | null): T[] {
+  if (!keys) return items.slice()
+  const byKey = new Map(items.map((x) => [itemKey(x), x]))
+  const ordered = keys.map((k) => byKey.get(k)).filter((x) => x !== undefined) as T[]
+  const named = new Set(keys)
+  return [...ordered, ...items.filter((x) => !named.has(itemKey(x)))]
+}
+
 /**
  * Items in the order they apply, reordered (when `canReorder`) by dragging the handle, with Alt+↑/↓ on it (the focus
  * follows the moved item's handle) or with the ↑/↓ buttons the row places where it wants them (`moveButtons`); each
  * move is announced in a polite live region. While `onReorder` saves the new order, the list shows it (and is
- * aria-busy).
+ * aria-busy). A move made meanwhile is made on the order shown and saved when the running save has ended (only the
+ * latest order: one save after the running one, however many moves), never from the order before the first save.
  */
 export function PriorityList<T>({
   items,
@@ -39,9 +51,13 @@ export function PriorityList<T>({
   children,
 }: {
   items: readonly T[]
-  itemKey: (item: T) => string | number
+  itemKey: (item: T) => Key
   canReorder: boolean
-  /** The new order; the list shows it until the promise settles (it should not reject: report failures in the screen). */
+  /**
+   * Saves the new order; the list shows it until the promise settles (it should not reject: report failures in the
+   * screen). A move made during a save is saved by a second call after it: the items it gets may still carry what
+   * they had before the first save (such as their priorities), so compare with the freshest data, not with them.
+   */
   onReorder: (next: T[]) => Promise<unknown>
   text: PriorityListText<T>
   testId?: string
@@ -50,30 +66,69 @@ export function PriorityList<T>({
   /** A row's content after its handle and position. */
   children: (item: T, row: { index: number; moveButtons: ReactNode }) => ReactNode
 }) {
-  const [order, setOrder] = useState<(string | number)[] | null>(null) // keys while a move is being saved
+  const [order, setOrder] = useState<Key[] | null>(null) // keys while a move is being saved or waits to be
   const [drag, setDrag] = useState<{ from: number; to: number } | null>(null)
   const listRef = useRef<HTMLOListElement>(null)
-  const shown = order ? (order.map((k) => items.find((x) => itemKey(x) === k)).filter((x) => x !== undefined) as T[]) : items
+  const shown = inOrder(items, itemKey, order)
 
-  async function move(from: number, to: number) {
-    if (to < 0 || to >= shown.length || from === to) return
-    const next = shown.slice()
-    const [item] = next.splice(from, 1)
-    next.splice(to, 0, item!)
-    setOrder(next.map(itemKey))
-    announce(text.moved(item!, formatNumber(to + 1), formatNumber(next.length)))
+  // What the moves and the saves read, up to date between renders: two moves can come before the list shows the first.
+  const latest = useRef({ items, itemKey, onReorder })
+  useLayoutEffect(() => {
+    latest.current = { items, itemKey, onReorder }
+  })
+  const orderRef = useRef<Key[] | null>(null) // the order shown, set with each move (the state follows at the render)
+  const saving = useRef(false)
+  const pending = useRef(false) // a move was made while the running save ran
+  const focusKey = useRef<Key | null>(null) // the item whose handle keeps the focus (moved with Alt+↑/↓)
+
+  /** Saves the order shown, then again as long as moves were made meanwhile; the list is busy until the last ends. */
+  async function saveAll() {
+    saving.current = true
     try {
-      await onReorder(next)
+      do {
+        pending.current = false
+        const { items, itemKey, onReorder } = latest.current
+        await onReorder(inOrder(items, itemKey, orderRef.current))
+      } while (pending.current)
     } finally {
+      saving.current = false
+      pending.current = false
+      orderRef.current = null
       setOrder(null)
     }
   }
-  function onHandleKey(e: KeyboardEvent, i: number) {
+  /** Moves an item by `by` places in the order shown (the latest, even while a save runs). */
+  function move(key: Key, by: number) {
+    const { items, itemKey } = latest.current
+    const next = inOrder(items, itemKey, orderRef.current)
+    const from = next.findIndex((x) => itemKey(x) === key)
+    const to = from + by
+    if (from < 0 || to < 0 || to >= next.length || from === to) return
+    const [item] = next.splice(from, 1)
+    next.splice(to, 0, item!)
+    orderRef.current = next.map(itemKey)
+    setOrder(orderRef.current)
+    announce(text.moved(item!, formatNumber(to + 1), formatNumber(next.length)))
+    if (saving.current) pending.current = true
+    else void saveAll()
+  }
+  function onHandleKey(e: KeyboardEvent, item: T) {
     if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')) return
     e.preventDefault()
-    const to = e.key === 'ArrowUp' ? i - 1 : i + 1
-    void move(i, to).then(() => requestAnimationFrame(() => (listRef.current?.querySelectorAll<HTMLElement>('[data-handle]')[to] ?? null)?.focus()))
+    focusKey.current = itemKey(item)
+    move(itemKey(item), e.key === 'ArrowUp' ? -1 : 1)
   }
+  // The moved handle keeps the focus: a row the list moves in the document loses it (to the body), so it gets it back
+  // whenever the order shown changes (a move, the list as saved); not when the focus went elsewhere.
+  const shownKeys = JSON.stringify(shown.map(itemKey))
+  useLayoutEffect(() => {
+    const key = focusKey.current
+    if (key === null) return
+    const active = document.activeElement
+    if (active && active !== document.body) return
+    const i = shown.findIndex((x) => itemKey(x) === key)
+    if (i >= 0) listRef.current?.querySelectorAll<HTMLElement>('[data-handle]')[i]?.focus()
+  }, [shownKeys])
   function slotAt(clientY: number): number {
     const rows = [...(listRef.current?.querySelectorAll<HTMLElement>('[data-priority-row]') ?? [])]
     const i = rows.findIndex((r) => clientY < r.getBoundingClientRect().top + r.getBoundingClientRect().height / 2)
@@ -89,7 +144,13 @@ export function PriorityList<T>({
     if (!drag) return
     const d = drag
     setDrag(null)
-    void move(d.from, d.to)
+    focusKey.current = null
+    const item = shown[d.from]
+    if (item !== undefined) move(itemKey(item), d.to - d.from)
+  }
+  const byButton = (item: T, by: number) => {
+    focusKey.current = null
+    move(itemKey(item), by)
   }
 
   return (
@@ -111,7 +172,7 @@ export function PriorityList<T>({
                 className="cursor-grab touch-none rounded px-1 text-slate-700 ring-1 ring-slate-300"
                 aria-label={text.handle(item, formatNumber(i + 1))}
                 aria-keyshortcuts="Alt+ArrowUp Alt+ArrowDown"
-                onKeyDown={(e) => onHandleKey(e, i)}
+                onKeyDown={(e) => onHandleKey(e, item)}
                 onPointerDown={(e) => onPointerDown(e, i)}
                 onPointerMove={onPointerMove}
                 onPointerUp={onPointerUp}
@@ -125,10 +186,10 @@ export function PriorityList<T>({
               index: i,
               moveButtons: canReorder ? (
                 <>
-                  <Button onClick={() => void move(i, i - 1)} disabled={i === 0} aria-label={text.up(item)}>
+                  <Button onClick={() => byButton(item, -1)} disabled={i === 0} aria-label={text.up(item)}>
                     ↑
                   </Button>
-                  <Button onClick={() => void move(i, i + 1)} disabled={i === shown.length - 1} aria-label={text.down(item)}>
+                  <Button onClick={() => byButton(item, 1)} disabled={i === shown.length - 1} aria-label={text.down(item)}>
                     ↓
                   </Button>
                 </>

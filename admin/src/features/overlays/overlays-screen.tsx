@@ -54,10 +54,14 @@ export function OverlaysScreen() {
   })
 
   /** Saves a new order as priorities 10, 20, 30, … (only the rules whose priority changes). */
-  const reorder = (next: Overlay[]) =>
-    savePriorities(next, (o, priority) => put(o, { priority }))
+  const reorder = (next: Overlay[]) => {
+    // A move made while an earlier one was saved comes with the rules as they were before that save: compared with
+    // the ones refetched after it (in the cache), so a priority it changed is not taken as unchanged.
+    const now = new Map((queryClient.getQueryData(overlaysQuery(space).queryKey) ?? []).map((x) => [x.id, x]))
+    return savePriorities(next.map((x) => now.get(x.id) ?? x), (o, priority) => put(o, { priority }))
       .catch(setFailure)
       .then(refresh)
+  }
 
   return (
     <section className="flex flex-col gap-4" aria-labelledby={titleId}>

@@ -53,10 +53,14 @@ export function SegmentsScreen() {
   })
 
   /** Saves a new order as priorities 10, 20, 30, … (only the segments whose priority changes). */
-  const reorder = (next: Segment[]) =>
-    savePriorities(next, (s, priority) => patch(s, { priority }))
+  const reorder = (next: Segment[]) => {
+    // A move made while an earlier one was saved comes with the segments as they were before that save: compared with
+    // the ones refetched after it (in the cache), so a priority it changed is not taken as unchanged.
+    const now = new Map((queryClient.getQueryData(segmentsQuery(space).queryKey) ?? []).map((x) => [x.id, x]))
+    return savePriorities(next.map((x) => now.get(x.id) ?? x), (s, priority) => patch(s, { priority }))
       .catch(setFailure)
       .then(refresh)
+  }
 
   return (
     <section className="flex flex-col gap-4" aria-labelledby={titleId}>
