@@ -306,7 +306,7 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     expect(errors).toEqual([])
   })
 
-  test('subscribers: status filter and search, unsubscribe, erase after typing the address, CSV, the newsletter redirect', async () => {
+  test('subscribers: status filter and search, unsubscribe, erase after typing the address, CSV, the newsletter redirect, pages past 25', async () => {
     sink.clear()
     for (const [email, name] of [
       ['ann@example.com', 'Ann Archer'],
@@ -384,6 +384,29 @@ describe.skipIf(!hasChromium)('forms and subscribers screens in Chromium', () =>
     await page.getByRole('button', { name: 'Save address' }).click()
     await page.getByText('The redirect address was saved.').waitFor()
     expect((await h.call('GET', `/v1/spaces/${space}/newsletter`, owner.token)).body.data.newsletter_redirect_url).toBe('https://harbour.example/newsletter')
+
+    // Past 25 the list has pages: Next and Previous, where the reader is; a new filter starts on page 1 again.
+    await h.t.kernel.db.query(
+      `insert into subscribers (space_id, email, status, source, created_at, updated_at)
+       select sp.id, 'reader' || n || '@example.com', 'pending', 'admin', now(), now() from spaces sp, generate_series(1, 26) n where sp.slug = $1`,
+      [space],
+    )
+    await page.reload()
+    await page.getByRole('heading', { name: 'Subscribers', level: 1 }).waitFor()
+    const pager = page.getByRole('navigation', { name: 'Pages' })
+    await until(() => rows.count(), 25)
+    expect(await pager.textContent()).toContain('Page 1 of 2')
+    expect(await pager.getByRole('button', { name: 'Previous' }).isDisabled()).toBe(true)
+    await pager.getByRole('button', { name: 'Next' }).click()
+    await until(() => rows.count(), 3)
+    expect(await pager.textContent()).toContain('Page 2 of 2')
+    expect(await pager.getByRole('button', { name: 'Next' }).isDisabled()).toBe(true)
+    await page.getByLabel('Status').selectOption('pending')
+    await until(() => rows.count(), 25)
+    expect(await pager.textContent()).toContain('Page 1 of 2')
+    await page.getByLabel('Status').selectOption('confirmed')
+    await until(() => rows.count(), 1)
+    expect(await pager.count()).toBe(0)
     expect(errors).toEqual([])
   })
 

@@ -106,6 +106,30 @@ export async function until<T>(read: () => Promise<T>, want: T, ms = 15_000): Pr
   expect(last as unknown).toBe(want as unknown)
 }
 
+type Heard = { heard?: string[] }
+
+/**
+ * From now on, records each message the page's live region (`data-testid="announcer"`) shows, in order: two quick
+ * announcements may follow each other before the test reads the region, and both must have been there.
+ */
+export async function listen(p: Page): Promise<void> {
+  await p.evaluate(() => {
+    const region = document.querySelector('[data-testid="announcer"]')
+    if (!region) throw new Error('no live region')
+    const heard: string[] = []
+    ;(window as Heard).heard = heard
+    let last = region.textContent ?? ''
+    new MutationObserver(() => {
+      const now = region.textContent ?? ''
+      if (now && now !== last) heard.push(now)
+      last = now
+    }).observe(region, { childList: true, subtree: true, characterData: true })
+  })
+}
+
+/** The messages recorded since `listen`. */
+export const heard = (p: Page): Promise<string[]> => p.evaluate(() => (window as Heard).heard ?? [])
+
 /** axe-core in the page: the serious and critical violations (rule id and the first element of each). */
 export async function axeViolations(p: Page): Promise<string[]> {
   const source = await Bun.file(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js')).text()

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
-import { type AdminHarness, axeViolations, hasChromium, memberNamed, until, startAdmin, warnNoChromium } from './helpers'
+import { type AdminHarness, axeViolations, hasChromium, heard, listen, memberNamed, until, startAdmin, warnNoChromium } from './helpers'
 
 setDefaultTimeout(120_000)
 warnNoChromium('the admin app’s DOM overlays tests')
@@ -126,11 +126,32 @@ describe.skipIf(!hasChromium)('DOM overlays screen in Chromium', () => {
     await page.goto(`/admin/spaces/${space}/overlays`)
     await page.locator('[data-overlay="New title"]').waitFor()
 
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
+    // A move is saved when the list is no longer busy: the next key waits for it.
+    const saved = () => until(() => page.getByTestId('overlays').getAttribute('aria-busy'), null)
     await page.getByRole('button', { name: 'Move “Hide the promo” (position 1)' }).focus()
     await page.keyboard.press('Alt+ArrowDown')
     await until(names, 'New title,Hide the promo')
-    // The focus follows the moved rule's handle.
-    await until(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? ''), 'Move “Hide the promo” (position 2)')
+    // The move is announced in the live region; the focus follows the moved rule's handle, where Alt+↑ moves it back.
+    await until(() => page.getByTestId('announcer').textContent(), '“Hide the promo” moved to position 2 of 2.')
+    expect(await page.getByTestId('announcer').getAttribute('aria-live')).toBe('polite')
+    await until(focused, 'Move “Hide the promo” (position 2)')
+    await saved()
+    // Two moves in a row, the second while the first is being saved (the list busy): the second is made on the order
+    // shown and saved after the first, not computed from the priorities before it. Each is announced; the focus stays.
+    await listen(page)
+    await page.keyboard.press('Alt+ArrowUp')
+    await page.keyboard.press('Alt+ArrowDown')
+    await until(focused, 'Move “Hide the promo” (position 2)')
+    await saved()
+    expect(await names()).toBe('New title,Hide the promo')
+    expect(await heard(page)).toEqual(['“Hide the promo” moved to position 1 of 2.', '“Hide the promo” moved to position 2 of 2.'])
+    const priorities = ((await h.call('GET', `/v1/spaces/${space}/dom-overlays`, owner.token)).body.data as { priority: number }[]).map((r) => r.priority)
+    expect(new Set(priorities).size).toBe(2)
+    // The order as saved, after a reload.
+    await page.reload()
+    await page.locator('[data-overlay="New title"]').waitFor()
+    expect(await page.locator('[data-overlay]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-overlay')).join())).toBe('New title,Hide the promo')
 
     const handle = page.getByRole('button', { name: 'Move “Hide the promo” (position 2)' })
     const from = (await handle.boundingBox())!

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import type { Page } from 'playwright-core'
 import { type Receiver, startReceiver } from '../helpers/receiver'
-import { type AdminHarness, axeViolations, hasChromium, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
+import { type AdminHarness, axeViolations, hasChromium, heard, listen, memberNamed, startAdmin, until, warnNoChromium } from './helpers'
 
 setDefaultTimeout(180_000)
 warnNoChromium('the admin app’s site-data tests')
@@ -189,9 +189,32 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     expect((await h.call('POST', `/v1/spaces/${space}/audience-segments`, owner.token, { key: 'germans', label: 'German readers', priority: 100, rules: [{ type: 'language', operator: 'eq', value: 'de' }] })).status).toBe(201)
     await page.reload()
     await page.locator('[data-segment="germans"]').waitFor()
+    const keys = async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join()
+    const focused = () => page.evaluate(() => document.activeElement?.getAttribute('aria-label') ?? '')
+    // A move is saved when the list is no longer busy: the next key waits for it.
+    const saved = () => until(() => page.getByTestId('segments').getAttribute('aria-busy'), null)
     await page.getByRole('button', { name: 'Move Newsletter readers (position 1)' }).focus()
     await page.keyboard.press('Alt+ArrowDown')
-    await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join(), 'germans,newsletter')
+    await until(keys, 'germans,newsletter')
+    // The move is announced in the live region; the focus follows the moved segment's handle, where Alt+↑ moves it back.
+    await until(() => page.getByTestId('announcer').textContent(), 'Newsletter readers moved to position 2 of 2')
+    await until(focused, 'Move Newsletter readers (position 2)')
+    await saved()
+    // Two moves in a row, the second while the first is being saved (the list busy): the second is made on the order
+    // shown and saved after the first, not computed from the priorities before it. Each is announced; the focus stays.
+    await listen(page)
+    await page.keyboard.press('Alt+ArrowUp')
+    await page.keyboard.press('Alt+ArrowDown')
+    await until(focused, 'Move Newsletter readers (position 2)')
+    await saved()
+    expect(await keys()).toBe('germans,newsletter')
+    expect(await heard(page)).toEqual(['Newsletter readers moved to position 1 of 2', 'Newsletter readers moved to position 2 of 2'])
+    const priorities = (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { priority: number }) => s.priority)
+    expect(new Set(priorities).size).toBe(2)
+    // The order as saved, after a reload.
+    await page.reload()
+    await page.locator('[data-segment="germans"]').waitFor()
+    expect(await page.locator('[data-segment]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-segment')).join())).toBe('germans,newsletter')
     await page.getByRole('switch', { name: /Active German readers/ }).click()
     await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments/germans`, owner.token)).body.data.active, false)
     // And back to the top by dragging its handle with the pointer.
@@ -202,7 +225,7 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     await page.mouse.down()
     await page.mouse.move(from.x + from.width / 2, top.y + 4, { steps: 5 })
     await page.mouse.up()
-    await until(async () => (await h.call('GET', `/v1/spaces/${space}/audience-segments`, owner.token)).body.data.map((s: { key: string }) => s.key).join(), 'newsletter,germans')
+    await until(keys, 'newsletter,germans')
 
     // The Story editor: a variant for the newsletter segment, from the default, edited with the block editor.
     await page.goto(`/admin/spaces/${space}/stories/${story}`)

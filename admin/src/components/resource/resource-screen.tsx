@@ -5,6 +5,7 @@ import type { ManifestResource } from '../../api/manifest-types'
 import { atLeast, useSpaceRole } from '../../api/roles'
 import { t } from '../../i18n'
 import { CatalogError } from '../catalog-error'
+import { ListPager } from '../list-toolbar'
 import { Notice } from '../notice'
 import { SecretOnceDialog, type ShownSecret } from '../secret-once'
 import { Button, Dialog, EmptyState, Loading } from '../ui'
@@ -81,7 +82,6 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
   const rows = list.data?.data ?? []
   const total = resource.list.paged ? (list.data?.meta?.total ?? rows.length) : rows.length
   const shown = resource.list.paged ? rows : rows.slice((page - 1) * PAGE, page * PAGE)
-  const pages = Math.max(1, Math.ceil(total / PAGE))
   const actions = resource.actions.filter((a) => can(a))
   const canToggle = can(resource.toggle)
   const canReorder = can(resource.reorder)
@@ -204,17 +204,7 @@ export function ResourceScreen({ space, resource: name }: { space: string; resou
         </div>
       ) : null}
       {!confirming ? <CatalogError error={run.error} /> : null}
-      {pages > 1 ? (
-        <nav aria-label={t('resource.paging')} className="flex items-center gap-3 text-sm">
-          <Button disabled={page <= 1} onClick={() => setPage(page - 1)}>
-            {t('resource.previous')}
-          </Button>
-          <span>{t('resource.page', { page, pages })}</span>
-          <Button disabled={page >= pages} onClick={() => setPage(page + 1)}>
-            {t('resource.next')}
-          </Button>
-        </nav>
-      ) : null}
+      <ListPager page={page} perPage={PAGE} total={total} onPage={setPage} />
 
       {logOf && resource.log ? <ResourceLog key={String(logOf[resource.itemKey])} space={space} resource={resource} row={logOf} role={role} onNotice={setNotice} /> : null}
 

@@ -6,6 +6,7 @@ import { storyQuery } from '../../api/queries'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
 import { diffStories } from '../../components/doc-diff'
+import { ListPager, ListToolbar } from '../../components/list-toolbar'
 import { Notice } from '../../components/notice'
 import { StatusPill } from '../../components/resource/cells'
 import { valueText } from '../../components/resource/call'
@@ -16,7 +17,6 @@ import { aiJobsQuery, aiStatusQuery, JOB_KINDS, JOB_STATUSES, type JobKind, type
 import { queryKeys } from '../../api/keys'
 
 const route = getRouteApi('/app/spaces/$space/ai')
-const SELECT = 'rounded-md border border-slate-300 bg-white px-2 py-1.5 text-sm'
 
 type AiJob = { uuid: string; kind: string; status: string; target: Record<string, unknown>; result: Record<string, unknown> | null; error: string | null; usage: { prompt_tokens: number; completion_tokens: number }; created_at: string; decided_at: string | null }
 
@@ -32,7 +32,6 @@ export function AiScreen() {
   const jobs = useQuery(aiJobsQuery(space, { status: status || undefined, kind: kind || undefined, page }))
   const rows = (jobs.data?.data ?? []) as AiJob[]
   const total = jobs.data?.meta.total ?? 0
-  const pages = Math.max(1, Math.ceil(total / PER_PAGE))
   const selected = rows.find((j) => j.uuid === open) ?? null
   return (
     <section className="flex flex-col gap-6" aria-labelledby={titleId}>
@@ -44,13 +43,16 @@ export function AiScreen() {
       </header>
       <Notice text={notice} />
       <AiStatus space={space} />
-      <div className="flex flex-wrap items-end gap-3">
-        <Filter label={t('ai.filterStatus')} value={status} options={JOB_STATUSES} onChange={(v) => (setStatus(v as JobStatus | ''), setPage(1))} />
-        <Filter label={t('ai.filterKind')} value={kind} options={JOB_KINDS} onChange={(v) => (setKind(v as JobKind | ''), setPage(1))} />
+      <ListToolbar
+        filters={[
+          { label: t('ai.filterStatus'), value: status, options: JOB_STATUSES, optionText: valueText, onChange: (v) => (setStatus(v as JobStatus | ''), setPage(1)) },
+          { label: t('ai.filterKind'), value: kind, options: JOB_KINDS, optionText: valueText, onChange: (v) => (setKind(v as JobKind | ''), setPage(1)) },
+        ]}
+      >
         <Button onClick={() => jobs.refetch()} disabled={jobs.isFetching}>
           {t('resource.refresh')}
         </Button>
-      </div>
+      </ListToolbar>
       {jobs.isPending ? <Loading what={t('common.loading')} /> : null}
       <CatalogError error={jobs.error} />
       {jobs.data && rows.length === 0 ? <EmptyState title={t('ai.empty')}>{t('ai.emptyHint')}</EmptyState> : null}
@@ -87,30 +89,9 @@ export function AiScreen() {
           </table>
         </div>
       ) : null}
-      {pages > 1 ? (
-        <nav aria-label={t('resource.paging')} className="flex items-center gap-3 text-sm">
-          <Button disabled={page <= 1} onClick={() => setPage(page - 1)}>{t('resource.previous')}</Button>
-          <span>{t('resource.page', { page, pages })}</span>
-          <Button disabled={page >= pages} onClick={() => setPage(page + 1)}>{t('resource.next')}</Button>
-        </nav>
-      ) : null}
+      <ListPager page={page} perPage={PER_PAGE} total={total} onPage={setPage} />
       {selected ? <JobReview key={selected.uuid} space={space} job={selected} onDecided={setNotice} /> : null}
     </section>
-  )
-}
-
-function Filter({ label, value, options, onChange }: { label: string; value: string; options: readonly string[]; onChange: (v: string) => void }) {
-  const id = useId()
-  return (
-    <div className="flex flex-col gap-1">
-      <label htmlFor={id} className="text-sm font-medium text-slate-800">{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value)} className={SELECT}>
-        <option value="">{t('resource.all')}</option>
-        {options.map((o) => (
-          <option key={o} value={o}>{valueText(o)}</option>
-        ))}
-      </select>
-    </div>
   )
 }
 

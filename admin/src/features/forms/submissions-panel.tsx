@@ -4,6 +4,7 @@ import { api, unwrap } from '../../api/client'
 import { downloadFile } from '../../api/download'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
+import { ListPager, ListToolbar } from '../../components/list-toolbar'
 import { toast } from '../../components/toast'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton } from '../../components/ui'
 import { formatDateTime, formatNumber } from '../../i18n'
@@ -31,7 +32,6 @@ const STATUS: Record<string, MessageKey> = { none: 'forms.status.none', pending:
 export function SubmissionsPanel({ space, form }: { space: string; form: Form }) {
   const id = useId()
   const queryClient = useQueryClient()
-  const [typed, setTyped] = useState('')
   const [q, setQ] = useState('')
   const [spam, setSpam] = useState(false)
   const [page, setPage] = useState(1)
@@ -40,7 +40,6 @@ export function SubmissionsPanel({ space, form }: { space: string; form: Form })
   const list = useQuery(submissionsQuery(space, form.uuid, { q, spam, page }))
   const rows = list.data?.data ?? []
   const total = list.data?.meta.total ?? 0
-  const pages = Math.max(1, Math.ceil(total / SUBMISSIONS_PER_PAGE))
   const shownKeys = form.fields.filter((f) => f.type !== 'hidden' && f.type !== 'file').slice(0, 3)
 
   const toggle = useMutation({
@@ -61,32 +60,15 @@ export function SubmissionsPanel({ space, form }: { space: string; form: Form })
       <h2 id={`${id}-h`} className="text-base font-semibold">
         {t('forms.submissions')}
       </h2>
-      <div className="flex flex-wrap items-end gap-3">
-        <form
-          role="search"
-          className="flex items-end gap-2"
-          onSubmit={(e) => {
-            e.preventDefault()
-            setQ(typed)
-            setPage(1)
-          }}
-        >
-          <div className="flex flex-col gap-1">
-            <label htmlFor={`${id}-q`} className="text-sm font-medium text-slate-800">
-              {t('forms.search')}
-            </label>
-            <input id={`${id}-q`} type="search" value={typed} onChange={(e) => setTyped(e.target.value)} className="rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm" />
-          </div>
-          <Button type="submit">{t('forms.searchGo')}</Button>
-        </form>
+      <ListToolbar
+        search={{ label: t('forms.search'), submit: t('forms.searchGo'), onSearch: (v) => (setQ(v), setPage(1)) }}
+        exportCsv={{ label: t('forms.exportCsv'), onExport: () => csv.mutate(), busy: csv.isPending }}
+      >
         <label className="flex items-center gap-2 pb-1.5 text-sm">
           <input type="checkbox" checked={spam} onChange={(e) => (setSpam(e.target.checked), setPage(1))} />
           {t('forms.spamView')}
         </label>
-        <Button className="ml-auto" onClick={() => csv.mutate()} disabled={csv.isPending}>
-          {t('forms.exportCsv')}
-        </Button>
-      </div>
+      </ListToolbar>
       <p className="text-xs text-slate-600">{t('forms.csvHint')}</p>
       <CatalogError error={csv.error} />
       {list.isPending ? <Skeleton lines={4} /> : null}
@@ -127,13 +109,7 @@ export function SubmissionsPanel({ space, form }: { space: string; form: Form })
           </table>
         </div>
       ) : null}
-      {pages > 1 ? (
-        <nav aria-label={t('resource.paging')} className="flex items-center gap-3 text-sm">
-          <Button disabled={page <= 1} onClick={() => setPage(page - 1)}>{t('resource.previous')}</Button>
-          <span>{t('resource.page', { page, pages })}</span>
-          <Button disabled={page >= pages} onClick={() => setPage(page + 1)}>{t('resource.next')}</Button>
-        </nav>
-      ) : null}
+      <ListPager page={page} perPage={SUBMISSIONS_PER_PAGE} total={total} onPage={setPage} />
       <Dialog open={open !== null} title={t('forms.submissionTitle', { when: formatDateTime(open?.submitted_at) })} onClose={() => setOpen(null)}>
         {open ? (
           <>

@@ -1,14 +1,13 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi } from '@tanstack/react-router'
-import { type FormEvent, type KeyboardEvent, type PointerEvent, useId, useRef, useState } from 'react'
+import { type FormEvent, useId, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../../api/client'
 import { localesQuery } from '../../api/queries'
 import { useCan } from '../../api/roles'
-import { announce, Announcer } from '../../components/announcer'
 import { CatalogError } from '../../components/catalog-error'
+import { PriorityList, savePriorities } from '../../components/priority-list'
 import { toast } from '../../components/toast'
 import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Skeleton, TextField } from '../../components/ui'
-import { formatNumber } from '../../i18n'
 import { segmentsQuery } from '../segments/queries'
 import { refusals, t } from './messages'
 import { ACTIONS, bodyOf, type Overlay, type OverlayBody, overlayKeys, overlaysQuery } from './queries'
@@ -32,13 +31,9 @@ export function OverlaysScreen() {
   const [editing, setEditing] = useState<Overlay | 'new' | null>(null)
   const [deleting, setDeleting] = useState<Overlay | null>(null)
   const [failure, setFailure] = useState<unknown>(null)
-  const [order, setOrder] = useState<string[] | null>(null)
-  const [drag, setDrag] = useState<{ from: number; to: number } | null>(null)
-  const listRef = useRef<HTMLOListElement>(null)
   const refresh = () => queryClient.invalidateQueries({ queryKey: overlayKeys.all(space) })
 
   const rules = list.data ?? []
-  const shown = order ? (order.map((id) => rules.find((r) => r.id === id)).filter(Boolean) as Overlay[]) : rules
 
   const put = (o: Overlay, change: Partial<OverlayBody>) =>
     unwrap(api.PUT('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } }, body: bodyOf(o, change) }))
@@ -58,51 +53,18 @@ export function OverlaysScreen() {
     onSettled: refresh,
   })
 
-  /** Moves a rule and saves the order as priorities 10, 20, 30, … (only the rules whose priority changes). */
-  async function move(from: number, to: number) {
-    if (to < 0 || to >= shown.length || from === to) return
-    const next = shown.slice()
-    const [o] = next.splice(from, 1)
-    next.splice(to, 0, o!)
-    setOrder(next.map((x) => x.id))
-    announce(t('overlays.moved', { name: o!.name, position: formatNumber(to + 1), total: formatNumber(next.length) }))
-    try {
-      for (const [i, x] of next.entries()) if (x.priority !== (i + 1) * 10) await put(x, { priority: (i + 1) * 10 })
-      await refresh()
-    } catch (e) {
-      setFailure(e)
-      await refresh()
-    } finally {
-      setOrder(null)
-    }
-  }
-  function onHandleKey(e: KeyboardEvent, i: number) {
-    if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')) return
-    e.preventDefault()
-    const to = e.key === 'ArrowUp' ? i - 1 : i + 1
-    void move(i, to).then(() => requestAnimationFrame(() => (listRef.current?.querySelectorAll<HTMLElement>('[data-handle]')[to] ?? null)?.focus()))
-  }
-  function slotAt(clientY: number): number {
-    const rows = [...(listRef.current?.querySelectorAll<HTMLElement>('[data-overlay-row]') ?? [])]
-    const i = rows.findIndex((r) => clientY < r.getBoundingClientRect().top + r.getBoundingClientRect().height / 2)
-    return i < 0 ? rows.length - 1 : i
-  }
-  const onPointerDown = (e: PointerEvent, i: number) => {
-    if (e.button !== 0) return
-    ;(e.target as HTMLElement).setPointerCapture(e.pointerId)
-    setDrag({ from: i, to: i })
-  }
-  const onPointerMove = (e: PointerEvent) => drag && setDrag({ ...drag, to: slotAt(e.clientY) })
-  const onPointerUp = () => {
-    if (!drag) return
-    const d = drag
-    setDrag(null)
-    void move(d.from, d.to)
+  /** Saves a new order as priorities 10, 20, 30, … (only the rules whose priority changes). */
+  const reorder = (next: Overlay[]) => {
+    // A move made while an earlier one was saved comes with the rules as they were before that save: compared with
+    // the ones refetched after it (in the cache), so a priority it changed is not taken as unchanged.
+    const now = new Map((queryClient.getQueryData(overlaysQuery(space).queryKey) ?? []).map((x) => [x.id, x]))
+    return savePriorities(next.map((x) => now.get(x.id) ?? x), (o, priority) => put(o, { priority }))
+      .catch(setFailure)
+      .then(refresh)
   }
 
   return (
     <section className="flex flex-col gap-4" aria-labelledby={titleId}>
-      <Announcer />
       <header className="flex flex-wrap items-start justify-between gap-3">
         <div>
           <h1 id={titleId} tabIndex={-1} className="text-xl font-semibold">
@@ -122,72 +84,57 @@ export function OverlaysScreen() {
       {list.data && rules.length === 0 ? (
         <EmptyState title={t('overlays.empty')}>{canCreate ? t('overlays.emptyCreate') : t('overlays.emptyAsk')}</EmptyState>
       ) : null}
-      {shown.length ? (
-        <>
-          {canWrite ? <p className="text-sm text-slate-700">{t('overlays.orderHelp')}</p> : null}
-          <ol ref={listRef} className="flex flex-col gap-2" aria-label={t('overlays.order')} data-testid="overlays">
-            {shown.map((o, i) => (
-              <li
-                key={o.id}
-                data-overlay-row
-                data-overlay={o.name}
-                className={`flex flex-wrap items-center gap-3 rounded-lg bg-white p-3 ring-1 ${drag && drag.to === i && drag.from !== i ? 'ring-2 ring-indigo-600' : 'ring-slate-200'}`}
-              >
-                {canWrite ? (
-                  <button
-                    type="button"
-                    data-handle
-                    className="cursor-grab touch-none rounded px-1 text-slate-700 ring-1 ring-slate-300"
-                    aria-label={t('overlays.handle', { name: o.name, position: formatNumber(i + 1) })}
-                    aria-keyshortcuts="Alt+ArrowUp Alt+ArrowDown"
-                    onKeyDown={(e) => onHandleKey(e, i)}
-                    onPointerDown={(e) => onPointerDown(e, i)}
-                    onPointerMove={onPointerMove}
-                    onPointerUp={onPointerUp}
-                    onPointerCancel={() => setDrag(null)}
-                  >
-                    <span aria-hidden="true">⠿</span>
-                  </button>
-                ) : null}
-                <span className="w-8 text-sm text-slate-600">{formatNumber(i + 1)}.</span>
-                <div className="min-w-40 flex-1">
-                  <p className="font-medium">{o.name}</p>
-                  <p className="text-xs text-slate-600">
-                    <span className="font-mono">{o.path_pattern}</span> · <span className="font-mono">{o.selector}</span> ·{' '}
-                    {t(`overlays.action.${o.action as (typeof ACTIONS)[number]}`)}
-                    {o.attribute ? <span className="font-mono"> {o.attribute}</span> : null} ·{' '}
-                    {o.segment_key ? t('overlays.forSegment', { segment: o.segment_key }) : t('overlays.everyone')}
-                  </p>
+      {rules.length ? (
+        <PriorityList
+          items={rules}
+          itemKey={(o) => o.id}
+          canReorder={canWrite}
+          onReorder={reorder}
+          testId="overlays"
+          rowProps={(o) => ({ 'data-overlay': o.name })}
+          text={{
+            list: t('overlays.order'),
+            help: t('overlays.orderHelp'),
+            handle: (o, position) => t('overlays.handle', { name: o.name, position }),
+            up: (o) => t('overlays.up', { name: o.name }),
+            down: (o) => t('overlays.down', { name: o.name }),
+            moved: (o, position, total) => t('overlays.moved', { name: o.name, position, total }),
+          }}
+        >
+          {(o, { moveButtons }) => (
+            <>
+              <div className="min-w-40 flex-1">
+                <p className="font-medium">{o.name}</p>
+                <p className="text-xs text-slate-600">
+                  <span className="font-mono">{o.path_pattern}</span> · <span className="font-mono">{o.selector}</span> ·{' '}
+                  {t(`overlays.action.${o.action as (typeof ACTIONS)[number]}`)}
+                  {o.attribute ? <span className="font-mono"> {o.attribute}</span> : null} ·{' '}
+                  {o.segment_key ? t('overlays.forSegment', { segment: o.segment_key }) : t('overlays.everyone')}
+                </p>
+              </div>
+              {canWrite ? (
+                <label className="flex items-center gap-2 text-sm">
+                  <input type="checkbox" role="switch" checked={o.active} onChange={() => toggle.mutate(o)} disabled={toggle.isPending} />
+                  {t('overlays.active')}
+                  <span className="sr-only">{o.name}</span>
+                </label>
+              ) : (
+                <span className="text-sm">{o.active ? t('overlays.isActive') : t('overlays.isInactive')}</span>
+              )}
+              {canWrite ? (
+                <div className="flex flex-wrap gap-2">
+                  {moveButtons}
+                  <Button onClick={() => setEditing(o)} aria-label={t('overlays.editNamed', { name: o.name })}>
+                    {t('overlays.edit')}
+                  </Button>
+                  <Button tone="danger" onClick={() => setDeleting(o)} aria-label={t('overlays.deleteNamed', { name: o.name })}>
+                    {t('overlays.delete')}
+                  </Button>
                 </div>
-                {canWrite ? (
-                  <label className="flex items-center gap-2 text-sm">
-                    <input type="checkbox" role="switch" checked={o.active} onChange={() => toggle.mutate(o)} disabled={toggle.isPending} />
-                    {t('overlays.active')}
-                    <span className="sr-only">{o.name}</span>
-                  </label>
-                ) : (
-                  <span className="text-sm">{o.active ? t('overlays.isActive') : t('overlays.isInactive')}</span>
-                )}
-                {canWrite ? (
-                  <div className="flex flex-wrap gap-2">
-                    <Button onClick={() => void move(i, i - 1)} disabled={i === 0} aria-label={t('overlays.up', { name: o.name })}>
-                      ↑
-                    </Button>
-                    <Button onClick={() => void move(i, i + 1)} disabled={i === shown.length - 1} aria-label={t('overlays.down', { name: o.name })}>
-                      ↓
-                    </Button>
-                    <Button onClick={() => setEditing(o)} aria-label={t('overlays.editNamed', { name: o.name })}>
-                      {t('overlays.edit')}
-                    </Button>
-                    <Button tone="danger" onClick={() => setDeleting(o)} aria-label={t('overlays.deleteNamed', { name: o.name })}>
-                      {t('overlays.delete')}
-                    </Button>
-                  </div>
-                ) : null}
-              </li>
-            ))}
-          </ol>
-        </>
+              ) : null}
+            </>
+          )}
+        </PriorityList>
       ) : null}
       <OverlayTester space={space} />
       <Dialog open={editing !== null} title={editing === 'new' ? t('overlays.new') : t('overlays.editTitle', { name: editing?.name ?? '' })} onClose={() => setEditing(null)}>

@@ -1,10 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query'
 import { getRouteApi } from '@tanstack/react-router'
-import { type FormEvent, type KeyboardEvent, type PointerEvent, useId, useRef, useState } from 'react'
+import { type FormEvent, useId, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../../api/client'
 import { useCan } from '../../api/roles'
-import { announce, Announcer } from '../../components/announcer'
 import { CatalogError } from '../../components/catalog-error'
+import { PriorityList, savePriorities } from '../../components/priority-list'
 import { toast } from '../../components/toast'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, TextField } from '../../components/ui'
 import { errorText, formatNumber } from '../../i18n'
@@ -30,13 +30,9 @@ export function SegmentsScreen() {
   const [editing, setEditing] = useState<Segment | 'new' | null>(null)
   const [deleting, setDeleting] = useState<Segment | null>(null)
   const [failure, setFailure] = useState<unknown>(null)
-  const [order, setOrder] = useState<number[] | null>(null) // ids while a drag or a move is being saved
-  const [drag, setDrag] = useState<{ from: number; to: number } | null>(null)
-  const listRef = useRef<HTMLOListElement>(null)
   const refresh = () => queryClient.invalidateQueries({ queryKey: segKeys.all(space) })
 
   const segments = list.data ?? []
-  const shown = order ? (order.map((id) => segments.find((s) => s.id === id)).filter(Boolean) as Segment[]) : segments
 
   const patch = (s: Segment, body: { active?: boolean; priority?: number }) =>
     unwrap(api.PATCH('/v1/spaces/{space}/audience-segments/{idOrKey}', { params: { path: { space, idOrKey: String(s.id) } }, body }))
@@ -56,52 +52,18 @@ export function SegmentsScreen() {
     onSettled: refresh,
   })
 
-  /** Moves a segment and saves the new order as priorities 10, 20, 30, … (only the rows whose priority changes). */
-  async function move(from: number, to: number) {
-    if (to < 0 || to >= shown.length || from === to) return
-    const next = shown.slice()
-    const [s] = next.splice(from, 1)
-    next.splice(to, 0, s!)
-    setOrder(next.map((x) => x.id))
-    announce(t('seg.moved', { label: s!.label, position: formatNumber(to + 1), total: formatNumber(next.length) }))
-    try {
-      for (const [i, x] of next.entries()) if (x.priority !== (i + 1) * 10) await patch(x, { priority: (i + 1) * 10 })
-      await refresh()
-    } catch (e) {
-      setFailure(e)
-      await refresh()
-    } finally {
-      setOrder(null)
-    }
-  }
-
-  function onHandleKey(e: KeyboardEvent, i: number) {
-    if (!e.altKey || (e.key !== 'ArrowUp' && e.key !== 'ArrowDown')) return
-    e.preventDefault()
-    const to = e.key === 'ArrowUp' ? i - 1 : i + 1
-    void move(i, to).then(() => requestAnimationFrame(() => (listRef.current?.querySelectorAll<HTMLElement>('[data-handle]')[to] ?? null)?.focus()))
-  }
-  function slotAt(clientY: number): number {
-    const rows = [...(listRef.current?.querySelectorAll<HTMLElement>('[data-segment-row]') ?? [])]
-    const i = rows.findIndex((r) => clientY < r.getBoundingClientRect().top + r.getBoundingClientRect().height / 2)
-    return i < 0 ? rows.length - 1 : i
-  }
-  const onPointerDown = (e: PointerEvent, i: number) => {
-    if (e.button !== 0) return
-    ;(e.target as HTMLElement).setPointerCapture(e.pointerId)
-    setDrag({ from: i, to: i })
-  }
-  const onPointerMove = (e: PointerEvent) => drag && setDrag({ ...drag, to: slotAt(e.clientY) })
-  const onPointerUp = () => {
-    if (!drag) return
-    const d = drag
-    setDrag(null)
-    void move(d.from, d.to)
+  /** Saves a new order as priorities 10, 20, 30, … (only the segments whose priority changes). */
+  const reorder = (next: Segment[]) => {
+    // A move made while an earlier one was saved comes with the segments as they were before that save: compared with
+    // the ones refetched after it (in the cache), so a priority it changed is not taken as unchanged.
+    const now = new Map((queryClient.getQueryData(segmentsQuery(space).queryKey) ?? []).map((x) => [x.id, x]))
+    return savePriorities(next.map((x) => now.get(x.id) ?? x), (s, priority) => patch(s, { priority }))
+      .catch(setFailure)
+      .then(refresh)
   }
 
   return (
     <section className="flex flex-col gap-4" aria-labelledby={titleId}>
-      <Announcer />
       <header className="flex flex-wrap items-start justify-between gap-3">
         <div>
           <h1 id={titleId} tabIndex={-1} className="text-xl font-semibold">
@@ -119,74 +81,59 @@ export function SegmentsScreen() {
       <ErrorNotice error={list.error} onRetry={() => list.refetch()} />
       <CatalogError error={failure} />
       {list.data && segments.length === 0 ? <EmptyState title={t('seg.empty')}>{canCreate ? t('seg.emptyCreate') : t('seg.emptyAsk')}</EmptyState> : null}
-      {shown.length ? (
-        <>
-          {canWrite ? <p className="text-sm text-slate-700">{t('seg.orderHelp')}</p> : null}
-          <ol ref={listRef} className="flex flex-col gap-2" aria-label={t('seg.order')} data-testid="segments">
-            {shown.map((s, i) => (
-              <li
-                key={s.id}
-                data-segment-row
-                data-segment={s.key}
-                className={`flex flex-wrap items-center gap-3 rounded-lg bg-white p-3 ring-1 ${drag && drag.to === i && drag.from !== i ? 'ring-2 ring-indigo-600' : 'ring-slate-200'}`}
-              >
+      {segments.length ? (
+        <PriorityList
+          items={segments}
+          itemKey={(s) => s.id}
+          canReorder={canWrite}
+          onReorder={reorder}
+          testId="segments"
+          rowProps={(s) => ({ 'data-segment': s.key })}
+          text={{
+            list: t('seg.order'),
+            help: t('seg.orderHelp'),
+            handle: (s, position) => t('seg.handle', { label: s.label, position }),
+            up: (s) => t('seg.up', { label: s.label }),
+            down: (s) => t('seg.down', { label: s.label }),
+            moved: (s, position, total) => t('seg.moved', { label: s.label, position, total }),
+          }}
+        >
+          {(s, { moveButtons }) => (
+            <>
+              <div className="min-w-40 flex-1">
+                <p className="font-medium">{s.label}</p>
+                <p className="text-xs text-slate-600">
+                  <span className="font-mono">{s.key}</span> · {summary(s)}
+                </p>
+              </div>
+              {canWrite ? (
+                <label className="flex items-center gap-2 text-sm">
+                  <input type="checkbox" role="switch" checked={s.active} onChange={() => toggle.mutate(s)} disabled={toggle.isPending} />
+                  {t('seg.active')}
+                  <span className="sr-only">{s.label}</span>
+                </label>
+              ) : (
+                <span className="text-sm">{s.active ? t('seg.isActive') : t('seg.isInactive')}</span>
+              )}
+              <div className="flex flex-wrap gap-2">
                 {canWrite ? (
-                  <button
-                    type="button"
-                    data-handle
-                    className="cursor-grab touch-none rounded px-1 text-slate-700 ring-1 ring-slate-300"
-                    aria-label={t('seg.handle', { label: s.label, position: formatNumber(i + 1) })}
-                    aria-keyshortcuts="Alt+ArrowUp Alt+ArrowDown"
-                    onKeyDown={(e) => onHandleKey(e, i)}
-                    onPointerDown={(e) => onPointerDown(e, i)}
-                    onPointerMove={onPointerMove}
-                    onPointerUp={onPointerUp}
-                    onPointerCancel={() => setDrag(null)}
-                  >
-                    <span aria-hidden="true">⠿</span>
-                  </button>
-                ) : null}
-                <span className="w-8 text-sm text-slate-600">{formatNumber(i + 1)}.</span>
-                <div className="min-w-40 flex-1">
-                  <p className="font-medium">{s.label}</p>
-                  <p className="text-xs text-slate-600">
-                    <span className="font-mono">{s.key}</span> · {summary(s)}
-                  </p>
-                </div>
-                {canWrite ? (
-                  <label className="flex items-center gap-2 text-sm">
-                    <input type="checkbox" role="switch" checked={s.active} onChange={() => toggle.mutate(s)} disabled={toggle.isPending} />
-                    {t('seg.active')}
-                    <span className="sr-only">{s.label}</span>
-                  </label>
-                ) : (
-                  <span className="text-sm">{s.active ? t('seg.isActive') : t('seg.isInactive')}</span>
-                )}
-                <div className="flex flex-wrap gap-2">
-                  {canWrite ? (
-                    <>
-                      <Button onClick={() => void move(i, i - 1)} disabled={i === 0} aria-label={t('seg.up', { label: s.label })}>
-                        ↑
-                      </Button>
-                      <Button onClick={() => void move(i, i + 1)} disabled={i === shown.length - 1} aria-label={t('seg.down', { label: s.label })}>
-                        ↓
-                      </Button>
-                      <Button onClick={() => setEditing(s)} aria-label={t('seg.editNamed', { label: s.label })}>
-                        {t('seg.edit')}
-                      </Button>
-                    </>
-                  ) : null}
-                  <PreviewAs space={space} segment={s.key} label={s.label} onFail={setFailure} />
-                  {canWrite ? (
-                    <Button tone="danger" onClick={() => setDeleting(s)} aria-label={t('seg.deleteNamed', { label: s.label })}>
-                      {t('seg.delete')}
+                  <>
+                    {moveButtons}
+                    <Button onClick={() => setEditing(s)} aria-label={t('seg.editNamed', { label: s.label })}>
+                      {t('seg.edit')}
                     </Button>
-                  ) : null}
-                </div>
-              </li>
-            ))}
-          </ol>
-        </>
+                  </>
+                ) : null}
+                <PreviewAs space={space} segment={s.key} label={s.label} onFail={setFailure} />
+                {canWrite ? (
+                  <Button tone="danger" onClick={() => setDeleting(s)} aria-label={t('seg.deleteNamed', { label: s.label })}>
+                    {t('seg.delete')}
+                  </Button>
+                ) : null}
+              </div>
+            </>
+          )}
+        </PriorityList>
       ) : null}
       <Dialog open={editing !== null} title={editing === 'new' ? t('seg.new') : t('seg.editTitle', { label: editing?.label ?? '' })} onClose={() => setEditing(null)}>
         {editing ? (

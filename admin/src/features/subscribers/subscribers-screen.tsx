@@ -5,6 +5,7 @@ import { api, unwrap } from '../../api/client'
 import { downloadFile } from '../../api/download'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
+import { ListPager, ListToolbar } from '../../components/list-toolbar'
 import { toast } from '../../components/toast'
 import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, TextField } from '../../components/ui'
 import { formatDateTime } from '../../i18n'
@@ -13,7 +14,6 @@ import type { MessageKey } from './messages'
 import { csvPath, newsletterQuery, PER_PAGE, type Subscriber, SUBSCRIBER_STATUSES, subscriberKeys, type SubscriberStatus, subscribersQuery } from './queries'
 
 const route = getRouteApi('/app/spaces/$space/subscribers')
-const INPUT = 'rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm'
 
 const statusText = (s: string) => (SUBSCRIBER_STATUSES as readonly string[]).includes(s) ? t(`subscribers.status.${s}` as MessageKey) : s
 const sourceText = (s: string) => (['subscribe', 'form', 'admin'].includes(s) ? t(`subscribers.source.${s}` as MessageKey) : s)
@@ -28,7 +28,6 @@ export function SubscribersScreen() {
   const titleId = useId()
   const queryClient = useQueryClient()
   const [status, setStatus] = useState<SubscriberStatus | ''>('')
-  const [typed, setTyped] = useState('')
   const [q, setQ] = useState('')
   const [page, setPage] = useState(1)
   const [erasing, setErasing] = useState<Subscriber | null>(null)
@@ -39,7 +38,6 @@ export function SubscribersScreen() {
   const list = useQuery(subscribersQuery(space, filter))
   const rows = list.data?.data ?? []
   const total = list.data?.meta.total ?? 0
-  const pages = Math.max(1, Math.ceil(total / PER_PAGE))
   const refresh = () => queryClient.invalidateQueries({ queryKey: subscriberKeys.all(space) })
 
   const unsubscribe = useMutation({
@@ -67,29 +65,11 @@ export function SubscribersScreen() {
         </h1>
         <p className="text-sm text-slate-700">{t('subscribers.intro')}</p>
       </header>
-      <div className="flex flex-wrap items-end gap-3">
-        <StatusFilter value={status} onChange={(v) => (setStatus(v), setPage(1))} />
-        <form
-          role="search"
-          className="flex items-end gap-2"
-          onSubmit={(e) => {
-            e.preventDefault()
-            setQ(typed)
-            setPage(1)
-          }}
-        >
-          <div className="flex flex-col gap-1">
-            <label htmlFor={`${titleId}-q`} className="text-sm font-medium text-slate-800">
-              {t('subscribers.search')}
-            </label>
-            <input id={`${titleId}-q`} type="search" value={typed} onChange={(e) => setTyped(e.target.value)} className={INPUT} />
-          </div>
-          <Button type="submit">{t('subscribers.searchGo')}</Button>
-        </form>
-        <Button className="ml-auto" onClick={() => csv.mutate()} disabled={csv.isPending}>
-          {t('subscribers.exportCsv')}
-        </Button>
-      </div>
+      <ListToolbar
+        filters={[{ label: t('subscribers.filterStatus'), value: status, options: SUBSCRIBER_STATUSES, optionText: statusText, onChange: (v) => (setStatus(v as SubscriberStatus | ''), setPage(1)) }]}
+        search={{ label: t('subscribers.search'), submit: t('subscribers.searchGo'), onSearch: (v) => (setQ(v), setPage(1)) }}
+        exportCsv={{ label: t('subscribers.exportCsv'), onExport: () => csv.mutate(), busy: csv.isPending }}
+      />
       <CatalogError error={csv.error ?? unsubscribe.error} />
       {list.isPending ? <Skeleton lines={4} /> : null}
       {list.error ? <ErrorNotice error={list.error} onRetry={() => list.refetch()} /> : null}
@@ -140,13 +120,7 @@ export function SubscribersScreen() {
           </table>
         </div>
       ) : null}
-      {pages > 1 ? (
-        <nav aria-label={t('resource.paging')} className="flex items-center gap-3 text-sm">
-          <Button disabled={page <= 1} onClick={() => setPage(page - 1)}>{t('resource.previous')}</Button>
-          <span>{t('resource.page', { page, pages })}</span>
-          <Button disabled={page >= pages} onClick={() => setPage(page + 1)}>{t('resource.next')}</Button>
-        </nav>
-      ) : null}
+      <ListPager page={page} perPage={PER_PAGE} total={total} onPage={setPage} />
       <Dialog open={erasing !== null} title={t('subscribers.eraseTitle', { email: erasing?.email ?? '' })} onClose={() => setErasing(null)}>
         <form
           className="flex flex-col gap-3"
@@ -168,25 +142,6 @@ export function SubscribersScreen() {
       </Dialog>
       <NewsletterSettings space={space} />
     </section>
-  )
-}
-
-function StatusFilter({ value, onChange }: { value: SubscriberStatus | ''; onChange: (v: SubscriberStatus | '') => void }) {
-  const id = useId()
-  return (
-    <div className="flex flex-col gap-1">
-      <label htmlFor={id} className="text-sm font-medium text-slate-800">
-        {t('subscribers.filterStatus')}
-      </label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value as SubscriberStatus | '')} className={INPUT}>
-        <option value="">{t('resource.all')}</option>
-        {SUBSCRIBER_STATUSES.map((s) => (
-          <option key={s} value={s}>
-            {statusText(s)}
-          </option>
-        ))}
-      </select>
-    </div>
   )
 }
 
