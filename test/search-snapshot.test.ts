@@ -120,3 +120,18 @@ test('an index with uncompacted changes gives no snapshot; a damaged blob is ref
   expect(() => decodeSnapshot(Bun.zstdCompressSync(raw.subarray(0, raw.length - 40)))).toThrow()
   expect(() => decodeSnapshot(new Uint8Array([1, 2, 3]))).toThrow()
 })
+
+test('a build log past its first chunk (more than 65,536 postings) answers like an index filled one document at a time', () => {
+  const docs = Array.from({ length: 2500 }, (_, i) => doc(i + 1, 'en'))
+  const bulk = new SearchIndex('en', { bulk: true })
+  const oneByOne = new SearchIndex('en')
+  for (const d of docs) {
+    bulk.upsert(d)
+    oneByOne.upsert(d)
+  }
+  expect(bulk.postingCount).toBeGreaterThan(3 * 65_536)
+  bulk.compact()
+  oneByOne.compact()
+  expect(answers(bulk)).toEqual(answers(oneByOne))
+  expect(answers(decodeSnapshot(encodeSnapshot(new Map([['en', bulk]]))!).get('en')!)).toEqual(answers(oneByOne))
+})

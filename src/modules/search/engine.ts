@@ -70,6 +70,11 @@ const GROUPS = 5
 /** Postings per step of a sliced compaction. */
 const COMPACT_STEP = 1 << 16
 const LOG_CHUNK = 1 << 16
+/**
+ * The build log's first chunk starts this small and grows ×4 up to LOG_CHUNK: most Spaces hold a few Stories, and a
+ * full first chunk (512 KB for its two arrays) per build was most of the garbage of a walk over many small Spaces.
+ */
+const LOG_FIRST = 1 << 11
 /** Largest ordinal a posting can hold (2^26: 67 million insertions into one index before a rebuild). */
 const MAX_ORDINAL = 2 ** 32 / SHIFT - 1
 
@@ -427,9 +432,19 @@ export class SearchIndex {
         masks[t] = 0
         const chunk = this.logLength >>> 16
         const at = this.logLength & (LOG_CHUNK - 1)
-        if (at === 0) {
-          this.logTerms.push(new Uint32Array(LOG_CHUNK))
-          this.logPosts.push(new Uint32Array(LOG_CHUNK))
+        if (chunk === this.logTerms.length) {
+          const size = chunk === 0 ? LOG_FIRST : LOG_CHUNK
+          this.logTerms.push(new Uint32Array(size))
+          this.logPosts.push(new Uint32Array(size))
+        } else if (at === this.logTerms[chunk].length) {
+          // Only the first chunk starts short: grown in place of the old one (same addressing, i >>> 16).
+          const size = Math.min(LOG_CHUNK, at * 4)
+          const terms = new Uint32Array(size)
+          terms.set(this.logTerms[chunk])
+          const posts = new Uint32Array(size)
+          posts.set(this.logPosts[chunk])
+          this.logTerms[chunk] = terms
+          this.logPosts[chunk] = posts
         }
         this.logTerms[chunk][at] = t
         this.logPosts[chunk][at] = base + mask
