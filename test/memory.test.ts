@@ -36,6 +36,10 @@ describe('JS_HEAP_GROWTH: the heap growth settings a long-running command starts
     expect(calls[0].env[MEMORY_ENV_MARK]).toBeTruthy()
     expect(applyMemoryEnvironment(calls[0].env, execve)).toBe('already applied')
     expect(applyMemoryEnvironment({ JS_HEAP_GROWTH: 'default' }, execve)).toBe('nothing to add')
+    const refusing = (() => {
+      throw new Error('ENOSYS')
+    }) as unknown as typeof execve
+    expect(applyMemoryEnvironment({}, refusing)).toBe('execve failed: ENOSYS')
     expect(calls.length).toBe(1)
   })
 

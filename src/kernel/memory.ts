@@ -66,7 +66,12 @@ export function applyMemoryEnvironment(
   if (!Object.keys(add).length) return 'nothing to add'
   if (typeof execve !== 'function') return 'process.execve is unavailable'
   const args = ownCommandLine()
-  execve(args[0], args, { ...env, ...add, [MEMORY_ENV_MARK]: Object.keys(add).join(',') })
+  try {
+    execve(args[0], args, { ...env, ...add, [MEMORY_ENV_MARK]: Object.keys(add).join(',') })
+  } catch (err) {
+    // Not supported here (Windows): the process goes on with Bun's own heap growth.
+    return `execve failed: ${err instanceof Error ? err.message : String(err)}`
+  }
   return 'execve returned'
 }
 
