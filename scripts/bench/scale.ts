@@ -398,15 +398,48 @@ interface Sample {
   phase: string
 }
 
+/** CPU seconds (user + system) a process has used so far, from /proc/<pid>/stat (clock ticks of 1/100 s). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return Number.NaN
+  }
+}
+
 class Sampler {
   samples: Sample[] = []
-  phase = 'start'
+  private current = 'start'
+  private cpuAt = 0
+  /** The server's CPU seconds by phase (what each phase's fixed work cost it, whatever the machine's load). */
+  readonly cpu = new Map<string, number>()
   private timer: ReturnType<typeof setInterval>
   constructor(
     private pid: number,
     private t0: number,
   ) {
-    this.timer = setInterval(() => this.samples.push({ t: performance.now() - this.t0, rss: rssMb(this.pid), phase: this.phase }), 100)
+    this.timer = setInterval(() => this.samples.push({ t: performance.now() - this.t0, rss: rssMb(this.pid), phase: this.current }), 100)
+  }
+  get phase(): string {
+    return this.current
+  }
+  set phase(next: string) {
+    this.account()
+    this.current = next
+  }
+  /** CPU seconds of a phase so far (the current one included). */
+  cpuOf(phase: string): number {
+    if (phase === this.current) this.account()
+    return this.cpu.get(phase) ?? 0
+  }
+  private account() {
+    const now = cpuSeconds(this.pid)
+    if (Number.isFinite(now)) {
+      this.cpu.set(this.current, (this.cpu.get(this.current) ?? 0) + now - this.cpuAt)
+      this.cpuAt = now
+    }
   }
   now(): number {
     return rssMb(this.pid)
@@ -417,6 +450,7 @@ class Sampler {
     return m
   }
   stop() {
+    this.account()
     clearInterval(this.timer)
   }
 }
@@ -597,7 +631,10 @@ async function main() {
     await Bun.sleep(1000)
     const touchRss = sampler.now()
     const touchMetrics = await fetch(`http://127.0.0.1:${port + 1}/metrics`).then((r) => (r.ok ? r.text() : '')).catch(() => '')
-    console.log(`  ${touched.length} Spaces touched (1 search + 3 reads each) in ${r0(performance.now() - t3)} ms: RSS ${r0(touchRss)} MB${memoryParts(touchMetrics)}`)
+    console.log(
+      `  ${touched.length} Spaces touched (1 search + 3 reads each) in ${r0(performance.now() - t3)} ms, server CPU ${r1(sampler.cpuOf('touch'))} s: RSS ${r0(touchRss)} MB${memoryParts(touchMetrics)}`,
+    )
+    figures.cpu_touch_s = r1(sampler.cpuOf('touch'))
     check(`rss_after_${touched.length}_spaces`, touchRss <= 320, `${r0(touchRss)}MB`, '<=320MB')
     figures.rss_after_touch_mb = r0(touchRss)
 
@@ -647,6 +684,11 @@ async function main() {
       console.log(
         `  paced (16 connections, ${PACED_DELAY_MS} ms pause): service ${paced.service.rps} req/s p99 ${paced.service.p99Ms} ms (non-2xx ${paced.service.non2xx3xx}), raw ${paced.raw.rps} req/s p99 ${paced.raw.p99Ms} ms`,
       )
+      // Requests of the phase: the warming, then each wrk run's (rps × duration × rounds of each target's half).
+      const cachedRequests = urls.length + (cached.service.rps + paced.service.rps) * DURATION * ROUNDS
+      const cachedCpu = sampler.cpuOf('cached')
+      console.log(`  server CPU during the cached reads: ${r1(cachedCpu)} s for ~${r0(cachedRequests)} requests (${r0((cachedCpu * 1e6) / cachedRequests)} µs each)`)
+      figures.cpu_cached_us_per_request = r0((cachedCpu * 1e6) / cachedRequests)
       check('cached_read_p99', paced.service.p99Ms <= 3 && paced.service.non2xx3xx === 0 && cached.service.non2xx3xx === 0, `${paced.service.p99Ms}ms`, '<=3ms')
       check('cached_read_vs_raw', cached.ratio >= 0.5, `${cached.ratio}`, '>=0.5')
       Object.assign(figures, {
@@ -698,7 +740,9 @@ async function main() {
       const m = await fetch(`http://127.0.0.1:${port + 1}/metrics`).then((r) => (r.ok ? r.text() : '')).catch(() => '')
       const bytes = /^content_service_search_resident_bytes (\d+)/m.exec(m)
       if (bytes) searchBytes.push(Number(bytes[1]))
-      console.log(`  walk pass ${pass} over ${steps.length} Spaces: RSS ${r0(passRss[pass - 1])} MB, max so far ${r0(sampler.max())} MB${memoryParts(m)}`)
+      console.log(
+        `  walk pass ${pass} over ${steps.length} Spaces, server CPU ${r1(sampler.cpuOf(`walk${pass}`))} s: RSS ${r0(passRss[pass - 1])} MB, max so far ${r0(sampler.max())} MB${memoryParts(m)}`,
+      )
     }
     const walkMax = Math.max(sampler.max('walk1'), sampler.max('walk2'), sampler.max('walk3'))
     check('walk_max_rss', walkMax <= 472, `${r0(walkMax)}MB`, '<=472MB')
@@ -710,7 +754,13 @@ async function main() {
       `<=${SEARCH_MEMORY_MB}MB`,
     )
     check('walk_no_creep', passRss[2] <= 1.05 * passRss[0], `${(passRss[2] / passRss[0]).toFixed(3)}x`, '<=1.05x')
-    Object.assign(figures, { walk_spaces: walk.length, walk_max_rss_mb: r0(walkMax), walk_pass1_mb: r0(passRss[0]), walk_pass3_mb: r0(passRss[2]) })
+    Object.assign(figures, {
+      walk_spaces: walk.length,
+      walk_max_rss_mb: r0(walkMax),
+      walk_pass1_mb: r0(passRss[0]),
+      walk_pass3_mb: r0(passRss[2]),
+      cpu_walk_s: r1(sampler.cpuOf('walk1') + sampler.cpuOf('walk2') + sampler.cpuOf('walk3')),
+    })
 
     if (MEMORY_ONLY) {
       // --memory-only: checks 2, 3 and 6 (no wrk, no cold searches, no rebuild).
