@@ -7,15 +7,15 @@ import { applyMemoryEnvironment, DEFAULT_HEAP_GROWTH, MEMORY_ENV_MARK, memoryBre
 setDefaultTimeout(60_000)
 
 describe('JS_HEAP_GROWTH: the heap growth settings a long-running command starts with', () => {
-  test('by default, a growth of 1.5 for hosts of any size', () => {
-    expect(DEFAULT_HEAP_GROWTH).toBe(1.5)
-    expect(memoryEnvironment({})).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '0.5', BUN_JSC_smallHeapGrowthFactor: '1.5' })
+  test('by default, a growth of 1.75 for hosts of any size', () => {
+    expect(DEFAULT_HEAP_GROWTH).toBe(1.75)
+    expect(memoryEnvironment({})).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '0.75', BUN_JSC_smallHeapGrowthFactor: '1.75' })
   })
 
   test('a chosen growth, "default" for Bun\'s own, and settings already in the environment win', () => {
     expect(memoryEnvironment({ JS_HEAP_GROWTH: '2' })).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2' })
     expect(memoryEnvironment({ JS_HEAP_GROWTH: ' Default ' })).toEqual({})
-    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '0.75' })).toEqual({ BUN_JSC_smallHeapGrowthFactor: '1.5' })
+    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '0.5' })).toEqual({ BUN_JSC_smallHeapGrowthFactor: '1.75' })
     expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2' })).toEqual({})
   })
 
@@ -32,7 +32,7 @@ describe('JS_HEAP_GROWTH: the heap growth settings a long-running command starts
     expect(calls.length).toBe(1)
     expect(calls[0].file).toBe(process.execPath)
     expect(calls[0].env.PATH).toBe('/bin')
-    expect(calls[0].env.BUN_JSC_heapGrowthMaxIncrease).toBe('0.5')
+    expect(calls[0].env.BUN_JSC_heapGrowthMaxIncrease).toBe('0.75')
     expect(calls[0].env[MEMORY_ENV_MARK]).toBeTruthy()
     expect(applyMemoryEnvironment(calls[0].env, execve)).toBe('already applied')
     expect(applyMemoryEnvironment({ JS_HEAP_GROWTH: 'default' }, execve)).toBe('nothing to add')
@@ -61,7 +61,7 @@ applyMemoryEnvironment()
     const lines = out.trim().split('\n').map((l) => JSON.parse(l))
     expect(lines.length).toBe(2)
     expect(lines[0]).toEqual({ pid: proc.pid, args: ['serve', '--flag'], growth: null })
-    expect(lines[1]).toEqual({ pid: proc.pid, args: ['serve', '--flag'], growth: '0.5' })
+    expect(lines[1]).toEqual({ pid: proc.pid, args: ['serve', '--flag'], growth: '0.75' })
   })
 })
 

@@ -8,9 +8,11 @@ import { Gauge, type Registry } from 'prom-client'
 // more (heapGrowthMaxIncrease = 2), and `smallHeapGrowthFactor` (2×) below 16 GB. Its count includes what cells hold
 // outside the heap (typed arrays, large strings). With search indexes and caches filled to their budgets, most of the
 // heap is long-lived, and the churn through them — each index built from rows parses Story JSON and fills arrays, each
-// evicted index is dropped whole — is garbage that piles up to that multiple before it goes: measured on
-// `bun run bench:scale --scale=0.05` (128 MB of search indexes, 64 MB of read cache), 850–1,000 MB RSS during the walk
-// over every Space, against 580 MB with a growth of 1.5× (docs/performance.md).
+// evicted index is dropped whole — is garbage that piles up to that multiple before it goes. Measured on
+// `bun run bench:scale --scale=0.05` (128 MB of search indexes, 64 MB of read cache; docs/performance.md), peak RSS of
+// the walk over every Space and the server's CPU for it: Bun's default 1,072 MB / 58 s, a growth of 1.75× 811 MB /
+// 64 s, 1.5× 702 MB / 84 s. At 1.5× and below every young collection also schedules a full one (JavaScriptCore's
+// floor), hence the CPU: 1.75× is the default, 1.5× a choice for memory-tight hosts.
 //
 // The heap's growth can only be set before JavaScriptCore starts, through `BUN_JSC_*` environment variables. So the
 // long-running commands (`serve`, `worker`) re-execute themselves once, at the very start — same process id, same
@@ -22,8 +24,8 @@ import { Gauge, type Registry } from 'prom-client'
 /** The environment variable that marks a process already re-executed with the memory settings (never loops). */
 export const MEMORY_ENV_MARK = 'CONTENT_SERVICE_MEMORY_ENV'
 
-/** JS_HEAP_GROWTH when unset: JavaScriptCore collects the old generation when the heap reaches 1.5× what it kept. */
-export const DEFAULT_HEAP_GROWTH = 1.5
+/** JS_HEAP_GROWTH when unset: JavaScriptCore collects the old generation when the heap reaches 1.75× what it kept. */
+export const DEFAULT_HEAP_GROWTH = 1.75
 
 /**
  * The `BUN_JSC_*` settings for a heap growth factor (JS_HEAP_GROWTH: a number in [1.1, 4], or `default` for Bun's
