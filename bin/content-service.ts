@@ -15,6 +15,7 @@ import { type Config, ConfigError, loadConfig } from '../src/config'
 import { BackupError } from '../src/kernel/backup'
 import { StartupError } from '../src/kernel/data-dir'
 import { createLogger, flushLogs } from '../src/kernel/logger'
+import { applyMemoryEnvironment } from '../src/kernel/memory'
 import { SERVICE_VERSION } from '../src/modules/system/service'
 
 const COMMANDS = ['serve', 'worker', 'migrate', 'reindex', 'seed', 'user', 'version', 'backup', 'restore', 'health', 'assets'] as const
@@ -45,6 +46,15 @@ async function main(argv: string[]) {
   const command = first && !first.startsWith('-') ? first : 'serve'
   let rest = first && !first.startsWith('-') ? argv.slice(1) : argv
   if (!(COMMANDS as readonly string[]).includes(command)) fail(`unknown command "${command}". Run content-service --help.`)
+  // The long-running commands start again at once (same pid and arguments) with the JavaScript heap's growth set
+  // (JS_HEAP_GROWTH, kernel/memory.ts): it can only be set before the engine starts, and it decides the RSS under churn.
+  if ((command === 'serve' || command === 'worker') && !rest.includes('--help') && !rest.includes('-h')) {
+    try {
+      applyMemoryEnvironment()
+    } catch (err) {
+      fail(err instanceof Error ? err.message : String(err))
+    }
+  }
   let action = ''
   if (command === 'user' && rest[0] !== '--help' && rest[0] !== '-h') {
     // `user <action>`: create, set-password.

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
 import type { Database } from './db'
 import type { Logger } from './logger'
+import { registerMemoryMetrics } from './memory'
 import type { ReplicaRouter } from './replicas'
 
 /**
@@ -19,6 +20,7 @@ export class Metrics {
     const registry = this.registry
     // Process: event-loop lag, heap, resident memory, CPU, open files (prom-client's default set).
     collectDefaultMetrics({ register: registry })
+    registerMemoryMetrics(registry)
     this.requests = new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route template and status',
