@@ -629,7 +629,7 @@ async function main() {
     cores: navigator.hardwareConcurrency,
     load_at_start: loadavg(),
     // The server's JavaScript heap growth (kernel/memory.ts): the service's default unless JS_HEAP_GROWTH says otherwise.
-    js_heap_growth: process.env.JS_HEAP_GROWTH ?? 'service default (1.5)',
+    js_heap_growth: process.env.JS_HEAP_GROWTH ?? 'service default (1.75)',
   }
   console.log(`bench:scale --scale=${SCALE} on ${DB_URL}; ${navigator.hardwareConcurrency} cores, load ${loadavg()}`)
   const plan = planSpaces()
