@@ -226,6 +226,8 @@ describe.skipIf(!hasChromium)('site-data screens in Chromium', () => {
     await page.mouse.move(from.x + from.width / 2, top.y + 4, { steps: 5 })
     await page.mouse.up()
     await until(keys, 'newsletter,germans')
+    // The drop is shown at once and saved in the background: what follows (an edit's PUT) starts from the saved order.
+    await saved()
 
     // The Story editor: a variant for the newsletter segment, from the default, edited with the block editor.
     await page.goto(`/admin/spaces/${space}/stories/${story}`)
