@@ -316,7 +316,11 @@ export class ReplicaRouter {
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`no answer within ${POLL_TIMEOUT_MS} ms`)), POLL_TIMEOUT_MS)
       })
-      const [row] = await Promise.race([r.sql<{ lsn: string | null }[]>`select pg_last_wal_replay_lsn()::text as lsn`, timeout])
+      const query = r.sql<{ lsn: string | null }[]>`select pg_last_wal_replay_lsn()::text as lsn`
+      // When the timeout wins, the query is left running: its failure later (the replica stopping, say) must not
+      // surface as an unhandled rejection.
+      query.catch(() => {})
+      const [row] = await Promise.race([query, timeout])
       if (!row?.lsn) throw new Error('not a standby: pg_last_wal_replay_lsn() is null (the URL must name a hot standby of DATABASE_URL)')
       const replay = parseLsn(row.lsn)
       r.replay = replay

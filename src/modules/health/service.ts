@@ -19,14 +19,20 @@ function timeout(ms: number): { promise: Promise<never>; cancel(): void } {
   return { promise, cancel: () => clearTimeout(timer) }
 }
 
+/** `p`, with its late failure (after a timeout won the race) kept from surfacing as an unhandled rejection. */
+function settledLater<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => {})
+  return p
+}
+
 /** Why this instance cannot serve, or null: the database answers, the migrations are applied, every module is ready. */
 export async function notReadyReason(kernel: Kernel, self: HealthState): Promise<string | null> {
   const limit = timeout(DB_PROBE_TIMEOUT_MS)
   try {
     if (self.migrated) {
-      await Promise.race([kernel.db.query('select 1'), limit.promise])
+      await Promise.race([settledLater(kernel.db.query('select 1')), limit.promise])
     } else {
-      const applied = await Promise.race([kernel.db.query<{ tag: string }>('select tag from _migrations'), limit.promise])
+      const applied = await Promise.race([settledLater(kernel.db.query<{ tag: string }>('select tag from _migrations')), limit.promise])
       const done = new Set(rowsOf<{ tag: string }>(applied).map((r) => r.tag))
       const missing = migrations.filter((m) => !done.has(m.tag)).length
       if (missing) return `${missing} database migration(s) not applied yet`
