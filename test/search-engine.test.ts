@@ -3,21 +3,11 @@ import { parseQuery, PREFIX_POSTING_BUDGET, SearchIndex } from '../src/modules/s
 import { SEARCH_FIELDS, storyText, stopWordsFor, stripDatasourceMarkers, stripMarkup, tokenString, wordsOf } from '../src/modules/search/text'
 import { editDistance, typoBudget } from '../src/modules/search/tolerance'
 import { Vocabulary } from '../src/modules/search/vocabulary'
+import { rng } from './helpers/rng'
 
 setDefaultTimeout(60_000)
 
 // The pieces under the public search, checked against plain definitions (the HTTP behaviour is in search.test.ts).
-
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 describe('typo budget and distance', () => {
   test('budget by length: up to 4 none, 5 to 8 one, 9 or more two (characters, not bytes)', () => {

@@ -2,23 +2,13 @@ import { expect, setDefaultTimeout, test } from 'bun:test'
 import { parseQuery, SearchIndex } from '../src/modules/search/engine'
 import { decodeSnapshot, encodeSnapshot } from '../src/modules/search/snapshot'
 import { SEARCH_FIELDS } from '../src/modules/search/text'
+import { rng } from './helpers/rng'
 
 setDefaultTimeout(60_000)
 
 // A snapshot loads into an index that answers every query exactly as the index it was taken from, and keeps working
 // as an index (updates, removals, compaction) afterwards. The service side (Postgres, cold loads) is in
 // search-on-demand.test.ts.
-
-function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const r = rng(7)
 const words = Array.from({ length: 900 }, (_, i) => `${'bcdfglmnprst'[i % 12]}${i.toString(36)}${['ar', 'ien', 'ouse', 'ält'][i % 4]}`)

@@ -5,37 +5,21 @@
 // which writes the snapshot of a Space no instance holds. Reconcile reads every resident Space's content version in
 // one query and compares only the Spaces whose version moved.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
-import { createRuntime } from '../src/app'
-import { createKernel } from '../src/kernel/kernel'
 import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'
+import { secondInstance } from './helpers/instance'
 
 setDefaultTimeout(120_000)
 
 let a: TestApp
 let owner: string
 const spaces: { slug: string; id: number; editor: string; uuids: Record<string, string> }[] = []
-let b: Awaited<ReturnType<typeof otherInstance>>
+let b: Awaited<ReturnType<typeof secondInstance>>
 
 const doc = (headline: string, body: string) => ({ type: 'doc', blocks: [{ component: 'article', _uid: 'b1', headline, body }] })
 
-async function otherInstance() {
-  const kernel = await createKernel({ ...a.config, searchMemoryBytes: null }, { database: a.kernel.db, clock: a.clock, migrate: false })
-  const runtime = createRuntime(kernel)
-  await runtime.start()
-  await runtime.state(searchModule).registry.initialBuild
-  const request = async (method: string, path: string, token: string, body?: unknown) => {
-    const res = await runtime.handle(
-      new Request(`http://localhost${path}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-forwarded-for': '10.251.0.2' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }),
-    )
-    return { status: res.status, body: (await res.json()) as any }
-  }
-  return { runtime, request }
-}
+/** A second instance on the same database, without a budget (it builds every index, as an embedded install does). */
+const otherInstance = () => secondInstance(a, { searchMemoryBytes: null }, '10.251.0.2')
 
 const registry = () => a.state(searchModule).registry
 const search = async (slug: string, q: string) => {

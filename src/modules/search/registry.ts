@@ -233,22 +233,7 @@ export class SearchRegistry {
   private entry(spaceId: number): SpaceEntry {
     let e = this.spaces.get(spaceId)
     if (!e) {
-      e = {
-        id: spaceId,
-        indexes: null,
-        build: null,
-        dirty: null,
-        pending: new Set(),
-        checks: new Set(),
-        draining: null,
-        merge: null,
-        live: true,
-        bytes: 0,
-        cv: -1,
-        verified: false,
-        snapshotCv: -1,
-        snapshotting: false,
-      }
+      e = newEntry(spaceId)
       this.spaces.set(spaceId, e)
     }
     return e
@@ -602,7 +587,6 @@ export class SearchRegistry {
       await deleteSnapshot(this.kernel, spaceId)
       return 0
     }
-    // A detached entry: built like a resident one, never entered into the map (so neither served nor counted).
     const e = this.detachedEntry(spaceId)
     await this.build(e)
     if (!e.indexes || !e.live) return 0
@@ -615,23 +599,9 @@ export class SearchRegistry {
     return documents
   }
 
+  /** An entry built like a resident one but never entered into the map (neither served nor counted), no snapshot of its own. */
   private detachedEntry(spaceId: number): SpaceEntry {
-    return {
-      id: spaceId,
-      indexes: null,
-      build: null,
-      dirty: null,
-      pending: new Set(),
-      checks: new Set(),
-      draining: null,
-      merge: null,
-      live: true,
-      bytes: 0,
-      cv: -1,
-      verified: false,
-      snapshotCv: Number.POSITIVE_INFINITY,
-      snapshotting: true,
-    }
+    return { ...newEntry(spaceId), snapshotCv: Number.POSITIVE_INFINITY, snapshotting: true }
   }
 
   // ---- Updates ----
@@ -901,6 +871,25 @@ export class SearchRegistry {
       this.enqueue(e.id, [...stale])
     }
     return stale.size
+  }
+}
+
+function newEntry(spaceId: number): SpaceEntry {
+  return {
+    id: spaceId,
+    indexes: null,
+    build: null,
+    dirty: null,
+    pending: new Set(),
+    checks: new Set(),
+    draining: null,
+    merge: null,
+    live: true,
+    bytes: 0,
+    cv: -1,
+    verified: false,
+    snapshotCv: -1,
+    snapshotting: false,
   }
 }
 
