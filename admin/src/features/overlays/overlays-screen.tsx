@@ -5,9 +5,10 @@ import { ApiFailure, api, unwrap } from '../../api/client'
 import { localesQuery } from '../../api/queries'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
-import { PriorityList, savePriorities } from '../../components/priority-list'
+import { PriorityList } from '../../components/priority-list'
+import { PriorityScreen, usePriorityRules } from '../../components/priority-screen'
 import { toast } from '../../components/toast'
-import { Button, Dialog, EmptyState, ErrorNotice, FieldErrors, Skeleton, TextField } from '../../components/ui'
+import { Button, Dialog, FieldErrors, TextField } from '../../components/ui'
 import { segmentsQuery } from '../segments/queries'
 import { refusals, t } from './messages'
 import { ACTIONS, bodyOf, type Overlay, type OverlayBody, overlayKeys, overlaysQuery } from './queries'
@@ -23,73 +24,45 @@ const INPUT = 'rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm a
  */
 export function OverlaysScreen() {
   const { space } = route.useParams()
-  const titleId = useId()
-  const queryClient = useQueryClient()
-  const list = useQuery(overlaysQuery(space))
   const canWrite = useCan(space, 'PUT', '/v1/spaces/{space}/dom-overlays/{id}')
   const canCreate = useCan(space, 'POST', '/v1/spaces/{space}/dom-overlays')
   const [editing, setEditing] = useState<Overlay | 'new' | null>(null)
-  const [deleting, setDeleting] = useState<Overlay | null>(null)
-  const [failure, setFailure] = useState<unknown>(null)
-  const refresh = () => queryClient.invalidateQueries({ queryKey: overlayKeys.all(space) })
-
-  const rules = list.data ?? []
-
-  const put = (o: Overlay, change: Partial<OverlayBody>) =>
-    unwrap(api.PUT('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } }, body: bodyOf(o, change) }))
-
-  const toggle = useMutation({
-    mutationFn: (o: Overlay) => put(o, { active: !o.active }),
-    onSuccess: ({ data }) => toast(data.active ? t('overlays.activated', { name: data.name }) : t('overlays.deactivated', { name: data.name })),
-    onError: setFailure,
-    onSettled: refresh,
-  })
-  const remove = useMutation({
-    mutationFn: (o: Overlay) => unwrap(api.DELETE('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } } })),
-    onSuccess: () => {
-      toast(t('overlays.deleted', { name: deleting?.name ?? '' }))
-      setDeleting(null)
+  const rules = usePriorityRules({
+    list: useQuery(overlaysQuery(space)),
+    queryKey: overlayKeys.all(space),
+    update: (o: Overlay, change) => unwrap(api.PUT('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } }, body: bodyOf(o, change) })),
+    destroy: (o) => unwrap(api.DELETE('/v1/spaces/{space}/dom-overlays/{id}', { params: { path: { space, id: o.id } } })),
+    said: {
+      activated: (o) => t('overlays.activated', { name: o.name }),
+      deactivated: (o) => t('overlays.deactivated', { name: o.name }),
+      deleted: (o) => t('overlays.deleted', { name: o.name }),
     },
-    onSettled: refresh,
   })
-
-  /** Saves a new order as priorities 10, 20, 30, … (only the rules whose priority changes). */
-  const reorder = (next: Overlay[]) => {
-    // A move made while an earlier one was saved comes with the rules as they were before that save: compared with
-    // the ones refetched after it (in the cache), so a priority it changed is not taken as unchanged.
-    const now = new Map((queryClient.getQueryData(overlaysQuery(space).queryKey) ?? []).map((x) => [x.id, x]))
-    return savePriorities(next.map((x) => now.get(x.id) ?? x), (o, priority) => put(o, { priority }))
-      .catch(setFailure)
-      .then(refresh)
-  }
+  const { items, toggle } = rules
 
   return (
-    <section className="flex flex-col gap-4" aria-labelledby={titleId}>
-      <header className="flex flex-wrap items-start justify-between gap-3">
-        <div>
-          <h1 id={titleId} tabIndex={-1} className="text-xl font-semibold">
-            {t('overlays.title')}
-          </h1>
-          <p className="text-sm text-slate-700">{t('overlays.intro')}</p>
-        </div>
-        {canCreate ? (
-          <Button tone="primary" onClick={() => setEditing('new')}>
-            {t('overlays.new')}
-          </Button>
-        ) : null}
-      </header>
-      {list.isPending ? <Skeleton lines={4} /> : null}
-      <ErrorNotice error={list.error} onRetry={() => list.refetch()} />
-      <CatalogError error={failure} />
-      {list.data && rules.length === 0 ? (
-        <EmptyState title={t('overlays.empty')}>{canCreate ? t('overlays.emptyCreate') : t('overlays.emptyAsk')}</EmptyState>
-      ) : null}
-      {rules.length ? (
+    <PriorityScreen
+      rules={rules}
+      canCreate={canCreate}
+      onNew={() => setEditing('new')}
+      words={{
+        title: t('overlays.title'),
+        intro: t('overlays.intro'),
+        new: t('overlays.new'),
+        empty: t('overlays.empty'),
+        emptyCreate: t('overlays.emptyCreate'),
+        emptyAsk: t('overlays.emptyAsk'),
+        deleteTitle: (o) => t('overlays.deleteTitle', { name: o?.name ?? '' }),
+        deleteText: t('overlays.deleteText'),
+        delete: t('overlays.delete'),
+      }}
+    >
+      {items.length ? (
         <PriorityList
-          items={rules}
+          items={items}
           itemKey={(o) => o.id}
           canReorder={canWrite}
-          onReorder={reorder}
+          onReorder={rules.reorder}
           testId="overlays"
           rowProps={(o) => ({ 'data-overlay': o.name })}
           text={{
@@ -127,7 +100,7 @@ export function OverlaysScreen() {
                   <Button onClick={() => setEditing(o)} aria-label={t('overlays.editNamed', { name: o.name })}>
                     {t('overlays.edit')}
                   </Button>
-                  <Button tone="danger" onClick={() => setDeleting(o)} aria-label={t('overlays.deleteNamed', { name: o.name })}>
+                  <Button tone="danger" onClick={() => rules.setDeleting(o)} aria-label={t('overlays.deleteNamed', { name: o.name })}>
                     {t('overlays.delete')}
                   </Button>
                 </div>
@@ -139,20 +112,10 @@ export function OverlaysScreen() {
       <OverlayTester space={space} />
       <Dialog open={editing !== null} title={editing === 'new' ? t('overlays.new') : t('overlays.editTitle', { name: editing?.name ?? '' })} onClose={() => setEditing(null)}>
         {editing ? (
-          <OverlayForm space={space} current={editing === 'new' ? null : editing} nextPriority={(rules.length + 1) * 10} onDone={() => setEditing(null)} />
+          <OverlayForm space={space} current={editing === 'new' ? null : editing} nextPriority={(items.length + 1) * 10} onDone={() => setEditing(null)} />
         ) : null}
       </Dialog>
-      <Dialog open={deleting !== null} title={t('overlays.deleteTitle', { name: deleting?.name ?? '' })} onClose={() => setDeleting(null)}>
-        <p className="text-sm">{t('overlays.deleteText')}</p>
-        <CatalogError error={remove.error} />
-        <div className="flex justify-end gap-2">
-          <Button onClick={() => setDeleting(null)}>{t('common.cancel')}</Button>
-          <Button tone="danger" onClick={() => deleting && remove.mutate(deleting)} disabled={remove.isPending}>
-            {t('overlays.delete')}
-          </Button>
-        </div>
-      </Dialog>
-    </section>
+    </PriorityScreen>
   )
 }
 

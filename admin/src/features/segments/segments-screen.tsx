@@ -4,9 +4,10 @@ import { type FormEvent, useId, useState } from 'react'
 import { ApiFailure, api, unwrap } from '../../api/client'
 import { useCan } from '../../api/roles'
 import { CatalogError } from '../../components/catalog-error'
-import { PriorityList, savePriorities } from '../../components/priority-list'
+import { PriorityList } from '../../components/priority-list'
+import { PriorityScreen, usePriorityRules } from '../../components/priority-screen'
 import { toast } from '../../components/toast'
-import { Button, Dialog, EmptyState, ErrorNotice, Skeleton, TextField } from '../../components/ui'
+import { Button, Dialog, TextField } from '../../components/ui'
 import { errorText, formatNumber } from '../../i18n'
 import { t } from './messages'
 import { errorsAt } from '../../components/form-hooks'
@@ -22,71 +23,46 @@ const route = getRouteApi('/app/spaces/$space/segments')
  */
 export function SegmentsScreen() {
   const { space } = route.useParams()
-  const titleId = useId()
-  const queryClient = useQueryClient()
-  const list = useQuery(segmentsQuery(space))
   const canWrite = useCan(space, 'PATCH', '/v1/spaces/{space}/audience-segments/{idOrKey}')
   const canCreate = useCan(space, 'POST', '/v1/spaces/{space}/audience-segments')
   const [editing, setEditing] = useState<Segment | 'new' | null>(null)
-  const [deleting, setDeleting] = useState<Segment | null>(null)
-  const [failure, setFailure] = useState<unknown>(null)
-  const refresh = () => queryClient.invalidateQueries({ queryKey: segKeys.all(space) })
-
-  const segments = list.data ?? []
-
-  const patch = (s: Segment, body: { active?: boolean; priority?: number }) =>
-    unwrap(api.PATCH('/v1/spaces/{space}/audience-segments/{idOrKey}', { params: { path: { space, idOrKey: String(s.id) } }, body }))
-
-  const toggle = useMutation({
-    mutationFn: (s: Segment) => patch(s, { active: !s.active }),
-    onSuccess: ({ data }) => toast(data.active ? t('seg.activated', { label: data.label }) : t('seg.deactivated', { label: data.label })),
-    onError: setFailure,
-    onSettled: refresh,
-  })
-  const remove = useMutation({
-    mutationFn: (s: Segment) => unwrap(api.DELETE('/v1/spaces/{space}/audience-segments/{idOrKey}', { params: { path: { space, idOrKey: String(s.id) } } })),
-    onSuccess: () => {
-      toast(t('seg.deleted', { label: deleting?.label ?? '' }))
-      setDeleting(null)
+  const rules = usePriorityRules({
+    list: useQuery(segmentsQuery(space)),
+    queryKey: segKeys.all(space),
+    update: (s: Segment, body) =>
+      unwrap(api.PATCH('/v1/spaces/{space}/audience-segments/{idOrKey}', { params: { path: { space, idOrKey: String(s.id) } }, body })) as Promise<{ data: Segment }>,
+    destroy: (s) => unwrap(api.DELETE('/v1/spaces/{space}/audience-segments/{idOrKey}', { params: { path: { space, idOrKey: String(s.id) } } })),
+    said: {
+      activated: (s) => t('seg.activated', { label: s.label }),
+      deactivated: (s) => t('seg.deactivated', { label: s.label }),
+      deleted: (s) => t('seg.deleted', { label: s.label }),
     },
-    onSettled: refresh,
   })
-
-  /** Saves a new order as priorities 10, 20, 30, … (only the segments whose priority changes). */
-  const reorder = (next: Segment[]) => {
-    // A move made while an earlier one was saved comes with the segments as they were before that save: compared with
-    // the ones refetched after it (in the cache), so a priority it changed is not taken as unchanged.
-    const now = new Map((queryClient.getQueryData(segmentsQuery(space).queryKey) ?? []).map((x) => [x.id, x]))
-    return savePriorities(next.map((x) => now.get(x.id) ?? x), (s, priority) => patch(s, { priority }))
-      .catch(setFailure)
-      .then(refresh)
-  }
+  const { items: segments, toggle } = rules
 
   return (
-    <section className="flex flex-col gap-4" aria-labelledby={titleId}>
-      <header className="flex flex-wrap items-start justify-between gap-3">
-        <div>
-          <h1 id={titleId} tabIndex={-1} className="text-xl font-semibold">
-            {t('seg.title')}
-          </h1>
-          <p className="text-sm text-slate-700">{t('seg.intro')}</p>
-        </div>
-        {canCreate ? (
-          <Button tone="primary" onClick={() => setEditing('new')}>
-            {t('seg.new')}
-          </Button>
-        ) : null}
-      </header>
-      {list.isPending ? <Skeleton lines={4} /> : null}
-      <ErrorNotice error={list.error} onRetry={() => list.refetch()} />
-      <CatalogError error={failure} />
-      {list.data && segments.length === 0 ? <EmptyState title={t('seg.empty')}>{canCreate ? t('seg.emptyCreate') : t('seg.emptyAsk')}</EmptyState> : null}
+    <PriorityScreen
+      rules={rules}
+      canCreate={canCreate}
+      onNew={() => setEditing('new')}
+      words={{
+        title: t('seg.title'),
+        intro: t('seg.intro'),
+        new: t('seg.new'),
+        empty: t('seg.empty'),
+        emptyCreate: t('seg.emptyCreate'),
+        emptyAsk: t('seg.emptyAsk'),
+        deleteTitle: (s) => t('seg.deleteTitle', { label: s?.label ?? '' }),
+        deleteText: t('seg.deleteText'),
+        delete: t('seg.delete'),
+      }}
+    >
       {segments.length ? (
         <PriorityList
           items={segments}
           itemKey={(s) => s.id}
           canReorder={canWrite}
-          onReorder={reorder}
+          onReorder={rules.reorder}
           testId="segments"
           rowProps={(s) => ({ 'data-segment': s.key })}
           text={{
@@ -124,9 +100,9 @@ export function SegmentsScreen() {
                     </Button>
                   </>
                 ) : null}
-                <PreviewAs space={space} segment={s.key} label={s.label} onFail={setFailure} />
+                <PreviewAs space={space} segment={s.key} label={s.label} onFail={rules.setFailure} />
                 {canWrite ? (
-                  <Button tone="danger" onClick={() => setDeleting(s)} aria-label={t('seg.deleteNamed', { label: s.label })}>
+                  <Button tone="danger" onClick={() => rules.setDeleting(s)} aria-label={t('seg.deleteNamed', { label: s.label })}>
                     {t('seg.delete')}
                   </Button>
                 ) : null}
@@ -145,17 +121,7 @@ export function SegmentsScreen() {
           />
         ) : null}
       </Dialog>
-      <Dialog open={deleting !== null} title={t('seg.deleteTitle', { label: deleting?.label ?? '' })} onClose={() => setDeleting(null)}>
-        <p className="text-sm">{t('seg.deleteText')}</p>
-        <CatalogError error={remove.error} />
-        <div className="flex justify-end gap-2">
-          <Button onClick={() => setDeleting(null)}>{t('common.cancel')}</Button>
-          <Button tone="danger" onClick={() => deleting && remove.mutate(deleting)} disabled={remove.isPending}>
-            {t('seg.delete')}
-          </Button>
-        </div>
-      </Dialog>
-    </section>
+    </PriorityScreen>
   )
 }
 
