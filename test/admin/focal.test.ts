@@ -12,6 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { decodePng, type Rgba } from '../../src/modules/assets/pixels'
 import { hasChromium, launchChromium, warnNoChromium } from '../helpers/browser'
 import { type TestApp, testApp } from '../helpers/app'
+import { axeViolations } from './helpers'
 import { pngOf } from '../helpers/images'
 
 setDefaultTimeout(60_000)
@@ -46,17 +47,6 @@ async function call(method: string, path: string, body?: unknown) {
   })
   const text = await res.text()
   return { status: res.status, body: text ? JSON.parse(text) : null }
-}
-
-async function axeViolations(p: Page): Promise<string[]> {
-  const source = await Bun.file(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js')).text()
-  await p.evaluate(source)
-  const result = await p.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe
-    const r = await axe.run(document, { resultTypes: ['violations'] })
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, target: v.nodes[0]?.target.join(' ') }))
-  })
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.target}`)
 }
 
 const focusOf = async () => (await call('GET', `/v1/spaces/${space}/assets/${uuid}`)).body.data

@@ -13,6 +13,7 @@ import type { Server } from 'bun'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { hasChromium, launchChromium, warnNoChromium } from '../helpers/browser'
 import { type TestApp, testApp } from '../helpers/app'
+import { axeViolations, until } from './helpers'
 import { photo, pngOf } from '../helpers/images'
 import { type SmtpSink, startSmtpSink } from '../helpers/smtp'
 
@@ -45,17 +46,6 @@ async function call(method: string, path: string, token: string | null, body?: u
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null }
 }
 
-/** Polls until `read()` gives `want` (the UI updates after the answer arrives), or fails with the last value. */
-async function until<T>(read: () => Promise<T>, want: T, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms
-  let last = await read()
-  while (last !== want && Date.now() < end) {
-    await Bun.sleep(50)
-    last = await read()
-  }
-  expect(last as unknown).toBe(want as unknown)
-}
-
 /** ADMIN_SCREENSHOTS=<folder>: the main screens as PNGs, for the docs. */
 const SHOTS = process.env.ADMIN_SCREENSHOTS
 async function shot(name: string) {
@@ -63,19 +53,6 @@ async function shot(name: string) {
 }
 
 const tokenInPage = () => page.evaluate(() => sessionStorage.getItem('content-service.token'))
-
-/** axe-core in the page: the serious and critical violations (rule id and the first element of each). */
-async function axeViolations(p: Page): Promise<string[]> {
-  const source = await Bun.file(join(import.meta.dir, '..', '..', 'node_modules', 'axe-core', 'axe.min.js')).text()
-  // Evaluated through the DevTools protocol, not an inline <script>: the page's CSP stays as served.
-  await p.evaluate(source)
-  const result = await p.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (ctx: Document, opts: object) => Promise<{ violations: { id: string; impact: string; nodes: { target: string[] }[] }[] }> } }).axe
-    const r = await axe.run(document, { resultTypes: ['violations'] })
-    return r.violations.map((v) => ({ id: v.id, impact: v.impact, target: v.nodes[0]?.target.join(' ') }))
-  })
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.target}`)
-}
 
 interface Chunk {
   /** Brotli-compressed bytes on the wire. */
