@@ -364,7 +364,15 @@ describe.skipIf(!hasChromium)('the Story editor, together', () => {
   test('a locale without a translation shows, per field, that its value falls back and from which locale', async () => {
     expect((await h.call('POST', `/v1/spaces/${space}/locales`, ada.token, { code: 'de', fallback: 'en' })).status).toBe(201)
     expect((await h.call('POST', `/v1/spaces/${space}/locales`, ada.token, { code: 'de-AT', fallback: 'de' })).status).toBe(201)
-    const en = (await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, ada.token)).body.data
+    let en = (await h.call('GET', `/v1/spaces/${space}/stories/${uuid}`, ada.token)).body.data
+    if (en.content.blocks[0].intro) {
+      // The intro is empty once the versions test has restored version 1; this test needs an empty field, whatever ran before.
+      const content = structuredClone(en.content)
+      content.blocks[0].intro = ''
+      const emptied = await h.call('PUT', `/v1/spaces/${space}/stories/${uuid}`, ada.token, { content, expected_version_no: en.version_no })
+      expect(emptied.status).toBe(200)
+      en = emptied.body.data
+    }
     const de = structuredClone(en.content)
     de.blocks[0].title = 'Hallo'
     const put = await h.call('PUT', `/v1/spaces/${space}/stories/${uuid}`, ada.token, { content: de, lang: 'de', expected_version_no: en.version_no })
