@@ -753,13 +753,19 @@ async function main() {
         if (urls.length >= 10_000) break
       }
       let sample: Awaited<ReturnType<typeof get>> | null = null
+      const bodySizes: number[] = []
       await pool(urls, 8, async (u) => {
         const r = await get(base, u)
         count('warm', r.status)
         if (r.status === 200 && !sample) sample = r
+        if (r.status === 200) bodySizes.push(r.body.byteLength)
       })
       if (!sample) throw new Error(`no read answered 200 while warming ${urls.length} URLs: ${JSON.stringify(statuses)}`)
       const s0 = sample as Awaited<ReturnType<typeof get>>
+      bodySizes.sort((x, y) => x - y)
+      const meanBody = r0(bodySizes.reduce((a, b) => a + b, 0) / bodySizes.length)
+      console.log(`  the raw baseline answers a body of ${s0.body.byteLength} bytes; the warmed reads' bodies: median ${pct(bodySizes, 50)}, mean ${meanBody} bytes`)
+      Object.assign(figures, { raw_body_bytes: s0.body.byteLength, cached_body_median_bytes: pct(bodySizes, 50) })
       const rawHeaders: Record<string, string> = {}
       s0.headers.forEach((v, k) => {
         if (!['date', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(k)) rawHeaders[k] = v
@@ -775,7 +781,8 @@ async function main() {
         const common = { paths: urls, rotateForwardedFor: 16_384, threads: 2, durationSeconds: DURATION, rounds: ROUNDS, baselineName: 'raw Bun.serve' }
         // Throughput: as fast as each answers (the ratio). Latency: at the same paced load for both (16 connections,
         // each pausing 4 ms after an answer: a few thousand requests a second), so the p99 is a visitor's, not a queue's.
-        const res = await alternate(targets, { ...common, connections: CONNECTIONS })
+        const onRound = (round: number, name: string, r: WrkResult) => console.log(`    round ${round} ${name}: ${r.rps} req/s, p99 ${r.p99Ms} ms`)
+        const res = await alternate(targets, { ...common, connections: CONNECTIONS, onRound })
         cached = { service: res.median.service, raw: res.median['raw Bun.serve'], ratio: res.ratio.service }
         const p = await alternate(targets, { ...common, connections: 16, delayMs: PACED_DELAY_MS })
         paced = { service: p.median.service, raw: p.median['raw Bun.serve'] }
