@@ -16,18 +16,20 @@ import { ScopedMemo } from '../../kernel/memo'
  * - it expires with the Story and Space entries it was built from (their safety-net TTLs);
  * - only synchronous reads are memoised: a body being rendered, a step loading its state, a read that is not
  *   cacheable never enter it.
- * Bounded in bytes (its share of CDN_CACHE_MB) by what it adds itself: an entry counts its URL, its keys and a fixed
- * size per read it holds, and SIEVE evicts past the budget; keys per URL are capped, and a key longer than
- * MAX_KEY_LENGTH (a large Cookie header) is not memoised. The bodies it serves are the Story cache's (cache.ts), counted
- * there: an entry is made only from a read served from that cache, links to the cached Story, and goes when the Story
- * leaves the cache or loses a body (`StoryCache.onBodiesDropped`) — so the memo never keeps a body alive that the Story
- * cache's budget does not count, and a working set of URLs whose bodies fit the Story cache fits the memo too.
+ * Bounded in bytes (its share of CDN_CACHE_MB) by what it adds itself: an entry counts its URL, its keys, its link
+ * to the Story and a fixed size per read it holds (~500 bytes for a plain read), and SIEVE evicts past the budget;
+ * keys per URL are capped, and a key longer than MAX_KEY_LENGTH (a large Cookie header) is not memoised. The bodies
+ * it serves are the Story cache's (cache.ts), counted there: an entry is made only from a read served from that cache,
+ * links to the cached Story, and goes when the Story leaves the cache or loses a body (`StoryCache.onBodiesDropped`).
+ * So the memo never keeps a body alive that the Story cache's budget does not count, and its own budget is spent on
+ * URLs, not on copies of the bodies' size (with bodies of a few KB it holds every URL whose Story is cached).
  */
 
 const MAX_KEYS_PER_URL = 32
 /** Longer keys (a large Cookie or Accept-Language header) are not memoised: memory stays bounded by the counts. */
 const MAX_KEY_LENGTH = 512
-const ENTRY_BYTES = 160
+/** An entry, its slot in the SIEVE store and its link in the Story's `memoUrls` (the Set, when it is the first). */
+const ENTRY_BYTES = 160 + 96
 /** What one memoised read holds besides its key: the Served object and its slot in the entry. */
 const SERVED_BYTES = 96
 
