@@ -120,6 +120,40 @@ describe('the read memo', () => {
     expect(cache.generation).toBeGreaterThan(before)
   })
 
+  test('it holds no body the Story cache dropped, and counts no body bytes of its own', async () => {
+    const state = t.state(storiesModule)
+    await publish('linked', 'Linked')
+    const url = `http://localhost/v1/cdn/${space}/stories/linked`
+    for (let i = 0; i < 2; i++) expect(headline(await cdn('linked'))).toBe('Linked')
+    const entry = memo().memo.peekEntry(url)
+    expect(entry).toBeDefined()
+    const story = entry!.value.story
+    expect(story.memoUrls?.has(url)).toBe(true)
+    // The memo's bytes are its own (URL, keys): far less than the body it serves, which the Story cache counts.
+    const body = entry!.value.plain!.rendered.body.size
+    expect(memo().memo.stats.bytes).toBeLessThan(memo().memo.stats.entries * 1024)
+    expect(body).toBeGreaterThan(0)
+    // The Story leaves the Story cache without any event (an eviction): the memo entry goes with it.
+    state.cache.entries.delete(`${story.spaceId}${story.fullPath}`)
+    expect(memo().memo.peekEntry(url)).toBeUndefined()
+    expect(story.memoUrls).toBeUndefined()
+    for (let i = 0; i < 2; i++) expect(headline(await cdn('linked'))).toBe('Linked')
+    const again = memo().memo.peekEntry(url)!.value.story
+    expect(again).not.toBe(story)
+    // The Story loses its bodies (the Space's content version moved on): the memo entry goes too.
+    state.cache.dropRenders(again)
+    expect(memo().memo.peekEntry(url)).toBeUndefined()
+    expect(again.memoUrls).toBeUndefined()
+    for (let i = 0; i < 2; i++) expect(headline(await cdn('linked'))).toBe('Linked')
+    // The memo evicting an entry unlinks it from its Story; a cleared Story cache leaves the memo empty of it.
+    const third = memo().memo.peekEntry(url)!.value.story
+    memo().memo.delete(url)
+    expect(third.memoUrls).toBeUndefined()
+    for (let i = 0; i < 2; i++) expect(headline(await cdn('linked'))).toBe('Linked')
+    state.cache.clear()
+    expect(memo().memo.peekEntry(url)).toBeUndefined()
+  })
+
   test("a change in one Space drops that Space's memoised reads only", async () => {
     const other = (await t.createSpace(owner, { default_lang: 'en' })).slug
     const otherEditor = (await t.spaceToken(owner, other, 'editor')).token

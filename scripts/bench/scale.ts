@@ -1,6 +1,6 @@
 // bun run bench:scale [--scale=0.05] [--pg=postgres://postgres@127.0.0.1:5432] [--db=scale_bench] [--reuse] [--drop]
-//                     [--server=binary|source] [--no-build] [--duration=10] [--rounds=3] [--connections=64]
-//                     [--ready-timeout=900] [--strict] [--seed-only] [--memory-only]
+//                     [--server=binary|source|<path>] [--profile=<dir>] [--no-build] [--duration=10] [--rounds=3] [--connections=64]
+//                     [--ready-timeout=900] [--strict] [--seed-only] [--memory-only] [--cached-only]
 //
 // The many-tenants simulation of issue 49: one instance over a Postgres database holding many Spaces.
 // 1. Seeds a fresh Postgres database (`--db`, dropped and made again unless --reuse finds it seeded at this scale) by
@@ -17,6 +17,8 @@
 //    database (see `plan` below) and the targets stay as written, so only a scale-1 run proves them.
 // --seed-only stops after step 1 (checks 1 only): the full-scale seed and database size without the server's minutes.
 // --memory-only runs checks 2, 3 and 6 only (no wrk, no cold searches, no rebuild): a quicker RSS A/B.
+// --cached-only runs checks 2 and 4 only (no touch phase, no cold searches, no walk, no rebuild): a quicker
+// throughput A/B of the cached reads; it also prints the read caches' bytes, entries and evictions after the wrk runs.
 // Exit code 0 when the run completed (checks may fail), 1 with --strict and any FAIL, 2 when the harness broke.
 // The machine is usually shared: the load average at start and end is printed and recorded with the figures.
 import { existsSync, readFileSync } from 'node:fs'
@@ -48,6 +50,8 @@ const { values: args } = parseArgs({
     'seed-only': { type: 'boolean', default: false },
     'no-prime': { type: 'boolean', default: false },
     'memory-only': { type: 'boolean', default: false },
+    'cached-only': { type: 'boolean', default: false },
+    profile: { type: 'string' },
     seed: { type: 'string', default: '49' },
   },
 })
@@ -62,6 +66,7 @@ const ROUNDS = Number(args.rounds)
 const CONNECTIONS = Number(args.connections)
 const READY_TIMEOUT_MS = Number(args['ready-timeout']) * 1000
 const MEMORY_ONLY = args['memory-only'] === true
+const CACHED_ONLY = args['cached-only'] === true && !MEMORY_ONLY
 /** Fixed for the bench (no secret is stored in the seeded data): a reused database keeps working across runs. */
 const SECRET = 'b'.repeat(64)
 const SEARCH_MEMORY_MB = 128
@@ -484,7 +489,16 @@ async function primeSnapshots(cmd: string[], figures: Record<string, number | st
 }
 
 function serverCommand(): string[] {
-  if (args.server === 'source') return ['bun', '--max-http-header-size=131072', join(root, 'bin', 'content-service.ts'), 'serve']
+  if (args.server === 'source') {
+    // --profile=<dir>: the server's CPU profile (and its Markdown summary) written there when it stops.
+    const profile = args.profile ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${args.profile}`] : []
+    return ['bun', '--max-http-header-size=131072', ...profile, join(root, 'bin', 'content-service.ts'), 'serve']
+  }
+  // --server=<path>: another build of the executable (an A/B of two builds on one database).
+  if (args.server !== 'binary') {
+    if (!existsSync(args.server!)) throw new Error(`--server: ${args.server} is not binary, source or an executable`)
+    return [args.server!, 'serve']
+  }
   if (!args['no-build']) {
     const b = Bun.spawnSync(['bun', 'run', 'build'], { cwd: root, stdout: 'inherit', stderr: 'inherit' })
     if (b.exitCode !== 0) throw new Error('build failed; run with --server=source to bench from source')
@@ -711,6 +725,7 @@ async function main() {
     }
 
     // 3. 1,000 random Spaces: one search and three reads each.
+    if (!CACHED_ONLY) {
     sampler.phase = 'touch'
     const t3 = performance.now()
     await pool(touched, 4, async (id) => {
@@ -726,6 +741,7 @@ async function main() {
     figures.cpu_touch_s = r1(sampler.cpuOf('touch'))
     check(`rss_after_${touched.length}_spaces`, touchRss <= 320, `${r0(touchRss)}MB`, '<=320MB')
     figures.rss_after_touch_mb = r0(touchRss)
+    }
 
     if (!MEMORY_ONLY) {
       // 4. Cached reads over 10,000 warm URLs in 1,000 Spaces, wrk against a raw Bun.serve in the same run.
@@ -737,13 +753,19 @@ async function main() {
         if (urls.length >= 10_000) break
       }
       let sample: Awaited<ReturnType<typeof get>> | null = null
+      const bodySizes: number[] = []
       await pool(urls, 8, async (u) => {
         const r = await get(base, u)
         count('warm', r.status)
         if (r.status === 200 && !sample) sample = r
+        if (r.status === 200) bodySizes.push(r.body.byteLength)
       })
       if (!sample) throw new Error(`no read answered 200 while warming ${urls.length} URLs: ${JSON.stringify(statuses)}`)
       const s0 = sample as Awaited<ReturnType<typeof get>>
+      bodySizes.sort((x, y) => x - y)
+      const meanBody = r0(bodySizes.reduce((a, b) => a + b, 0) / bodySizes.length)
+      console.log(`  the raw baseline answers a body of ${s0.body.byteLength} bytes; the warmed reads' bodies: median ${pct(bodySizes, 50)}, mean ${meanBody} bytes`)
+      Object.assign(figures, { raw_body_bytes: s0.body.byteLength, cached_body_median_bytes: pct(bodySizes, 50) })
       const rawHeaders: Record<string, string> = {}
       s0.headers.forEach((v, k) => {
         if (!['date', 'content-length', 'transfer-encoding', 'connection', 'keep-alive'].includes(k)) rawHeaders[k] = v
@@ -759,7 +781,8 @@ async function main() {
         const common = { paths: urls, rotateForwardedFor: 16_384, threads: 2, durationSeconds: DURATION, rounds: ROUNDS, baselineName: 'raw Bun.serve' }
         // Throughput: as fast as each answers (the ratio). Latency: at the same paced load for both (16 connections,
         // each pausing 4 ms after an answer: a few thousand requests a second), so the p99 is a visitor's, not a queue's.
-        const res = await alternate(targets, { ...common, connections: CONNECTIONS })
+        const onRound = (round: number, name: string, r: WrkResult) => console.log(`    round ${round} ${name}: ${r.rps} req/s, p99 ${r.p99Ms} ms`)
+        const res = await alternate(targets, { ...common, connections: CONNECTIONS, onRound })
         cached = { service: res.median.service, raw: res.median['raw Bun.serve'], ratio: res.ratio.service }
         const p = await alternate(targets, { ...common, connections: 16, delayMs: PACED_DELAY_MS })
         paced = { service: p.median.service, raw: p.median['raw Bun.serve'] }
@@ -792,6 +815,20 @@ async function main() {
         paced_p99_ms: paced.service.p99Ms,
         paced_raw_p99_ms: paced.raw.p99Ms,
       })
+      if (CACHED_ONLY) {
+        const m = await fetch(`http://127.0.0.1:${port + 1}/metrics`).then((r) => (r.ok ? r.text() : '')).catch(() => '')
+        for (const name of ['stories.read-memo', 'stories.read', 'stories.published']) {
+          const v = (metricName: string) => new RegExp(`^${metricName}\\{cache="${name.replace('.', '\\.')}"\\} ([0-9.e+-]+)`, 'm').exec(m)?.[1] ?? '?'
+          console.log(
+            `  cache ${name}: ${v('content_service_cache_entries')} entries, ${v('content_service_cache_bytes')} of ${v('content_service_cache_max_bytes')} bytes, ${v('content_service_cache_evictions_total')} evictions`,
+          )
+        }
+        const fast = /^content_service_read_cache_total\{[^}]*\} .*$/gm
+        for (const line of m.match(fast) ?? []) console.log(`  ${line}`)
+        await sql.end()
+        figures.statuses = JSON.stringify(statuses)
+        return finish(figures)
+      }
 
       // 5. A cold Space's first search: Spaces untouched so far, ≤ 1,000 Stories, one at a time.
       sampler.phase = 'cold'

@@ -56,6 +56,11 @@ export interface ScopedCacheOptions<K, V> {
   storable?(value: V): boolean
   /** The events that invalidate entries, and what of the cache each one invalidates. */
   invalidateOn?: InvalidateOn
+  /**
+   * Called for every entry that leaves the cache: evicted, invalidated, replaced, deleted, cleared (not a load that was
+   * never stored). For a memo that keeps references into the values and must not outlive them.
+   */
+  onDrop?(value: V, id: string): void
 }
 
 /** Scopes whose epoch is remembered; past it every epoch is forgotten at once (and the generation jumps past them). */
@@ -76,10 +81,17 @@ export class ScopedCache<K, V> {
   constructor(readonly options: ScopedCacheOptions<K, V>) {
     if (typeof options.sizeOf !== 'function') throw new Error(`cache ${options.name}: a cache needs a sizeOf (its bytes are bounded)`)
     if (!(Number.isFinite(options.maxBytes) && options.maxBytes > 0)) throw new Error(`cache ${options.name}: a cache needs a positive, finite maxBytes`)
-    this.store_ = new SieveStore<V>(options.maxBytes, options.maxEntries ?? Number.POSITIVE_INFINITY, (e) => {
-      if (e.expiresAt > this.options.now()) this.changes++
-      if (e.value === null) this.negatives--
-    })
+    const onDrop = options.onDrop
+    this.store_ = new SieveStore<V>(
+      options.maxBytes,
+      options.maxEntries ?? Number.POSITIVE_INFINITY,
+      (e) => {
+        if (e.expiresAt > this.options.now()) this.changes++
+        if (e.value === null) this.negatives--
+        if (onDrop !== undefined) onDrop(e.value, e.id)
+      },
+      onDrop !== undefined,
+    )
   }
 
   get name() {

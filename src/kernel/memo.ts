@@ -20,6 +20,8 @@ export interface ScopedMemoOptions<V> {
   /** At most this many entries as well. */
   maxEntries?: number
   sizeOf(value: V, id: string): number
+  /** Called for every entry that leaves (evicted, replaced, deleted, invalidated, cleared). */
+  onDrop?(value: V, id: string): void
 }
 
 export class ScopedMemo<V> {
@@ -28,7 +30,11 @@ export class ScopedMemo<V> {
   constructor(readonly options: ScopedMemoOptions<V>) {
     if (typeof options.sizeOf !== 'function') throw new Error(`memo ${options.name}: a memo needs a sizeOf (its bytes are bounded)`)
     if (!(Number.isFinite(options.maxBytes) && options.maxBytes > 0)) throw new Error(`memo ${options.name}: a memo needs a positive, finite maxBytes`)
-    this.store = new SieveStore<V>(options.maxBytes, options.maxEntries ?? Number.POSITIVE_INFINITY)
+    const onDrop = options.onDrop
+    this.store =
+      onDrop === undefined
+        ? new SieveStore<V>(options.maxBytes, options.maxEntries ?? Number.POSITIVE_INFINITY)
+        : new SieveStore<V>(options.maxBytes, options.maxEntries ?? Number.POSITIVE_INFINITY, (e) => onDrop(e.value, e.id), true)
   }
 
   get name() {

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
 import type { Database } from './db'
 import type { Logger } from './logger'
 import { registerMemoryMetrics } from './memory'
@@ -12,33 +12,44 @@ import type { ReplicaRouter } from './replicas'
  */
 export class Metrics {
   readonly registry = new Registry()
-  private requests: Counter<'method' | 'route' | 'status'>
-  private duration: Histogram<'method' | 'route'>
-  private fastPath: Counter<'route' | 'result'>
+  /** Requests by route template and method: counted in plain objects, read by the registry at scrape time. */
+  private routes = new Map<string, Map<string, RouteStats>>()
+  /** Fast-path reads by route template: [hits, misses]. */
+  private fastReads = new Map<string, [number, number]>()
 
   constructor(db: Database, logger: Logger, replicas?: ReplicaRouter) {
     const registry = this.registry
     // Process: event-loop lag, heap, resident memory, CPU, open files (prom-client's default set).
     collectDefaultMetrics({ register: registry })
     registerMemoryMetrics(registry)
-    this.requests = new Counter({
+    // The request path only counts (no label hashing, nothing allocated once a route, method and status were seen);
+    // the registry builds the series from these counts when scraped.
+    const routes = this.routes
+    new Counter({
       name: 'http_requests_total',
       help: 'HTTP requests answered, by method, route template and status',
       labelNames: ['method', 'route', 'status'],
       registers: [registry],
+      collect() {
+        this.reset()
+        for (const [route, byMethod] of routes)
+          for (const [method, r] of byMethod) for (const [status, n] of r.statuses) this.inc({ method, route, status }, n)
+      },
     })
-    this.duration = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from the request reaching the service to its answer, by method and route template',
-      labelNames: ['method', 'route'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-      registers: [registry],
-    })
-    this.fastPath = new Counter({
+    registry.registerMetric(new RequestDurations(routes) as never)
+    const fastReads = this.fastReads
+    new Counter({
       name: 'content_service_read_cache_total',
       help: 'Public reads offered to the in-memory fast path: result="hit" answered from memory, "miss" went on to the database. Hit ratio = hit / (hit + miss)',
       labelNames: ['route', 'result'],
       registers: [registry],
+      collect() {
+        this.reset()
+        for (const [route, [hit, miss]] of fastReads) {
+          if (miss) this.inc({ route, result: 'miss' }, miss)
+          if (hit) this.inc({ route, result: 'hit' }, hit)
+        }
+      },
     })
     const query = async <T>(text: string): Promise<T[] | null> => {
       try {
@@ -114,19 +125,99 @@ export class Metrics {
   /** One answered request (route: the template, or null when no route matched). */
   request(method: string, route: string | null, status: number, ms: number): void {
     const r = route ?? 'unmatched'
-    this.requests.inc({ method, route: r, status })
-    this.duration.observe({ method, route: r }, ms / 1000)
+    let byMethod = this.routes.get(r)
+    if (byMethod === undefined) this.routes.set(r, (byMethod = new Map()))
+    let stats = byMethod.get(method)
+    if (stats === undefined) byMethod.set(method, (stats = new RouteStats()))
+    stats.statuses.set(status, (stats.statuses.get(status) ?? 0) + 1)
+    const seconds = ms / 1000
+    const bounds = DURATION_BUCKETS
+    let i = 0
+    while (i < bounds.length && seconds > bounds[i]) i++
+    stats.buckets[i]++
+    stats.sum += seconds
+    stats.count++
   }
 
   /** A public read the fast path answered from memory (hit) or passed on (miss). */
   fastRead(route: string, hit: boolean): void {
-    this.fastPath.inc({ route, result: hit ? 'hit' : 'miss' })
+    let c = this.fastReads.get(route)
+    if (c === undefined) this.fastReads.set(route, (c = [0, 0]))
+    c[hit ? 0 : 1]++
   }
 
   /** The exposition text. */
   async response(): Promise<Response> {
     const body = await this.registry.metrics()
     return new Response(body, { headers: { 'Content-Type': this.registry.contentType, 'Cache-Control': 'no-store' } })
+  }
+}
+
+/** The upper bounds (seconds) of the request duration histogram. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+/** One route template and method: answers by status, and the duration histogram (the last bucket: above every bound). */
+class RouteStats {
+  statuses = new Map<number, number>()
+  buckets = new Float64Array(DURATION_BUCKETS.length + 1)
+  sum = 0
+  count = 0
+}
+
+type Labels = Record<string, string | number>
+interface Sample {
+  value: number
+  labels: Labels
+  sharedLabels?: Labels
+  metricName: string
+}
+
+/**
+ * `http_request_duration_seconds` for the registry: the series prom-client's Histogram would expose for the same
+ * observations (cumulative `_bucket` series with `le` first, `+Inf`, `_sum`, `_count`), built at scrape time from the
+ * counts `Metrics.request` keeps.
+ */
+class RequestDurations {
+  readonly name = 'http_request_duration_seconds'
+  readonly help = 'Time from the request reaching the service to its answer, by method and route template'
+  readonly type = 'histogram'
+  readonly aggregator = 'sum'
+
+  constructor(private routes: Map<string, Map<string, RouteStats>>) {}
+
+  private samples(split: boolean): Sample[] {
+    const out: Sample[] = []
+    const name = this.name
+    const sample = (le: Labels, value: number, metricName: string, labels: Labels): Sample =>
+      split ? { value, labels: le, sharedLabels: labels, metricName } : { value, labels: { ...le, ...labels }, metricName }
+    for (const [route, byMethod] of this.routes) {
+      for (const [method, r] of byMethod) {
+        const labels = { method, route }
+        let acc = 0
+        for (let i = 0; i < DURATION_BUCKETS.length; i++) {
+          acc += r.buckets[i]
+          out.push(sample({ le: DURATION_BUCKETS[i] }, acc, `${name}_bucket`, labels))
+        }
+        out.push(sample({ le: '+Inf' }, r.count, `${name}_bucket`, labels))
+        out.push(sample({}, r.sum, `${name}_sum`, labels))
+        out.push(sample({}, r.count, `${name}_count`, labels))
+      }
+    }
+    return out
+  }
+
+  /** What the registry's text exposition reads. */
+  async getForPromString() {
+    return { name: this.name, help: this.help, type: this.type, values: this.samples(true), aggregator: this.aggregator }
+  }
+
+  /** What the registry's JSON reads. */
+  async get() {
+    return { name: this.name, help: this.help, type: this.type, values: this.samples(false), aggregator: this.aggregator }
+  }
+
+  reset() {
+    this.routes.clear()
   }
 }
 

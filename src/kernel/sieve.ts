@@ -38,8 +38,10 @@ export class SieveStore<V> {
   constructor(
     readonly maxBytes: number,
     readonly maxEntries: number,
-    /** Called for every entry that leaves (evicted, dropped, invalidated; not on `clear`). */
+    /** Called for every entry that leaves (evicted, dropped, invalidated; on `clear` only with `dropOnClear`). */
     private onDrop: (e: SieveEntry<V>, evicted: boolean) => void = () => {},
+    /** `clear` calls `onDrop` for each entry too (an owner that links entries to other structures). */
+    private dropOnClear = false,
   ) {
     if (!(Number.isFinite(maxBytes) && maxBytes > 0)) throw new Error('a cache needs a positive, finite maxBytes')
   }
@@ -110,10 +112,12 @@ export class SieveStore<V> {
   }
 
   clear() {
+    const dropped = this.dropOnClear && this.map.size ? [...this.map.values()] : null
     this.map.clear()
     this.byScope.clear()
     this.newest = this.oldest = this.hand = null
     this.bytes = 0
+    if (dropped) for (const e of dropped) this.onDrop(e, false)
   }
 
   private remove(e: SieveEntry<V>, evicted: boolean) {

@@ -75,6 +75,8 @@ export interface PublishedStory {
   /** The Space content version (`meta.cv`) the bodies in `renders` carry; when the Space's moves on, they go. */
   rendersCv?: number
   bytes: number
+  /** The URLs of the read memo's entries that serve this Story's bodies (read-memo.ts), while there are any. */
+  memoUrls?: Set<string>
 }
 
 // Locales × served segments (+1 for none): 64 covers e.g. 3 locales × 20 segments; bodies count against maxBytes.
@@ -96,6 +98,11 @@ const keyOf = (spaceId: number, fullPath: string) => `${spaceId}${fullPath}`
 
 export class StoryCache {
   readonly entries: ScopedCache<StoryKey, PublishedStory | null>
+  /**
+   * Told when a Story leaves the cache or loses a rendered body (the read memo, which keeps references to the bodies
+   * and must hold none that the cache no longer counts).
+   */
+  onBodiesDropped: ((story: PublishedStory) => void) | null = null
 
   constructor(private opts: StoryCacheOptions) {
     const path = (e: { spaceId: number | null; payload: { story: { full_path: string } } }) =>
@@ -112,6 +119,9 @@ export class StoryCache {
       maxNegatives: MAX_NEGATIVE_ENTRIES,
       maxBytes: opts.maxBytes,
       sizeOf: (story, id) => (story ? story.bytes : NEGATIVE_ENTRY_BYTES + id.length),
+      onDrop: (story) => {
+        if (story !== null && story.memoUrls !== undefined) this.onBodiesDropped?.(story)
+      },
       invalidateOn: {
         'story.published': path,
         'story.unpublished': path,
@@ -162,6 +172,7 @@ export class StoryCache {
   storeRender(story: PublishedStory, key: string, rendered: Rendered) {
     let size = rendered.body.size + key.length
     const old = story.renders.get(key)
+    const dropsOne = old !== undefined || story.renders.size >= MAX_RENDERS_PER_STORY
     if (old) {
       story.renders.delete(key)
       size -= old.body.size + key.length
@@ -174,6 +185,7 @@ export class StoryCache {
     }
     story.renders.set(key, rendered)
     story.bytes += size
+    if (dropsOne && story.memoUrls !== undefined) this.onBodiesDropped?.(story)
     // Only a Story that is still in the cache counts; one evicted meanwhile is garbage after this request.
     this.entries.resize(keyOf(story.spaceId, story.fullPath), story, size)
   }
@@ -184,6 +196,7 @@ export class StoryCache {
     for (const [key, r] of story.renders) size -= r.body.size + key.length
     story.renders.clear()
     story.bytes += size
+    if (story.memoUrls !== undefined) this.onBodiesDropped?.(story)
     this.entries.resize(keyOf(story.spaceId, story.fullPath), story, size)
   }
 

@@ -38,7 +38,7 @@ export const storiesModule = defineModule({
     // Which Stories are published, per Space (the beacon's Story check; other modules read it through this state).
     const published = new PublishedStoryIndex(kernel)
     // Whole reads memoised per URL on the fast path; an event drops its Space's (the `memos` slot), a resync all.
-    const memo = new ReadMemo(() => kernel.readSteps, cacheShare(kernel.config, 1 / 8))
+    const memo = new ReadMemo(() => kernel.readSteps, cacheShare(kernel.config, 1 / 8), cache)
     return { cache, pipeline, published, memo, versions, lists }
   },
   // The schedule routes first: `/stories/schedules` is a static segment beside `/stories/:uuid`.

@@ -1,4 +1,5 @@
 import type { ReadSpace, ReadStep } from '../../kernel/read'
+import type { PublishedStory, StoryCache } from './cache'
 import type { Served } from './read-pipeline'
 import { ScopedMemo } from '../../kernel/memo'
 
@@ -15,25 +16,34 @@ import { ScopedMemo } from '../../kernel/memo'
  * - it expires with the Story and Space entries it was built from (their safety-net TTLs);
  * - only synchronous reads are memoised: a body being rendered, a step loading its state, a read that is not
  *   cacheable never enter it.
- * Bounded in bytes (its share of CDN_CACHE_MB): an entry counts its URL, its keys and the bodies it serves (shared with
- * the Story cache while that holds them, so the count errs high), and SIEVE evicts past the budget; keys per URL are
- * capped, and a key longer than MAX_KEY_LENGTH (a large Cookie header) is not memoised.
+ * Bounded in bytes (its share of CDN_CACHE_MB) by what it adds itself: an entry counts its URL, its keys, its link
+ * to the Story and a fixed size per read it holds (~500 bytes for a plain read), and SIEVE evicts past the budget;
+ * keys per URL are capped, and a key longer than MAX_KEY_LENGTH (a large Cookie header) is not memoised. The bodies
+ * it serves are the Story cache's (cache.ts), counted there: an entry is made only from a read served from that cache,
+ * links to the cached Story, and goes when the Story leaves the cache or loses a body (`StoryCache.onBodiesDropped`).
+ * So the memo never keeps a body alive that the Story cache's budget does not count, and its own budget is spent on
+ * URLs, not on copies of the bodies' size (with bodies of a few KB it holds every URL whose Story is cached).
  */
 
 const MAX_KEYS_PER_URL = 32
 /** Longer keys (a large Cookie or Accept-Language header) are not memoised: memory stays bounded by the counts. */
 const MAX_KEY_LENGTH = 512
-const ENTRY_BYTES = 160
+/** An entry, its slot in the SIEVE store and its link in the Story's `memoUrls` (the Set, when it is the first). */
+const ENTRY_BYTES = 160 + 96
+/** What one memoised read holds besides its key: the Served object and its slot in the entry. */
+const SERVED_BYTES = 96
 
 interface UrlMemo {
   expiresAt: number
   space: ReadSpace
+  /** The cached Story whose bodies the entry serves (every read of one URL names one Story). */
+  story: PublishedStory
   /** What the empty key served (no Accept-Language, no step varying): the common read, without a second lookup. */
   plain: Served | undefined
   byKey: Map<string, Served>
 }
 
-const servedBytes = (key: string, served: Served) => served.rendered.body.size + key.length * 2 + 64
+const servedBytes = (key: string) => key.length * 2 + SERVED_BYTES
 
 export class ReadMemo {
   readonly memo: ScopedMemo<UrlMemo>
@@ -44,18 +54,37 @@ export class ReadMemo {
   constructor(
     private steps: () => ReadStep[],
     maxBytes: number,
+    cache: StoryCache,
   ) {
     this.memo = new ScopedMemo<UrlMemo>({
       name: 'stories.read-memo',
       maxBytes,
-      // The bodies the entry serves when stored; what is added later is counted by `resize`.
+      // The entry as stored; what is added later is counted by `resize`.
       sizeOf: (m, url) => {
         let n = ENTRY_BYTES + url.length * 2
-        if (m.plain) n += servedBytes('', m.plain)
-        for (const [k, v] of m.byKey) n += servedBytes(k, v)
+        if (m.plain) n += servedBytes('')
+        for (const k of m.byKey.keys()) n += servedBytes(k)
         return n
       },
+      onDrop: (m, url) => {
+        const urls = m.story.memoUrls
+        if (urls === undefined) return
+        urls.delete(url)
+        if (urls.size === 0) m.story.memoUrls = undefined
+      },
     })
+    cache.onBodiesDropped = (story) => this.dropStory(story)
+  }
+
+  /** The Story left the Story cache or lost a body: the entries serving its bodies go. */
+  private dropStory(story: PublishedStory) {
+    const urls = story.memoUrls
+    if (urls === undefined) return
+    story.memoUrls = undefined
+    for (const url of urls) {
+      const e = this.memo.peekEntry(url)
+      if (e !== undefined && e.value.story === story) this.memo.delete(url)
+    }
   }
 
   private varyingSteps(): ReadStep[] | null {
@@ -91,27 +120,35 @@ export class ReadMemo {
     return key === null ? undefined : key === '' ? m.plain : m.byKey.get(key)
   }
 
-  /** Remembers what a synchronous full read of `url` served; `expiresAt` is the earliest expiry of what it used. */
+  /**
+   * Remembers what a synchronous full read of `url` served; `expiresAt` is the earliest expiry of what it used. Only a
+   * read served from the Story cache (`served.story`) is memoised.
+   */
   set(url: string, request: Request, acceptLanguage: string | null, viaTrustedProxy: boolean, space: ReadSpace, now: number, expiresAt: number, served: Served) {
+    const story = served.story
+    if (story === undefined) return
     const key = this.keyOf(request, space, acceptLanguage, viaTrustedProxy)
     if (key === null) return
     let m = this.memo.peekEntry(url)?.value
-    if (m === undefined || m.space !== space || m.expiresAt <= now) {
-      m = { expiresAt, space, plain: key === '' ? served : undefined, byKey: key === '' ? new Map() : new Map([[key, served]]) }
-      this.memo.set(space.id, url, m)
+    if (m === undefined || m.space !== space || m.story !== story || m.expiresAt <= now) {
+      m = { expiresAt, space, story, plain: key === '' ? served : undefined, byKey: key === '' ? new Map() : new Map([[key, served]]) }
+      // The old entry goes first (its URL leaves its Story's list); the new one is linked before it is stored, so an
+      // eviction while storing unlinks it again.
+      this.memo.delete(url)
+      ;(story.memoUrls ??= new Set()).add(url)
+      if (!this.memo.set(space.id, url, m)) this.memo.options.onDrop!(m, url)
       return
     }
-    let delta = servedBytes(key, served)
+    let delta = servedBytes(key)
     if (key === '') {
-      if (m.plain) delta -= servedBytes('', m.plain)
+      if (m.plain) delta -= servedBytes('')
       m.plain = served
     } else {
       if (m.byKey.size >= MAX_KEYS_PER_URL) {
-        for (const [k, v] of m.byKey) delta -= servedBytes(k, v)
+        for (const k of m.byKey.keys()) delta -= servedBytes(k)
         m.byKey.clear()
       }
-      const old = m.byKey.get(key)
-      if (old) delta -= servedBytes(key, old)
+      if (m.byKey.has(key)) delta -= servedBytes(key)
       m.byKey.set(key, served)
     }
     m.expiresAt = Math.min(m.expiresAt, expiresAt)

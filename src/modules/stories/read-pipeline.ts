@@ -28,6 +28,8 @@ export interface Served {
   cacheControl: string | null
   /** The response headers for `headers` and `cacheControl` on `rendered`, once looked up (a memoised read reuses them). */
   decided?: DecidedHeaders
+  /** The cached Story whose `renders` hold `rendered` (a read served from the cache; the read memo links to it). */
+  story?: PublishedStory
 }
 
 const encoder = new TextEncoder()
@@ -198,7 +200,7 @@ export class StoryReadPipeline {
     }
     const renderKey = preview ? '' : ctx.keyParts.length ? `${snapshot.lang}\u0000${ctx.keyParts.join('\u0000')}` : snapshot.lang
     const cached = preview ? undefined : story.renders.get(renderKey)
-    if (cached) return { rendered: cached, headers: ctx.headers, cacheControl: ctx.cacheControl }
+    if (cached) return { rendered: cached, headers: ctx.headers, cacheControl: ctx.cacheControl, story }
     return this.transformAndRender(ctx, story, snapshot, space, publishedAt === undefined ? snapshot.publishedAt : publishedAt, cv).then(({ rendered, cacheable }) => {
       if (!preview && cacheable && story.rendersCv === cv) this.cache.storeRender(story, renderKey, rendered)
       return { rendered, headers: ctx.headers, cacheControl: ctx.cacheControl }
