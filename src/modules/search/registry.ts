@@ -121,6 +121,8 @@ export class SearchRegistry {
   private recency = new Map<number, true>()
   private residentBytes = 0
   evictions = 0
+  /** Bytes of evicted indexes' arrays freed at eviction (release()), since start. */
+  releasedBytes = 0
   /** Spaces with at least this many published Stories keep a snapshot (on demand only; Infinity: never). */
   private snapshotMin: number
   /** Cold loads running, and those waiting for a turn. */
@@ -167,10 +169,13 @@ export class SearchRegistry {
         this.recency.delete(id)
         continue
       }
-      // A Space being built or updated stays until that is done (its next measure may evict it).
-      if (victim.dirty || victim.draining || victim.checks.size || victim.pending.size) continue
+      // A Space being built, updated or snapshotted stays until that is done (its next measure may evict it).
+      if (victim.dirty || victim.draining || victim.checks.size || victim.pending.size || victim.snapshotting) continue
       this.forget(victim)
       this.evictions++
+      // Nothing uses the victim's indexes now (a search that got one before asks again): their arrays go back to the
+      // allocator at once rather than at the collector's next full collection (engine.ts, release).
+      for (const idx of victim.indexes?.values() ?? []) this.releasedBytes += idx.release()
     }
   }
 
@@ -261,7 +266,10 @@ export class SearchRegistry {
       if (e.checks.size) await Promise.allSettled([...e.checks])
       if (e.draining) await e.draining
     }
-    return e.indexes?.get(lang) ?? null
+    const idx = e.indexes?.get(lang) ?? null
+    // Evicted (and released) while this request waited: the Space is loaded afresh.
+    if (idx?.released) return this.index(spaceId, lang)
+    return idx
   }
 
   /**
