@@ -169,13 +169,14 @@ export class SearchRegistry {
         this.recency.delete(id)
         continue
       }
-      // A Space being built, updated or snapshotted stays until that is done (its next measure may evict it).
-      if (victim.dirty || victim.draining || victim.checks.size || victim.pending.size || victim.snapshotting) continue
+      // A Space being built or updated stays until that is done (its next measure may evict it).
+      if (victim.dirty || victim.draining || victim.checks.size || victim.pending.size) continue
       this.forget(victim)
       this.evictions++
       // Nothing uses the victim's indexes now (a search that got one before asks again): their arrays go back to the
-      // allocator at once rather than at the collector's next full collection (engine.ts, release).
-      for (const idx of victim.indexes?.values() ?? []) this.releasedBytes += idx.release()
+      // allocator at once rather than at the collector's next full collection (engine.ts, release). A snapshot being
+      // written may still read them: those are left to the collector.
+      if (!victim.snapshotting) for (const idx of victim.indexes?.values() ?? []) this.releasedBytes += idx.release()
     }
   }
 
@@ -561,6 +562,8 @@ export class SearchRegistry {
       if (this.closed || this.spaces.get(e.id) !== e || !e.indexes || !e.live) return false
       if (e.dirty || e.draining || e.pending.size || e.checks.size) continue
       for (const idx of e.indexes.values()) if (idx.needsCompaction || idx.vocabulary.pendingCount) await idx.compactInSlices(yieldToEventLoop)
+      // Evicted meanwhile (its indexes may be released): nothing to write from.
+      if (this.closed || this.spaces.get(e.id) !== e) return false
       if (e.dirty || e.draining || e.pending.size || e.checks.size || !e.indexes) continue
       const cv = e.cv
       let documents = 0
