@@ -317,6 +317,11 @@ export class SearchIndex {
   /** True once release() freed the arrays: the index answers nothing more (its Space is read afresh). */
   released = false
 
+  /** Whether release() would free the arrays now (not released yet, no compaction running). */
+  get releasable(): boolean {
+    return !this.released && !this.compaction && !this.compacting && !this.vocabulary.compactingNow
+  }
+
   /**
    * Frees the index's large arrays at once (an evicted index): their bytes go back to the allocator now instead of at
    * the collector's next full collection, which under a steady churn of cold Spaces comes only once the heap has grown
@@ -326,7 +331,7 @@ export class SearchIndex {
    * a compaction runs (it holds arrays of its own): the collector frees that index as before. Returns the bytes freed.
    */
   release(): number {
-    if (this.released || this.compaction || this.compacting || this.vocabulary.compactingNow) return 0
+    if (!this.releasable) return 0
     this.released = true
     const buffers = new Set<ArrayBufferLike>()
     const add = (a: ArrayBufferView) => {

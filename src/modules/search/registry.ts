@@ -175,8 +175,10 @@ export class SearchRegistry {
       this.evictions++
       // Nothing uses the victim's indexes now (a search that got one before asks again): their arrays go back to the
       // allocator at once rather than at the collector's next full collection (engine.ts, release). A snapshot being
-      // written may still read them: those are left to the collector.
-      if (!victim.snapshotting) for (const idx of victim.indexes?.values() ?? []) this.releasedBytes += idx.release()
+      // written or a compaction running may still read them (and a Space's locales loaded from one snapshot share its
+      // buffer): then all are left to the collector.
+      const victims = [...(victim.indexes?.values() ?? [])]
+      if (!victim.snapshotting && victims.every((idx) => idx.releasable)) for (const idx of victims) this.releasedBytes += idx.release()
     }
   }
 
