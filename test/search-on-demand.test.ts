@@ -70,10 +70,14 @@ test('a Space evicted on one instance while another publishes in it answers the 
   const r1 = await search(first.slug, 'aardvark')
   expect(r1.status).toBe(200)
   expect(r1.body.data.map((h: { slug: string }) => h.slug)).toEqual(['aardvark'])
-  expect(registry().readyIndex(first.id, 'en')).not.toBeUndefined()
-  // Searching the second Space puts the instance over its budget: the first, least recently searched, goes.
+  const held = registry().readyIndex(first.id, 'en')
+  expect(held).not.toBeUndefined()
+  expect(held?.released).toBe(false)
+  // Searching the second Space puts the instance over its budget: the first, least recently searched, goes, and its
+  // index's arrays are freed at once (released: whoever still holds it asks again).
   expect((await search(second.slug, 'bumblebee')).body.data).toHaveLength(1)
   expect(registry().readyIndex(first.id, 'en')).toBeUndefined()
+  expect(held?.released).toBe(true)
   expect(registry().stats().spaces).toBe(1)
   expect(registry().memory().evictions).toBeGreaterThanOrEqual(1)
 

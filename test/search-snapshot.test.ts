@@ -125,3 +125,35 @@ test('a build log past its first chunk (more than 65,536 postings) answers like 
   expect(answers(bulk)).toEqual(answers(oneByOne))
   expect(answers(decodeSnapshot(encodeSnapshot(new Map([['en', bulk]]))!).get('en')!)).toEqual(answers(oneByOne))
 })
+
+test('release() frees an index’s arrays at once (built or loaded from a snapshot) and leaves every other index answering', () => {
+  const docs = Array.from({ length: 300 }, (_, i) => doc(i + 1, 'en'))
+  const build = () => {
+    const idx = new SearchIndex('en', { bulk: true })
+    for (const d of docs) idx.upsert(structuredClone(d))
+    idx.compact()
+    return idx
+  }
+  const en = build()
+  const keep = build()
+  const before = answers(keep)
+  const blob = encodeSnapshot(new Map([['en', en]]))!
+  const loaded = decodeSnapshot(blob).get('en')!
+  const loadedKeep = decodeSnapshot(blob).get('en')!
+  expect(answers(loaded)).toEqual(before)
+
+  expect(en.released).toBe(false)
+  const revision = en.revision
+  expect(en.release()).toBeGreaterThan(50_000)
+  expect(en.released).toBe(true)
+  expect(en.revision).toBeGreaterThan(revision)
+  // Nothing more to answer (the registry asks again for a released index); a second release is a no-op.
+  expect(en.search(parseQuery(queries[0]), all)).toEqual({ total: 0, hits: [] })
+  expect(en.size).toBe(0)
+  expect(en.release()).toBe(0)
+  // A snapshot-loaded index frees its decoded blob (shared by the Space's locales, viewed in place).
+  expect(loaded.release()).toBeGreaterThan(50_000)
+  // The other indexes — built from the same documents, or decoded from the same stored blob — are untouched.
+  expect(answers(keep)).toEqual(before)
+  expect(answers(loadedKeep)).toEqual(before)
+})

@@ -75,6 +75,7 @@ class WorkerPool {
   private seq = 0
   private size: number
   private closed = false
+  private warmed = false
 
   constructor(
     size: number,
@@ -111,8 +112,13 @@ class WorkerPool {
     return w
   }
 
-  /** Start the Workers now and warm the AVIF encoder in each (its first encode takes over a second). */
+  /**
+   * Start the Workers now and warm the AVIF encoder in each (its first encode takes over a second). Done at the first
+   * transform, not at start-up: the Workers and a warmed encoder hold ~20 MB each for good, and warming one peaks at
+   * over 100 MB, which an instance that never transforms an image (or not yet) should not pay.
+   */
   warm() {
+    this.warmed = true
     while (this.all.length < this.size) {
       const w = this.spawn()
       w.postMessage({ warm: true })
@@ -125,6 +131,8 @@ class WorkerPool {
     return new Promise((resolve, reject) => {
       this.queue.push({ req, resolve, reject })
       this.pump()
+      // The first transform takes a Worker at once (it starts its encoder on demand); the others start warming now.
+      if (!this.warmed) this.warm()
     })
   }
 

@@ -17,8 +17,8 @@ import { registerStoreJobs, sharedVariants, stores } from './store'
 export const assetsModule = defineModule({
   name: 'assets',
   setup: (kernel) => ({ images: new ImageService(kernel, sharedVariants(kernel)), refs: new AssetRefs(kernel) }),
-  start: async (self, kernel) => {
-    self.images.warm()
+  start: async (_self, kernel) => {
+    // The transform Workers start at the first transform (ImageService.warm): an instance pays for them once it serves images.
     // Temporary upload files left by a process that stopped mid-upload.
     if (!kernel.config.memoryDb) await removeStaleUploads(uploadTmpDir(kernel), kernel.clock.ms())
     // The bucket answers with these keys (a warning, not a refusal: the store may be back before the first upload).

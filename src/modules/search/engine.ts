@@ -167,6 +167,10 @@ interface Term {
 }
 
 let indexSerials = 0
+/** release(): arrays below this stay with the collector (fast typed arrays live in its cells). */
+const RELEASE_MIN_BYTES = 4096
+/** release(): a snapshot's shared buffer is detached only from this size (never one of Buffer's pooled slabs). */
+const RELEASE_SHARED_MIN_BYTES = 65536
 
 /**
  * Why one class of about 650 lines: the index is a handful of typed arrays (postings, their term offsets, the delta
@@ -296,6 +300,8 @@ export class SearchIndex {
     idx.lengthDocs = Float64Array.from(p.lengthDocs)
     idx.removals = p.removals
     idx.deadPostings = p.deadPostings
+    idx.partsBuffers = new Set([p.start.buffer, p.post.buffer, p.versions.buffer, p.lengths.buffer, p.dead.buffer, p.postingCounts.buffer])
+    for (const w of [p.vocabulary.forward, p.vocabulary.backward]) for (const a of [w.chars, w.ids, w.offsets, w.lcp]) idx.partsBuffers.add(a.buffer)
     for (let o = 0; o < n; o++) {
       const hit = p.hits[o]
       if (hit && !p.dead[o]) idx.ids.set(hit.id, o)
@@ -305,6 +311,66 @@ export class SearchIndex {
 
   /** Unique per index object in this process (the search memo tells indexes apart by it without holding them). */
   readonly serial = ++indexSerials
+
+  /** The buffers of a snapshot the index was decoded from (fromParts): shared by the Space's locales, viewed in place. */
+  private partsBuffers: Set<ArrayBufferLike> | null = null
+  /** True once release() freed the arrays: the index answers nothing more (its Space is read afresh). */
+  released = false
+
+  /** Whether release() would free the arrays now (not released yet, no compaction running). */
+  get releasable(): boolean {
+    return !this.released && !this.compaction && !this.compacting && !this.vocabulary.compactingNow
+  }
+
+  /**
+   * Frees the index's large arrays at once (an evicted index): their bytes go back to the allocator now instead of at
+   * the collector's next full collection, which under a steady churn of cold Spaces comes only once the heap has grown
+   * to a multiple of what it keeps (kernel/memory.ts). The arrays are detached (ArrayBuffer transfer to length 0), so
+   * nothing that still holds the index may use it: the registry releases only indexes no build, update, compaction or
+   * snapshot is using, and a search that got the index before it was released asks again (`released`). Not done while
+   * a compaction runs (it holds arrays of its own): the collector frees that index as before. Returns the bytes freed.
+   */
+  release(): number {
+    if (!this.releasable) return 0
+    this.released = true
+    const buffers = new Set<ArrayBufferLike>()
+    const add = (a: ArrayBufferView) => {
+      // Small arrays live in the collector's own cells (fast typed arrays): materialising their buffer costs more.
+      if (a.byteLength < RELEASE_MIN_BYTES) return
+      const b = a.buffer
+      // A snapshot's buffer is the decompressed blob (never a pooled Buffer at this size); an array of the index's own
+      // is exactly its buffer. Anything else (a view into a buffer someone else may hold) is left to the collector.
+      if (this.partsBuffers?.has(b) ? b.byteLength >= RELEASE_SHARED_MIN_BYTES : a.byteOffset === 0 && a.byteLength === b.byteLength) buffers.add(b)
+    }
+    for (const a of [this.start, this.post, this.versions, this.lengths, this.dead, this.postingCounts, this.termMasks, ...this.logTerms, ...this.logPosts]) add(a)
+    for (const a of this.vocabulary.arrays()) add(a)
+    let freed = 0
+    for (const b of buffers) {
+      const buffer = b as ArrayBuffer & { transfer?: (n: number) => ArrayBuffer; detached?: boolean }
+      if (buffer.detached || typeof buffer.transfer !== 'function') continue
+      freed += buffer.byteLength
+      buffer.transfer(0)
+    }
+    this.hits = []
+    this.ids.clear()
+    this.expansions.clear()
+    this.delta.clear()
+    this.logTerms = []
+    this.logPosts = []
+    this.logLength = 0
+    this.ordinals = 0
+    this.capacity = 0
+    this.start = new Uint32Array(1)
+    this.post = new Uint32Array(0)
+    this.versions = new Uint32Array(0)
+    this.lengths = new Uint16Array(0)
+    this.dead = new Uint8Array(0)
+    this.postingCounts = new Uint16Array(0)
+    this.termMasks = new Uint8Array(0)
+    this.vocabulary.clear()
+    this.revision++
+    return freed
+  }
 
   get size(): number {
     return this.ids.size

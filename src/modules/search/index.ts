@@ -95,6 +95,14 @@ export const searchModule = defineModule({
         this.set(self.registry.memory().evictions)
       },
     })
+    new Gauge({
+      name: 'content_service_search_released_bytes',
+      help: 'Bytes of evicted search indexes freed at eviction since start (the rest goes with the collector)',
+      registers: [registry],
+      collect() {
+        this.set(self.registry.releasedBytes)
+      },
+    })
   },
   publicRoutes: ({ guards, self }) => searchCdnRoutes(guards, self.registry),
   fast: ({ self }) => [searchFastRoute(self.registry, self.spaces, self.memo)],

@@ -121,6 +121,8 @@ export class SearchRegistry {
   private recency = new Map<number, true>()
   private residentBytes = 0
   evictions = 0
+  /** Bytes of evicted indexes' arrays freed at eviction (release()), since start. */
+  releasedBytes = 0
   /** Spaces with at least this many published Stories keep a snapshot (on demand only; Infinity: never). */
   private snapshotMin: number
   /** Cold loads running, and those waiting for a turn. */
@@ -171,6 +173,12 @@ export class SearchRegistry {
       if (victim.dirty || victim.draining || victim.checks.size || victim.pending.size) continue
       this.forget(victim)
       this.evictions++
+      // Nothing uses the victim's indexes now (a search that got one before asks again): their arrays go back to the
+      // allocator at once rather than at the collector's next full collection (engine.ts, release). A snapshot being
+      // written or a compaction running may still read them (and a Space's locales loaded from one snapshot share its
+      // buffer): then all are left to the collector.
+      const victims = [...(victim.indexes?.values() ?? [])]
+      if (!victim.snapshotting && victims.every((idx) => idx.releasable)) for (const idx of victims) this.releasedBytes += idx.release()
     }
   }
 
@@ -261,7 +269,10 @@ export class SearchRegistry {
       if (e.checks.size) await Promise.allSettled([...e.checks])
       if (e.draining) await e.draining
     }
-    return e.indexes?.get(lang) ?? null
+    const idx = e.indexes?.get(lang) ?? null
+    // Evicted (and released) while this request waited: the Space is loaded afresh.
+    if (idx?.released) return this.index(spaceId, lang)
+    return idx
   }
 
   /**
@@ -553,6 +564,8 @@ export class SearchRegistry {
       if (this.closed || this.spaces.get(e.id) !== e || !e.indexes || !e.live) return false
       if (e.dirty || e.draining || e.pending.size || e.checks.size) continue
       for (const idx of e.indexes.values()) if (idx.needsCompaction || idx.vocabulary.pendingCount) await idx.compactInSlices(yieldToEventLoop)
+      // Evicted meanwhile (its indexes may be released): nothing to write from.
+      if (this.closed || this.spaces.get(e.id) !== e) return false
       if (e.dirty || e.draining || e.pending.size || e.checks.size || !e.indexes) continue
       const cv = e.cv
       let documents = 0

@@ -100,6 +100,8 @@ export function searchIn(index: SearchIndex | null, p: SearchParamsChecked, t0: 
 export async function searchStories(registry: SearchRegistry, space: SearchSpace, input: SearchInput): Promise<SearchResult> {
   const t0 = performance.now()
   const p = checkSearch(space, input)
-  const index = await registry.index(space.id, p.lang)
+  let index = await registry.index(space.id, p.lang)
+  // Evicted and released between that answer and this line (another load's eviction ran in between): ask again.
+  while (index?.released) index = await registry.index(space.id, p.lang)
   return searchIn(index, p, t0)
 }

@@ -323,6 +323,26 @@ export class Vocabulary {
     return n
   }
 
+  /** A compaction is running (it holds arrays of its own). */
+  get compactingNow(): boolean {
+    return this.compacting !== null
+  }
+
+  /** The sorted arrays (SearchIndex.release frees them). */
+  arrays(): ArrayBufferView[] {
+    const out: ArrayBufferView[] = []
+    for (const w of [this.forward, this.backward]) out.push(w.chars, w.ids, w.offsets, w.lcp, w.next)
+    return out
+  }
+
+  /** Forgets every word (after SearchIndex.release detached the arrays). */
+  clear(): void {
+    this.forward = EMPTY
+    this.backward = EMPTY
+    this.pending.clear()
+    this.nextId = 0
+  }
+
   /** Words waiting to be merged into the sorted arrays. */
   get pendingCount(): number {
     return this.pending.size

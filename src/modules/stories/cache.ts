@@ -82,6 +82,12 @@ export interface PublishedStory {
 // Locales × served segments (+1 for none): 64 covers e.g. 3 locales × 20 segments; bodies count against maxBytes.
 const MAX_RENDERS_PER_STORY = 64
 const NEGATIVE_ENTRY_BYTES = 64
+/**
+ * What a rendered body holds besides its bytes: the entry object, its two header records and their two prebuilt
+ * Headers (native, ~1.2 KB together) and the Blob's own object. Measured at ~1.4 KB per entry (Bun 1.4); counted so
+ * the budget bounds what the cache really keeps, not only its bodies.
+ */
+export const RENDER_OVERHEAD_BYTES = 1400
 /** Past this many cached 404s a miss is not cached: random paths must not push published Stories out. */
 const MAX_NEGATIVE_ENTRIES = 100_000
 
@@ -170,18 +176,18 @@ export class StoryCache {
 
   /** Adds a rendered body to a cached Story; bodies count against the byte budget. */
   storeRender(story: PublishedStory, key: string, rendered: Rendered) {
-    let size = rendered.body.size + key.length
+    let size = rendered.body.size + key.length + RENDER_OVERHEAD_BYTES
     const old = story.renders.get(key)
     const dropsOne = old !== undefined || story.renders.size >= MAX_RENDERS_PER_STORY
     if (old) {
       story.renders.delete(key)
-      size -= old.body.size + key.length
+      size -= old.body.size + key.length + RENDER_OVERHEAD_BYTES
     } else if (story.renders.size >= MAX_RENDERS_PER_STORY) {
       // Oldest first: render keys that carry data revisions (datasource markers) go stale with every push, so the
       // newest bodies are the ones worth keeping.
       const [oldKey, oldRendered] = story.renders.entries().next().value!
       story.renders.delete(oldKey)
-      size -= oldRendered.body.size + oldKey.length
+      size -= oldRendered.body.size + oldKey.length + RENDER_OVERHEAD_BYTES
     }
     story.renders.set(key, rendered)
     story.bytes += size
@@ -193,7 +199,7 @@ export class StoryCache {
   /** Drops a cached Story's rendered bodies (they carry an older Space content version); the snapshots stay. */
   dropRenders(story: PublishedStory) {
     let size = 0
-    for (const [key, r] of story.renders) size -= r.body.size + key.length
+    for (const [key, r] of story.renders) size -= r.body.size + key.length + RENDER_OVERHEAD_BYTES
     story.renders.clear()
     story.bytes += size
     if (story.memoUrls !== undefined) this.onBodiesDropped?.(story)
