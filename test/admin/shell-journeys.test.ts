@@ -120,6 +120,7 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.keyboard.press('Control+k')
     await palette.waitFor()
     await page.keyboard.type('new story')
+    await palette.getByRole('option', { name: /^New Story/, selected: true }).waitFor()
     await page.keyboard.press('Enter')
     await page.getByRole('dialog', { name: 'New Story' }).waitFor()
     await page.keyboard.press('Escape')
@@ -280,6 +281,8 @@ describe.skipIf(!hasChromium)('shell journeys in Chromium', () => {
     await page.keyboard.press('Control+k')
     await page.getByRole('dialog', { name: 'Go to, find, do' }).waitFor()
     await page.keyboard.type('locales')
+    // Enter runs the highlighted entry: wait until it is Space settings (the entries a role may use come with its role).
+    await page.getByRole('option', { name: /^Space settings/, selected: true }).waitFor()
     await page.keyboard.press('Enter')
     await page.getByRole('heading', { name: 'Space settings', level: 1 }).waitFor()
     await until(() => page.evaluate(() => document.activeElement?.tagName + ':' + document.activeElement?.textContent), 'H1:Space settings')
