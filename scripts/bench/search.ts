@@ -31,6 +31,7 @@ import { parseArgs } from 'node:util'
 import { existsSync, readFileSync } from 'node:fs'
 import { stopwords as englishStopwords } from '@orama/stopwords/english'
 import { pct, runWrk, startRawBaseline } from './wrk'
+import { rng } from '../../test/helpers/rng'
 import { stories, storyContents, storyPublished } from '../../src/modules/stories/tables'
 import { createRuntime } from '../../src/app'
 import { loadConfig } from '../../src/config'
@@ -64,17 +65,6 @@ const { values: args } = parseArgs({
 })
 
 // ---- Corpus ----
-
-export function rng(seed: number) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const ONSETS = ['', 'b', 'c', 'd', 'f', 'g', 'h', 'j', 'k', 'l', 'm', 'n', 'p', 'r', 's', 't', 'v', 'w', 'z', 'br', 'ch', 'cl', 'cr', 'dr', 'fl', 'gr', 'pl', 'pr', 'sh', 'st', 'str', 'th', 'tr']
 const NUCLEI = ['a', 'e', 'i', 'o', 'u', 'ai', 'ea', 'ee', 'io', 'ou', 'y']
