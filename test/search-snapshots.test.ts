@@ -155,3 +155,41 @@ test('SEARCH_SNAPSHOT_MIN_STORIES defaults to 50 and 0 turns snapshots off', asy
   expect(loadConfig({ SEARCH_SNAPSHOT_MIN_STORIES: '0' }).searchSnapshotMinStories).toBe(0)
   expect(() => loadConfig({ SEARCH_SNAPSHOT_MIN_STORIES: '-1' })).toThrow()
 })
+
+test('a cold load makes room before it decodes a snapshot or while it builds from rows: the old indexes go first', async () => {
+  const [big, small] = spaces
+  const r = registry() as unknown as { refresh: (...args: unknown[]) => Promise<void> }
+  // The big Space's snapshot, then a change after it: its next load decodes the snapshot and catches up (refresh).
+  expect(await registry().writeSnapshotOf(big.id)).toBeGreaterThan(0)
+  await addStory(big, 'fennec')
+  expect(await search(small.slug, 'bumblebee')).toEqual(['bumblebee'])
+  expect(registry().readyIndex(big.id, 'en')).toBeUndefined()
+  const seen: string[] = []
+  const refresh = r.refresh
+  r.refresh = function (this: unknown, ...args: unknown[]) {
+    // The snapshot is decoded and not yet swapped in: the Space resident before it is gone already.
+    seen.push(`refresh: small ${registry().readyIndex(small.id, 'en') === undefined ? 'gone' : 'resident'}`)
+    return refresh.apply(this, args)
+  }
+  const { SearchIndex } = await import('../src/modules/search/engine')
+  const compact = SearchIndex.prototype.compactInSlices
+  SearchIndex.prototype.compactInSlices = function (this: InstanceType<typeof SearchIndex>, pause) {
+    // The small Space's first page is read, its index not yet compacted: the big Space is gone already.
+    seen.push(`compact: big ${registry().readyIndex(big.id, 'en') === undefined ? 'gone' : 'resident'}`)
+    return compact.call(this, pause)
+  }
+  try {
+    const loads0 = { ...registry().loads }
+    expect(await search(big.slug, 'fennec')).toEqual(['fennec'])
+    expect(registry().loads.snapshot).toBe(loads0.snapshot + 1)
+    expect(seen[0]).toBe('refresh: small gone')
+    seen.length = 0
+    expect(await search(small.slug, 'bumblebee')).toEqual(['bumblebee'])
+    expect(registry().loads.rows).toBe(loads0.rows + 1)
+    expect(seen[0]).toBe('compact: big gone')
+  } finally {
+    r.refresh = refresh
+    SearchIndex.prototype.compactInSlices = compact
+  }
+  expect(registry().memory().bytes).toBeGreaterThan(0)
+})

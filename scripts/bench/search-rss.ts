@@ -7,7 +7,7 @@
 // (max and at the end of each pass), the JS heap, and the cost of the collections asked for:
 // --gc-every-mb=N runs a full collection after every N MB of Story rows read into indexes (0: never; JavaScriptCore
 // alone). A quick A/B for what index churn leaves resident (about a minute at --scale=0.05).
-import { heapSize } from 'bun:jsc'
+import { heapSize, heapStats } from 'bun:jsc'
 import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import postgres from 'postgres'
@@ -95,6 +95,28 @@ const before = rss()
 Bun.gc(true)
 await Bun.sleep(500)
 console.log(`  after Bun.gc(true): RSS ${Math.round(before)} -> ${Math.round(rss())} MB, JS heap ${mb(heapSize())} MB; total ${Math.round(performance.now() - t0)} ms`)
+// What the resident indexes really hold against their estimate: the heap (incl. extra memory) with them, then after
+// dropping every one (released as eviction does) and collecting.
+const heapWith = heapStats()
+const estimate = registry.memory().bytes
+const internals = registry as unknown as { spaces: Map<number, { indexes: Map<string, { release(): number }> | null }> }
+for (const e of internals.spaces.values()) for (const idx of e.indexes?.values() ?? []) idx.release()
+internals.spaces.clear()
+Bun.gc(true)
+await Bun.sleep(200)
+Bun.gc(true)
+const heapWithout = heapStats()
+// heapSize counts the extra memory (typed arrays' buffers, large strings) too.
+console.log(
+  `  resident indexes: estimate ${mb(estimate)} MB, in the heap ${mb(heapWith.heapSize - heapWithout.heapSize)} MB; heap with them ${mb(heapWith.heapSize)} MB (extra ${mb(heapWith.extraMemorySize ?? 0)}), ` +
+    `without ${mb(heapWithout.heapSize)} MB (extra ${mb(heapWithout.extraMemorySize ?? 0)}); RSS ${Math.round(rss())} MB`,
+)
+const grew = Object.entries(heapWith.objectTypeCounts as Record<string, number>)
+  .map(([k, v]) => [k, v - ((heapWithout.objectTypeCounts as Record<string, number>)[k] ?? 0)] as const)
+  .filter(([, d]) => d > 1000)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 12)
+console.log('  objects held by them: ' + grew.map(([k, d]) => `${k} ${d}`).join(', '))
 console.log(`SEARCH_RSS_JSON ${JSON.stringify({ max_rss_mb: Math.round(max), end_rss_mb: Math.round(before), collections: pauses.length, pause_max_ms: pauses[pauses.length - 1] ?? 0 })}`)
 await registry.close()
 await kernel.close()

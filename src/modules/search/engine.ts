@@ -179,6 +179,11 @@ const RELEASE_SHARED_MIN_BYTES = 65536
  * split into classes, the hot loops (`scoreWord`, `top`, the compaction) would reach through accessors. Helpers that
  * need none of that state already live apart (vocabulary.ts, tolerance.ts, text.ts, the scratch buffers below).
  */
+/** Heap bytes a document holds besides the arrays: its hit (object and strings), id, map entry and slots. */
+export const DOCUMENT_ALLOWANCE = 900
+/** Heap bytes an index holds besides the arrays and documents: its objects, maps, small arrays and vocabulary. */
+export const INDEX_ALLOWANCE = 7168
+
 export class SearchIndex {
   /** Every word of every field, with its term id. */
   readonly vocabulary: Vocabulary
@@ -378,7 +383,9 @@ export class SearchIndex {
 
   /**
    * Memory this index holds, estimated in bytes: its typed arrays exactly, plus a fixed allowance per document for its
-   * hit and id (strings and objects) and per pending posting. What SEARCH_MEMORY_MB is counted against.
+   * hit and id (strings and objects) and per pending posting, and one per index for its objects, maps and small arrays.
+   * What SEARCH_MEMORY_MB is counted against. The allowances are measured: the JavaScript heap with the indexes of a
+   * few thousand Spaces and without them, after full collections (docs/search.md, "Memory").
    */
   get approxBytes(): number {
     return (
@@ -391,8 +398,9 @@ export class SearchIndex {
       this.dead.byteLength +
       this.postingCounts.byteLength +
       this.termMasks.byteLength +
-      this.ordinals * 320 +
-      this.cachedTerms * 16
+      this.ordinals * DOCUMENT_ALLOWANCE +
+      this.cachedTerms * 16 +
+      INDEX_ALLOWANCE
     )
   }
 

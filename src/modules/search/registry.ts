@@ -125,6 +125,8 @@ export class SearchRegistry {
   releasedBytes = 0
   /** Spaces with at least this many published Stories keep a snapshot (on demand only; Infinity: never). */
   private snapshotMin: number
+  /** Estimated bytes of resident indexes per byte of their stored snapshot (learnt from the loads; for makeRoom). */
+  private snapshotExpansion = 3
   /** Cold loads running, and those waiting for a turn. */
   private loading = 0
   private loadQueue: (() => void)[] = []
@@ -160,9 +162,19 @@ export class SearchRegistry {
     for (const idx of e.indexes?.values() ?? []) bytes += idx.approxBytes
     if (this.spaces.get(e.id) === e) this.residentBytes += bytes - e.bytes
     e.bytes = bytes
-    if (this.budget === null) return
+    this.makeRoom(e, 0)
+  }
+
+  /**
+   * Drops least recently searched Spaces (never `e`) while the resident indexes and `incoming` bytes that `e` is about
+   * to take exceed the budget: a cold load makes room before it decodes or builds, so the old indexes and the new one
+   * are not held together past the budget.
+   */
+  private makeRoom(e: SpaceEntry, incoming: number) {
+    // A detached build (a snapshot job's) is not resident and makes no room.
+    if (this.budget === null || (incoming > 0 && this.spaces.get(e.id) !== e)) return
     for (const id of this.recency.keys()) {
-      if (this.residentBytes <= this.budget) break
+      if (this.residentBytes + incoming <= this.budget) break
       if (id === e.id) continue
       const victim = this.spaces.get(id)
       if (!victim) {
@@ -406,6 +418,10 @@ export class SearchRegistry {
         indexMs += performance.now() - sliceStart
         read += page.length
         afterId = page[page.length - 1].id
+        // A cold Space makes room as its new indexes grow (a rebuilt resident one counts its old indexes meanwhile).
+        let building = 0
+        for (const idx of fresh.values()) building += idx.approxBytes
+        this.makeRoom(e, building)
         onProgress?.(page.length)
         // A short page is the last one (a Story published meanwhile is in `dirty`, re-read below).
         if (page.length < BUILD_PAGE) break
@@ -497,6 +513,8 @@ export class SearchRegistry {
       const { space, cv } = pre
       if (snap.format !== SNAPSHOT_FORMAT || snap.cv > cv || !space) return false
       const tRead = performance.now()
+      // Room for what the snapshot decodes to, before it is decoded (estimated from its size as the last loads were).
+      this.makeRoom(e, snap.data.length * this.snapshotExpansion)
       const indexes = decodeSnapshot(snap.data)
       const tDecode = performance.now()
       let caughtUp = 0
@@ -525,6 +543,7 @@ export class SearchRegistry {
       e.verified = false
       e.snapshotCv = snap.cv
       this.measure(e)
+      if (snap.data.length > 0) this.snapshotExpansion = 0.8 * this.snapshotExpansion + (0.2 * e.bytes) / snap.data.length
       this.maybeCompact(e)
       let documents = 0
       for (const idx of indexes.values()) documents += idx.size
