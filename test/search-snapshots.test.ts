@@ -193,3 +193,33 @@ test('a cold load makes room before it decodes a snapshot or while it builds fro
   }
   expect(registry().memory().bytes).toBeGreaterThan(0)
 })
+
+test('a snapshot is read in pieces on Postgres, and a snapshot rewritten between two pieces is not used', async () => {
+  const { readSnapshot } = await import('../src/modules/search/snapshots-store')
+  const [big] = spaces
+  await registry().writeSnapshotOf(big.id)
+  const whole = await readSnapshot(a.kernel, big.id, 1 << 30)
+  expect(whole).not.toBeNull()
+  expect(whole!.data.length).toBeGreaterThan(100)
+  // Pieces of 7 bytes (Postgres; PGlite reads it in one query whatever the size) give the same bytes.
+  const pieces = await readSnapshot(a.kernel, big.id, 7)
+  expect(pieces?.cv).toBe(whole!.cv)
+  expect(Buffer.from(pieces!.data).equals(Buffer.from(whole!.data))).toBe(true)
+  if (a.kernel.db.driver !== 'postgres') return
+  // Another instance writes a newer snapshot while this one reads: the read answers none (the Space is built from rows).
+  let queries = 0
+  const db = a.kernel.db
+  const racing = {
+    db: {
+      ...db,
+      driver: db.driver,
+      db: db.db,
+      query: async <T,>(text: string, params?: unknown[]) => {
+        if (++queries === 2) await db.query('update search_snapshots set cv = cv + 1 where space_id = $1', [big.id])
+        return db.query<T>(text, params)
+      },
+    },
+  }
+  expect(await readSnapshot(racing as never, big.id, 7)).toBeNull()
+  await db.query('update search_snapshots set cv = cv - 1 where space_id = $1', [big.id])
+})
