@@ -9,14 +9,17 @@ setDefaultTimeout(60_000)
 describe('JS_HEAP_GROWTH: the heap growth settings a long-running command starts with', () => {
   test('by default, a growth of 1.75 for hosts of any size', () => {
     expect(DEFAULT_HEAP_GROWTH).toBe(1.75)
-    expect(memoryEnvironment({})).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '0.75', BUN_JSC_smallHeapGrowthFactor: '1.75' })
+    expect(memoryEnvironment({})).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '0.75', BUN_JSC_smallHeapGrowthFactor: '1.75', MIMALLOC_PURGE_HOLES_MIN_INTERVAL: '0' })
   })
 
   test('a chosen growth, "default" for Bun\'s own, and settings already in the environment win', () => {
-    expect(memoryEnvironment({ JS_HEAP_GROWTH: '2' })).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2' })
-    expect(memoryEnvironment({ JS_HEAP_GROWTH: ' Default ' })).toEqual({})
-    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '0.5' })).toEqual({ BUN_JSC_smallHeapGrowthFactor: '1.75' })
-    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2' })).toEqual({})
+    const m = { MIMALLOC_PURGE_HOLES_MIN_INTERVAL: '0' }
+    expect(memoryEnvironment({ JS_HEAP_GROWTH: '2' })).toEqual({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2', ...m })
+    expect(memoryEnvironment({ JS_HEAP_GROWTH: ' Default ' })).toEqual(m)
+    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '0.5' })).toEqual({ BUN_JSC_smallHeapGrowthFactor: '1.75', ...m })
+    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2' })).toEqual(m)
+    expect(memoryEnvironment({ BUN_JSC_heapGrowthMaxIncrease: '1', BUN_JSC_smallHeapGrowthFactor: '2', MIMALLOC_PURGE_HOLES_MIN_INTERVAL: '100' })).toEqual({})
+    expect(memoryEnvironment({ JS_HEAP_GROWTH: 'default', MIMALLOC_PURGE_HOLES_MIN_INTERVAL: '100' })).toEqual({})
   })
 
   test('a malformed or out-of-range value is refused', () => {
@@ -35,7 +38,8 @@ describe('JS_HEAP_GROWTH: the heap growth settings a long-running command starts
     expect(calls[0].env.BUN_JSC_heapGrowthMaxIncrease).toBe('0.75')
     expect(calls[0].env[MEMORY_ENV_MARK]).toBeTruthy()
     expect(applyMemoryEnvironment(calls[0].env, execve)).toBe('already applied')
-    expect(applyMemoryEnvironment({ JS_HEAP_GROWTH: 'default' }, execve)).toBe('nothing to add')
+    expect(calls[0].env.MIMALLOC_PURGE_HOLES_MIN_INTERVAL).toBe('0')
+    expect(applyMemoryEnvironment({ JS_HEAP_GROWTH: 'default', MIMALLOC_PURGE_HOLES_MIN_INTERVAL: '100' }, execve)).toBe('nothing to add')
     const refusing = (() => {
       throw new Error('ENOSYS')
     }) as unknown as typeof execve
