@@ -438,7 +438,7 @@ describe('GC pacer', () => {
   test('collects on a tick only once enough requests were served since the last collection', async () => {
     const { GcPacer } = await import('../src/kernel/gc-pacer')
     let collections = 0
-    const pacer = new GcPacer(100, 3, () => collections++)
+    const pacer = new GcPacer(100, 3, () => collections++, 0.3, () => 0)
     expect(pacer.tick()).toBe(false) // idle: never collected by the pacer
     pacer.count()
     pacer.count()
@@ -448,6 +448,23 @@ describe('GC pacer', () => {
     expect(collections).toBe(1)
     expect(pacer.tick()).toBe(false) // the count starts again
     expect(collections).toBe(1)
+  })
+
+  test('collects on a tick after a busy interval even with few requests (heavy requests: cold search loads)', async () => {
+    const { GcPacer } = await import('../src/kernel/gc-pacer')
+    let collections = 0
+    let cpu = 0
+    const pacer = new GcPacer(100, 1000, () => collections++, 0.3, () => cpu)
+    cpu += 29_000 // 29 ms of CPU in a 100 ms interval: not busy enough
+    expect(pacer.tick()).toBe(false)
+    cpu += 30_000
+    expect(pacer.tick()).toBe(true)
+    expect(collections).toBe(1)
+    expect(pacer.tick()).toBe(false) // nothing spent since
+    pacer.count()
+    cpu += 100_000
+    expect(pacer.tick()).toBe(true)
+    expect(collections).toBe(2)
   })
 
   test('the collector it calls (bun:jsc edenGC) exists in this Bun', async () => {
