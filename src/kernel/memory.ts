@@ -19,7 +19,9 @@ import { Gauge, type Registry } from 'prom-client'
 // arguments — with the settings below added to the environment (`memoryEnvironment`); settings already in the
 // environment win, and JS_HEAP_GROWTH=default leaves Bun's own. Measured alternatives that did not pay: a full
 // synchronous collection paced by heap growth or by the bytes of rows indexed (pauses of 90–360 ms on the loaded
-// 2-core bench machine, and little less RSS), MIMALLOC_PURGE_DELAY=0 (no change), `--smol` (−12%).
+// 2-core bench machine, and little less RSS), MIMALLOC_PURGE_DELAY=0 (no change), `--smol` (−12%). What did pay: the
+// allocator's hole sweep at every wait (MIMALLOC_PURGE_HOLES_MIN_INTERVAL=0, below) and young collections after busy
+// intervals (gc-pacer.ts).
 
 /** The environment variable that marks a process already re-executed with the memory settings (never loops). */
 export const MEMORY_ENV_MARK = 'CONTENT_SERVICE_MEMORY_ENV'
