@@ -171,6 +171,10 @@ let indexSerials = 0
 const RELEASE_MIN_BYTES = 4096
 /** release(): a snapshot's shared buffer is detached only from this size (never one of Buffer's pooled slabs). */
 const RELEASE_SHARED_MIN_BYTES = 65536
+/** Heap bytes a document holds besides the arrays: its hit (object and strings), id, map entry and slots. */
+export const DOCUMENT_ALLOWANCE = 900
+/** Heap bytes an index holds besides the arrays and documents: its objects, maps, small arrays and vocabulary. */
+export const INDEX_ALLOWANCE = 7168
 
 /**
  * Why one class of about 650 lines: the index is a handful of typed arrays (postings, their term offsets, the delta
@@ -179,11 +183,6 @@ const RELEASE_SHARED_MIN_BYTES = 65536
  * split into classes, the hot loops (`scoreWord`, `top`, the compaction) would reach through accessors. Helpers that
  * need none of that state already live apart (vocabulary.ts, tolerance.ts, text.ts, the scratch buffers below).
  */
-/** Heap bytes a document holds besides the arrays: its hit (object and strings), id, map entry and slots. */
-export const DOCUMENT_ALLOWANCE = 900
-/** Heap bytes an index holds besides the arrays and documents: its objects, maps, small arrays and vocabulary. */
-export const INDEX_ALLOWANCE = 7168
-
 export class SearchIndex {
   /** Every word of every field, with its term id. */
   readonly vocabulary: Vocabulary
