@@ -21,7 +21,8 @@ const receivers: Receiver[] = []
 
 beforeAll(async () => {
   // Receivers listen on 127.0.0.1, so this app allows private targets; the refusal is tested on a second app below.
-  t = await testApp({ outboundAllowPrivate: true, webhookTimeoutMs: 400, secretKey: SECRET_KEY })
+  // The timeout is far above a loopback answer on a loaded machine: only the receiver held open below times out.
+  t = await testApp({ outboundAllowPrivate: true, webhookTimeoutMs: 3000, secretKey: SECRET_KEY })
 })
 
 afterAll(async () => {
@@ -405,8 +406,10 @@ describe('retries', () => {
 
   test('timeouts and refused connections are retried', async () => {
     const o = await owner()
+    // Held open until the delivery has timed out (released below), however fast or slow the machine.
+    const { promise: released, resolve: release } = Promise.withResolvers<void>()
     const slow = receiver(async () => {
-      await Bun.sleep(1_500)
+      await released
       return new Response('late')
     })
     const gone = receiver()
@@ -424,6 +427,7 @@ describe('retries', () => {
     expect(refused).toMatchObject({ outcome: 'failed', response_status: null })
     expect(refused.error).toContain('connection_failed')
     expect(pendingGone.outcome).toBe('pending')
+    release()
     // Fast again: the retry goes through.
     slow.respond(() => new Response('ok'))
     t.clock.advance(30 * SECOND)
