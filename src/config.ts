@@ -1,6 +1,7 @@
 // The only module that reads process.env. Every variable here is in the README's configuration table.
 import { join } from 'node:path'
 import { isIP } from 'node:net'
+import type { PasswordHashCost } from './kernel/crypto'
 import { parseCron } from './kernel/jobs/cron'
 
 export const RELEASE_CHANNELS = ['pre-alpha', 'alpha', 'beta', 'stable'] as const
@@ -169,6 +170,12 @@ export interface Config {
    * in the database, so a cold Space is loaded instead of rebuilt (SEARCH_SNAPSHOT_MIN_STORIES, default 50; 0: never).
    */
   searchSnapshotMinStories: number
+  /**
+   * The argon2id cost of new password hashes: memory in KiB (PASSWORD_HASH_MEMORY_KIB, default 65536) and passes
+   * (PASSWORD_HASH_PASSES, default 2), never below OWASP's floor of 19456 KiB and 2 passes from the environment. A hash
+   * keeps the cost it was made with, so a change applies to passwords set from then on and every hash still verifies.
+   */
+  passwordHash: PasswordHashCost
   /** Hours a relayed outbox event is kept before the hourly `events.prune` deletes it (EVENTS_RETENTION_HOURS). */
   eventsRetentionHours: number
   /** Let several processes listen on the same port (SO_REUSEPORT); off by default, so a second bind fails. */
@@ -533,6 +540,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseReplicaUrls: databaseUrls(env, 'DATABASE_REPLICA_URLS'),
     replicaMaxLagMs: int(env, 'REPLICA_MAX_LAG_MS', 2000, 100, 3_600_000),
     eventsRetentionHours: int(env, 'EVENTS_RETENTION_HOURS', 24, 1, 24 * 365),
+    passwordHash: {
+      memoryCost: int(env, 'PASSWORD_HASH_MEMORY_KIB', 65_536, 19_456, 4_194_304),
+      timeCost: int(env, 'PASSWORD_HASH_PASSES', 2, 2, 64),
+    },
     searchSnapshotMinStories: int(env, 'SEARCH_SNAPSHOT_MIN_STORIES', 50, 0, 1_000_000_000),
     searchMemoryBytes: env.SEARCH_MEMORY_MB?.trim() ? int(env, 'SEARCH_MEMORY_MB', 128, 1, 1_048_576) * 1024 * 1024 : null,
     reusePort: bool(env, 'REUSE_PORT', false),

@@ -54,7 +54,15 @@ export function parseToken(token: string): { id: string; secret: string } | null
   return m ? { id: m[1], secret: m[2] } : null
 }
 
-export const hashPassword = (password: string) => Bun.password.hash(password, { algorithm: 'argon2id' })
+/** The argon2id cost of a new hash: memory in KiB and passes (config PASSWORD_HASH_MEMORY_KIB, PASSWORD_HASH_PASSES). */
+export interface PasswordHashCost {
+  memoryCost: number
+  timeCost: number
+}
+
+export const hashPassword = (cost: PasswordHashCost, password: string) =>
+  Bun.password.hash(password, { algorithm: 'argon2id', memoryCost: cost.memoryCost, timeCost: cost.timeCost })
+/** Verifies against the cost the hash records (a hash made under another cost still verifies). */
 export const verifyPassword = (password: string, hash: string) => Bun.password.verify(password, hash)
 
 // ---- HMAC signatures and sealed secrets (webhooks, datasource push) ----

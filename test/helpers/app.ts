@@ -35,6 +35,13 @@ const nextIp = () => {
 
 export type TestApp = Awaited<ReturnType<typeof testApp>>
 
+/**
+ * Test apps hash passwords with argon2id at a small cost (1 MiB, one pass) instead of the 64 MiB and two passes a
+ * service uses: the suites sign up thousands of users, and at full cost the hashing was about a third of their CPU.
+ * test/password-hash.test.ts checks the service's own cost (the environment cannot go below OWASP's floor).
+ */
+export const TEST_PASSWORD_HASH = { memoryCost: 1024, timeCost: 1 }
+
 /** A whole app on a fresh database, driven through app.handle(new Request(...)). */
 export async function testApp(
   overrides: Partial<Config> = {},
@@ -46,7 +53,7 @@ export async function testApp(
   // REGISTRATION_VERIFY=off: most tests sign up many users and need no mailbox (tests of confirmation turn it on).
   const config = loadConfig(
     { LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent', TRUSTED_PROXIES: '127.0.0.1', REGISTRATION_VERIFY: 'off', ...env },
-    { databaseUrl: tdb.url, memoryDb: true, ...overrides },
+    { databaseUrl: tdb.url, memoryDb: true, passwordHash: TEST_PASSWORD_HASH, ...overrides },
   )
   const kernel: Kernel = await createKernel(config, { clock, database: tdb.database, migrate: false, logger: opts.logger })
   const app: Runtime = createRuntime(kernel, { modules: opts.modules })

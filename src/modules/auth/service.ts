@@ -200,7 +200,7 @@ export async function registerUser(
   const { registrationVerify: verify, publicUrl: base } = kernel.config
   const email = normaliseEmail(input.email)
   // argon2 before the transaction: it must not hold the (single, on PGlite) connection. Every sign-up pays it.
-  const passwordHash = await hashPassword(input.password)
+  const passwordHash = await hashPassword(kernel.config.passwordHash, input.password)
   // Counted outside the transaction (the Postgres store has its own connection); for every address alike.
   const mailAllowed = (await kernel.rateLimiter.hit(SIGN_UP_MAILS_PER_ADDRESS, accountKey(email))).allowed
   const handler = followUp ? state.signUpFollowUps.get(followUp.kind) : undefined
@@ -381,7 +381,7 @@ export async function createUserAsOperator(kernel: Kernel, input: NewAccountInpu
     ;(fields[key] ??= []).push(typeof custom === 'string' ? custom : e.message)
   }
   if (Object.keys(fields).length) throw validationFailed(fields)
-  const passwordHash = await hashPassword(input.password)
+  const passwordHash = await hashPassword(kernel.config.passwordHash, input.password)
   try {
     const { user, tenant } = await transact(kernel, (tx) => createAccountTx(kernel, tx, input, passwordHash, { registration: 'bypass', token: false }))
     return { user, tenant }
@@ -457,8 +457,8 @@ export async function revokeTenantTokensTx(kernel: Kernel, tx: Tx, tenantId: num
   return rows.length
 }
 
-// Verified against when the e-mail is unknown, so both failures cost one argon2 verification.
-let dummyHash: Promise<string> | null = null
+// Verified against when the e-mail is unknown, so both failures cost one argon2 verification (one per configured cost).
+const dummyHashes = new Map<string, Promise<string>>()
 
 /**
  * Failed sign-ins per address, from wherever they come (a guesser spreading attempts over many IPs meets the same
@@ -479,7 +479,10 @@ export async function loginUser(kernel: Kernel, input: { email: string; password
     })
   }
   const [user] = await kernel.db.db.select().from(users).where(eq(users.email, email)).limit(1)
-  dummyHash ??= hashPassword('not-a-real-password-but-the-same-cost')
+  const cost = kernel.config.passwordHash
+  const costKey = `${cost.memoryCost}:${cost.timeCost}`
+  let dummyHash = dummyHashes.get(costKey)
+  if (!dummyHash) dummyHashes.set(costKey, (dummyHash = hashPassword(cost, 'not-a-real-password-but-the-same-cost')))
   const ok = await verifyPassword(input.password, user?.passwordHash ?? (await dummyHash))
   if (!user || !ok) throw AuthErrors.invalidCredentials('The e-mail or password is wrong.')
   // The password was right: whatever follows, this was no guess.
@@ -638,7 +641,7 @@ export async function changePassword(
   if (!(await verifyPassword(input.current_password, user.passwordHash))) {
     throw AuthErrors.wrongPassword('The current password is wrong.', { current_password: ['is not your current password'] })
   }
-  const passwordHash = await hashPassword(input.new_password)
+  const passwordHash = await hashPassword(kernel.config.passwordHash, input.new_password)
   return transact(kernel, async (tx, emit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id))
     return { revoked_sessions: await revokeSessions(kernel, tx, emit, user.id, principal.tokenId) }
@@ -656,7 +659,7 @@ export async function setPasswordAsOperator(kernel: Kernel, input: { email: stri
   if (Object.keys(fields).length) throw validationFailed(fields)
   const [user] = await kernel.db.db.select().from(users).where(eq(users.email, normaliseEmail(input.email))).limit(1)
   if (!user) throw notFound('User')
-  const passwordHash = await hashPassword(input.password)
+  const passwordHash = await hashPassword(kernel.config.passwordHash, input.password)
   const done = await transact(kernel, async (tx, emit) => {
     await tx.update(users).set({ passwordHash }).where(eq(users.id, user.id))
     const revoked = await revokeSessions(kernel, tx, emit, user.id, null)
@@ -758,7 +761,7 @@ export async function resetPassword(kernel: Kernel, input: { token: string; new_
   if (!perAccount.allowed) {
     throw KernelErrors.rateLimited('Too many password resets for this account. Retry later.', undefined, { 'Retry-After': String(Math.max(1, perAccount.resetIn)) })
   }
-  const passwordHash = await hashPassword(input.new_password)
+  const passwordHash = await hashPassword(kernel.config.passwordHash, input.new_password)
   const done = await transact(kernel, async (tx, emit) => {
     const now = kernel.clock.now()
     const [claimed] = await tx

@@ -369,7 +369,7 @@ export async function claimPitchDemo(kernel: Kernel, input: { token: string; pas
   // A cheap look first, so a bad token costs no argon2 hash; the claim below decides.
   const [found] = await kernel.db.db.select({ id: pitchInvitees.id, slug: pitchInvitees.slug }).from(pitchInvitees).where(live()).limit(1)
   if (!found) throw invalid()
-  const passwordHash = await hashPassword(input.password)
+  const passwordHash = await hashPassword(kernel.config.passwordHash, input.password)
   const spaceSlug = `${found.slug.slice(0, 48)}-demo-${hex(3)}`
   let created
   try {
