@@ -6,6 +6,7 @@ import { migrateAssets, MigrateError } from '../src/modules/assets/migrate'
 import { stores } from '../src/modules/assets/store'
 import { type TestApp, testApp } from './helpers/app'
 import { type S3Sink, startS3 } from './helpers/s3'
+import { SERVICE_COMMAND } from './helpers/command'
 
 // `content-service assets migrate --to s3|postgres` against a real S3-compatible server (s3rver on 127.0.0.1), both
 // ways, each stopped in the middle of an asset and run again. Both database drivers: TEST_DATABASE_URL.
@@ -148,7 +149,7 @@ test('an asset deleted while it is being moved leaves no object behind', async (
 
 describe('the command line', () => {
   const cli = (args: string[], env: Record<string, string> = {}) => {
-    const p = Bun.spawnSync(['bun', join(import.meta.dir, '..', 'bin', 'content-service.ts'), ...args], {
+    const p = Bun.spawnSync([...SERVICE_COMMAND, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_FORMAT: 'pretty', DATA_DIR: '/nonexistent/cs-data', ...env },
     })
     return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() }

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
 import { type Receiver, startReceiver } from './helpers/receiver'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(300_000)
 
-const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 const SECRET = 'ab'.repeat(32)
 
 const temp = mkdtempSync(join(tmpdir(), 'cs-backup-'))
@@ -57,7 +57,7 @@ async function installation(label: string): Promise<Record<string, string>> {
 }
 
 async function run(env: Record<string, string>, args: string[]) {
-  const p = Bun.spawn(['bun', BIN, ...args], { env, stdout: 'pipe', stderr: 'pipe' })
+  const p = Bun.spawn([...SERVICE_COMMAND, ...args], { env, stdout: 'pipe', stderr: 'pipe' })
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()])
   return { code, out, err }
 }
@@ -68,7 +68,7 @@ interface Server {
 }
 
 async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = Bun.spawn(['bun', BIN, 'serve'], { env, stdout: 'pipe', stderr: 'inherit' })
+  const child = Bun.spawn([...SERVICE_COMMAND, 'serve'], { env, stdout: 'pipe', stderr: 'inherit' })
   children.push(child)
   const reader = child.stdout.getReader()
   let text = ''

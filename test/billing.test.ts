@@ -4,6 +4,7 @@ import { type DomainEvent, transact } from '../src/kernel/events'
 import { billingModule } from '../src/modules/billing'
 import { type TestApp, testApp } from './helpers/app'
 import { type SmtpSink, startSmtpSink } from './helpers/smtp'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(60_000)
 
@@ -369,7 +370,7 @@ describe('configuration and the API description', () => {
   })
 
   test('the serve command refuses bad PLANS with the message and exit code 2', () => {
-    const r = Bun.spawnSync(['bun', `${import.meta.dir}/../bin/content-service.ts`, 'serve', '--port', '0'], {
+    const r = Bun.spawnSync([...SERVICE_COMMAND, 'serve', '--port', '0'], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', PLANS: '{oops' },
     })
     expect(r.exitCode).toBe(2)

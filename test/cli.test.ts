@@ -7,13 +7,13 @@ import { createRuntime } from '../src/app'
 import { loadConfig } from '../src/config'
 import { createKernel } from '../src/kernel/kernel'
 import { freshDatabase } from './helpers/db'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(60_000)
 
-const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 
 function run(args: string[], env: Record<string, string> = {}, stdin?: string) {
-  const r = Bun.spawnSync(['bun', BIN, ...args], {
+  const r = Bun.spawnSync([...SERVICE_COMMAND, ...args], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', ...env },
     stdin: stdin === undefined ? 'ignore' : Buffer.from(stdin),
   })
@@ -143,7 +143,7 @@ describe('content-service CLI', () => {
     // On Postgres a fresh database of its own (never the server's shared one), else PGlite in a temp DATA_DIR.
     const tdb = process.env.TEST_DATABASE_URL ? await freshDatabase() : null
     const db: Record<string, string> = tdb ? { DATABASE_URL: tdb.url!, SERVICE_SECRET_KEY: 'b'.repeat(64) } : { DATA_DIR: join(dir, 'data') }
-    const proc = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--no-worker'], {
+    const proc = Bun.spawn([...SERVICE_COMMAND, 'serve', '--port', '0', '--no-worker'], {
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', REGISTRATION: 'closed', ...db },
       stdout: 'pipe',
       stderr: 'pipe',

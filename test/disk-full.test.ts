@@ -6,10 +6,10 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from '
 import { mkdtempSync, rmSync, statfsSync, unlinkSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(60_000)
 
-const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 const BOUND_MS = 90_000
 const asRoot = process.getuid?.() === 0
 const enabled = !process.env.TEST_DATABASE_URL && asRoot
@@ -25,7 +25,7 @@ async function run(...cmd: string[]) {
 }
 
 async function serve(dataDir: string) {
-  const child = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], {
+  const child = Bun.spawn([...SERVICE_COMMAND, 'serve', '--port', '0', '--host', '127.0.0.1'], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', DATA_DIR: dataDir, SERVICE_WORKER_ENABLED: 'false' },
     stdout: 'pipe',
     stderr: 'pipe',

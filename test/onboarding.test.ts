@@ -9,6 +9,7 @@ import { createLogger } from '../src/kernel/logger'
 import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'
 import { freshDatabase } from './helpers/db'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(60_000)
 
@@ -206,9 +207,8 @@ describe('POST /v1/onboard', () => {
 })
 
 describe('content-service seed', () => {
-  const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
   const run = (args: string[], env: Record<string, string>) => {
-    const r = Bun.spawnSync(['bun', BIN, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', ...env } })
+    const r = Bun.spawnSync([...SERVICE_COMMAND, ...args], { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_LEVEL: 'silent', ...env } })
     return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
   }
 

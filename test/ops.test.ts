@@ -8,10 +8,10 @@ import pkg from '../package.json'
 import { openDatabase } from '../src/kernel/db'
 import { migrate } from '../src/kernel/migrate'
 import { freshDatabase } from './helpers/db'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(60_000)
 
-const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 const BASE_ENV = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', LOG_FORMAT: 'json', LOG_LEVEL: 'info' }
 const SLOW = 240_000 // a first start creates the embedded database: tens of seconds on a busy machine
 
@@ -23,12 +23,12 @@ afterAll(() => {
 })
 
 function run(args: string[], env: Record<string, string>) {
-  const r = Bun.spawnSync(['bun', BIN, ...args], { env: { ...BASE_ENV, ...env } })
+  const r = Bun.spawnSync([...SERVICE_COMMAND, ...args], { env: { ...BASE_ENV, ...env } })
   return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() }
 }
 
 async function runAsync(args: string[], env: Record<string, string>) {
-  const p = Bun.spawn(['bun', BIN, ...args], { env: { ...BASE_ENV, ...env }, stdout: 'pipe', stderr: 'pipe' })
+  const p = Bun.spawn([...SERVICE_COMMAND, ...args], { env: { ...BASE_ENV, ...env }, stdout: 'pipe', stderr: 'pipe' })
   started.push(p)
   const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
   return { code, out, err }
@@ -45,7 +45,7 @@ interface Serving {
 
 /** Starts `serve`; resolves once it listens (or rejects with its output if it exits first). */
 async function serve(env: Record<string, string>): Promise<Serving> {
-  const proc = Bun.spawn(['bun', BIN, 'serve', '--host', '127.0.0.1'], {
+  const proc = Bun.spawn([...SERVICE_COMMAND, 'serve', '--host', '127.0.0.1'], {
     env: { ...BASE_ENV, PORT: '0', ...env },
     stdout: 'pipe',
     stderr: 'pipe',

@@ -8,10 +8,10 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { SERVICE_COMMAND } from './helpers/command'
 
 setDefaultTimeout(180_000)
 
-const BIN = join(import.meta.dir, '..', 'bin', 'content-service.ts')
 /** Generous bounds: conditions are waited for, never timed. */
 const START_BOUND_MS = 90_000
 const EXIT_BOUND_MS = 60_000
@@ -55,7 +55,7 @@ async function environment(extra: Record<string, string> = {}): Promise<Record<s
 
 /** Starts `content-service serve` on a free port; resolves with its base URL once it listens. */
 async function startServe(env: Record<string, string>) {
-  const child = Bun.spawn(['bun', BIN, 'serve', '--port', '0', '--host', '127.0.0.1'], { env, stdout: 'pipe', stderr: 'pipe' })
+  const child = Bun.spawn([...SERVICE_COMMAND, 'serve', '--port', '0', '--host', '127.0.0.1'], { env, stdout: 'pipe', stderr: 'pipe' })
   children.push(child)
   const reader = child.stdout.getReader()
   let out = ''

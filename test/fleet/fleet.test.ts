@@ -6,7 +6,7 @@
 // once, rate limits counted fleet-wide (RATE_LIMIT_STORE=postgres), and analytics must count every beacon. Prints the
 // propagation delay from a publish on one instance to its bytes on another.
 //
-// Runs on the Postgres suite (TEST_DATABASE_URL). The processes are the built executable when FLEET_BINARY names it
+// Runs on the Postgres suite (TEST_DATABASE_URL). The processes are the built executable when SERVICE_BINARY names it
 // (.ci/run builds it first), else `bun bin/content-service.ts`.
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from 'bun:test'
 import { type Receiver, startReceiver } from '../helpers/receiver'

@@ -1,15 +1,16 @@
 // Processes of the service for the fleet and fault tests: `serve` and `worker` as separate processes (the built
-// executable when FLEET_BINARY names it, else `bun bin/content-service.ts`) on a fresh database of the Postgres
+// executable when SERVICE_BINARY names it, else `bun bin/content-service.ts`) on a fresh database of the Postgres
 // server of TEST_DATABASE_URL, a round-robin proxy in front, and HTTP calls with a rotating client address.
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { SERVICE_COMMAND } from '../helpers/command'
 
 export const serverUrl = process.env.TEST_DATABASE_URL
 /** Generous bounds: conditions are waited for, never timed. */
 export const BOUND_MS = 120_000
-export const CMD = process.env.FLEET_BINARY ? [process.env.FLEET_BINARY] : ['bun', join(import.meta.dir, '..', '..', 'bin', 'content-service.ts')]
+export const CMD = SERVICE_COMMAND
 export const UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0 Safari/537.36'
 
 export interface Proc {
