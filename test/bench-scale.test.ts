@@ -1,9 +1,10 @@
 // `bun run bench:scale` (scripts/bench/scale.ts) at 1/100 of its size, so the harness cannot rot: it seeds a fresh
-// Postgres database by COPY (500 Spaces, 10,000 Stories), starts the server from source against it, drives every step
-// for a second or so and prints its checks. Nothing is timed here: the checks may PASS or FAIL (that is the bench's
-// verdict, recorded in docs/performance.md); the test asserts that every step ran, that the seeded rows are valid for
-// the server's reads and search (every answer 200), and that the summary parses. Postgres only: the simulation is about
-// a fleet over one Postgres; on PGlite the file skips with a message.
+// Postgres database by COPY (500 Spaces, 10,000 Stories), starts the server against it (the built executable when
+// SERVICE_BINARY names it, else from source), drives every step for a second or so and prints its checks. Nothing is
+// timed here: the checks may PASS or FAIL (that is the bench's verdict, recorded in docs/performance.md); the test
+// asserts that every step ran, that the seeded rows are valid for the server's reads and search (every answer 200),
+// and that the summary parses. Postgres only: the simulation is about a fleet over one Postgres; on PGlite the file
+// skips with a message.
 import { expect, setDefaultTimeout, test } from 'bun:test'
 import { join } from 'node:path'
 
@@ -37,7 +38,7 @@ if (!url) {
     const pg = url.slice(0, url.lastIndexOf('/'))
     const db = `cs_scale_test_${Date.now().toString(36)}`
     const p = Bun.spawn(
-      ['bun', join(import.meta.dir, '..', 'scripts', 'bench', 'scale.ts'), '--scale=0.01', `--pg=${pg}`, `--db=${db}`, '--drop', '--server=source', '--duration=1', '--rounds=1', '--ready-timeout=180'],
+      ['bun', join(import.meta.dir, '..', 'scripts', 'bench', 'scale.ts'), '--scale=0.01', `--pg=${pg}`, `--db=${db}`, '--drop', `--server=${process.env.SERVICE_BINARY ?? 'source'}`, '--duration=1', '--rounds=1', '--ready-timeout=180'],
       { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, BENCH_JSON: '1' } },
     )
     const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited])
