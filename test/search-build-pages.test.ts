@@ -1,6 +1,6 @@
-// A cold Space built from its rows reads them in pages of 200 Stories, the next page read while the last one is
-// indexed. Spaces of 400 Stories (the last page comes back empty) and 401 (a last page of one) answer every Story,
-// the first and the last of each page included, and a Story of another Space never.
+// A cold Space built from its rows reads them in pages of 200 Stories. Spaces of 400 Stories (the last page comes back
+// empty) and 401 (a last page of one) answer every Story, the first and the last of each page included, and a Story
+// of another Space never.
 import { afterAll, beforeAll, expect, setDefaultTimeout, test } from 'bun:test'
 import { searchModule } from '../src/modules/search'
 import { type TestApp, testApp } from './helpers/app'

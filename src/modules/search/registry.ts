@@ -397,22 +397,15 @@ export class SearchRegistry {
       const logEvery = 5000
       let read = 0
       let nextLog = logEvery
+      let afterId = 0
       let dbMs = 0
       let indexMs = 0
-      const readPage = (afterId: number) => {
-        const p = publishedSnapshots(this.kernel, { spaceId: e.id, afterId, limit: BUILD_PAGE })
-        p.catch(() => {}) // awaited below; a build that stops early leaves it unread
-        return p
-      }
-      let next = readPage(0)
       for (;;) {
         if (this.closed) return
         const t1 = performance.now()
-        const page = await next
+        const page = await publishedSnapshots(this.kernel, { spaceId: e.id, afterId, limit: BUILD_PAGE })
         dbMs += performance.now() - t1
         if (!page.length) break
-        // The next page is read while this one is indexed (the database works on its own core meanwhile).
-        if (page.length === BUILD_PAGE) next = readPage(page[page.length - 1].id)
         let sliceStart = performance.now()
         for (const story of page) {
           addStory(fresh, story, blueprints, true)
@@ -424,6 +417,7 @@ export class SearchRegistry {
         }
         indexMs += performance.now() - sliceStart
         read += page.length
+        afterId = page[page.length - 1].id
         // A cold Space makes room as its new indexes grow (a rebuilt resident one counts its old indexes meanwhile).
         let building = 0
         for (const idx of fresh.values()) building += idx.approxBytes
