@@ -16,7 +16,8 @@ const workers = config.workerEnabled ? await startWorkers(kernel) : null
 console.log(JSON.stringify({ port: server.port, pid: process.pid, workers: !!workers }))
 
 process.once('SIGTERM', async () => {
-  await server.stop()
+  // Idle keep-alive connections are closed too: a graceful stop would wait out their idle timeout (30 s).
+  await server.stop(true)
   await workers?.stop()
   await runtime.close()
   process.exit(0)
